@@ -1,0 +1,121 @@
+"""The one error tree of ``ledger``.
+
+Every failure raised by the library is a :class:`LedgerError`. The tree keeps two questions apart,
+as securesystemslib does with ``UnverifiedSignatureError`` vs ``VerificationError``:
+
+* :class:`IntegrityError` -- *the evidence is bad*: a record was changed, dropped, reordered,
+  forged, or the file ends in a torn line.
+* :class:`UnverifiableError` -- *we could not check*: a key is missing, a file is unreadable,
+  the workspace does not exist.
+
+:class:`InputError` is the third leaf family: the caller handed us something we refuse to record
+(malformed JSON, a float, an oversized body). Nothing is written when it is raised.
+
+The CLI maps each family to one documented exit code in ``cli/_exit.py``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ledger._verify import VerifyReport
+
+__all__ = [
+    "CanonicalizationError",
+    "CheckpointError",
+    "ConfigError",
+    "InputError",
+    "IntegrityError",
+    "KeyNotFoundError",
+    "LedgerError",
+    "NotInitializedError",
+    "PolicyError",
+    "RepairRefusedError",
+    "StorageError",
+    "TornTailError",
+    "UnverifiableError",
+    "WorkspaceNotFoundError",
+]
+
+
+class LedgerError(Exception):
+    """Root of every error ``ledger`` raises on purpose.
+
+    ``str(error)`` is always one line meant for a user; it never contains key material.
+    """
+
+
+# --- the evidence is bad -------------------------------------------------------------------
+
+
+class IntegrityError(LedgerError):
+    """The ledger (or a checkpoint) does not verify.
+
+    Attributes:
+        report: the full :class:`~ledger.VerifyReport` when the error came from verification.
+    """
+
+    def __init__(self, message: str, report: VerifyReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class TornTailError(IntegrityError):
+    """The ledger ends in a partial line: a crash interrupted an append.
+
+    This is damage, not tampering; ``ledger repair`` moves the torn bytes to quarantine.
+    """
+
+
+class RepairRefusedError(IntegrityError):
+    """``repair`` found damage other than a torn tail and will not touch the file."""
+
+
+class CheckpointError(IntegrityError):
+    """A checkpoint is malformed or its signature does not verify."""
+
+
+# --- we could not check --------------------------------------------------------------------
+
+
+class UnverifiableError(LedgerError):
+    """Something needed to check or write the evidence is missing or unreadable."""
+
+
+class KeyNotFoundError(UnverifiableError):
+    """No usable signing key, or no pinned public key to verify with."""
+
+
+class StorageError(UnverifiableError):
+    """A file could not be read, written, locked or synced.
+
+    An fsync failure is always fatal: the caller must not retry and carry on (see "fsyncgate").
+    """
+
+
+class WorkspaceNotFoundError(UnverifiableError):
+    """No ``.orchestration/`` directory was found from the starting directory upwards."""
+
+
+class NotInitializedError(UnverifiableError):
+    """The workspace exists but ``ledger init`` has not created a ledger in it."""
+
+
+class ConfigError(UnverifiableError):
+    """A workspace configuration file (YAML or JSON) is malformed or invalid."""
+
+
+# --- the input is refused --------------------------------------------------------------------
+
+
+class InputError(LedgerError):
+    """The caller's input cannot be recorded (malformed, oversized, wrong type)."""
+
+
+class CanonicalizationError(InputError):
+    """A value has no RFC 8785 canonical form under ledger's rules (floats, huge ints, ...)."""
+
+
+class PolicyError(LedgerError):
+    """A governance policy could not be evaluated (bad configuration or a crashed policy)."""

@@ -1,0 +1,346 @@
+"""The ledger record, format version 1: how one line is built, hashed, signed and checked.
+
+A record is one line of ``.orchestration/agent_trace.jsonl``: the RFC 8785 canonical JSON of::
+
+    {
+      "v": 1,                       format version
+      "ledger": "<uuid>",           ledger id, fixed at init (anti-splice)
+      "seq": 0,                     contiguous from 0
+      "prev": "<64 hex>",           hash of record seq-1; GENESIS_PREV for seq 0
+      "ts": "2026-11-21T10:43:00.123456Z",   UTC, RFC 3339, microseconds
+      "kind": "hook.pre",           what happened (see docs/record-format in the README)
+      "actor": {"client", "session", "agent", "model"},   each a string or null
+      "body": {...},                kind-specific, plain JSON, no floats
+      "key": "ed25519-<16 hex>",    signing key id
+      "hash": "<64 hex>",           SHA-256(RECORD_HASH_DOMAIN || JCS(record − hash − sig))
+      "sig": "<base64>"             Ed25519 over RECORD_SIG_DOMAIN || JCS({hash, ledger, seq})
+    }
+
+Everything here is pure: bytes in, facts out. Files live in ``_store``; the chain fold lives in
+``_verify``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ledger._canonical import (
+    RECORD_HASH_DOMAIN,
+    RECORD_SIG_DOMAIN,
+    ROTATION_DOMAIN,
+    _check,
+    _encode,
+    domain_bytes,
+    parse_canonical,
+)
+from ledger._errors import InputError
+from ledger._keys import SigningKey
+
+__all__ = [
+    "ACTOR_FIELDS",
+    "FORMAT_VERSION",
+    "GENESIS_PREV",
+    "LineFacts",
+    "Record",
+    "build_line",
+    "check_line",
+    "normalize_actor",
+    "rotation_statement",
+]
+
+FORMAT_VERSION: Final = 1
+GENESIS_PREV: Final = "0" * 64
+ACTOR_FIELDS: Final = ("agent", "client", "model", "session")
+_ENVELOPE: Final = frozenset(
+    ("v", "ledger", "seq", "prev", "ts", "kind", "actor", "body", "key", "hash", "sig")
+)
+_HEX: Final = frozenset("0123456789abcdef")
+
+# Kinds the library writes itself; `Ledger.append` refuses them from callers.
+GENESIS_KIND: Final = "ledger.genesis"
+REPAIRED_KIND: Final = "ledger.repaired"
+ROTATED_KIND: Final = "key.rotated"
+REVOKED_KIND: Final = "key.revoked"
+RESERVED_PREFIXES: Final = ("ledger.", "key.")
+
+
+def normalize_actor(actor: Mapping[str, Any] | None) -> dict[str, str | None]:
+    """Actor as stored: every field present, each a string or null (stable columns for SQL)."""
+    if actor is None:
+        return dict.fromkeys(ACTOR_FIELDS)
+    unknown = set(actor) - set(ACTOR_FIELDS)
+    if unknown:
+        raise InputError(f"unknown actor field(s): {', '.join(sorted(unknown))}")
+    out: dict[str, str | None] = {}
+    for name in ACTOR_FIELDS:
+        value = actor.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"actor.{name} must be a string")
+        out[name] = value
+    return out
+
+
+def record_statement(ledger_id: str, seq: int, record_hash: str) -> bytes:
+    """The bytes a record signature covers: binds ledger id, position and content hash."""
+    # Same encoder as domain_bytes(); the validation walk is skipped because the shape is fixed
+    # and the callers pass a str, an int in range and a hex str (a lone surrogate still raises).
+    return RECORD_SIG_DOMAIN + _encode({"hash": record_hash, "ledger": ledger_id, "seq": seq},
+                                       False)
+
+
+def _excise_hash_and_sig(line: bytes, record_hash: str, sig: str) -> bytes | None:
+    """The hashed bytes of a *canonical* line: the line minus its ``hash`` and ``sig`` members.
+
+    RFC 8785 output is members in sorted order joined by commas, so deleting two top-level
+    members from canonical bytes gives exactly the canonical bytes of the smaller object --
+    and we hash what is on disk instead of a re-serialization. ``hash`` and ``sig`` are never
+    the first member (``actor`` sorts first), so each carries a leading comma. Only strings and
+    integers follow them at top level (checked by the envelope rules), and quotes inside strings
+    are escaped, so the rightmost occurrence is the top-level member.
+    """
+    hash_member = b',"hash":"' + record_hash.encode() + b'"'
+    sig_member = b',"sig":"' + sig.encode() + b'"'
+    h = line.rfind(hash_member)
+    s = line.rfind(sig_member)
+    if h < 0 or s < h:
+        return None
+    return line[:h] + line[h + len(hash_member) : s] + line[s + len(sig_member) :]
+
+
+def rotation_statement(ledger_id: str, seq: int, prev: str, old_key: str, new_key: str) -> bytes:
+    """What the *new* key signs in a ``key.rotated`` record (the old key signs the record)."""
+    return domain_bytes(
+        ROTATION_DOMAIN,
+        {"ledger": ledger_id, "new_key": new_key, "old_key": old_key, "prev": prev, "seq": seq},
+    )
+
+
+def build_line(
+    *,
+    ledger_id: str,
+    seq: int,
+    prev: str,
+    ts: str,
+    kind: str,
+    actor: dict[str, str | None],
+    body: dict[str, Any],
+    key: SigningKey,
+) -> tuple[bytes, str]:
+    """Build one signed record.
+
+    Returns:
+        ``(line, hash)`` where ``line`` is the canonical record without its newline.
+
+    Raises:
+        CanonicalizationError: the body holds a float, a huge integer, or a non-JSON type.
+    """
+    unsigned: dict[str, Any] = {
+        "v": FORMAT_VERSION,
+        "ledger": ledger_id,
+        "seq": seq,
+        "prev": prev,
+        "ts": ts,
+        "kind": kind,
+        "actor": actor,
+        "body": body,
+        "key": key.kid,
+    }
+    # Validate once; both encodings below cover the same values.
+    needs_jcs = _check(unsigned)
+    record_hash = hashlib.sha256(RECORD_HASH_DOMAIN + _encode(unsigned, needs_jcs)).hexdigest()
+    signature = key.sign(record_statement(ledger_id, seq, record_hash))
+    unsigned["hash"] = record_hash
+    unsigned["sig"] = base64.b64encode(signature).decode("ascii")
+    return _encode(unsigned, needs_jcs), record_hash
+
+
+class LineFacts(NamedTuple):
+    """What one line says about itself, checked in isolation (no chain context).
+
+    Tuples pickle cheaply: parallel verification ships these from worker processes.
+    """
+
+    seq: int | None
+    ledger: str | None
+    prev: str | None
+    hash: str | None
+    key: str | None
+    kind: str | None
+    problems: tuple[tuple[str, str], ...]
+    # ("rotated", old_key, new_key, cosigned_ok) | ("revoked", key, from_seq) | None
+    key_event: tuple[Any, ...] | None = None
+    unparsed: bool = False
+
+
+def _is_hex64(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
+
+
+def _envelope_problem(data: dict[str, Any]) -> str | None:
+    missing = _ENVELOPE - data.keys()
+    if missing:
+        return f"missing field(s): {', '.join(sorted(missing))}"
+    extra = data.keys() - _ENVELOPE
+    if extra:
+        return f"unknown field(s): {', '.join(sorted(extra))}"
+    seq = data["seq"]
+    if type(seq) is not int or seq < 0:
+        return "seq must be a non-negative integer"
+    for name in ("ledger", "ts", "kind", "key", "sig"):
+        if type(data[name]) is not str:
+            return f"{name} must be a string"
+    if not _is_hex64(data["prev"]) or not _is_hex64(data["hash"]):
+        return "prev and hash must be 64 lowercase hex digits"
+    if type(data["actor"]) is not dict or type(data["body"]) is not dict:
+        return "actor and body must be objects"
+    return None
+
+
+def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
+    """Check one line on its own: canonical bytes, envelope, hash, signature, key events.
+
+    Args:
+        line: the raw bytes on disk, without the trailing newline.
+        keys: pinned public keys by key id.
+
+    Returns:
+        The line's :class:`LineFacts`; ``problems`` lists ``(code, message)`` pairs.
+    """
+    data, not_canonical = parse_canonical(line)
+    if data is None:
+        return LineFacts(None, None, None, None, None, None, (("malformed", str(not_canonical)),),
+                         unparsed=True)
+    version = data.get("v")
+    if type(version) is not int or version != FORMAT_VERSION:
+        return LineFacts(
+            data.get("seq") if type(data.get("seq")) is int else None,
+            None, None, None, None, None,
+            (("unsupported-version", f"record format version {version!r} is not supported"),),
+            unparsed=True,
+        )
+    envelope = _envelope_problem(data)
+    if envelope is not None:
+        return LineFacts(None, None, None, None, None, None, (("malformed", envelope),),
+                         unparsed=True)
+    problems: list[tuple[str, str]] = []
+    if not_canonical is not None:
+        problems.append(("non-canonical", not_canonical))
+    seq: int = data["seq"]
+    ledger_id: str = data["ledger"]
+    stored_hash: str = data["hash"]
+    kid: str = data["key"]
+    kind: str = data["kind"]
+    hash_input = (_excise_hash_and_sig(line, stored_hash, data["sig"])
+                  if not_canonical is None else None)
+    if hash_input is None:
+        unsigned = {k: v for k, v in data.items() if k not in {"hash", "sig"}}
+        try:
+            hash_input = _encode(unsigned, _check(unsigned))
+        except InputError as exc:
+            hash_input = None
+            problems.append(("non-canonical", str(exc)))
+    computed = (hashlib.sha256(RECORD_HASH_DOMAIN + hash_input).hexdigest()
+                if hash_input is not None else None)
+    if computed is not None and computed != stored_hash:
+        problems.append(("bad-hash", "stored hash does not match the record's content"))
+    public = keys.get(kid)
+    if public is None:
+        problems.append(("unknown-key", f"signed by {kid}, which is not pinned in the keyring"))
+    else:
+        try:
+            signature = base64.b64decode(data["sig"], validate=True)
+            public.verify(signature, record_statement(ledger_id, seq, stored_hash))
+        except (InvalidSignature, binascii.Error, ValueError):
+            problems.append(("bad-signature", f"signature does not verify under {kid}"))
+    key_event = _key_event(data, keys) if kind in (ROTATED_KIND, REVOKED_KIND) else None
+    return LineFacts(
+        seq, ledger_id, data["prev"], stored_hash, kid, kind, tuple(problems), key_event
+    )
+
+
+def _key_event(data: dict[str, Any], keys: Mapping[str, Ed25519PublicKey]) -> tuple[Any, ...]:
+    body = data["body"]
+    if data["kind"] == REVOKED_KIND:
+        from_seq = body.get("from_seq")
+        return ("revoked", body.get("key"), from_seq if type(from_seq) is int else 0)
+    old_key, new_key = body.get("old_key"), body.get("new_key")
+    ok = False
+    new_public = keys.get(new_key) if isinstance(new_key, str) else None
+    if new_public is not None and old_key == data["key"] and isinstance(old_key, str):
+        try:
+            new_public.verify(
+                base64.b64decode(str(body.get("new_key_sig", "")), validate=True),
+                rotation_statement(data["ledger"], data["seq"], data["prev"], old_key, new_key),
+            )
+            ok = True
+        except (InvalidSignature, binascii.Error, ValueError):
+            ok = False
+    return ("rotated", old_key, new_key, ok)
+
+
+class Record:
+    """One record as read from disk: the raw line and its parsed fields.
+
+    ``Record`` does not verify anything by itself; use :meth:`ledger.Ledger.verify`.
+    """
+
+    __slots__ = ("data", "line")
+
+    def __init__(self, line: bytes, data: dict[str, Any]) -> None:
+        self.line = line
+        self.data = data
+
+    @property
+    def seq(self) -> int:
+        """Position in the chain, from 0."""
+        return int(self.data["seq"])
+
+    @property
+    def kind(self) -> str:
+        """Record kind, e.g. ``hook.pre``."""
+        return str(self.data["kind"])
+
+    @property
+    def hash(self) -> str:
+        """Hex SHA-256 record hash."""
+        return str(self.data["hash"])
+
+    @property
+    def prev(self) -> str:
+        """Hash of the previous record."""
+        return str(self.data["prev"])
+
+    @property
+    def ts(self) -> str:
+        """UTC timestamp, RFC 3339 with microseconds."""
+        return str(self.data["ts"])
+
+    @property
+    def key(self) -> str:
+        """Signing key id."""
+        return str(self.data["key"])
+
+    @property
+    def ledger_id(self) -> str:
+        """Ledger id."""
+        return str(self.data["ledger"])
+
+    @property
+    def actor(self) -> dict[str, str | None]:
+        """Who acted: client, session, agent, model (null where unknown)."""
+        return dict(self.data["actor"])
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """Kind-specific body."""
+        return dict(self.data["body"])
+
+    def __repr__(self) -> str:
+        return f"Record(seq={self.seq}, kind={self.kind!r}, hash={self.hash[:12]}…)"

@@ -1,0 +1,253 @@
+"""The JSONL file at the edge: locking, tail reads, appends, fsync, streaming reads.
+
+Append protocol (design-notes §8):
+
+1. ``open(O_RDWR | O_APPEND)`` and take an exclusive ``flock`` on the ledger file itself. A
+   ``flock`` belongs to the open file description, so parallel hook *processes* serialise, and
+   the lock dies with the process if it is killed.
+2. Read the tail under the lock; refuse to append after a torn line.
+3. Write the whole batch with one ``write()`` (looping only on a short write). If the write fails,
+   truncate back to the old size, so no partial line is ever left by an error we saw.
+4. ``fsync``. A failed fsync is fatal: raise and never retry ("fsyncgate": Linux may have
+   dropped the dirty pages and a second fsync can falsely succeed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from ledger._errors import NotInitializedError, StorageError, TornTailError
+
+__all__ = ["LedgerFile", "Tail", "Transaction"]
+
+_TAIL_WINDOW: Final = 64 * 1024
+READ_CHUNK: Final = 4 * 1024 * 1024
+
+
+class Tail(NamedTuple):
+    """The last complete record, as far as appending needs it."""
+
+    seq: int
+    hash: str
+    ledger_id: str
+    key: str
+    kind: str
+    body: dict[str, Any]
+    size: int  # file size in bytes
+
+
+def _oserror(action: str, path: Path, exc: OSError) -> StorageError:
+    return StorageError(f"cannot {action} {path}: {exc.strerror or exc}")
+
+
+class Transaction:
+    """Exclusive access to the ledger file; obtained from :meth:`LedgerFile.transaction`."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+        self.size = os.fstat(fd).st_size
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """Read ``length`` bytes at ``offset`` (short only at end of file)."""
+        chunks: list[bytes] = []
+        while length > 0:
+            chunk = os.pread(self._fd, length, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+            length -= len(chunk)
+        return b"".join(chunks)
+
+    def torn_bytes(self) -> tuple[int, bytes]:
+        """``(offset, bytes)`` after the last newline; empty bytes when the file ends cleanly."""
+        end = self.size
+        start = end
+        window = _TAIL_WINDOW
+        while start > 0:
+            start = max(0, end - window)
+            data = self.read_at(start, end - start)
+            cut = data.rfind(b"\n")
+            if cut >= 0:
+                return start + cut + 1, data[cut + 1 :]
+            window *= 2
+        return 0, self.read_at(0, end)
+
+    def last_line(self, before: int) -> tuple[int, bytes] | None:
+        """The complete line that ends (with its newline) at offset ``before``."""
+        if before <= 0:
+            return None
+        window = _TAIL_WINDOW
+        while True:
+            start = max(0, before - window)
+            data = self.read_at(start, before - start)
+            cut = data.rfind(b"\n", 0, len(data) - 1)
+            if cut >= 0:
+                return start + cut + 1, data[cut + 1 : -1]
+            if start == 0:
+                return 0, data[:-1]
+            window *= 2
+
+    def tail(self) -> Tail:
+        """The last record.
+
+        Raises:
+            NotInitializedError: the file is empty.
+            TornTailError: the file ends in a partial line.
+            StorageError: the last line is not a readable record.
+        """
+        torn_at, torn = self.torn_bytes()
+        if torn:
+            raise TornTailError(
+                f"{self.path} ends in a torn line ({len(torn)} bytes, a crash mid-append); "
+                "run `ledger repair`"
+            )
+        found = self.last_line(torn_at)
+        if found is None:
+            raise NotInitializedError(f"{self.path} is empty; run `ledger init`")
+        try:
+            data = json.loads(found[1])
+            return Tail(int(data["seq"]), str(data["hash"]), str(data["ledger"]),
+                        str(data["key"]), str(data["kind"]), dict(data["body"]), self.size)
+        except (ValueError, KeyError, TypeError):
+            raise StorageError(
+                f"the last record of {self.path} is unreadable; run `ledger verify`"
+            ) from None
+
+    def append(self, data: bytes) -> int:
+        """Append ``data`` (whole lines) durably. Returns the offset it was written at.
+
+        Raises:
+            StorageError: the write or the fsync failed. After a failed write the file is
+                truncated back to its previous size; after a failed fsync nothing is retried.
+        """
+        offset = self.size
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, offset)
+            raise _oserror("append to", self.path, exc) from None
+        self.size = offset + len(data)
+        self.sync()
+        return offset
+
+    def sync(self) -> None:
+        """fsync the file; fatal on error."""
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise StorageError(
+                f"fsync of {self.path} failed ({exc.strerror}); the last append may not be "
+                "durable. Stop and check the disk; do not retry."
+            ) from None
+
+    def truncate(self, offset: int) -> None:
+        """Cut the file at ``offset`` and fsync."""
+        try:
+            os.ftruncate(self._fd, offset)
+        except OSError as exc:
+            raise _oserror("truncate", self.path, exc) from None
+        self.size = offset
+        self.sync()
+
+
+class LedgerFile:
+    """``agent_trace.jsonl``: locked appends and streaming reads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def exists(self) -> bool:
+        """True when the file exists."""
+        return self.path.exists()
+
+    @contextlib.contextmanager
+    def transaction(self, *, create: bool = False) -> Iterator[Transaction]:
+        """Hold the exclusive lock for the duration of the ``with`` block."""
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except FileNotFoundError:
+            raise NotInitializedError(
+                f"no ledger at {self.path}; run `ledger init`"
+            ) from None
+        except OSError as exc:
+            raise _oserror("open", self.path, exc) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:  # pragma: no cover - flock on local files does not fail
+                raise _oserror("lock", self.path, exc) from None
+            yield Transaction(self.path, fd)
+        finally:
+            os.close(fd)  # also releases the flock
+
+    def read_chunks(self, chunk_size: int = READ_CHUNK) -> Iterator[tuple[int, bytes]]:
+        """Stream the file as ``(offset, chunk)``; every chunk but the last ends in a newline.
+
+        The last chunk may end in a torn line; callers split it. Memory is bounded by
+        ``chunk_size`` plus the longest line.
+        """
+        try:
+            handle = self.path.open("rb", buffering=0)
+        except FileNotFoundError:
+            raise NotInitializedError(f"no ledger at {self.path}; run `ledger init`") from None
+        except OSError as exc:
+            raise _oserror("read", self.path, exc) from None
+        with handle:
+            offset = 0
+            carry = b""
+            while True:
+                try:
+                    block = handle.read(chunk_size)
+                except OSError as exc:
+                    raise _oserror("read", self.path, exc) from None
+                if not block:
+                    break
+                data = carry + block
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = data
+                    continue
+                yield offset, data[: cut + 1]
+                offset += cut + 1
+                carry = data[cut + 1 :]
+            if carry:
+                yield offset, carry
+
+    def iter_lines(self) -> Iterator[tuple[bytes, bool]]:
+        """Every line as ``(bytes_without_newline, complete)``; only the last may be incomplete."""
+        for _, chunk in self.read_chunks():
+            lines = chunk.split(b"\n")
+            last = lines.pop()
+            for line in lines:
+                yield line, True
+            if last:
+                yield last, False
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a directory so a newly created entry in it survives a crash (fsync(2))."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise _oserror("open directory", path, exc) from None
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise _oserror("fsync directory", path, exc) from None
+    finally:
+        os.close(fd)

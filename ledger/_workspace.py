@@ -1,0 +1,83 @@
+"""Workspace layout and discovery: where ``.orchestration/`` and its files live."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from ledger._errors import WorkspaceNotFoundError
+
+__all__ = ["ORCHESTRATION_DIR", "ROOT_ENV", "Workspace", "find_root", "utc_now"]
+
+ORCHESTRATION_DIR: Final = ".orchestration"
+LEDGER_FILE: Final = "agent_trace.jsonl"
+ROOT_ENV: Final = "LEDGER_ROOT"
+
+
+class Workspace:
+    """Paths of one workspace. Pure: constructing it touches no file."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def orchestration(self) -> Path:
+        """``<root>/.orchestration``."""
+        return self.root / ORCHESTRATION_DIR
+
+    @property
+    def ledger_path(self) -> Path:
+        """The append-only ledger, ``.orchestration/agent_trace.jsonl``."""
+        return self.orchestration / LEDGER_FILE
+
+    @property
+    def keys_dir(self) -> Path:
+        """Pinned public keys (the trusted keyring), committed with the workspace."""
+        return self.orchestration / "keys"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        """Where ``ledger repair`` moves torn bytes."""
+        return self.orchestration / "quarantine"
+
+
+def find_root(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    start: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """Locate the workspace root like git does.
+
+    Order: ``explicit`` (``--root``), then ``$LEDGER_ROOT``, then the nearest directory from
+    ``start`` (default: the current directory) upwards that contains ``.orchestration/``.
+
+    Raises:
+        WorkspaceNotFoundError: nothing was found.
+    """
+    env = os.environ if environ is None else environ
+    chosen = explicit if explicit is not None else env.get(ROOT_ENV)
+    if chosen:
+        return Path(chosen).expanduser().absolute()
+    here = (start or Path.cwd()).absolute()
+    for candidate in (here, *here.parents):
+        if (candidate / ORCHESTRATION_DIR).is_dir():
+            return candidate
+    raise WorkspaceNotFoundError(
+        f"no {ORCHESTRATION_DIR}/ found in {here} or any parent; run `ledger init` or pass --root"
+    )
+
+
+def utc_now() -> str:
+    """Current UTC time as RFC 3339 with microseconds, e.g. ``2026-11-21T10:43:00.123456Z``.
+
+    Built from ``time`` rather than ``datetime`` to keep the hook path's imports small.
+    """
+    micros = time.time_ns() // 1000
+    seconds, fraction = divmod(micros, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
