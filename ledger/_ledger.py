@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -175,6 +174,8 @@ class Ledger:
                     store_private_key(key, environ)
                 ledger._key = key
             ledger._pin(key)
+            import uuid  # noqa: PLC0415 -- pulls in `platform`; keep it off the append path
+
             line, _ = build_line(
                 ledger_id=ledger_id or str(uuid.uuid4()),
                 seq=0,

@@ -1,0 +1,1 @@
+"""The ``ledger`` command line: a thin shell over the :mod:`ledger` library."""

@@ -1,0 +1,336 @@
+"""The Typer app: every command except the hot paths routed by ``cli._entry``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cli import _append
+from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
+from ledger._errors import InputError, StorageError
+from ledger._ledger import Ledger
+from ledger._record import Record
+from ledger._verify import VerifyReport
+
+app = typer.Typer(
+    name="ledger",
+    help="Governed, auditable AI coding agents: a signed, hash-chained ledger of every "
+    f"agent tool call.\n\n{EXIT_CODES_HELP}",
+    no_args_is_help=True,
+    add_completion=False,
+    # Locals can hold key material; never print them (Typer's default has varied by release).
+    pretty_exceptions_show_locals=False,
+    pretty_exceptions_enable=False,
+)
+key_app = typer.Typer(help="Signing keys: list, rotate, revoke.", no_args_is_help=True)
+app.add_typer(key_app, name="key")
+
+RootOption = Annotated[
+    str | None,
+    typer.Option("--root", envvar="LEDGER_ROOT",
+                 help="Workspace root (default: nearest parent holding .orchestration/)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _run(action: Callable[[], int]) -> None:
+    code = guarded(action)
+    if code != OK:
+        raise typer.Exit(code)
+
+
+def _emit_json(value: Any) -> None:  # noqa: ANN401 -- any JSON value
+    print(json.dumps(value, indent=2, sort_keys=True))
+
+
+@app.command()
+def init(
+    root: Annotated[Path, typer.Option("--root", envvar="LEDGER_ROOT",
+                                       help="Workspace root (default: current directory).")
+                    ] = Path(),
+    as_json: JsonOption = False,
+) -> None:
+    """Create .orchestration/, pin a signing key and write the genesis record."""
+
+    def action() -> int:
+        ledger = Ledger.init(root)
+        first = next(ledger.records())
+        info = {"ledger_id": first.ledger_id, "ledger": str(ledger.file.path),
+                "key": first.key, "keyring": str(ledger.workspace.keys_dir)}
+        if as_json:
+            _emit_json(info)
+        else:
+            print(f"ledger {info['ledger_id']} at {info['ledger']}")
+            print(f"signing key {info['key']} (public key pinned in {info['keyring']})")
+        return OK
+
+    _run(action)
+
+
+@app.command()
+def append(
+    kind: Annotated[str, typer.Option(help="Record kind, e.g. app.deploy.")] = "app.event",
+    root: RootOption = None,
+    as_json: JsonOption = False,
+    client: Annotated[str | None, typer.Option(help="Actor: client name.")] = None,
+    session: Annotated[str | None, typer.Option(help="Actor: session id.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Actor: agent id.")] = None,
+    model: Annotated[str | None, typer.Option(help="Actor: model.")] = None,
+) -> None:
+    """Append one record whose body is the JSON object on stdin (for scripts)."""
+    options = _append.AppendOptions(kind, root, as_json, client, session, agent, model)
+    _run(lambda: _append.run(options, sys.stdin.buffer))
+
+
+def _format_record(record: Record) -> str:
+    actor = record.data.get("actor", {})
+    who = "/".join(str(actor[k]) for k in ("client", "session") if actor.get(k))
+    body = json.dumps(record.data.get("body"), sort_keys=True, ensure_ascii=False)
+    if len(body) > 70:
+        body = body[:69] + "…"
+    return f"{record.seq:>6}  {record.ts[:23]}Z  {record.kind:<18} {who[:28]:<28} {body}"
+
+
+@app.command()
+def log(
+    count: Annotated[int, typer.Option("-n", "--count", min=1, help="How many records.")] = 20,
+    kind: Annotated[str | None, typer.Option(help="Only records of this kind.")] = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show the most recent records (not verified; run `ledger verify` for that)."""
+
+    def action() -> int:
+        ledger = Ledger.open(root)
+        if kind is None:
+            records = ledger.tail(count)
+        else:
+            from collections import deque  # noqa: PLC0415
+
+            records = list(deque((r for r in ledger.records() if r.kind == kind), maxlen=count))
+        if as_json:
+            for record in records:
+                print(record.line.decode())
+        else:
+            for record in records:
+                print(_format_record(record))
+        return OK
+
+    _run(action)
+
+
+def _progress_printer() -> Callable[[int, int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total < 8 * 1024 * 1024:
+            return
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\rverifying [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{100 * done // max(total, 1):3d}%")
+        if done >= total:
+            sys.stderr.write("\r" + " " * (width + 20) + "\r")
+        sys.stderr.flush()
+
+    return show
+
+
+def _verify_exit_code(report: VerifyReport) -> int:
+    if report.ok:
+        return OK
+    if all(p.category == "unverifiable" for p in report.problems):
+        return UNVERIFIABLE
+    return INTEGRITY
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def verify(
+    checkpoint: Annotated[list[Path] | None, typer.Option(
+        "--checkpoint", help="A stored checkpoint to check for truncation, rollback or fork. "
+        "Repeatable.")] = None,
+    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")
+                    ] = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Verify every record's hash, signature, key, link and seq (and checkpoints).
+
+    Exit 0 intact, 1 integrity problem (incl. a torn tail), 2 could not check.
+    """
+
+    def action() -> int:
+        ledger = Ledger.open(root)
+        stored = []
+        for path in checkpoint or []:
+            try:
+                stored.append((str(path), path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise StorageError(f"cannot read checkpoint {path}: {exc}") from None
+        report = ledger.verify(checkpoints=stored, jobs=jobs, progress=_progress_printer())
+        if as_json:
+            _emit_json(report.to_json())
+        else:
+            print(report.summary())
+            for problem in report.problems[:50]:
+                where = f"line {problem.line}" if problem.line else "ledger"
+                print(f"  seq {problem.seq} ({where}): {problem.code}: {problem.message}")
+            if report.problem_count > 50:
+                print(f"  … and {report.problem_count - 50} more (use --json)")
+        return _verify_exit_code(report)
+
+    _run(action)
+
+
+@app.command(name="checkpoint")
+def checkpoint_cmd(
+    out: Annotated[Path | None, typer.Option("--out", "-o",
+                                             help="Write the checkpoint to this file.")] = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Sign a checkpoint of the current head. Keep it off this machine (git, CI artifacts)."""
+
+    def action() -> int:
+        cp = Ledger.open(root).checkpoint()
+        text = cp.text()
+        if out is not None:
+            try:
+                out.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise StorageError(f"cannot write {out}: {exc.strerror}") from None
+        if as_json:
+            _emit_json({"head": cp.head, "ledger_id": cp.ledger_id, "size": cp.size,
+                        "text": text, "written_to": str(out) if out else None})
+        elif out is None:
+            sys.stdout.write(text)
+        else:
+            print(f"checkpoint of {cp.size} records written to {out}")
+        return OK
+
+    _run(action)
+
+
+@app.command()
+def repair(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Recover from a torn tail: quarantine the torn bytes, truncate, record the repair.
+
+    Refuses (exit 1) when anything other than a torn tail is wrong.
+    """
+
+    def action() -> int:
+        result = Ledger.open(root).repair()
+        if as_json:
+            _emit_json(result.to_json())
+        elif not result.repaired:
+            print("nothing to repair: the ledger ends with a complete record")
+        else:
+            seq = result.record.seq if result.record else "?"
+            print(f"repaired: moved {result.removed_bytes} torn byte(s) to "
+                  f"{result.quarantine_file}; recorded as seq {seq}")
+        return OK
+
+    _run(action)
+
+
+@key_app.command("list")
+def key_list(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """List pinned public keys and which one signs now."""
+
+    def action() -> int:
+        ledger = Ledger.open(root)
+        entries = sorted(ledger.keyring(), key=lambda e: e.created or "")
+        tail = ledger.tail(1)
+        active = None
+        if tail:
+            last = tail[0]
+            active = last.body.get("new_key") if last.kind == "key.rotated" else last.key
+        rows = [{"active": e.kid == active, "created": e.created, "kid": e.kid,
+                 "revoked_from_seq": e.revoked_from_seq} for e in entries]
+        if as_json:
+            _emit_json(rows)
+        else:
+            for row in rows:
+                flags = " (active)" if row["active"] else ""
+                if row["revoked_from_seq"] is not None:
+                    flags += f" REVOKED from seq {row['revoked_from_seq']}"
+                print(f"{row['kid']}  created {row['created']}{flags}")
+        return OK
+
+    _run(action)
+
+
+@key_app.command("rotate")
+def key_rotate(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """Rotate to a new signing key; old and new key both sign the rotation record."""
+
+    def action() -> int:
+        record = Ledger.open(root).rotate_key()
+        if as_json:
+            _emit_json(record.data)
+        else:
+            print(f"rotated {record.body['old_key']} -> {record.body['new_key']} "
+                  f"at seq {record.seq}")
+        return OK
+
+    _run(action)
+
+
+@key_app.command("revoke")
+def key_revoke(
+    kid: Annotated[str, typer.Argument(help="Key id to revoke.")],
+    from_seq: Annotated[int, typer.Option("--from-seq", min=0,
+                                          help="First seq at which the key is invalid.")],
+    reason: Annotated[str, typer.Option(help="Why (recorded).")] = "",
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Revoke a key from a seq onwards (records it signed from then on fail verify)."""
+
+    def action() -> int:
+        record = Ledger.open(root).revoke_key(kid, from_seq=from_seq, reason=reason)
+        if as_json:
+            _emit_json(record.data)
+        else:
+            print(f"revoked {kid} from seq {from_seq} (recorded at seq {record.seq})")
+        return OK
+
+    _run(action)
+
+
+@app.command()
+def demo(
+    directory: Annotated[Path | None, typer.Option(
+        "--dir", help="Workspace to create (default: a fresh temporary directory).")] = None,
+    keep: Annotated[bool, typer.Option(help="Keep the temporary workspace.")] = False,
+) -> None:
+    """Run the main job on a throwaway workspace: append, verify, tamper, checkpoint, repair."""
+    from cli._demo import run_demo  # noqa: PLC0415
+
+    _run(lambda: run_demo(directory, keep=keep))
+
+
+def run_app(args: list[str]) -> int:
+    """Run the Typer app and return its exit code (errors already printed)."""
+    try:
+        result = app(args=args, prog_name="ledger", standalone_mode=False)
+    except typer.TyperException as exc:  # usage errors (Typer's vendored Click)
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        else:  # pragma: no cover
+            print(f"ledger: error: {exc.format_message()}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", UNVERIFIABLE))
+    except typer.Abort:
+        print("ledger: aborted", file=sys.stderr)
+        return 130
+    except InputError as exc:  # pragma: no cover - commands already guard
+        print(f"ledger: error: {exc}", file=sys.stderr)
+        return 3
+    return result if isinstance(result, int) else OK

@@ -1,0 +1,114 @@
+"""``ledger append``: one JSON body on stdin → one signed record.
+
+This is a hot path for scripts, so it is parsed by hand and imported without Typer or
+pydantic (``cli._entry`` routes here directly). The Typer command of the same name calls
+:func:`run` with the same options, so both paths behave identically.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import BinaryIO, Final, NamedTuple, TextIO
+
+from cli._exit import OK, guarded
+from ledger._canonical import _decoder
+from ledger._errors import InputError
+from ledger._ledger import MAX_RECORD_BYTES, Ledger
+
+USAGE: Final = (
+    "usage: ledger append [--kind KIND] [--root DIR] [--json] [--client C] [--session S] "
+    "[--agent A] [--model M] < body.json"
+)
+_VALUE_OPTIONS: Final = ("kind", "root", "client", "session", "agent", "model")
+
+
+class AppendOptions(NamedTuple):
+    """Options of ``ledger append``."""
+
+    kind: str = "app.event"
+    root: str | None = None
+    as_json: bool = False
+    client: str | None = None
+    session: str | None = None
+    agent: str | None = None
+    model: str | None = None
+
+
+def parse_args(args: list[str]) -> AppendOptions:
+    """Parse ``ledger append`` arguments (``--opt value`` and ``--opt=value``).
+
+    Raises:
+        InputError: an unknown option or a missing value.
+    """
+    values: dict[str, str] = {}
+    as_json = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, inline = arg.partition("=")
+        option = name[2:] if name.startswith("--") else ""
+        if arg == "--json":
+            as_json = True
+        elif option in _VALUE_OPTIONS:
+            if eq:
+                values[option] = inline
+            elif i + 1 < len(args):
+                i += 1
+                values[option] = args[i]
+            else:
+                raise InputError(f"{name} needs a value; {USAGE}")
+        else:
+            raise InputError(f"unexpected argument {arg!r}; {USAGE}")
+        i += 1
+    return AppendOptions(as_json=as_json, **values)
+
+
+def read_body(stream: BinaryIO) -> dict[str, object]:
+    """Read and validate one JSON object from ``stream`` (bounded by the record limit).
+
+    Raises:
+        InputError: oversized, not UTF-8, malformed, floats, or not an object.
+    """
+    data = stream.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise InputError(f"body on stdin exceeds {MAX_RECORD_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"body on stdin is not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise InputError("no JSON body on stdin")
+    try:
+        body = _decoder.decode(text)
+    except ValueError as exc:
+        reason = str(exc).splitlines()[0]
+        if reason.startswith("float"):
+            reason += " is not allowed: ledger records hold no floats (use integer units)"
+        raise InputError(f"body on stdin is not valid ledger JSON: {reason}") from None
+    if type(body) is not dict:
+        raise InputError("body on stdin must be a JSON object")
+    return body
+
+
+def run(options: AppendOptions, stdin: BinaryIO, stdout: TextIO | None = None) -> int:
+    """Append the body from ``stdin``; print the record summary (or the record with --json)."""
+    out = stdout or sys.stdout
+    body = read_body(stdin)
+    actor = {"client": options.client, "session": options.session, "agent": options.agent,
+             "model": options.model}
+    record = Ledger.open(options.root).append(options.kind, body, actor=actor)
+    if options.as_json:
+        print(json.dumps(record.data, sort_keys=True), file=out)
+    else:
+        print(f"seq {record.seq} {record.hash[:16]} {record.kind}", file=out)
+    return OK
+
+
+def main(args: list[str]) -> int:
+    """Entry point of the fast path."""
+
+    def action() -> int:
+        return run(parse_args(args), sys.stdin.buffer)
+
+    return guarded(action)

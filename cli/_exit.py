@@ -1,0 +1,58 @@
+"""Exit codes, and the one place that turns a :class:`~ledger.LedgerError` into one.
+
+======  ==========================================================================
+ code    meaning
+======  ==========================================================================
+  0      success; for ``verify``: the ledger is intact
+  1      integrity problem: the evidence is bad (tampering, torn tail, checkpoint
+         mismatch, repair refused)
+  2      could not check or could not run: missing key, unreadable or unwritable
+         file, no workspace, bad command-line usage
+  3      invalid input: malformed or non-UTF-8 JSON, floats, oversized body
+======  ==========================================================================
+
+Hook commands (``ledger hook <client>``) answer in their client's protocol instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Final
+
+from ledger._errors import InputError, IntegrityError, LedgerError
+
+OK: Final = 0
+INTEGRITY: Final = 1
+UNVERIFIABLE: Final = 2
+INVALID_INPUT: Final = 3
+
+EXIT_CODES_HELP: Final = (
+    "Exit codes: 0 ok/intact; 1 integrity problem (tampering, torn tail, checkpoint "
+    "mismatch); 2 could not check (missing key, unreadable file, no workspace, bad usage); "
+    "3 invalid input (malformed JSON, floats, oversized body)."
+)
+
+
+def exit_code_for(error: LedgerError) -> int:
+    """The documented exit code of an error family."""
+    if isinstance(error, IntegrityError):
+        return INTEGRITY
+    if isinstance(error, InputError):
+        return INVALID_INPUT
+    return UNVERIFIABLE
+
+
+def guarded(action: Callable[[], int]) -> int:
+    """Run ``action``; a :class:`LedgerError` becomes one stderr line and its exit code.
+
+    No traceback is printed for user errors, and none ever shows locals.
+    """
+    try:
+        return action()
+    except LedgerError as error:
+        print(f"ledger: error: {error}", file=sys.stderr)
+        return exit_code_for(error)
+    except KeyboardInterrupt:
+        print("ledger: interrupted", file=sys.stderr)
+        return 130
