@@ -1,0 +1,159 @@
+"""pydantic models of the record envelope and the documented event bodies.
+
+These models *define* the format: ``schemas/`` is generated from them (``python -m
+ledger._schema``) and ``tests/test_schemas.py`` fails when the two drift apart. They are not on
+the hot path: appends build plain dicts (checked by the canonical encoder) and verification works
+on the bytes; ``tests/test_models.py`` checks that everything the writer produces validates here.
+
+Readers that want typed records call :func:`parse_record`, which upcasts old format versions
+first (``_upcast``) and never rewrites history.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from typing_extensions import TypeAliasType
+
+from ledger._errors import InputError
+from ledger._record import (
+    FORMAT_VERSION,
+    GENESIS_KIND,
+    REPAIRED_KIND,
+    REVOKED_KIND,
+    ROTATED_KIND,
+)
+
+__all__ = [
+    "KIND_BODIES",
+    "Actor",
+    "GenesisBody",
+    "KeyRevokedBody",
+    "KeyRotatedBody",
+    "LedgerRepairedBody",
+    "RecordModel",
+    "parse_record",
+]
+
+SafeInt = Annotated[StrictInt, Field(ge=-(2**53 - 1), le=2**53 - 1)]
+Hex64 = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+KeyId = Annotated[StrictStr, Field(pattern=r"^ed25519-[0-9a-f]{16}$")]
+Base64 = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9+/]*={0,2}$")]
+
+# JSON without floats: what a record body may hold (RFC 8785 + ledger's no-float rule).
+JsonValue = TypeAliasType(
+    "JsonValue",
+    "StrictStr | SafeInt | StrictBool | list[JsonValue] | dict[str, JsonValue] | None",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Actor(_Strict):
+    """Who acted. Every field is present; ``null`` where the client did not say."""
+
+    agent: StrictStr | None = Field(description="Subagent id, when the call came from one.")
+    client: StrictStr | None = Field(description="Agent client, e.g. claude-code, cursor.")
+    model: StrictStr | None = Field(description="Model id as the client reported it.")
+    session: StrictStr | None = Field(description="Client session / conversation id.")
+
+
+class RecordModel(_Strict):
+    """One ledger record, format version 1 (one line of agent_trace.jsonl, RFC 8785 JSON)."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, title="LedgerRecord",
+        json_schema_extra={"$id": "https://ledger.dev/schemas/record.v1.schema.json"},
+    )
+
+    v: Literal[1] = Field(description="Record format version.")
+    ledger: StrictStr = Field(min_length=1, description="Ledger id, fixed at init.")
+    seq: Annotated[StrictInt, Field(ge=0, le=2**53 - 1)] = Field(
+        description="Position in the chain, contiguous from 0.")
+    prev: Hex64 = Field(description="Hash of record seq-1; 64 zeros for the genesis record.")
+    ts: Annotated[StrictStr, Field(
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")] = Field(
+        description="UTC time, RFC 3339 with microseconds.")
+    kind: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9._-]{0,63}$")] = Field(
+        description="What happened, e.g. hook.pre, hook.post, intent.selected, key.rotated.")
+    actor: Actor
+    body: dict[str, JsonValue] = Field(description="Kind-specific body; no floats.")
+    key: KeyId = Field(description="Id of the signing key.")
+    hash: Hex64 = Field(
+        description="SHA-256 of 'ledger.record.v1\\0' || JCS(record without hash and sig).")
+    sig: Base64 = Field(
+        description="Ed25519 over 'ledger.record-sig.v1\\0' || JCS({hash, ledger, seq}).")
+
+
+class GenesisBody(_Strict):
+    """``ledger.genesis`` (seq 0): the ledger's birth certificate."""
+
+    created_by: StrictStr = Field(description="Tool and version that created the ledger.")
+    format: Literal[1] = Field(description="Record format version at creation.")
+    key: KeyId = Field(description="The first signing key.")
+
+
+class LedgerRepairedBody(_Strict):
+    """``ledger.repaired``: a torn tail was removed by ``ledger repair``."""
+
+    offset: SafeInt = Field(description="Byte offset the file was truncated at.")
+    quarantine_file: StrictStr = Field(description="Where the torn bytes were moved.")
+    removed_bytes: SafeInt = Field(description="How many bytes were removed.")
+    removed_sha256: Hex64 = Field(description="SHA-256 of the removed bytes.")
+
+
+class KeyRotatedBody(_Strict):
+    """``key.rotated``: signed by the old key; the new key co-signs the rotation statement."""
+
+    new_key: KeyId
+    new_key_sig: Base64 = Field(
+        description="New key's Ed25519 signature over 'ledger.key-rotation.v1\\0' || "
+        "JCS({ledger, new_key, old_key, prev, seq}).")
+    old_key: KeyId
+
+
+class KeyRevokedBody(_Strict):
+    """``key.revoked``: records signed by ``key`` from ``from_seq`` on are invalid."""
+
+    from_seq: Annotated[StrictInt, Field(ge=0, le=2**53 - 1)]
+    key: KeyId
+    reason: StrictStr
+    successor: KeyId | None = Field(
+        default=None, description="Key that replaced a revoked active key.")
+
+
+KIND_BODIES: dict[str, type[BaseModel]] = {
+    GENESIS_KIND: GenesisBody,
+    REPAIRED_KIND: LedgerRepairedBody,
+    ROTATED_KIND: KeyRotatedBody,
+    REVOKED_KIND: KeyRevokedBody,
+}
+
+
+def parse_record(data: dict[str, Any]) -> tuple[RecordModel, BaseModel | None]:
+    """Validate a record (upcast to the current format first) and its body if the kind is known.
+
+    Returns:
+        ``(record, body)``; ``body`` is ``None`` for kinds without a registered model.
+
+    Raises:
+        InputError: the record does not match the format.
+    """
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from ledger._upcast import upcast  # noqa: PLC0415
+
+    current = upcast(data)
+    try:
+        record = RecordModel.model_validate(current)
+        model = KIND_BODIES.get(record.kind)
+        body = model.model_validate(record.body) if model else None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"record does not match format v{FORMAT_VERSION}: {where}: "
+                         f"{first['msg']}") from None
+    return record, body
