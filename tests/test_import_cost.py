@@ -1,0 +1,54 @@
+"""`import ledger` stays light, and the append path never loads heavy modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("pydantic", "typer", "duckdb", "rich", "pandas", "yaml", "pathspec", "rfc8785")
+
+PROBE = """
+import sys
+{body}
+heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))
+print('HEAVY:' + ','.join(heavy))
+"""
+
+
+def _loaded_heavy_modules(body: str) -> list[str]:
+    code = PROBE.format(body=body, heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    marker = out.splitlines()[-1]
+    assert marker.startswith("HEAVY:"), out
+    return [m for m in marker[len("HEAVY:"):].split(",") if m]
+
+
+def test_import_ledger_is_light() -> None:
+    assert _loaded_heavy_modules("import ledger") == []
+
+
+def test_embedded_append_path_is_light(tmp_path: object) -> None:
+    body = f"""
+import os
+from ledger import Ledger, SigningKey
+env = {{"LEDGER_HOME": {str(tmp_path)!r} + "/home"}}
+ledger = Ledger.init({str(tmp_path)!r} + "/ws", environ=env)
+ledger = Ledger.open({str(tmp_path)!r} + "/ws", environ=env)
+ledger.append("app.event", {{"n": 1}}, actor={{"client": "x"}})
+"""
+    assert _loaded_heavy_modules(body) == []
+
+
+def test_cli_append_fast_path_is_light(tmp_path: object) -> None:
+    body = f"""
+import io, os
+from ledger import Ledger
+env = {{"LEDGER_HOME": {str(tmp_path)!r} + "/home"}}
+os.environ.update(env)
+Ledger.init({str(tmp_path)!r} + "/ws", environ=env)
+sys.stdin = io.TextIOWrapper(io.BytesIO(b'{{"n": 1}}'))
+from cli._entry import main
+assert main(["append", "--root", {str(tmp_path)!r} + "/ws"]) == 0
+"""
+    assert _loaded_heavy_modules(body) == []
