@@ -1,0 +1,47 @@
+"""OpenAI Codex CLI hooks (hook-protocols.md section 4): Claude Code's protocol plus ``turn_id``.
+
+Codex sends Claude Code's field names (``session_id``, ``hook_event_name``, ``tool_name``,
+``tool_input`` ...) and reads Claude Code's output (``hookSpecificOutput.permissionDecision``,
+``decision: "block"``), so this module only adds Codex's tool table: shell tools already arrive as
+``Bash`` with ``{command}``, and ``apply_patch`` carries the raw patch body in
+``tool_input.command``, which becomes neutral ``ApplyPatch`` with ``{patch}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ledger._adapters import _claude
+from ledger._adapters._common import ToolTable
+from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
+
+__all__ = [
+    "EVENT_PHASES",
+    "PRE_EVENT",
+    "TOOLS",
+    "native_phase",
+    "parse",
+    "render",
+]
+
+PRE_EVENT: Final = _claude.PRE_EVENT
+EVENT_PHASES: Final[dict[str, Phase]] = _claude.EVENT_PHASES
+
+TOOLS: Final[ToolTable] = {"apply_patch": ("ApplyPatch", {"command": "patch"})}
+
+
+def native_phase(name: str) -> Phase:
+    """The phase of Codex event ``name`` (Codex uses Claude Code's event names)."""
+    return _claude.native_phase(name)
+
+
+def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
+    """Turn a decoded Codex payload into a :class:`HookEvent` (``turn_id`` stays in ``raw``)."""
+    return _claude.parse_as("codex", obj, expected_event, TOOLS)
+
+
+def render(
+    event: HookEvent, decision: HookDecision, *, deny_via_exit_code: bool = False
+) -> HookResponse:
+    """Render ``decision`` in Codex's (Claude-compatible) output format."""
+    return _claude.render(event, decision, deny_via_exit_code=deny_via_exit_code, tools=TOOLS)

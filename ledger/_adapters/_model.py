@@ -1,0 +1,177 @@
+"""The neutral hook vocabulary every client adapter translates to and from.
+
+A hook process reads one client payload, turns it into a :class:`HookEvent`, lets the policy
+engine produce a :class:`HookDecision`, and writes a :class:`HookResponse` back in the client's
+own format. The three types are plain ``NamedTuple`` values: immutable, cheap to build, and free
+of pydantic and dataclasses so that the hook path stays inside its ~60 ms budget.
+
+Neutral names are Claude Code's (events ``PreToolUse``, ``SessionStart`` ...; tools ``Write``,
+``Edit``, ``Bash`` ...), because Claude Code is the richest protocol and Codex shares it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, NamedTuple
+
+__all__ = [
+    "HOOK_ERROR_CODES",
+    "MAX_PAYLOAD_BYTES",
+    "HookDecision",
+    "HookErrorCodes",
+    "HookEvent",
+    "HookResponse",
+    "Permission",
+    "Phase",
+    "hook_error",
+]
+
+#: Hook payloads above this size are refused before they are decoded (8 MiB).
+MAX_PAYLOAD_BYTES: Final = 8 * 1024 * 1024
+
+Phase = Literal["pre", "post", "other"]
+"""``pre``: the event can stop a tool call; ``post``: it reports one; ``other``: anything else."""
+
+Permission = Literal["allow", "deny", "ask"]
+
+
+class HookEvent(NamedTuple):
+    """One hook invocation, in neutral (Claude Code) vocabulary.
+
+    Built by :func:`~ledger._adapters.parse_payload`; every field is always present, ``None``
+    where the client did not send it. ``raw`` keeps the payload exactly as decoded, including
+    fields this adapter does not know.
+
+    Attributes:
+        client: ``claude``, ``cursor``, ``gemini``, ``codex`` or ``cline``.
+        event: the neutral event name (``PreToolUse`` ...); a client event without a Claude Code
+            equivalent keeps the client's own name (``afterAgentResponse``, ``TaskComplete``).
+        client_event: the event name exactly as the client sent it.
+        phase: ``pre``, ``post`` or ``other`` (see :data:`Phase`).
+        session_id: the conversation identity (Cursor ``conversation_id``, Cline ``taskId``).
+        tool_name: the neutral tool name (``Write``, ``Bash``, ``mcp__server__tool`` ...).
+        raw_tool_name: the tool name as the client sent it; ``None`` for events that imply the
+            tool (Cursor ``beforeShellExecution``, ``afterFileEdit`` ...).
+        tool_input: the tool arguments in Claude Code's shapes where they map (``file_path`` made
+            absolute against ``cwd``, ``content``, ``old_string``/``new_string``, ``edits``,
+            ``command``, ``patch``); ``{}`` for events without a tool.
+        tool_use_id: the client's id of the tool call, when it sends one.
+        tool_response: the tool's result (any JSON value); JSON strings are decoded.
+        cwd: the working directory (Cursor and Cline: the first workspace root when absent).
+        model: the model name, when the client sends it.
+        agent_id: the subagent id, when the event comes from inside a subagent.
+        agent_type: the subagent (or ``--agent``) type.
+        transcript_path: the client's transcript file, when it sends one.
+        prompt: the user prompt (prompt-submit events).
+        error: the failure text (tool-failure and stop-failure events).
+        duration_ms: how long the tool (or session) took, in milliseconds.
+        raw: the decoded payload, untouched.
+    """
+
+    client: str
+    event: str
+    client_event: str
+    phase: Phase
+    session_id: str | None
+    tool_name: str | None
+    raw_tool_name: str | None
+    tool_input: dict[str, Any]
+    tool_use_id: str | None
+    tool_response: Any
+    cwd: str | None
+    model: str | None
+    agent_id: str | None
+    agent_type: str | None
+    transcript_path: str | None
+    prompt: str | None
+    error: str | None
+    duration_ms: int | None
+    raw: dict[str, Any]
+
+
+class HookDecision(NamedTuple):
+    """What ledger wants the client to do, before it is rendered in the client's format.
+
+    Attributes:
+        permission: for tool-gating events (``phase == "pre"``, Claude ``PermissionRequest``,
+            Cursor ``subagentStart``/``beforeTabFileRead``): ``allow``, ``deny``, ``ask`` or
+            ``None`` (no opinion: the client's own permission flow decides). ``allow`` is not
+            "no objection": Claude Code and Cursor then skip their own permission prompt, so
+            use ``None`` unless ledger means to approve. On other blockable events ``deny``
+            counts as ``block``; ``ask`` is ignored there.
+        reason: one line for the human and the agent; required in spirit for ``deny``/``ask``.
+        additional_context: text for the agent's context (dropped where the client's event has
+            no such channel).
+        updated_input: a replacement ``tool_input`` in neutral shape; renderers map it back to
+            the client's argument names where the client supports input rewriting.
+        block: block a non-tool event (prompt submit, stop, post-tool ...), or deny a pre event.
+        error: the standardized error object from :func:`hook_error`; sent to the agent with
+            the reason.
+        system_message: a warning shown to the user, where the client has such a field.
+    """
+
+    permission: Permission | None = None
+    reason: str | None = None
+    additional_context: str | None = None
+    updated_input: dict[str, Any] | None = None
+    block: bool = False
+    error: dict[str, Any] | None = None
+    system_message: str | None = None
+
+
+class HookResponse(NamedTuple):
+    """What the hook process must do: exit with ``exit_code`` after writing the two streams."""
+
+    exit_code: int
+    stdout: str
+    stderr: str = ""
+
+
+class HookErrorCodes(NamedTuple):
+    """The standardized error codes; each field's value is its own name.
+
+    Use the instance :data:`HOOK_ERROR_CODES`: ``HOOK_ERROR_CODES.SCOPE_VIOLATION``;
+    ``code in HOOK_ERROR_CODES`` tests membership.
+    """
+
+    INTENT_REQUIRED: str = "INTENT_REQUIRED"
+    """A mutating tool call with no active intent selected."""
+    SCOPE_VIOLATION: str = "SCOPE_VIOLATION"
+    """The target is outside the active intent's ``owned_scope``."""
+    STALE_FILE: str = "STALE_FILE"
+    """The file changed since the agent last read it."""
+    DESTRUCTIVE_COMMAND: str = "DESTRUCTIVE_COMMAND"
+    """A shell command matched a destructive pattern."""
+    HITL_REJECT: str = "HITL_REJECT"
+    """A human rejected the action."""
+    HOOK_ERROR: str = "HOOK_ERROR"
+    """ledger itself failed; a pre event is denied (fail-closed)."""
+    ORCHESTRATION_PROTECTED: str = "ORCHESTRATION_PROTECTED"
+    """The agent tried to write ``.orchestration/`` directly."""
+    SCOPE_EXPANSION_REQUESTED: str = "SCOPE_EXPANSION_REQUESTED"
+    """The agent asked for a wider scope; a human must approve it."""
+
+
+HOOK_ERROR_CODES: Final = HookErrorCodes()
+
+
+def hook_error(
+    code: str,
+    message: str,
+    *,
+    meta: dict[str, Any] | None = None,
+    error_type: str = "tool_error",
+) -> dict[str, Any]:
+    """Build the standardized JSON error object ``{type, code, message, meta}``.
+
+    Args:
+        code: one of :data:`HOOK_ERROR_CODES`.
+        message: one line saying what was refused and why.
+        meta: machine-readable details (``intent_id``, ``path`` ...); ``{}`` when omitted.
+        error_type: the ``type`` member; ``tool_error`` tells the agent its tool call failed.
+
+    Raises:
+        ValueError: ``code`` is not a standardized code.
+    """
+    if code not in HOOK_ERROR_CODES:
+        raise ValueError(f"unknown hook error code {code!r}")
+    return {"type": error_type, "code": code, "message": message, "meta": dict(meta or {})}

@@ -1,0 +1,514 @@
+"""The intents file, ``.orchestration/active_intents.yaml``: what each intent may touch.
+
+Format::
+
+    intents:
+      - id: INT-001                   # ^[A-Za-z][A-Za-z0-9_.-]*$, unique
+        name: JWT hardening
+        status: in_progress           # planned|active|in_progress|blocked|done|abandoned
+        owned_scope: ["src/auth/**"]  # non-empty list of gitwildmatch globs
+        constraints: [...]            # optional list of strings
+        acceptance_criteria: [...]    # optional list of strings
+        description: ...              # optional string
+
+:func:`parse_intents` is pure (text in, data out). It walks PyYAML's node tree
+(``yaml.compose``) instead of loading plain Python objects, so every error names the file and the
+1-based line, e.g. ``active_intents.yaml:7: intent INT-002: owned_scope must be a non-empty list
+of strings``, and so duplicate keys, unknown keys and non-string scalars (``name: yes``) are
+refused rather than silently coerced.
+
+Hooks call :func:`load_intents_cached`: while the YAML file is unchanged it answers from a small
+JSON cache and never imports PyYAML (about 20 ms). The cache is only an optimisation: it is
+checked against the file's size, ``mtime_ns`` *and* SHA-256 on every call, a damaged cache is
+ignored and rewritten, and a cache that cannot be written is skipped. It is as trustworthy as the
+directory holding it, so keep ``cache_dir`` as protected as ``.orchestration/`` itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+from ledger._errors import ConfigError
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
+
+__all__ = [
+    "INTENT_STATUSES",
+    "Intent",
+    "IntentsFile",
+    "load_intents_cached",
+    "load_intents_file",
+    "parse_intents",
+    "render_intent_context",
+]
+
+INTENT_STATUSES: Final = ("planned", "active", "in_progress", "blocked", "done", "abandoned")
+
+_ID_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_REQUIRED_KEYS: Final = ("id", "name", "status", "owned_scope")
+_OPTIONAL_KEYS: Final = ("constraints", "acceptance_criteria", "description")
+_ALLOWED_KEYS: Final = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)
+_STR_TAG: Final = "tag:yaml.org,2002:str"
+_NULL_TAG: Final = "tag:yaml.org,2002:null"
+
+_CACHE_FORMAT: Final = "ledger.intents-cache/1"
+_CACHE_MAX_BYTES: Final = 16 * 1024 * 1024
+
+
+class Intent(NamedTuple):
+    """One intent: a unit of work and the files it owns.
+
+    Attributes:
+        id: the intent id, e.g. ``INT-001``.
+        name: a short human name.
+        status: one of :data:`INTENT_STATUSES`.
+        owned_scope: gitwildmatch globs (relative to the workspace root) the intent may write.
+        constraints: rules the agent must follow while working on it.
+        acceptance_criteria: what "done" means.
+        description: optional longer text.
+    """
+
+    id: str
+    name: str
+    status: str
+    owned_scope: tuple[str, ...]
+    constraints: tuple[str, ...] = ()
+    acceptance_criteria: tuple[str, ...] = ()
+    description: str | None = None
+
+
+class IntentsFile(NamedTuple):
+    """A parsed intents file.
+
+    Attributes:
+        intents: the intents, in file order.
+        source_sha256: hex SHA-256 of the file's bytes (UTF-8 text), for audit records.
+    """
+
+    intents: tuple[Intent, ...]
+    source_sha256: str
+
+    def get(self, intent_id: str) -> Intent | None:
+        """The intent with id ``intent_id``, or ``None``."""
+        for intent in self.intents:
+            if intent.id == intent_id:
+                return intent
+        return None
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+class _Errors:
+    """Builds ``file:line: message`` errors for one file."""
+
+    __slots__ = ("filename",)
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def at(self, node: Node | None, message: str) -> ConfigError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        return ConfigError(f"{self.filename}:{line}: {_one_line(message)}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _compose(text: str, errors: _Errors) -> Node | None:
+    """The YAML node tree of ``text`` (``None`` for an empty document)."""
+    import yaml  # noqa: PLC0415 - lazy: the cached hook path must not pay ~20 ms for PyYAML
+
+    loader = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+    try:
+        return yaml.compose(text, Loader=loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = exc.problem or exc.context or "malformed YAML"
+        if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
+            problem = f"{exc.context} (line {exc.context_mark.line + 1}): {problem}"
+        source = text.split("\n")[line - 1] if line <= text.count("\n") + 1 else ""
+        if "*" in source and ("alias" in problem or "alphabetic" in problem):
+            problem += " (a glob starting with '*' must be quoted)"
+        raise ConfigError(f"{errors.filename}:{line}: invalid YAML: {_one_line(problem)}") from exc
+    except yaml.YAMLError as exc:  # ReaderError (a control character) carries no mark
+        position = getattr(exc, "position", None)
+        line = text.count("\n", 0, position) + 1 if isinstance(position, int) else 1
+        reason = getattr(exc, "reason", None) or str(exc)
+        raise ConfigError(f"{errors.filename}:{line}: invalid YAML: {_one_line(reason)}") from exc
+
+
+# Node kinds by their ``id`` class attribute, so that validation needs no yaml.nodes import.
+_SCALAR, _SEQUENCE, _MAPPING = "scalar", "sequence", "mapping"
+
+
+def _kind(node: Node) -> str:
+    return str(getattr(node, "id", ""))
+
+
+def _describe(node: Node) -> str:
+    """How a node reads in an error message: ``a list``, ``int '42'``, ``bool 'yes'`` ..."""
+    kind = _kind(node)
+    if kind == _SCALAR:
+        tag = node.tag.rsplit(":", 1)[-1]
+        return "a string" if node.tag == _STR_TAG else f"{tag} {node.value!r}"
+    return {_MAPPING: "a mapping", _SEQUENCE: "a list"}.get(kind, node.tag)
+
+
+def _is_null(node: Node) -> bool:
+    return _kind(node) == _SCALAR and node.tag == _NULL_TAG
+
+
+def _mapping(node: Node, errors: _Errors, label: str) -> dict[str, tuple[Node, Node]]:
+    """``{key: (key node, value node)}`` of a mapping node; non-string and duplicate keys fail."""
+    seen: dict[str, tuple[Node, Node]] = {}
+    for key_node, value_node in node.value:
+        if _kind(key_node) != _SCALAR or key_node.tag != _STR_TAG:
+            raise errors.at(key_node, f"{label}keys must be strings, got {_describe(key_node)}")
+        key: str = key_node.value
+        if key in seen:
+            first = seen[key][0].start_mark.line + 1
+            raise errors.at(key_node, f"{label}duplicate key {key!r} (first on line {first})")
+        seen[key] = (key_node, value_node)
+    return seen
+
+
+def _string(node: Node, errors: _Errors, what: str) -> str:
+    """A non-blank string scalar (a plain ``yes``/``42``/``null`` is refused, not coerced)."""
+    if _kind(node) != _SCALAR or node.tag != _STR_TAG:
+        hint = " (quote it)" if _kind(node) == _SCALAR else ""
+        raise errors.at(node, f"{what} must be a string, got {_describe(node)}{hint}")
+    value: str = node.value
+    if not value.strip():
+        raise errors.at(node, f"{what} must not be empty")
+    return value
+
+
+def _string_list(entry: tuple[Node, Node] | None, errors: _Errors, what: str) -> tuple[str, ...]:
+    """An optional list of strings; an absent key or ``key:`` with no value is ``()``."""
+    if entry is None or _is_null(entry[1]):
+        return ()
+    node = entry[1]
+    if _kind(node) != _SEQUENCE:
+        raise errors.at(node, f"{what} must be a list of strings, got {_describe(node)}")
+    return tuple(_string(item, errors, f"{what} entry") for item in node.value)
+
+
+_GlobCheck = Callable[[str], object]
+
+
+def _glob_check() -> _GlobCheck:
+    """pathspec's gitwildmatch pattern class: calling it raises ``ValueError`` on a bad glob."""
+    import pathspec  # noqa: PLC0415 - lazy, like yaml: only the slow path validates globs
+
+    factory: _GlobCheck
+    try:
+        factory = pathspec.util.lookup_pattern("gitignore")  # pathspec >= 1.0
+    except KeyError:
+        factory = pathspec.util.lookup_pattern("gitwildmatch")  # pathspec 0.12
+    return factory
+
+
+def _scope(node: Node, errors: _Errors, label: str, check: _GlobCheck) -> tuple[str, ...]:
+    if _kind(node) != _SEQUENCE or not node.value:
+        got = "an empty list" if _kind(node) == _SEQUENCE else _describe(node)
+        raise errors.at(node, f"{label}owned_scope must be a non-empty list of strings, got {got}")
+    globs: list[str] = []
+    for item in node.value:
+        glob = _string(item, errors, f"{label}owned_scope entry")
+        try:
+            check(glob)
+        except ValueError as exc:
+            raise errors.at(
+                item, f"{label}owned_scope entry {glob!r} is not a valid gitwildmatch glob: {exc}"
+            ) from exc
+        globs.append(glob)
+    return tuple(globs)
+
+
+def _intent(node: Node, index: int, errors: _Errors, check: _GlobCheck) -> Intent:
+    label = f"intents[{index}]: "
+    if _kind(node) != _MAPPING:
+        raise errors.at(node, f"{label}each intent must be a mapping, got {_describe(node)}")
+    fields = _mapping(node, errors, label)
+    intent_id = ""  # set below whenever "id" is present, which the required-key check enforces
+    if "id" in fields:
+        id_node = fields["id"][1]
+        intent_id = _string(id_node, errors, f"{label}id")
+        if not _ID_RE.fullmatch(intent_id):
+            raise errors.at(
+                id_node, f"{label}id {intent_id!r} must match ^[A-Za-z][A-Za-z0-9_.-]*$"
+            )
+        label = f"intent {intent_id}: "
+    for key, (key_node, _value) in fields.items():
+        if key not in _ALLOWED_KEYS:
+            allowed = ", ".join(_REQUIRED_KEYS + _OPTIONAL_KEYS)
+            raise errors.at(key_node, f"{label}unknown key {key!r} (allowed: {allowed})")
+    for key in _REQUIRED_KEYS:
+        if key not in fields:
+            raise errors.at(node, f"{label}missing required key {key!r}")
+    status_node = fields["status"][1]
+    status = _string(status_node, errors, f"{label}status")
+    if status not in INTENT_STATUSES:
+        choices = ", ".join(INTENT_STATUSES)
+        raise errors.at(status_node, f"{label}status {status!r} must be one of {choices}")
+    description = fields.get("description")
+    return Intent(
+        id=intent_id,
+        name=_string(fields["name"][1], errors, f"{label}name"),
+        status=status,
+        owned_scope=_scope(fields["owned_scope"][1], errors, label, check),
+        constraints=_string_list(fields.get("constraints"), errors, f"{label}constraints"),
+        acceptance_criteria=_string_list(
+            fields.get("acceptance_criteria"), errors, f"{label}acceptance_criteria"
+        ),
+        description=(
+            None
+            if description is None or _is_null(description[1])
+            else _string(description[1], errors, f"{label}description")
+        ),
+    )
+
+
+def parse_intents(text: str, filename: str) -> IntentsFile:
+    """Parse and validate the text of an intents file.
+
+    Args:
+        text: the file's content.
+        filename: the name used in error messages (as given, e.g. ``active_intents.yaml``).
+
+    Raises:
+        ConfigError: malformed YAML or an invalid intents file. The one-line message is
+            ``<filename>:<line>: <what is wrong>`` with a 1-based line.
+    """
+    errors = _Errors(filename)
+    root = _compose(text, errors)
+    if root is None:
+        raise errors.at(None, "empty intents file; expected a top-level 'intents:' list")
+    if _kind(root) != _MAPPING:
+        raise errors.at(root, f"expected a mapping with an 'intents' list, got {_describe(root)}")
+    top = _mapping(root, errors, "")
+    for key, (key_node, _value) in top.items():
+        if key != "intents":
+            raise errors.at(key_node, f"unknown top-level key {key!r} (allowed: intents)")
+    if "intents" not in top:
+        raise errors.at(root, "missing top-level key 'intents'")
+    items = top["intents"][1]
+    if _kind(items) != _SEQUENCE:
+        raise errors.at(items, f"'intents' must be a list, got {_describe(items)}")
+    check = _glob_check()
+    intents: list[Intent] = []
+    first_line: dict[str, int] = {}
+    for index, node in enumerate(items.value):
+        intent = _intent(node, index, errors, check)
+        if intent.id in first_line:
+            raise errors.at(
+                node,
+                f"intent {intent.id}: duplicate id (first defined on line {first_line[intent.id]})",
+            )
+        first_line[intent.id] = node.start_mark.line + 1
+        intents.append(intent)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return IntentsFile(tuple(intents), digest)
+
+
+# --- files and the cache -----------------------------------------------------------------------
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result]:
+    """The file's bytes and the ``stat`` of the same open file."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read intents file: {exc.strerror or exc}") from exc
+
+
+def _decode(data: bytes, filename: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{filename}:{line}: invalid YAML: the file is not valid UTF-8") from exc
+
+
+def load_intents_file(path: str | os.PathLike[str]) -> IntentsFile:
+    """Read and parse an intents file (always the slow path; hooks use :func:`load_intents_cached`).
+
+    Raises:
+        ConfigError: the file is unreadable, not UTF-8, or invalid (see :func:`parse_intents`).
+    """
+    file = Path(path)
+    data, _stat = _read(file)
+    return parse_intents(_decode(data, str(path)), str(path))
+
+
+def _cache_file(path: Path, cache_dir: Path) -> Path:
+    key = hashlib.sha256(str(path.absolute()).encode("utf-8", "surrogatepass")).hexdigest()
+    return cache_dir / f"intents-{key[:24]}.json"
+
+
+def _checksum(intents: object) -> str:
+    blob = json.dumps(intents, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()
+
+
+def _strings(value: object) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    return None
+
+
+def _intent_from_json(item: object) -> Intent | None:
+    """An :class:`Intent` from its cached form, or ``None`` if anything is off."""
+    if not isinstance(item, dict) or set(item) != set(Intent._fields):
+        return None
+    intent_id, name, status = item["id"], item["name"], item["status"]
+    scope = _strings(item["owned_scope"])
+    constraints = _strings(item["constraints"])
+    criteria = _strings(item["acceptance_criteria"])
+    description = item["description"]
+    if (
+        not isinstance(intent_id, str)
+        or not _ID_RE.fullmatch(intent_id)
+        or not isinstance(name, str)
+        or status not in INTENT_STATUSES
+        or not scope
+        or constraints is None
+        or criteria is None
+        or not (description is None or isinstance(description, str))
+    ):
+        return None
+    return Intent(intent_id, name, status, scope, constraints, criteria, description)
+
+
+def _read_cache(cache: Path, size: int, mtime_ns: int, sha256: str) -> IntentsFile | None:
+    """The cached parse when it matches the file exactly; ``None`` (never an error) otherwise."""
+    try:
+        with cache.open("rb") as handle:
+            blob = handle.read(_CACHE_MAX_BYTES + 1)
+        if len(blob) > _CACHE_MAX_BYTES:
+            return None
+        doc = json.loads(blob)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format") != _CACHE_FORMAT
+        or doc.get("size") != size
+        or doc.get("mtime_ns") != mtime_ns
+        or doc.get("sha256") != sha256
+        or not isinstance(doc.get("intents"), list)
+        or doc.get("checksum") != _checksum(doc["intents"])
+    ):
+        return None
+    intents = [_intent_from_json(item) for item in doc["intents"]]
+    if any(intent is None for intent in intents):
+        return None
+    ids = [intent.id for intent in intents if intent is not None]
+    if len(set(ids)) != len(ids):
+        return None
+    return IntentsFile(tuple(i for i in intents if i is not None), sha256)
+
+
+def _write_cache(cache: Path, size: int, mtime_ns: int, parsed: IntentsFile) -> None:
+    """Write the cache atomically (temp file + ``os.replace``); give up quietly on any OSError."""
+    import tempfile  # noqa: PLC0415 - lazy: only the slow path writes (tempfile costs ~4 ms)
+
+    intents = [intent._asdict() for intent in parsed.intents]
+    for item in intents:
+        for key in ("owned_scope", "constraints", "acceptance_criteria"):
+            item[key] = list(item[key])
+    doc = {
+        "format": _CACHE_FORMAT,
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "sha256": parsed.source_sha256,
+        "intents": intents,
+        "checksum": _checksum(intents),
+    }
+    data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=cache.parent, prefix=f".{cache.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            Path(temp).replace(cache)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return  # a read-only or full disk costs speed, never correctness
+
+
+def load_intents_cached(
+    path: str | os.PathLike[str], cache_dir: str | os.PathLike[str]
+) -> IntentsFile:
+    """Load an intents file, answering from a JSON cache in ``cache_dir`` while it is unchanged.
+
+    Every call reads the YAML file's bytes and checks the cache against their size,
+    ``mtime_ns`` and SHA-256; only a full match is used, and then PyYAML is never imported. A
+    missing, stale, corrupt or tampered-with (checksum) cache is ignored and rewritten.
+
+    Raises:
+        ConfigError: the YAML file is unreadable, not UTF-8, or invalid.
+    """
+    file = Path(path)
+    data, stat = _read(file)
+    digest = hashlib.sha256(data).hexdigest()
+    cache = _cache_file(file, Path(cache_dir))
+    cached = _read_cache(cache, stat.st_size, stat.st_mtime_ns, digest)
+    if cached is not None:
+        return cached
+    parsed = parse_intents(_decode(data, str(path)), str(path))
+    _write_cache(cache, stat.st_size, stat.st_mtime_ns, parsed)
+    return parsed
+
+
+# --- context for the agent ---------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _block(tag: str, item_tag: str, values: Iterable[str]) -> list[str]:
+    items = [f"    <{item_tag}>{_escape(value)}</{item_tag}>" for value in values]
+    if not items:
+        return [f"  <{tag}/>"]
+    return [f"  <{tag}>", *items, f"  </{tag}>"]
+
+
+def render_intent_context(intent: Intent, recent_changes: Sequence[str] = ()) -> str:
+    """The ``<intent_context>`` block handed to the agent as additional context.
+
+    Values are escaped (``&``, ``<``, ``>``) so file content cannot close or forge tags.
+
+    Args:
+        intent: the selected intent.
+        recent_changes: short lines about recent changes under the intent (newest first).
+    """
+    lines = [
+        "<intent_context>",
+        f"  <id>{_escape(intent.id)}</id>",
+        f"  <name>{_escape(intent.name)}</name>",
+        f"  <status>{_escape(intent.status)}</status>",
+    ]
+    if intent.description:
+        lines.append(f"  <description>{_escape(intent.description)}</description>")
+    lines += _block("owned_scope", "glob", intent.owned_scope)
+    lines += _block("constraints", "constraint", intent.constraints)
+    lines += _block("acceptance_criteria", "criterion", intent.acceptance_criteria)
+    lines += _block("recent_changes", "change", recent_changes)
+    lines.append("</intent_context>")
+    return "\n".join(lines)

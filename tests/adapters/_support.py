@@ -1,0 +1,62 @@
+"""Helpers for the adapter tests: the payload fixtures and how to read a client's answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ledger._adapters import HookEvent, HookResponse
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "payloads"
+FIXTURE_FILES = sorted(FIXTURES.glob("*/*.json"))
+
+
+def fixture_id(path: Path) -> str:
+    """``<client>/<event>-<shape>`` for a fixture file."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+def output(response: HookResponse) -> dict[str, Any]:
+    """The JSON object a response writes on stdout (asserting it is one)."""
+    value = json.loads(response.stdout)
+    assert isinstance(value, dict), response.stdout
+    return value
+
+
+def blocks(event: HookEvent, response: HookResponse) -> bool:
+    """Whether the client would stop the action, read the way the client reads the answer."""
+    if response.exit_code == 2:
+        return True
+    out = output(response)
+    if event.client in ("claude", "codex"):
+        specific = out.get("hookSpecificOutput", {})
+        if specific.get("permissionDecision") == "deny":
+            return True
+        verdict = specific.get("decision")
+        if isinstance(verdict, dict) and verdict.get("behavior") == "deny":
+            return True
+        return out.get("decision") == "block" or out.get("continue") is False
+    if event.client == "cursor":
+        return out.get("permission") == "deny" or out.get("continue") is False
+    if event.client == "gemini":
+        return out.get("decision") in ("deny", "block") or out.get("continue") is False
+    assert event.client == "cline"
+    return out["cancel"] is True
+
+
+def asks(event: HookEvent, response: HookResponse) -> bool:
+    """Whether the client would ask a human (the native ``ask``)."""
+    out = output(response)
+    if event.client in ("claude", "codex"):
+        return out.get("hookSpecificOutput", {}).get("permissionDecision") == "ask"
+    if event.client == "cursor":
+        return out.get("permission") == "ask"
+    return False
+
+
+def agent_facing_text(event: HookEvent, response: HookResponse) -> str:
+    """All the text a client would show to the agent or user for this answer."""
+    if response.exit_code == 2:
+        return response.stderr
+    return json.dumps(output(response), ensure_ascii=False)
