@@ -304,6 +304,201 @@ def key_revoke(
     _run(action)
 
 
+CLIENTS_HELP = "claude, cursor, gemini, codex or cline"
+intent_app = typer.Typer(help="Intents: list them, select one for a session, expand scope.",
+                         no_args_is_help=True)
+app.add_typer(intent_app, name="intent")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def hook(
+    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    event: Annotated[str | None, typer.Option(
+        help="The event this hook is registered for (fail closed on unparseable input).")] = None,
+    root: RootOption = None,
+) -> None:
+    """Run as a client hook: read the client's JSON on stdin, govern, record, answer.
+
+    Answers in the client's own protocol (exit codes included), not with ledger's exit codes.
+    """
+    from cli._hook import main as hook_main  # noqa: PLC0415
+
+    args = [client, *([f"--event={event}"] if event else []), *([f"--root={root}"] if root
+                                                               else [])]
+    raise typer.Exit(hook_main(args))
+
+
+def _print_changes(path: Path, changes: list[Any], as_json: bool) -> None:
+    if as_json:
+        _emit_json({"changes": [c._asdict() for c in changes], "path": str(path)})
+        return
+    print(path)
+    for change in changes:
+        print(f"  {change.action:<9} {change.target}: {change.detail}")
+    if not changes:
+        print("  nothing to do")
+
+
+ScopeOption = Annotated[bool, typer.Option(
+    "--user/--project", help="User-wide settings instead of this project's.")]
+
+
+@app.command()
+def install(
+    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    user: ScopeOption = False,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add ledger's hooks to a client's settings (idempotent; keeps your other hooks)."""
+    from ledger._install import install as do_install  # noqa: PLC0415
+    from ledger._workspace import find_root  # noqa: PLC0415
+
+    def action() -> int:
+        base = find_root(root) if (root or not user) else Path.cwd()
+        path, changes = do_install(client, root=base, user=user)
+        _print_changes(path, changes, as_json)
+        return OK
+
+    _run(action)
+
+
+@app.command()
+def uninstall(
+    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    user: ScopeOption = False,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove ledger's hooks from a client's settings, leaving other hooks alone."""
+    from ledger._install import uninstall as do_uninstall  # noqa: PLC0415
+    from ledger._workspace import find_root  # noqa: PLC0415
+
+    def action() -> int:
+        base = find_root(root) if (root or not user) else Path.cwd()
+        path, changes = do_uninstall(client, root=base, user=user)
+        _print_changes(path, changes, as_json)
+        return OK
+
+    _run(action)
+
+
+SessionOption = Annotated[str | None, typer.Option(
+    envvar=["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"],
+    help="Session to bind (default: the agent session this runs in, if any).")]
+
+
+def _governance(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
+    from ledger._governed import GovernedWorkspace  # noqa: PLC0415
+    from ledger._workspace import find_root  # noqa: PLC0415
+
+    return GovernedWorkspace(find_root(root))
+
+
+def _intent_or_fail(workspace: Any, intent_id: str) -> Any:  # noqa: ANN401
+    intents, error = workspace.load_intents()
+    if intents is None:
+        raise InputError(str(error))
+    intent = intents.get(intent_id)
+    if intent is None:
+        known = ", ".join(i.id for i in intents.intents) or "none"
+        raise InputError(f"unknown intent {intent_id} (known: {known})")
+    return intent
+
+
+@intent_app.command("list")
+def intent_list(root: RootOption = None, as_json: JsonOption = False) -> None:
+    """List intents and the sessions working under each."""
+
+    def action() -> int:
+        workspace = _governance(root)
+        intents, error = workspace.load_intents()
+        if intents is None:
+            raise InputError(str(error))
+        sessions: dict[str, list[str]] = {}
+        for sid, info in workspace.state.sessions.items():
+            if info.get("intent"):
+                sessions.setdefault(info["intent"], []).append(sid or "(default)")
+        rows = [{"id": i.id, "name": i.name, "owned_scope": list(i.owned_scope)
+                 + workspace.state.grants.get(i.id, []), "sessions": sessions.get(i.id, []),
+                 "status": i.status} for i in intents.intents]
+        if as_json:
+            _emit_json(rows)
+        else:
+            for row in rows:
+                print(f"{row['id']:<10} {row['status']:<12} {row['name']}")
+                print(f"{'':<10} scope: {', '.join(row['owned_scope'])}")
+                if row["sessions"]:
+                    print(f"{'':<10} sessions: {', '.join(row['sessions'])}")
+        return OK
+
+    _run(action)
+
+
+@intent_app.command("select")
+def intent_select(
+    intent_id: Annotated[str, typer.Argument(help="Intent id, e.g. INT-001.")],
+    session: SessionOption = None,
+    root: RootOption = None,
+) -> None:
+    """Select an intent for a session (recorded); prints the <intent_context> block."""
+    from ledger._intents import render_intent_context  # noqa: PLC0415
+
+    def action() -> int:
+        workspace = _governance(root)
+        intent = _intent_or_fail(workspace, intent_id)
+        if workspace.state.intent_of(session) != intent.id:
+            workspace.ledger.append("intent.selected", {
+                "intent_id": intent.id, "session": session, "via": "cli"},
+                actor={"client": "ledger-cli", "session": session})
+        print(render_intent_context(intent, list(reversed(
+            workspace.state.recent.get(intent.id, [])))))
+        return OK
+
+    _run(action)
+
+
+@intent_app.command("clear")
+def intent_clear(session: SessionOption = None, root: RootOption = None) -> None:
+    """Clear a session's intent (recorded)."""
+
+    def action() -> int:
+        workspace = _governance(root)
+        workspace.ledger.append("intent.cleared", {"session": session, "via": "cli"},
+                                actor={"client": "ledger-cli", "session": session})
+        print("intent cleared")
+        return OK
+
+    _run(action)
+
+
+@intent_app.command("expand")
+def intent_expand(
+    intent_id: Annotated[str, typer.Argument(help="Intent id.")],
+    globs: Annotated[list[str], typer.Argument(help="Globs to add to the intent's scope.")],
+    reason: Annotated[str, typer.Option(help="Why (recorded).")] = "",
+    session: SessionOption = None,
+    root: RootOption = None,
+) -> None:
+    """Grant extra scope to an intent. Run by a person, this is the approval (recorded);
+    requested by an agent, the hook first asks a human."""
+
+    def action() -> int:
+        workspace = _governance(root)
+        intent = _intent_or_fail(workspace, intent_id)
+        granted = workspace.state.grants.get(intent.id, [])
+        new = [g for g in globs if g not in granted and g not in intent.owned_scope]
+        if new:
+            workspace.ledger.append("intent.scope_expanded", {
+                "approved_via": "cli", "globs": new, "intent_id": intent.id,
+                "reason": reason or None, "session": session, "tool_use_id": None},
+                actor={"client": "ledger-cli", "session": session})
+        print(f"{intent.id} scope: {', '.join([*intent.owned_scope, *granted, *new])}")
+        return OK
+
+    _run(action)
+
+
 @app.command()
 def demo(
     directory: Annotated[Path | None, typer.Option(

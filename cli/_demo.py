@@ -1,23 +1,24 @@
 """``ledger demo``: the main job on a throwaway workspace, narrated.
 
-Everything goes through the public library API, with a private ``LEDGER_HOME`` so the demo
-never touches the user's keys.
+A governed Claude Code session (every hook through the real ``ledger hook claude`` command),
+then what verification catches. A private ``LEDGER_HOME`` keeps the demo away from the user's
+keys.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 from cli._exit import OK
 from ledger._ledger import Entry, Ledger
-
-_SESSION = "3f1c9a2e-7b4d-4e8a-9c51-2d6f0b8e4a17"
-_ACTOR = {"client": "claude-code", "session": _SESSION, "model": "claude-sonnet-4-5"}
 
 
 def _say(text: str = "") -> None:
@@ -47,43 +48,169 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
     return OK
 
 
+_INTENTS = """\
+intents:
+  - id: INT-001
+    name: JWT hardening
+    status: active
+    owned_scope: ["src/auth/**"]
+    constraints: ["Pin the JWT algorithm to HS256", "Verify the issuer from config"]
+    acceptance_criteria: ["npm test -- src/auth passes"]
+  - id: INT-002
+    name: API docs
+    status: planned
+    owned_scope: ["docs/**"]
+"""
+_MIDDLEWARE = (
+    'import jwt from "jsonwebtoken";\n'
+    "\n"
+    "export function requireAuth(token: string) {\n"
+    "  const payload = jwt.verify(token, config.jwtSecret);\n"
+    "  return payload;\n"
+    "}\n"
+)
+
+
+class _Agent:
+    """Sends Claude Code hook payloads (hook-protocols §1.3-1.6) through `ledger hook claude`."""
+
+    def __init__(self, workspace: Path, session: str, environ: dict[str, str]) -> None:
+        self.workspace = workspace
+        self.session = session
+        self.environ = environ
+        self.calls = 0
+
+    def send(self, event: str, **fields: object) -> dict[str, object]:
+        self.calls += 1
+        payload = {"session_id": self.session, "cwd": str(self.workspace),
+                   "transcript_path": f"~/.claude/projects/demo/{self.session}.jsonl",
+                   "permission_mode": "default", "hook_event_name": event, **fields}
+        if "tool_name" in fields:
+            payload.setdefault("tool_use_id", f"toolu_{self.session[:4]}{self.calls:04d}")
+        done = subprocess.run(  # noqa: S603 -- our own CLI, as Claude Code would run it
+            [sys.executable, "-m", "cli._entry", "hook", "claude", "--event", event],
+            input=json.dumps(payload).encode(), capture_output=True, env=self.environ,
+            check=False)
+        out = done.stdout.decode().strip()
+        answer = json.loads(out) if out.startswith("{") else {}
+        specific = answer.get("hookSpecificOutput", {}) if isinstance(answer, dict) else {}
+        return {"exit": done.returncode, "decision": specific.get("permissionDecision"),
+                "reason": specific.get("permissionDecisionReason"),
+                "context": specific.get("additionalContext")}
+
+    def tool(self, label: str, tool: str, tool_input: Mapping[str, object]) -> dict[str, object]:
+        answer = self.send("PreToolUse", tool_name=tool, tool_input=tool_input)
+        reason = str(answer["reason"] or "").splitlines()[0] if answer["reason"] else ""
+        shown = answer['decision'] or 'no objection'
+        _say(f"  [{self.session[:9]}] {label:<44} -> {shown}"
+             + (f"  ({reason[:90]})" if reason and answer["decision"] != "allow" else ""))
+        return answer
+
+
 def _run(workspace: Path, base: Path, environ: dict[str, str]) -> None:
+    ledger = _setup(workspace, environ)
+    _session(workspace, environ)
+    _integrity(ledger, base, workspace, environ)
+
+
+def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:
     _step(f"ledger init  ({workspace})")
     ledger = Ledger.init(workspace, environ=environ)
     genesis = next(ledger.records())
     _say(f"ledger id {genesis.ledger_id}; signing key {genesis.key}")
     _say(f"private key: {environ['LEDGER_HOME']}/keys/{genesis.key}.pem (mode 0600, outside "
          "the workspace); public key pinned in .orchestration/keys/")
+    (workspace / ".orchestration" / "active_intents.yaml").write_text(_INTENTS)
+    (workspace / "src" / "auth").mkdir(parents=True)
+    (workspace / "src" / "auth" / "middleware.ts").write_text(_MIDDLEWARE)
+    (workspace / "src" / "auth" / "legacy.ts").write_text("export const legacy = true;\n")
+    _say("wrote .orchestration/active_intents.yaml (INT-001 owns src/auth/**) and src/auth/")
 
-    _step("an agent session appends signed, hash-chained records")
-    session = [
-        Entry("session.start", {"source": "startup"}, _ACTOR),
-        Entry("intent.selected", {"intent_id": "INT-001", "name": "JWT hardening"}, _ACTOR),
-        Entry("hook.pre", {"tool": "Edit", "file": "src/auth/middleware.ts",
-                           "decision": "allow", "reason": "in scope of INT-001"}, _ACTOR),
-        Entry("hook.post", {"tool": "Edit", "file": "src/auth/middleware.ts",
-                            "outcome": "success", "lines_added": [21, 24], "duration_ms": 41},
-              _ACTOR),
-        Entry("hook.pre", {"tool": "Bash", "command": "rm -rf build/", "decision": "ask",
-                           "reason": "DESTRUCTIVE: rm removes files"}, _ACTOR),
-        Entry("session.end", {"reason": "prompt_input_exit"}, _ACTOR),
-    ]
-    for entry in session:
-        record = ledger.append(entry.kind, entry.body, actor=entry.actor)
-        _say(f"  seq {record.seq:>2}  {record.kind:<16} hash {record.hash[:16]}…  "
-             f"prev {record.prev[:16]}…")
+    _step("ledger install claude  (merges hooks into .claude/settings.json)")
+    from ledger._install import install  # noqa: PLC0415
 
+    path, changes = install("claude", root=workspace,
+                            ledger_cmd=f"{sys.executable} -m cli._entry")
+    _say(f"  {path.relative_to(workspace)}: {len(changes)} hook entries added")
+    return ledger
+
+
+def _session(workspace: Path, environ: dict[str, str]) -> None:
+    _step("a Claude Code session, every hook through `ledger hook claude`")
+    env = {**environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    alice = _Agent(workspace, "a11ce0de-7b4d-4e8a-9c51-2d6f0b8e4a17", env)
+    bob = _Agent(workspace, "b0b5e551-0000-4e8a-9c51-2d6f0b8e4a17", env)
+    mw = str(workspace / "src" / "auth" / "middleware.ts")
+    alice.send("SessionStart", source="startup", model="claude-sonnet-4-5")
+    alice.send("UserPromptSubmit", prompt="Pin the JWT algorithm to HS256.")
+    alice.tool("Write src/auth/tokens.ts (no intent yet)", "Write",
+               {"file_path": str(workspace / "src/auth/tokens.ts"), "content": "x\n"})
+    answer = alice.tool("Bash: ledger intent select INT-001", "Bash",
+                        {"command": "ledger intent select INT-001"})
+    _say("      additionalContext: " + str(answer["context"]).splitlines()[0] + " ... "
+         + str(answer["context"]).splitlines()[-1])
+    alice.send("PostToolUse", tool_name="Read", tool_input={"file_path": mw},
+               tool_response={"type": "text", "file": {"filePath": mw}})
+    _say(f"  [{alice.session[:9]}] Read src/auth/middleware.ts                  -> recorded")
+    old = "  const payload = jwt.verify(token, config.jwtSecret);\n"
+    new = '  const payload = jwt.verify(token, config.jwtSecret, { algorithms: ["HS256"] });\n'
+    edit = {"file_path": mw, "old_string": old, "new_string": new}
+    alice.tool("Edit src/auth/middleware.ts (in scope)", "Edit", edit)
+    (workspace / "src/auth/middleware.ts").write_text(_MIDDLEWARE.replace(old, new))
+    alice.send("PostToolUse", tool_name="Edit", tool_input=edit, tool_response={
+        "filePath": mw, "oldString": old, "newString": new, "originalFile": _MIDDLEWARE,
+        "structuredPatch": [{"oldStart": 3, "oldLines": 3, "newStart": 3, "newLines": 3,
+                             "lines": [" export function requireAuth(token: string) {",
+                                       "-" + old.rstrip("\n"), "+" + new.rstrip("\n"),
+                                       "   return payload;"]}],
+        "userModified": False, "replaceAll": False}, duration_ms=41)
+    alice.tool("Write docs/auth.md (out of scope)", "Write",
+               {"file_path": str(workspace / "docs/auth.md"), "content": "# Auth\n"})
+    alice.tool("Write ../outside.txt (escapes workspace)", "Write",
+               {"file_path": str(workspace / ".." / "outside.txt"), "content": "x"})
+    alice.tool("Bash: rm -f src/auth/legacy.ts (destructive)", "Bash",
+               {"command": "rm -f src/auth/legacy.ts"})
+    alice.tool("Bash: echo x > .orchestration/agent_trace.jsonl", "Bash",
+               {"command": "echo x > .orchestration/agent_trace.jsonl"})
+
+    bob.send("SessionStart", source="startup", model="claude-opus-4-1")
+    bob.tool("Bash: ledger intent select INT-001", "Bash",
+             {"command": "ledger intent select INT-001"})
+    edited = _MIDDLEWARE.replace(old, new) + "// reviewed by bob\n"
+    bob.tool("Write src/auth/middleware.ts (second session)", "Write",
+             {"file_path": mw, "content": edited})
+    (workspace / "src/auth/middleware.ts").write_text(edited)
+    bob.send("PostToolUse", tool_name="Write", tool_input={"file_path": mw, "content": edited},
+             tool_response={"type": "update", "filePath": mw, "content": edited,
+                            "structuredPatch": [], "originalFile": _MIDDLEWARE})
+    answer = alice.tool("Edit src/auth/middleware.ts again (now stale)", "Edit",
+                        {"file_path": mw, "old_string": "return payload;",
+                         "new_string": "return payload as Claims;"})
+    preview = [line for line in str(answer["reason"]).splitlines()[1:] if line.strip()][:6]
+    for line in preview:
+        if not line.startswith("{"):
+            _say(f"      {line}")
+    alice.send("Stop", stop_hook_active=False)
+    alice.send("SessionEnd", reason="prompt_input_exit")
+    bob.send("SessionEnd", reason="prompt_input_exit")
+
+
+def _integrity(ledger: Ledger, base: Path, workspace: Path, environ: dict[str, str]) -> None:
     _step("ledger verify")
     report = ledger.verify()
+    kinds: dict[str, int] = {}
+    for record in ledger.records():
+        kinds[record.kind] = kinds.get(record.kind, 0) + 1
     _say(f"  {report.summary()}")
+    _say("  records: " + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())))
 
     _step("ledger checkpoint  (keep it off this machine: git, CI artifacts)")
     checkpoint = ledger.checkpoint()
     _say("  " + checkpoint.text().replace("\n", "\n  ").rstrip())
 
-    _step("tampering: edit one byte of seq 3 in a copy")
+    _step("tampering: flip one decision in a copy (deny -> allow)")
     tampered = _copy(workspace, base / "tampered")
-    _edit_line(tampered, 3, lambda line: line.replace(b'"allow"', b'"allaw"', 1))
+    _edit_first(tampered, b'"decision":"deny"', b'"decision":"allow"')
     report = Ledger.open(tampered, environ=environ).verify()
     _say(f"  {report.summary()}")
 
@@ -107,7 +234,7 @@ def _run(workspace: Path, base: Path, environ: dict[str, str]) -> None:
     _step("throughput on this machine")
     started = time.perf_counter()
     body = {"tool": "Edit", "file": "src/auth/middleware.ts", "decision": "allow"}
-    ledger.append_many([Entry("hook.pre", body, _ACTOR)] * 2000)
+    ledger.append_many([Entry("app.event", body, {"client": "demo"})] * 2000)
     appended = time.perf_counter() - started
     started = time.perf_counter()
     report = ledger.verify()
@@ -116,16 +243,14 @@ def _run(workspace: Path, base: Path, environ: dict[str, str]) -> None:
          f"verified {report.records} in {verified * 1000:.0f} ms: {report.summary()}")
 
 
+def _edit_first(workspace: Path, old: bytes, new: bytes) -> None:
+    path = workspace / ".orchestration" / "agent_trace.jsonl"
+    path.write_bytes(path.read_bytes().replace(old, new, 1))
+
+
 def _copy(workspace: Path, target: Path) -> Path:
     shutil.copytree(workspace, target)
     return target
-
-
-def _edit_line(workspace: Path, seq: int, edit: Callable[[bytes], bytes]) -> None:
-    path = workspace / ".orchestration" / "agent_trace.jsonl"
-    lines = path.read_bytes().split(b"\n")
-    lines[seq] = edit(lines[seq])
-    path.write_bytes(b"\n".join(lines))
 
 
 def _truncate_lines(workspace: Path, count: int) -> None:

@@ -1,6 +1,6 @@
 """Console-script entry point.
 
-``ledger append`` (and, later, ``ledger hook``) run on every agent tool call, so they are
+``ledger append`` and ``ledger hook`` run on every agent tool call, so they are
 dispatched here without importing Typer, Click, Rich or pydantic (~100 ms together). Every
 other command, and ``--help`` anywhere, goes to the Typer app in ``cli._app``.
 """
@@ -13,10 +13,15 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run ``ledger`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
-    if args and args[0] == "append" and not {"--help", "-h"} & set(args):
+    fast = args and args[0] in ("append", "hook") and not {"--help", "-h"} & set(args)
+    if fast and args[0] == "append":
         from cli._append import main as append_main  # noqa: PLC0415
 
         return append_main(args[1:])
+    if fast:
+        from cli._hook import main as hook_main  # noqa: PLC0415
+
+        return hook_main(args[1:])
     from cli._app import run_app  # noqa: PLC0415
 
     return run_app(args)

@@ -1,0 +1,570 @@
+"""Built-in governance policies, registered as ordinary hooks (each can be switched off).
+
+Pre-tool policies, in order (the first deny wins and skips the rest):
+
+1. ``orchestration-guard``: no agent tool may write ``.orchestration/``: the ledger protects
+   itself. Always on.
+2. ``intent-command``: recognises ``ledger intent select|clear|expand`` in a shell command, binds
+   the intent to the session and returns the ``<intent_context>`` block; ``expand`` asks a human.
+3. ``intent-required``: a mutating tool needs an active intent (``INTENT_REQUIRED``).
+4. ``scope``: every written path must match the intent's ``owned_scope`` plus approved
+   expansions, after normalization (absolute, ``..``, symlinks); a path outside the workspace is
+   always a violation (``SCOPE_VIOLATION``).
+5. ``stale-file``: optimistic locking. A write is refused when the file changed on disk since
+   this session last saw it (its Read, or its own last write), or when the client's
+   ``observed_content_hash`` does not match (``STALE_FILE``), with a diff preview.
+6. ``destructive``: shell commands classified DESTRUCTIVE go to a human (``ask``), with the
+   intent, affected files, mutation class and a diff preview of at most 20 lines.
+
+The post-tool ``observe`` policy records what the session saw and changed (content hashes,
+added line ranges) so the next decisions, and ``ledger blame``, can be rebuilt from the ledger.
+
+Mutating tools: Write, Edit, MultiEdit, NotebookEdit, ApplyPatch, and DESTRUCTIVE shell
+commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far as the hook can see.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from ledger._engine import HookEngine, HookOutcome, Invocation
+from ledger._errors import InputError
+from ledger._intents import Intent, IntentsFile, render_intent_context
+from ledger._paths import ScopeSpec, check_write_scope, normalize_path
+from ledger._state import WorkspaceState
+
+if TYPE_CHECKING:
+    from ledger._shell import CommandClass, IntentCommand
+
+__all__ = ["FILE_WRITE_TOOLS", "SHELL_TOOLS", "Governance", "GovernanceConfig", "edit_payload"]
+
+FILE_WRITE_TOOLS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
+SHELL_TOOLS: Final = frozenset({"Bash", "PowerShell"})
+READ_TOOLS: Final = frozenset({"Read"})
+_PREVIEW_LINES: Final = 20
+_BLOB_LIMIT: Final = 512 * 1024
+_LIVE_STATUSES: Final = frozenset({"planned", "active", "in_progress", "blocked"})
+
+
+class GovernanceConfig(NamedTuple):
+    """Switches for the built-in policies (``policies:`` in ``.orchestration/hooks.yaml``)."""
+
+    intent_required: bool = True
+    scope: bool = True
+    stale_file: bool = True
+    destructive: str = "ask"  # ask | deny | allow
+    fail_closed: bool = True
+
+
+class Analysis(NamedTuple):
+    """What one tool call would touch, computed once per invocation."""
+
+    paths: tuple[str, ...]
+    mutating: bool
+    command: CommandClass | None
+    intent_command: IntentCommand | None
+
+
+def _error(code: str, message: str, inv: Invocation, **meta: Any) -> dict[str, Any]:  # noqa: ANN401
+    return {"code": code, "message": message, "type": "tool_error",
+            "meta": {"invocation_id": inv.id, "tool": inv.tool_name, **meta}}
+
+
+def _deny(code: str, message: str, inv: Invocation, **meta: Any) -> HookOutcome:  # noqa: ANN401
+    return HookOutcome(decision="deny", reason=f"{code}: {message}",
+                       error=_error(code, message, inv, **meta))
+
+
+def _patch_paths(patch: str) -> list[str]:
+    # Codex apply_patch bodies: "*** Add File: p", "*** Update File: p", "*** Delete File: p",
+    # "*** Move to: p" (the Codex CLI patch format).
+    markers = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+    return [line[len(marker):].strip() for line in patch.splitlines() for marker in markers
+            if line.startswith(marker)]
+
+
+def sha256_file(path: str) -> str | None:
+    """Hex SHA-256 of a file's bytes, or None when it does not exist or is not readable."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def edit_payload(inv: Invocation) -> dict[str, Any] | None:
+    """The edit itself, as the client described it: enough to rebuild line attribution."""
+    tool, data = inv.tool_name, inv.tool_input
+    response = inv.tool_response if isinstance(inv.tool_response, dict) else {}
+    if tool not in FILE_WRITE_TOOLS and tool not in PATCH_TOOLS:
+        return None
+    edit: dict[str, Any] = {}
+    for key in ("content", "old_string", "new_string", "replace_all", "edits", "patch",
+                "new_source", "cell_id", "edit_mode"):
+        if key in data:
+            edit[key] = data[key]
+    if isinstance(response.get("structuredPatch"), list):
+        edit["structured_patch"] = response["structuredPatch"]
+    if isinstance(response.get("type"), str):
+        edit["write_type"] = response["type"]
+    if "originalFile" in response and response["originalFile"] is None:
+        edit["created"] = True
+    return edit
+
+
+def _simulate(old: str | None, tool_input: dict[str, Any]) -> str | None:
+    """The file content after a Write/Edit/MultiEdit, computed before the tool runs."""
+    if isinstance(tool_input.get("content"), str):
+        return str(tool_input["content"])
+    edits = tool_input.get("edits")
+    steps = edits if isinstance(edits, list) else [tool_input]
+    text = old
+    for step in steps:
+        if not isinstance(step, dict) or text is None:
+            return None
+        before, after = step.get("old_string"), step.get("new_string")
+        if not isinstance(before, str) or not isinstance(after, str) or before not in text:
+            return None
+        text = text.replace(before, after, -1 if step.get("replace_all") else 1)
+    return text
+
+
+def _added_ranges(edit: dict[str, Any], content: str | None) -> list[list[int]]:
+    """1-based inclusive line ranges the edit added, in the file after the write."""
+    patch = edit.get("structured_patch")
+    if patch:
+        ranges: list[list[int]] = []
+        for hunk in patch:
+            line = int(hunk.get("newStart", 1))
+            for text in hunk.get("lines", []):
+                if text.startswith("+"):
+                    if ranges and ranges[-1][1] == line - 1:
+                        ranges[-1][1] = line
+                    else:
+                        ranges.append([line, line])
+                    line += 1
+                elif text.startswith(" "):
+                    line += 1
+        return ranges
+    if content is None:
+        return []
+    if "content" in edit and "old_string" not in edit:
+        count = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+        return [[1, count]] if count else []
+    news = [edit["new_string"]] if isinstance(edit.get("new_string"), str) else [
+        e.get("new_string") for e in edit.get("edits", []) if isinstance(e, dict)]
+    out = []
+    for new in news:
+        if not isinstance(new, str) or not new:
+            continue
+        start = content.find(new)
+        if start < 0:
+            continue
+        first = content.count("\n", 0, start) + 1
+        out.append([first, first + new.rstrip("\n").count("\n")])
+    return out
+
+
+class Governance:
+    """The built-in policies for one workspace and one hook invocation's worth of state.
+
+    Args:
+        root: workspace root (real path).
+        state: the folded workspace state (sessions, intents, grants, seen files).
+        intents: the parsed intents file, or ``None`` if it failed to load.
+        intents_error: why it failed (mutating calls are then denied: fail closed).
+        cache_dir: ``.orchestration/.cache`` (content blobs for diff previews, scope regexes).
+        scope_compiler: turns globs into a :class:`ScopeSpec` (cached by the workspace wiring).
+        config: policy switches.
+    """
+
+    def __init__(
+        self,
+        *,
+        root: str,
+        state: WorkspaceState,
+        intents: IntentsFile | None,
+        intents_error: str | None = None,
+        cache_dir: Path | None = None,
+        scope_compiler: Callable[[tuple[str, ...]], ScopeSpec] | None = None,
+        config: GovernanceConfig | None = None,
+    ) -> None:
+        self.root = root
+        self.state = state
+        self.intents = intents
+        self.intents_error = intents_error
+        self.cache_dir = cache_dir
+        self.config = config or GovernanceConfig()
+        self._compile = scope_compiler or ScopeSpec.compile
+        self._analyses: dict[str, Analysis] = {}
+        #: Extra records to append with the hook record: (kind, body).
+        self.records: list[tuple[str, dict[str, Any]]] = []
+
+    # --- registration ------------------------------------------------------------------------
+
+    def register(self, engine: HookEngine) -> None:
+        """Register the enabled policies on ``engine``, in their documented order."""
+        engine.register_pre_hook("orchestration-guard", self.orchestration_guard)
+        engine.register_pre_hook("intent-command", self.intent_command)
+        if self.config.intent_required:
+            engine.register_pre_hook("intent-required", self.intent_required)
+        if self.config.scope:
+            engine.register_pre_hook("scope", self.scope)
+        if self.config.stale_file:
+            engine.register_pre_hook("stale-file", self.stale_file)
+        engine.register_pre_hook("mutation-class", self.mutation_class)
+        if self.config.destructive != "allow":
+            engine.register_pre_hook("destructive", self.destructive)
+        engine.register_post_hook("observe", self.observe)
+        engine.register_hook("PermissionDenied", "hitl", self.permission_denied)
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def analyze(self, inv: Invocation) -> Analysis:
+        """Paths, shell classification and intent command of ``inv`` (memoized)."""
+        found = self._analyses.get(inv.id)
+        if found is not None:
+            return found
+        tool, data = inv.tool_name, inv.tool_input
+        paths: list[str] = []
+        command = intent_command = None
+        mutating = False
+        if tool in FILE_WRITE_TOOLS:
+            path = data.get("file_path") or data.get("notebook_path") or data.get("path")
+            paths = [path] if isinstance(path, str) and path else []
+            mutating = True
+        elif tool in PATCH_TOOLS:
+            patch = data.get("patch") or data.get("command") or ""
+            paths = _patch_paths(patch) if isinstance(patch, str) else []
+            mutating = True
+        elif tool in SHELL_TOOLS and isinstance(data.get("command"), str):
+            # The shell analyzer is large; only shell calls pay for importing it.
+            from ledger._shell import classify_command, parse_intent_command  # noqa: PLC0415
+
+            text = data["command"]
+            intent_command = parse_intent_command(text)
+            if intent_command is None:
+                command = classify_command(text, inv.cwd)
+                paths = list(command.targets)
+                mutating = command.destructive
+        found = Analysis(tuple(paths), mutating, command, intent_command)
+        self._analyses[inv.id] = found
+        return found
+
+    def _intent(self, inv: Invocation) -> Intent | None:
+        intent_id = self.state.intent_of(inv.session_id)
+        if intent_id is None or self.intents is None:
+            return None
+        return self.intents.get(intent_id)
+
+    def _scope_globs(self, intent: Intent) -> tuple[str, ...]:
+        return tuple(intent.owned_scope) + tuple(self.state.grants.get(intent.id, ()))
+
+    def _relative(self, path: str, inv: Invocation) -> str | None:
+        try:
+            return normalize_path(path, root=self.root, cwd=inv.cwd).relative
+        except InputError:
+            return None
+
+    def _available(self) -> str:
+        if self.intents is None or not self.intents.intents:
+            return "no intents are defined in .orchestration/active_intents.yaml"
+        live = [i for i in self.intents.intents if i.status in _LIVE_STATUSES]
+        listing = ", ".join(f"{i.id} ({i.name})" for i in live) or "none is open"
+        return f"available: {listing}; select one with `ledger intent select <ID>`"
+
+    # --- pre policies ------------------------------------------------------------------------
+
+    def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:
+        """Deny any agent write to ``.orchestration/`` (the ledger, keys, intents)."""
+        analysis = self.analyze(inv)
+        for path in analysis.paths:
+            try:
+                norm = normalize_path(path, root=self.root, cwd=inv.cwd)
+            except InputError as exc:
+                return _deny("SCOPE_VIOLATION", f"unusable path: {exc}", inv, path=path)
+            if norm.in_orchestration or (norm.relative == "." and analysis.mutating):
+                return _deny("ORCHESTRATION_PROTECTED",
+                             f"{path} is inside .orchestration/, which agents may not modify",
+                             inv, path=path, risk="DESTRUCTIVE")
+        command = analysis.command
+        if (command is not None and command.unknown_targets
+                and ".orchestration" in str(inv.tool_input.get("command", ""))):
+            return _deny("ORCHESTRATION_PROTECTED",
+                         "command may write .orchestration/ through targets that cannot be "
+                         "checked", inv)
+        return None
+
+    def intent_command(self, inv: Invocation) -> HookOutcome | None:
+        """Handle ``ledger intent select|clear|expand`` typed by the agent."""
+        request = self.analyze(inv).intent_command
+        if request is None:
+            return None
+        session = inv.session_id
+        if request.action == "clear":
+            self.records.append(("intent.cleared", {"session": session, "via": "hook"}))
+            self.state.session(session)["intent"] = None
+            return HookOutcome(decision="allow", reason="intent cleared",
+                               data={"intent_command": "clear"})
+        intent = self.intents.get(str(request.intent_id)) if self.intents else None
+        if intent is None or intent.status not in _LIVE_STATUSES:
+            what = "unknown" if intent is None else f"{intent.status}"
+            return _deny("INTENT_REQUIRED", f"intent {request.intent_id} is {what}; "
+                         f"{self._available()}", inv, intent_id=request.intent_id)
+        if request.action == "select":
+            if self.state.intent_of(session) != intent.id:
+                self.records.append(("intent.selected", {
+                    "intent_id": intent.id, "intents_sha256": self.intents.source_sha256
+                    if self.intents else None, "session": session, "via": "hook"}))
+                self.state.session(session)["intent"] = intent.id
+            recent = list(reversed(self.state.recent.get(intent.id, [])))
+            return HookOutcome(decision="allow", reason=f"intent {intent.id} selected",
+                               additional_context=render_intent_context(intent, recent),
+                               data={"intent_command": "select", "intent_id": intent.id})
+        globs = list(request.globs)
+        reason = (f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
+                  f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason
+                                                    else ""))
+        return HookOutcome(decision="ask", reason=reason,
+                           error=_error("SCOPE_EXPANSION_REQUESTED", reason, inv,
+                                        intent_id=intent.id, globs=globs),
+                           data={"intent_command": "expand", "intent_id": intent.id,
+                                 "requested_globs": globs})
+
+    def intent_required(self, inv: Invocation) -> HookOutcome | None:
+        """Mutating tools need an active intent."""
+        analysis = self.analyze(inv)
+        if not analysis.mutating:
+            return None
+        if self.intents is None:
+            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
+        intent = self._intent(inv)
+        selected = self.state.intent_of(inv.session_id)
+        if intent is None or intent.status not in _LIVE_STATUSES:
+            why = ("no intent is selected for this session" if selected is None
+                   else f"intent {selected} is no longer open")
+            return _deny("INTENT_REQUIRED", f"{inv.tool_name} changes files but {why}; "
+                         f"{self._available()}", inv, paths=list(analysis.paths))
+        return HookOutcome(data={"intent_id": intent.id})
+
+    def scope(self, inv: Invocation) -> HookOutcome | None:
+        """Every written path must be inside the workspace and the intent's scope."""
+        analysis = self.analyze(inv)
+        intent = self._intent(inv)
+        if not analysis.mutating or intent is None or not analysis.paths:
+            return None
+        spec = self._compile(self._scope_globs(intent))
+        try:
+            check = check_write_scope(analysis.paths, root=self.root, cwd=inv.cwd, scope=spec)
+        except InputError as exc:
+            return _deny("SCOPE_VIOLATION", str(exc), inv, intent_id=intent.id)
+        for verdict in check.denied:
+            where = ("outside the workspace" if verdict.verdict == "outside_workspace"
+                     else f"outside the scope of {intent.id} ({', '.join(intent.owned_scope)})")
+            return _deny("SCOPE_VIOLATION", f"{verdict.path} is {where}; ask for more with "
+                         f"`ledger intent expand {intent.id} <glob>`", inv,
+                         intent_id=intent.id, path=verdict.relative or verdict.absolute,
+                         affected_files=[v.relative or v.absolute for v in check.verdicts])
+        return HookOutcome(data={"paths": [v.relative for v in check.verdicts]})
+
+    def stale_file(self, inv: Invocation) -> HookOutcome | None:
+        """Refuse writes over a file that changed since this session saw it."""
+        if inv.tool_name not in FILE_WRITE_TOOLS:
+            return None
+        session = self.state.sessions.get(inv.session_id or "", {})
+        seen: dict[str, str] = session.get("seen", {})
+        observed = inv.tool_input.get("observed_content_hash")
+        for path in self.analyze(inv).paths:
+            relative = self._relative(path, inv)
+            absolute = os.path.join(self.root, relative) if relative else path  # noqa: PTH118
+            current = sha256_file(absolute)
+            expected = observed if isinstance(observed, str) else seen.get(relative or "")
+            if expected is None or current is None or current == expected.removeprefix(
+                    "sha256:"):
+                continue
+            preview = self._diff_preview(expected, absolute)
+            return _deny("STALE_FILE", f"{relative} changed on disk since this session last "
+                         "read it (another session or a person edited it); Read it again "
+                         f"before writing.\n{preview}", inv, path=relative,
+                         expected_sha256=expected, current_sha256=current)
+        return None
+
+    def mutation_class(self, inv: Invocation) -> HookOutcome | None:
+        """Classify a file edit as AST_REFACTOR or INTENT_EVOLUTION (recorded, never blocks)."""
+        if inv.tool_name not in FILE_WRITE_TOOLS:
+            return None
+        paths = self.analyze(inv).paths
+        if len(paths) != 1:
+            return None
+        relative = self._relative(paths[0], inv)
+        absolute = os.path.join(self.root, relative) if relative else paths[0]  # noqa: PTH118
+        try:
+            with open(absolute, encoding="utf-8") as handle:
+                old: str | None = handle.read(_BLOB_LIMIT + 1)
+        except FileNotFoundError:
+            old = None
+        except (OSError, UnicodeDecodeError):
+            return None
+        new = _simulate(old, inv.tool_input)
+        if new is None or (old is not None and len(old) > _BLOB_LIMIT):
+            return None
+        from ledger._mutation import classify_mutation  # noqa: PLC0415 -- file edits only
+
+        found = classify_mutation(absolute, old, new)
+        return HookOutcome(data={"mutation_class": found.kind,
+                                 "changed_symbols": list(found.changed_symbols)[:50]})
+
+    def destructive(self, inv: Invocation) -> HookOutcome | None:
+        """DESTRUCTIVE shell commands go to a human (``ask``), or are denied if so configured."""
+        analysis = self.analyze(inv)
+        command = analysis.command
+        if command is None or not command.destructive:
+            return HookOutcome(data={"risk": "SAFE"}) if command is not None else None
+        intent = self._intent(inv)
+        files = [self._relative(p, inv) or p for p in analysis.paths]
+        preview = self._removal_preview(analysis.paths, inv)
+        unknown = " (some targets cannot be determined statically)" if (
+            command.unknown_targets) else ""
+        reason = (f"DESTRUCTIVE: {'; '.join(command.reasons)}{unknown}. Intent: "
+                  f"{intent.id + ' ' + intent.name if intent else 'none'}. Files: "
+                  f"{', '.join(files) or 'unknown'}. Mutation class: INTENT_EVOLUTION."
+                  + (f"\n{preview}" if preview else ""))
+        decision = "deny" if self.config.destructive == "deny" else "ask"
+        return HookOutcome(
+            decision=decision, reason=reason,
+            error=_error("DESTRUCTIVE_COMMAND", reason.splitlines()[0], inv,
+                         intent_id=intent.id if intent else None, risk="DESTRUCTIVE",
+                         mutation_class="INTENT_EVOLUTION", affected_files=files),
+            data={"risk": "DESTRUCTIVE", "mutation_class": "INTENT_EVOLUTION",
+                  "affected_files": files})
+
+    # --- post policies -----------------------------------------------------------------------
+
+    def observe(self, inv: Invocation) -> HookOutcome | None:
+        """Record what the session saw and changed: hashes, added lines, approvals."""
+        data: dict[str, Any] = {}
+        intent_id = self.state.intent_of(inv.session_id)
+        if intent_id:
+            data["intent_id"] = intent_id
+        if inv.outcome not in (None, "success") or inv.event == "PostToolUseFailure":
+            return HookOutcome(data=data)
+        tool = inv.tool_name
+        analysis = self.analyze(inv)
+        if tool in READ_TOOLS or tool in FILE_WRITE_TOOLS or tool in PATCH_TOOLS:
+            seen: dict[str, str] = {}
+            added: dict[str, list[list[int]]] = {}
+            raw_paths = analysis.paths if tool not in READ_TOOLS else tuple(
+                p for p in [inv.tool_input.get("file_path")] if isinstance(p, str))
+            edit = edit_payload(inv) or {}
+            for path in raw_paths:
+                relative = self._relative(path, inv)
+                if relative is None:
+                    continue
+                absolute = os.path.join(self.root, relative)  # noqa: PTH118
+                content = self._read_and_keep(absolute)
+                digest = sha256_file(absolute)
+                if digest is not None:
+                    seen[relative] = digest
+                if tool not in READ_TOOLS:
+                    added[relative] = _added_ranges(edit, content)
+            data["seen"] = seen
+            if tool not in READ_TOOLS:
+                data["changed"] = sorted(seen)
+                data["added_lines"] = added
+                if len(seen) == 1:
+                    data["file_sha256"] = next(iter(seen.values()))
+        request = analysis.intent_command
+        if request is not None and request.action == "expand" and request.intent_id:
+            granted = self.state.grants.get(request.intent_id, [])
+            new = [g for g in request.globs if g not in granted]
+            if new:
+                # The command ran, so the human approved the ask: record the approval.
+                self.records.append(("intent.scope_expanded", {
+                    "approved_via": f"{inv.client or 'client'} ask", "globs": new,
+                    "intent_id": request.intent_id, "reason": request.reason,
+                    "session": inv.session_id, "tool_use_id": inv.tool_use_id}))
+        return HookOutcome(data=data)
+
+    def permission_denied(self, inv: Invocation) -> HookOutcome | None:
+        """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""
+        asked = self.state.decisions.get(inv.tool_use_id or "") == "ask"
+        if not asked:
+            return None
+        message = f"a human rejected {inv.tool_name}"
+        return HookOutcome(error=_error("HITL_REJECT", message, inv),
+                           data={"hitl": "rejected"})
+
+    # --- previews ----------------------------------------------------------------------------
+
+    def _blob_path(self, digest: str) -> Path | None:
+        return None if self.cache_dir is None else self.cache_dir / "blobs" / digest
+
+    def _read_and_keep(self, absolute: str) -> str | None:
+        try:
+            with open(absolute, "rb") as handle:
+                data = handle.read(_BLOB_LIMIT + 1)
+        except OSError:
+            return None
+        if len(data) > _BLOB_LIMIT:
+            return None
+        blob = self._blob_path(hashlib.sha256(data).hexdigest())
+        if blob is not None and not blob.exists():
+            try:
+                blob.parent.mkdir(parents=True, exist_ok=True)
+                tmp = blob.with_name(f".{blob.name}.{os.getpid()}")
+                tmp.write_bytes(data)
+                tmp.replace(blob)
+            except OSError:
+                pass  # previews are a convenience
+        return data.decode("utf-8", "replace")
+
+    def _diff_preview(self, expected: str, absolute: str) -> str:
+        blob = self._blob_path(expected.removeprefix("sha256:"))
+        try:
+            before = blob.read_text(encoding="utf-8", errors="replace") if blob else None
+            after = Path(absolute).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            before = after = None
+        if before is None or after is None:
+            return "(no cached copy of the version this session saw; no preview)"
+        import difflib  # noqa: PLC0415 -- only refusals pay for difflib
+
+        lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                          "seen by this session", "on disk now", lineterm="",
+                                          n=1))
+        return "\n".join(lines[:_PREVIEW_LINES])
+
+    def _removal_preview(self, paths: tuple[str, ...], inv: Invocation) -> str:
+        lines: list[str] = []
+        for path in paths:
+            relative = self._relative(path, inv)
+            if relative is None:
+                continue
+            absolute = os.path.join(self.root, relative)  # noqa: PTH118
+            if os.path.isfile(absolute):  # noqa: PTH113
+                lines.append(f"--- {relative}")
+                try:
+                    with open(absolute, encoding="utf-8", errors="replace") as handle:
+                        for _, text in zip(range(_PREVIEW_LINES), handle, strict=False):
+                            lines.append(f"-{text.rstrip()}")
+                except OSError:
+                    continue
+            elif os.path.isdir(absolute):  # noqa: PTH112
+                lines.append(f"--- {relative}/ (directory: {_count_files(absolute)} files)")
+            if len(lines) >= _PREVIEW_LINES:
+                break
+        return "\n".join(lines[:_PREVIEW_LINES])
+
+
+def _count_files(directory: str) -> int:
+    total = 0
+    for _, _, files in os.walk(directory):
+        total += len(files)
+        if total > 10_000:
+            break
+    return total

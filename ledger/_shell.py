@@ -1,0 +1,1795 @@
+"""Static analysis of shell commands run through an agent's shell tool.
+
+Claude Code's ``Bash``/``PowerShell``, Cursor's ``beforeShellExecution``, Gemini CLI's
+``run_shell_command`` and Codex's ``shell`` all hand the hook one command string
+(``tool_input.command``, ``hook-protocols.md`` §1.5). Claude Code runs it with ``bash`` (or
+``sh -c`` for hooks themselves, §1.1), so we read it with POSIX/bash rules.
+
+:func:`classify_command` answers two questions for the policy engine:
+
+* is the command DESTRUCTIVE (it deletes, moves, overwrites, re-permissions files, or rewrites
+  git history) or SAFE, and why;
+* which paths would it write (``targets``), as written in the command, so the engine can run them
+  through :func:`ledger._paths.check_write_scope`; ``unknown_targets`` says some could not be
+  known statically (``rm $(cat list)``, ``xargs rm``, ``rm "$DIR"``, ``eval "$X"``).
+
+The analysis is deliberately conservative: anything it cannot read (unbalanced quotes, a command
+name computed at run time, ``eval`` of a variable, a shell reading commands from a pipe) is
+DESTRUCTIVE with unknown targets. It is not a sandbox: a program can still write files it is not
+told about (``python -c``, ``make``, ``npm run``); those are SAFE here, because nothing in the
+command line says otherwise.
+
+Tokenizing. The brief for this module suggested :mod:`shlex` with ``punctuation_chars``; we use a
+small bash-aware scanner instead, because shlex returns the *quoted* word ``';'`` or ``'>'`` (and
+the escaped ``\\;`` that ``find -exec`` needs) as the same token as the operator, and it does not
+know ``$( ... )``, backticks, ``${ ... }`` or heredocs, all of which decide what runs. The scanner
+keeps, for every word, whether it was quoted and whether it contains a run-time expansion, and
+returns the text of each command substitution so it can be analyzed recursively.
+
+Paths and ``cd``. Targets are reported as written, relative to the command's starting
+directory. After a ``cd DIR`` in the same command (``cd .. && rm -rf main``), later relative
+targets are reported joined to ``DIR`` (and to ``cwd`` when given), so ``cd`` cannot be used to
+move a target out of the workspace unseen; a ``cd`` to a run-time value marks the following
+relative targets unknown.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, NamedTuple
+
+from ledger._errors import InputError
+
+__all__ = [
+    "CommandClass",
+    "IntentCommand",
+    "Risk",
+    "classify_command",
+    "parse_intent_command",
+]
+
+Risk = Literal["SAFE", "DESTRUCTIVE"]
+
+
+class CommandClass(NamedTuple):
+    """What a shell command would do, as far as the command line tells.
+
+    Attributes:
+        risk: ``"DESTRUCTIVE"`` or ``"SAFE"``.
+        reasons: why it is destructive, one short phrase per kind (``"rm removes files"``).
+        targets: paths it would write, delete or move, as written (possibly relative, possibly
+            a glob or containing ``$VAR``), in order of appearance, without duplicates.
+        unknown_targets: True when a destructive command's targets are not all known
+            statically; never True for a SAFE command.
+    """
+
+    risk: Risk
+    reasons: tuple[str, ...]
+    targets: tuple[str, ...]
+    unknown_targets: bool
+
+    @property
+    def destructive(self) -> bool:
+        """Whether :attr:`risk` is ``"DESTRUCTIVE"``."""
+        return self.risk == "DESTRUCTIVE"
+
+
+class IntentCommand(NamedTuple):
+    """A ``ledger intent ...`` command recognised by :func:`parse_intent_command`.
+
+    Attributes:
+        action: ``"select"``, ``"clear"`` or ``"expand"`` (a scope expansion request).
+        intent_id: the intent id (``None`` for ``clear``).
+        globs: the requested globs (``expand`` only).
+        reason: the ``--reason`` text (``expand`` only, optional).
+    """
+
+    action: Literal["select", "clear", "expand"]
+    intent_id: str | None
+    globs: tuple[str, ...]
+    reason: str | None
+
+
+# --------------------------------------------------------------------------------------------
+# Tokenizer
+# --------------------------------------------------------------------------------------------
+
+# Control and redirection operators, longest first so greedy matching is right [bash(1)
+# DEFINITIONS "control operator", REDIRECTION].
+_OPERATORS = (
+    ";;&", "&>>", "<<<", "<<-",
+    "&&", "||", ";;", ";&", "|&", ">>", ">|", ">&", "<&", "<>", "<<", "&>",
+    ">", "<", "|", "&", ";", "(", ")",
+)  # fmt: skip
+_OPERATOR_CHARS = frozenset("|&;<>()")
+_SEPARATORS = frozenset({"\n", ";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
+_PIPES = frozenset({"|", "|&"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<&"})
+_WORD_PAREN = frozenset("=!@*+?")  # a=( array ), !( extglob ): "(" continues the word
+_NAME_CHARS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+
+
+class _Word:
+    """One shell word after quote removal.
+
+    ``text`` keeps expansions verbatim (``$HOME/x``, ``$(cat list)``); ``dynamic`` says the word
+    contains one, i.e. its run-time value is not ``text``.
+    """
+
+    __slots__ = ("dynamic", "quoted", "substitutions", "text")
+
+    def __init__(self, text: str = "", *, quoted: bool = False, dynamic: bool = False) -> None:
+        self.text = text
+        self.quoted = quoted
+        self.dynamic = dynamic
+        self.substitutions: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"_Word({self.text!r}{', dynamic' if self.dynamic else ''})"
+
+
+_Token = _Word | str  # a str token is an operator (or "\n")
+
+
+def _fail(message: str) -> InputError:
+    """Build the error the scanner raises; classify_command turns it into DESTRUCTIVE."""
+    return InputError(message)
+
+
+def _skip_single(text: str, i: int) -> int:
+    """Return the index after the ``'`` closing the single-quoted string opened before ``i``."""
+    j = text.find("'", i)
+    if j < 0:
+        raise _fail("unbalanced single quote")
+    return j + 1
+
+
+def _skip_double(text: str, i: int) -> int:
+    """Return the index after the ``"`` closing the string opened before ``i``."""
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == '"':
+            return i + 1
+        elif c == "$" and text.startswith("$(", i):
+            i = _find_close_paren(text, i + 2) + 1
+        elif c == "`":
+            i = _find_backtick(text, i + 1) + 1
+        else:
+            i += 1
+    raise _fail("unbalanced double quote")
+
+
+def _find_backtick(text: str, i: int) -> int:
+    """Return the index of the backtick closing the substitution opened before ``i``."""
+    n = len(text)
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "`":
+            return i
+        else:
+            i += 1
+    raise _fail("unbalanced backtick")
+
+
+def _find_close_paren(text: str, i: int) -> int:
+    """Return the index of the ``)`` closing a ``(`` opened just before ``i``.
+
+    Quote-, escape- and nesting-aware, so ``$(echo ")")`` closes at the right place.
+    """
+    depth = 1
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "'":
+            i = _skip_single(text, i + 1)
+            continue
+        if c == '"':
+            i = _skip_double(text, i + 1)
+            continue
+        if c == "`":
+            i = _find_backtick(text, i + 1) + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise _fail("unbalanced parenthesis")
+
+
+def _find_close_brace(text: str, i: int) -> int:
+    """Return the index of the ``}`` closing a ``${`` opened just before ``i``."""
+    depth = 1
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "'":
+            i = _skip_single(text, i + 1)
+            continue
+        if c == '"':
+            i = _skip_double(text, i + 1)
+            continue
+        if c == "$" and text.startswith("$(", i):
+            i = _find_close_paren(text, i + 2) + 1
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise _fail("unbalanced ${")
+
+
+def _substitutions_in(text: str) -> list[str]:
+    """Find the command substitutions executed when ``text`` is expanded like a heredoc body.
+
+    Used for unquoted heredoc bodies and ``${...}``/``$((...))`` contents, where quotes are not
+    special but ``$( )`` and backticks still run commands.
+    """
+    found: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif text.startswith("$((", i) and text[_find_close_paren(text, i + 2) - 1] == ")":
+            end = _find_close_paren(text, i + 2)
+            found.extend(_substitutions_in(text[i + 3 : end - 1]))
+            i = end + 1
+        elif text.startswith("$(", i):
+            end = _find_close_paren(text, i + 2)
+            found.append(text[i + 2 : end])
+            i = end + 1
+        elif c == "`":
+            end = _find_backtick(text, i + 1)
+            found.append(_unescape_backtick(text[i + 1 : end]))
+            i = end + 1
+        else:
+            i += 1
+    return found
+
+
+def _unescape_backtick(inner: str) -> str:
+    r"""Undo the escaping bash applies inside backticks (``\``` ``\\`` ``\$``)."""
+    return re.sub(r"\\([`\\$])", r"\1", inner)
+
+
+class _Scanner:
+    """Split a command string into words and operators (bash rules, no expansion)."""
+
+    __slots__ = (
+        "extra_substitutions", "heredoc_op", "i", "n", "pending_heredocs", "text", "tokens", "word",
+    )  # fmt: skip
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.i = 0
+        self.n = len(text)
+        self.tokens: list[_Token] = []
+        self.word: _Word | None = None  # the word being built
+        # Substitutions found in heredoc bodies: they run, but belong to no word.
+        self.extra_substitutions: list[str] = []
+        self.pending_heredocs: list[tuple[str, bool, bool]] = []  # (delim, strip_tabs, literal)
+        self.heredoc_op: str | None = None  # "<<" or "<<-" waiting for its delimiter word
+
+    def scan(self) -> list[_Token]:
+        """Return all tokens; raises InputError on unbalanced quoting."""
+        text = self.text
+        while self.i < self.n:
+            c = text[self.i]
+            if c in " \t\r":
+                self._flush()
+                self.i += 1
+            elif c == "\n":
+                self._newline()
+            elif c == "#" and self.word is None:
+                # A comment runs to the end of the line [bash(1) COMMENTS].
+                end = text.find("\n", self.i)
+                self.i = self.n if end < 0 else end
+            elif c in "\\'\"$`":
+                self._quoting(c)
+            elif c in _OPERATOR_CHARS:
+                self._operator(c)
+            else:
+                self._current().text += c
+                self.i += 1
+        self._flush()
+        # A heredoc whose command is on the last line has no body: nothing left to read.
+        return self.tokens
+
+    def _current(self) -> _Word:
+        if self.word is None:
+            self.word = _Word()
+        return self.word
+
+    def _flush(self) -> None:
+        word = self.word
+        if word is None:
+            return
+        if self.heredoc_op is not None:
+            self.pending_heredocs.append((word.text, self.heredoc_op == "<<-", word.quoted))
+            self.heredoc_op = None
+        self.tokens.append(word)
+        self.word = None
+
+    def _newline(self) -> None:
+        self._flush()
+        self.tokens.append("\n")
+        self.i += 1
+        for delimiter, strip_tabs, literal in self.pending_heredocs:
+            self._heredoc_body(delimiter, strip_tabs=strip_tabs, literal=literal)
+        self.pending_heredocs.clear()
+
+    def _quoting(self, c: str) -> None:
+        """Handle a backslash, quote, ``$`` or backtick inside (or starting) a word."""
+        text = self.text
+        if c == "\\" and text.startswith("\n", self.i + 1):
+            self.i += 2  # line continuation
+            return
+        word = self._current()
+        if c == "\\":
+            word.text += text[self.i + 1 : self.i + 2]
+            word.quoted = True
+            self.i += 2
+        elif c == "'":
+            end = _skip_single(text, self.i + 1)
+            word.text += text[self.i + 1 : end - 1]
+            word.quoted = True
+            self.i = end
+        elif c == '"':
+            word.quoted = True
+            self._double(word)
+        elif c == "$":
+            self._dollar(word, in_double=False)
+        else:
+            self._backtick(word)
+
+    def _operator(self, c: str) -> None:
+        """Handle a character of ``|&;<>()``: usually an operator, sometimes part of a word."""
+        text = self.text
+        word = self.word
+        if c in "<>" and text.startswith("(", self.i + 1):
+            # Process substitution <(cmd) / >(cmd): runs cmd, the word is a /dev/fd path.
+            word = self._current()
+            end = _find_close_paren(text, self.i + 2)
+            word.substitutions.append(text[self.i + 2 : end])
+            word.text += text[self.i : end + 1]
+            word.dynamic = True
+            self.i = end + 1
+            return
+        if c == "(" and word is not None and not word.quoted and word.text[-1:] in _WORD_PAREN:
+            # Array assignment a=(x y) or extglob !(x): part of the word, not a subshell.
+            end = _find_close_paren(text, self.i + 1)
+            word.substitutions.extend(_substitutions_in(text[self.i + 1 : end]))
+            word.text += text[self.i : end + 1]
+            self.i = end + 1
+            return
+        if c == "(" and word is None and text.startswith("((", self.i) and self._at_command_start():
+            self._arith_command()
+            return
+        if c in "<>" and word is not None and not word.quoted and word.text.isdigit():
+            self.word = None  # "2>file": the digits name a file descriptor
+        else:
+            self._flush()
+        op = next(o for o in _OPERATORS if text.startswith(o, self.i))
+        self.tokens.append(op)
+        self.i += len(op)
+        if op in ("<<", "<<-"):
+            self.heredoc_op = op
+
+    def _at_command_start(self) -> bool:
+        return not self.tokens or (isinstance(self.tokens[-1], str) and self.tokens[-1] != ")")
+
+    def _arith_command(self) -> None:
+        """Read ``(( expr ))``: an arithmetic command, not two subshells."""
+        try:
+            end = _find_close_paren(self.text, self.i + 1)  # the outer ")"
+        except InputError:
+            end = -1
+        if end < 0 or self.text[end - 1] != ")":
+            # Not "(( ... ))": really nested subshells.
+            self.tokens.append("(")
+            self.i += 1
+            return
+        inner = self.text[self.i + 2 : end - 1]
+        word = _Word(f"(({inner}))", dynamic=True)
+        word.substitutions.extend(_substitutions_in(inner))
+        self.tokens.append(word)
+        self.i = end + 1
+
+    def _double(self, word: _Word) -> None:
+        """Read a double-quoted string starting at the opening quote."""
+        text = self.text
+        self.i += 1
+        while self.i < self.n:
+            c = text[self.i]
+            if c == '"':
+                self.i += 1
+                return
+            if c == "\\":
+                nxt = text[self.i + 1 : self.i + 2]
+                if nxt == "\n":
+                    self.i += 2
+                    continue
+                # Inside "...", backslash escapes only $ ` " \ [bash(1) QUOTING].
+                word.text += nxt if nxt in ('"', "\\", "$", "`") else "\\" + nxt
+                self.i += 2
+            elif c == "$":
+                self._dollar(word, in_double=True)
+            elif c == "`":
+                self._backtick(word)
+            else:
+                word.text += c
+                self.i += 1
+        raise _fail("unbalanced double quote")
+
+    def _dollar(self, word: _Word, *, in_double: bool) -> None:
+        """Read an expansion starting at ``$``."""
+        text = self.text
+        i = self.i
+        if text.startswith("$((", i) and text[_find_close_paren(text, i + 2) - 1] == ")":
+            # $(( expr )): arithmetic. Only when it closes with "))": "$((cmd) )" is a command
+            # substitution of a subshell, and bash runs it [bash(1) Arithmetic Expansion].
+            end = _find_close_paren(text, i + 2)
+            word.substitutions.extend(_substitutions_in(text[i + 3 : end - 1]))
+            word.text += text[i : end + 1]
+            word.dynamic = True
+            self.i = end + 1
+        elif text.startswith("$(", i):
+            end = _find_close_paren(text, i + 2)
+            word.substitutions.append(text[i + 2 : end])
+            word.text += text[i : end + 1]
+            word.dynamic = True
+            self.i = end + 1
+        elif text.startswith("${", i):
+            end = _find_close_brace(text, i + 2)
+            word.substitutions.extend(_substitutions_in(text[i + 2 : end]))
+            word.text += text[i : end + 1]
+            word.dynamic = True
+            self.i = end + 1
+        elif not in_double and text.startswith("$'", i):
+            # ANSI-C quoting: a literal string with C escapes [bash(1) QUOTING].
+            j = i + 2
+            while j < self.n and text[j] != "'":
+                j += 2 if text[j] == "\\" else 1
+            if j >= self.n:
+                raise _fail("unbalanced $' quote")
+            word.text += _ansi_c(text[i + 2 : j])
+            word.quoted = True
+            self.i = j + 1
+        elif not in_double and text.startswith('$"', i):
+            self.i += 1  # locale translation: same as "..."
+            word.quoted = True
+            self._double(word)
+        else:
+            name = _NAME_CHARS.match(text, i + 1)
+            if name:
+                end = name.end()
+            elif i + 1 < self.n and text[i + 1] in "@*#?$!-0123456789":
+                end = i + 2
+            else:
+                word.text += "$"  # a lone dollar is literal
+                self.i += 1
+                return
+            word.text += text[i:end]
+            word.dynamic = True
+            self.i = end
+
+    def _backtick(self, word: _Word) -> None:
+        end = _find_backtick(self.text, self.i + 1)
+        inner = self.text[self.i + 1 : end]
+        word.substitutions.append(_unescape_backtick(inner))
+        word.text += self.text[self.i : end + 1]
+        word.dynamic = True
+        self.i = end + 1
+
+    def _heredoc_body(self, delimiter: str, *, strip_tabs: bool, literal: bool) -> None:
+        """Skip a heredoc body after the newline that ends its command line.
+
+        An unquoted delimiter means the body is expanded, so ``$( )`` in it runs.
+        """
+        lines_start = self.i
+        while self.i < self.n:
+            end = self.text.find("\n", self.i)
+            line_end = self.n if end < 0 else end
+            line = self.text[self.i : line_end]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                body = self.text[lines_start : self.i]
+                self.i = min(line_end + 1, self.n)
+                if not literal:
+                    self.extra_substitutions.extend(_substitutions_in(body))
+                return
+            self.i = line_end + 1
+        # No terminator: bash reads to end of input (with a warning).
+        if not literal:
+            self.extra_substitutions.extend(_substitutions_in(self.text[lines_start:]))
+        self.i = self.n
+
+
+def _ansi_c(body: str) -> str:
+    """Decode the common escapes of a ``$'...'`` string."""
+    table = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b"}
+    return re.sub(r"\\(.)", lambda m: table.get(m.group(1), "\\" + m.group(1)), body)
+
+
+def _tokenize(command: str) -> tuple[list[_Token], list[str]]:
+    """Return the tokens of ``command`` and the substitutions found in heredoc bodies.
+
+    Raises:
+        InputError: on unbalanced quotes, parentheses, braces or backticks.
+    """
+    scanner = _Scanner(command)
+    tokens = scanner.scan()
+    return tokens, scanner.extra_substitutions
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis
+# --------------------------------------------------------------------------------------------
+
+_MAX_DEPTH = 8  # nested bash -c / eval / $( ) levels before we give up (conservatively)
+
+# Writes to these are not file writes [POSIX "Special device files"; bash(1) REDIRECTION].
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_DEV_FD = re.compile(r"/dev/fd/[0-9]+")
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox-sh"})
+_KEYWORDS = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
+     "coproc", "time"}
+)  # fmt: skip
+_NO_COMMAND_KEYWORDS = frozenset({"for", "select", "case", "function", "in"})
+
+
+class _State:
+    """Directory state of the shell while reading a compound command."""
+
+    __slots__ = ("cwd", "prefix", "prefix_unknown")
+
+    def __init__(self, cwd: str | None, prefix: str | None, *, prefix_unknown: bool) -> None:
+        self.cwd = cwd
+        self.prefix = prefix
+        self.prefix_unknown = prefix_unknown
+
+    def copy(self) -> _State:
+        return _State(self.cwd, self.prefix, prefix_unknown=self.prefix_unknown)
+
+    def cd(self, target: _Word | None) -> None:
+        """Apply ``cd target`` (None: ``cd`` alone, i.e. ``$HOME``)."""
+        if target is None:
+            self.prefix, self.prefix_unknown = "~", False
+            return
+        if target.dynamic or target.text in ("-", ""):
+            self.prefix_unknown = True
+            return
+        if target.text.startswith(("/", "~")):
+            self.prefix, self.prefix_unknown = target.text, False
+            return
+        base = self.prefix if self.prefix is not None else self.cwd
+        self.prefix = posixpath.join(base, target.text) if base else target.text
+
+
+class _Acc:
+    """Accumulates reasons and targets while walking a command."""
+
+    __slots__ = ("reasons", "targets", "unknown")
+
+    def __init__(self) -> None:
+        self.reasons: dict[str, None] = {}
+        self.targets: dict[str, None] = {}
+        self.unknown = False
+
+    def flag(
+        self,
+        reason: str,
+        state: _State,
+        targets: Iterable[_Word] = (),
+        *,
+        unknown: bool = False,
+    ) -> None:
+        self.reasons.setdefault(reason, None)
+        if unknown:
+            self.unknown = True
+        for word in targets:
+            if word.dynamic:
+                self.unknown = True
+            text = word.text
+            if not text.startswith(("/", "~")):
+                if state.prefix_unknown:
+                    self.unknown = True
+                elif state.prefix is not None:
+                    text = state.prefix if text == "." else posixpath.join(state.prefix, text)
+            self.targets.setdefault(text, None)
+
+    def result(self) -> CommandClass:
+        if not self.reasons:
+            return CommandClass("SAFE", (), (), unknown_targets=False)
+        return CommandClass(
+            "DESTRUCTIVE", tuple(self.reasons), tuple(self.targets), unknown_targets=self.unknown
+        )
+
+
+def classify_command(command: str, cwd: str | None = None) -> CommandClass:
+    """Classify a shell command as SAFE or DESTRUCTIVE and list the paths it would write.
+
+    Compound commands are split on ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines; the
+    analysis looks through ``sudo``, ``env``, ``nohup``, ``timeout``, ``xargs``, ``command``,
+    ``exec``, ``bash -c``/``sh -c``, ``eval``, subshells, ``$( )``, backticks and process
+    substitutions, ``find -delete``/``-exec``, and output redirections. See the module
+    docstring for how ``cd`` and ``cwd`` shape the reported targets.
+
+    Args:
+        command: the command string (``tool_input.command``).
+        cwd: the directory the command starts in; used only to anchor a relative ``cd``.
+
+    Returns:
+        The :class:`CommandClass`. A command that cannot be parsed (unbalanced quotes) is
+        DESTRUCTIVE with unknown targets.
+
+    Example:
+        >>> classify_command("bash -c 'rm -rf src'").targets
+        ('src',)
+        >>> classify_command("echo hi > /dev/null").risk
+        'SAFE'
+    """
+    acc = _Acc()
+    _analyze_text(command, _State(cwd, None, prefix_unknown=False), acc, depth=0)
+    return acc.result()
+
+
+def _analyze_text(text: str, state: _State, acc: _Acc, *, depth: int) -> None:
+    """Tokenize ``text`` and analyze every simple command in it."""
+    if depth > _MAX_DEPTH:
+        acc.flag("command nesting too deep to analyze", state, unknown=True)
+        return
+    try:
+        tokens, extra = _tokenize(text)
+    except InputError as exc:
+        acc.flag(f"command cannot be parsed ({exc})", state, unknown=True)
+        return
+    for inner in extra:
+        _analyze_text(inner, state.copy(), acc, depth=depth + 1)
+    _analyze_tokens(tokens, state, acc, depth=depth)
+
+
+def _analyze_tokens(tokens: Sequence[_Token], state: _State, acc: _Acc, *, depth: int) -> None:
+    """Walk tokens, splitting them into simple commands and tracking subshells and ``cd``."""
+    stack: list[_State] = []
+    current: list[_Token] = []
+    in_pipeline = False
+    for index, tok in enumerate(tokens):
+        if isinstance(tok, _Word):
+            current.append(tok)
+            continue
+        if tok in _SEPARATORS or tok in {"(", ")"}:
+            words_before = sum(isinstance(t, _Word) for t in current)
+            if tok == "(" and words_before and _next_is(tokens, index, ")"):
+                # "name() { ...; }": a function definition; its body is analyzed as it comes.
+                current = []
+                continue
+            piped = in_pipeline or tok in _PIPES
+            background = tok == "&"
+            _analyze_simple(current, state, acc, depth=depth, piped=piped, background=background)
+            current = []
+            in_pipeline = tok in _PIPES
+            if tok == "(":
+                stack.append(state)
+                state = state.copy()
+            elif tok == ")" and stack:
+                state = stack.pop()
+            continue
+        current.append(tok)  # a redirection operator
+    _analyze_simple(current, state, acc, depth=depth, piped=in_pipeline, background=False)
+    if stack:
+        # An unclosed "(": bash would refuse the line, but we cannot tell what was meant.
+        # (A stray ")" is tolerated: case patterns "a)" produce one.)
+        acc.flag("command cannot be parsed (unbalanced parenthesis)", state, unknown=True)
+
+
+def _next_is(tokens: Sequence[_Token], index: int, op: str) -> bool:
+    return index + 1 < len(tokens) and tokens[index + 1] == op
+
+
+def _analyze_simple(
+    tokens: list[_Token],
+    state: _State,
+    acc: _Acc,
+    *,
+    depth: int,
+    piped: bool,
+    background: bool,
+) -> None:
+    """Analyze one simple command: redirections, substitutions, then its argv."""
+    if not tokens:
+        return
+    words: list[_Word] = []
+    is_test = isinstance(tokens[0], _Word) and tokens[0].text == "[["
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if isinstance(tok, _Word):
+            words.append(tok)
+            i += 1
+            continue
+        if is_test and tok in ("<", ">"):
+            words.append(_Word(tok))  # string comparison inside [[ ]], not a redirection
+            i += 1
+            continue
+        target = tokens[i + 1] if i + 1 < len(tokens) else None
+        if not isinstance(target, _Word):
+            acc.flag(f"redirection {tok!r} has no target", state, unknown=True)
+            i += 1
+            continue
+        _substitutions(target, state, acc, depth=depth)
+        writes = tok in _WRITE_REDIRECTS or (tok == ">&" and not _is_fd(target.text))
+        if writes and not _is_device(target.text):
+            acc.flag("output redirection writes a file", state, [target])
+        i += 2
+    for word in words:
+        _substitutions(word, state, acc, depth=depth)
+    # Shell keywords (if/then/while/!/{ ...) and then assignments (X=1 cmd) come before the
+    # command word; "{ X=1 rm x; }" and "! X=1 rm x" are both valid.
+    argv = words
+    while argv and (
+        (not argv[0].quoted and argv[0].text in _KEYWORDS) or _ASSIGNMENT.match(argv[0].text)
+    ):
+        # The bash keyword "time [-p]" times a whole pipeline, compound commands included.
+        skip = 2 if argv[0].text == "time" and argv[1:2] and argv[1].text == "-p" else 1
+        argv = argv[skip:]
+    if not argv or (not argv[0].quoted and argv[0].text in _NO_COMMAND_KEYWORDS):
+        return
+    if argv[0].text.startswith("((") and not argv[0].quoted:
+        return  # (( arithmetic )): evaluates, runs nothing (its substitutions were analyzed)
+    if argv[0].text in ("cd", "pushd"):
+        if not piped and not background:
+            operands = [w for w in argv[1:] if not w.text.startswith("-") or w.text == "-"]
+            state.cd(operands[0] if operands else None)
+        return
+    if argv[0].text == "popd":
+        if not piped and not background:
+            state.prefix_unknown = True
+        return
+    _analyze_argv(argv, state, acc, depth=depth, piped=piped)
+
+
+def _substitutions(word: _Word, state: _State, acc: _Acc, *, depth: int) -> None:
+    for inner in word.substitutions:
+        # A substitution runs in a subshell: its cd does not leak out.
+        _analyze_text(inner, state.copy(), acc, depth=depth + 1)
+
+
+def _is_fd(text: str) -> bool:
+    return text.isdigit() or text == "-" or (text[:-1].isdigit() and text.endswith("-"))
+
+
+def _is_device(text: str) -> bool:
+    return text in _DEVICES or _DEV_FD.fullmatch(text) is not None
+
+
+# --- option parsing --------------------------------------------------------------------------
+
+
+class _Opts(NamedTuple):
+    """Options and operands of one command line (GNU getopt style)."""
+
+    flags: dict[str, list[_Word | None]]  # "-f" / "--force" -> values (None for no value)
+    operands: list[_Word]
+
+
+def _parse_opts(
+    args: Sequence[_Word],
+    short_with_arg: str = "",
+    long_with_arg: Iterable[str] = (),
+    *,
+    stop_at_operand: bool = False,
+) -> _Opts:
+    """Split ``args`` into options and operands.
+
+    Short options cluster (``-rf``); a short option listed in ``short_with_arg`` takes the rest
+    of its cluster or the next word as its value. ``--name=value`` is split; a long option in
+    ``long_with_arg`` takes the next word. ``--`` ends options; GNU tools accept options after
+    operands, so parsing continues past operands unless ``stop_at_operand``.
+    """
+    long_args = frozenset(long_with_arg)
+    flags: dict[str, list[_Word | None]] = {}
+    operands: list[_Word] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if text == "--":
+            operands.extend(args[i:])
+            break
+        if text.startswith("--") and len(text) > 2:
+            name, eq, value = text.partition("=")
+            if eq:
+                flags.setdefault(name, []).append(_Word(value, dynamic=word.dynamic))
+            elif name in long_args and i < len(args):
+                flags.setdefault(name, []).append(args[i])
+                i += 1
+            else:
+                flags.setdefault(name, []).append(None)
+            continue
+        if text.startswith("-") and len(text) > 1:
+            for pos, letter in enumerate(text[1:], start=2):
+                if letter in short_with_arg:
+                    rest = text[pos:]
+                    if rest:
+                        flags.setdefault("-" + letter, []).append(
+                            _Word(rest, dynamic=word.dynamic)
+                        )
+                    elif i < len(args):
+                        flags.setdefault("-" + letter, []).append(args[i])
+                        i += 1
+                    else:
+                        flags.setdefault("-" + letter, []).append(None)
+                    break
+                flags.setdefault("-" + letter, []).append(None)
+            continue
+        operands.append(word)
+        if stop_at_operand:
+            operands.extend(args[i:])
+            break
+    return _Opts(flags, operands)
+
+
+def _values(opts: _Opts, *names: str) -> list[_Word]:
+    return [v for name in names for v in opts.flags.get(name, ()) if v is not None]
+
+
+def _has(opts: _Opts, *names: str) -> bool:
+    return any(name in opts.flags for name in names)
+
+
+def _not_device(words: Iterable[_Word]) -> list[_Word]:
+    return [w for w in words if not _is_device(w.text)]
+
+
+# --- per-command analysis ---------------------------------------------------------------------
+
+
+class _Cmd(NamedTuple):
+    """One command line handed to a per-command handler."""
+
+    name: str  # basename of argv[0]
+    args: list[_Word]  # argv[1:]
+    state: _State
+    acc: _Acc
+    depth: int
+    piped: bool
+
+
+def _analyze_argv(
+    argv: list[_Word], state: _State, acc: _Acc, *, depth: int, piped: bool
+) -> None:
+    """Dispatch on the command name, unwrapping wrappers (sudo, env, xargs, bash -c ...)."""
+    head = argv[0]
+    if head.dynamic:
+        acc.flag("command name is computed at run time", state, unknown=True)
+        return
+    name = posixpath.basename(head.text)
+    args = argv[1:]
+    handler = _HANDLERS.get(name)
+    if handler is not None:
+        handler(_Cmd(name, args, state, acc, depth, piped))
+    elif name.startswith("mkfs") or name in _DISK_TOOLS:
+        opts = _parse_opts(args, "tLbcCEgGIlmNOrTUv")
+        acc.flag(f"{name} formats or repartitions a device", state, opts.operands[-1:])
+
+
+_DISK_TOOLS = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "sgdisk", "parted"})
+
+
+def _rm(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args)
+    reason = {
+        "rm": "rm removes files",
+        "rimraf": "rm removes files",
+        "rmdir": "rmdir removes directories",
+        "unlink": "unlink removes a file",
+        "trash": "trash moves files to the trash",
+        "trash-put": "trash moves files to the trash",
+    }[name]
+    acc.flag(reason, state, opts.operands)
+
+
+def _shred(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "ns", ("--iterations", "--size", "--random-source"))
+    acc.flag("shred overwrites files", state, opts.operands)
+
+
+def _mv(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "tS", ("--target-directory", "--suffix"))
+    # Both ends of a move change: the source disappears, the destination is (over)written.
+    acc.flag("mv moves files (source and destination)", state, [
+        *opts.operands, *_values(opts, "-t", "--target-directory")
+    ])
+
+
+def _cp(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "install":
+        opts = _parse_opts(
+            args, "gmoSt", ("--group", "--mode", "--owner", "--suffix", "--target-directory",
+                            "--strip-program")
+        )
+        if _has(opts, "-d", "--directory"):
+            acc.flag("install creates directories", state, opts.operands)
+            return
+    else:
+        opts = _parse_opts(args, "tS", ("--target-directory", "--suffix"))
+    dest = _values(opts, "-t", "--target-directory")
+    if not dest and len(opts.operands) >= 2:
+        dest = opts.operands[-1:]  # cp SRC... DEST: only the destination is written
+    dest = _not_device(dest)
+    if dest:
+        acc.flag(f"{name} overwrites its destination", state, dest)
+
+
+def _ln(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "St", ("--suffix", "--target-directory"))
+    dest = _values(opts, "-t", "--target-directory")
+    if not dest and len(opts.operands) >= 2:
+        dest = opts.operands[-1:]
+    elif not dest and opts.operands:
+        # "ln -s /a/b" creates ./b
+        only = opts.operands[0]
+        dest = [_Word(posixpath.basename(only.text.rstrip("/")), dynamic=only.dynamic)]
+    forced = _has(opts, "-f", "--force")
+    reason = "ln -f replaces existing files" if forced else "ln creates links"
+    acc.flag(reason, state, dest)
+
+
+def _dd(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    outputs = [
+        _Word(w.text[3:], dynamic=w.dynamic) for w in args if w.text.startswith("of=")
+    ]
+    outputs = _not_device(outputs)
+    if outputs:
+        acc.flag("dd writes its output file", state, outputs)
+
+
+def _truncate(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "sr", ("--size", "--reference"))
+    acc.flag("truncate resizes files", state, opts.operands)
+
+
+_CHMOD_MODE = re.compile(r"-[rwxXstugo]+")
+
+
+def _chmod(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    # chmod -w file: "-w" is a mode, not an option [chmod(1)].
+    if name == "chmod":
+        args = [_Word("+" + w.text[1:]) if _CHMOD_MODE.fullmatch(w.text) else w for w in args]
+    opts = _parse_opts(args)
+    operands = opts.operands
+    if not any(flag.startswith("--reference") for flag in opts.flags):
+        operands = operands[1:]  # the mode / owner / group
+    reason = {
+        "chmod": "chmod changes file permissions",
+        "chown": "chown changes file ownership",
+        "chgrp": "chgrp changes file group ownership",
+    }[name]
+    acc.flag(reason, state, operands)
+
+
+def _tee(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args)
+    targets = _not_device(opts.operands)
+    if targets or name == "sponge":
+        acc.flag(f"{name} writes files", state, targets)
+
+
+def _sed(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    in_place = False
+    has_script_option = False
+    operands: list[_Word] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if text == "--":
+            operands.extend(args[i:])
+            break
+        if text.startswith("--"):
+            option = text.partition("=")[0]
+            if option == "--in-place":
+                in_place = True
+            elif option in ("--expression", "--file"):
+                has_script_option = True
+                if "=" not in text:
+                    i += 1
+            elif option == "--line-length" and "=" not in text:
+                i += 1
+            continue
+        if text.startswith("-") and len(text) > 1:
+            for pos, letter in enumerate(text[1:], start=2):
+                if letter == "i":
+                    # GNU: -i[SUFFIX] takes the rest of the cluster. BSD/macOS: -i SUFFIX, where
+                    # SUFFIX is often '' -- consume an empty or dot-suffix next word.
+                    in_place = True
+                    if pos == len(text) and i < len(args) and re.fullmatch(
+                        r"(\.[\w.~-]*)?", args[i].text
+                    ):
+                        i += 1
+                    break
+                if letter in "efl":
+                    has_script_option = has_script_option or letter in "ef"
+                    if pos == len(text):
+                        i += 1
+                    break
+            continue
+        operands.append(word)
+    if not in_place:
+        return
+    files = operands if has_script_option else operands[1:]
+    acc.flag("sed -i edits files in place", state, files)
+
+
+def _perl(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    in_place = False
+    has_script = False
+    operands: list[_Word] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if text == "--":
+            operands.extend(args[i:])
+            break
+        if text.startswith("-") and len(text) > 1:
+            for pos, letter in enumerate(text[1:], start=2):
+                if letter == "i":
+                    in_place = True  # -i[extension]: the rest of the cluster is the extension
+                    break
+                if letter in "eE":
+                    has_script = True
+                    if pos == len(text):
+                        i += 1
+                    break
+                if letter in "IMmxlC0d":
+                    if letter in "IMm" and pos == len(text):
+                        i += 1
+                    break
+            continue
+        operands.append(word)
+    if in_place:
+        files = operands if has_script else operands[1:]
+        acc.flag("perl -i edits files in place", state, files)
+
+
+def _find(cmd: _Cmd) -> None:
+    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
+    i = 0
+    # Leading options -H -L -P -D opts -Olevel come before the starting points [find(1)].
+    while i < len(args) and (
+        args[i].text in ("-H", "-L", "-P", "-D") or args[i].text.startswith("-O")
+    ):
+        i += 2 if args[i].text == "-D" else 1
+    roots: list[_Word] = []
+    while i < len(args) and not args[i].text.startswith(("-", "(", "!", ")", ",")):
+        roots.append(args[i])
+        i += 1
+    if not roots:
+        roots = [_Word(".")]
+    while i < len(args):
+        text = args[i].text
+        i += 1
+        if text == "-delete":
+            acc.flag("find -delete removes files", state, roots)
+        elif text in ("-fprint", "-fprint0", "-fls", "-fprintf"):
+            if i < len(args):
+                acc.flag(f"find {text} writes a file", state, _not_device([args[i]]))
+            i += 2 if text == "-fprintf" else 1
+        elif text in ("-exec", "-execdir", "-ok", "-okdir"):
+            inner: list[_Word] = []
+            while i < len(args) and args[i].text not in (";", "+"):
+                inner.append(args[i])
+                i += 1
+            i += 1
+            _find_exec(inner, roots, state, acc, depth=depth, piped=piped)
+
+
+def _find_exec(
+    inner: list[_Word],
+    roots: list[_Word],
+    state: _State,
+    acc: _Acc,
+    *,
+    depth: int,
+    piped: bool,
+) -> None:
+    """Analyze ``find -exec CMD ;`` with ``{}`` standing for the files under the roots."""
+    expanded: list[_Word] = []
+    for word in inner:
+        if word.text == "{}":
+            expanded.extend(roots)
+        elif "{}" in word.text:
+            # "{}.bak" lives next to each found file, i.e. still under the roots, but which
+            # name exactly is only known at run time.
+            expanded.extend(_Word(r.text, dynamic=True) for r in roots)
+        else:
+            expanded.append(word)
+    if expanded:
+        _analyze_argv(expanded, state, acc, depth=depth, piped=piped)
+
+
+def _xargs(cmd: _Cmd) -> None:
+    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        i += 1
+        if text.startswith("--"):
+            if "=" not in text and text in (
+                "--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs",
+                "--max-chars", "--process-slot-var",
+            ):  # fmt: skip
+                i += 1
+            continue
+        letter = text[1]
+        if letter in "aILPdEns" and len(text) == 2:
+            i += 1  # option argument in the next word
+    inner = args[i:]
+    if not inner:
+        return  # xargs alone runs echo
+    sub = _Acc()
+    _analyze_argv(inner, state, sub, depth=depth, piped=piped)
+    if sub.reasons:
+        # The real operands arrive on stdin: whatever the static part says, more targets exist.
+        _merge(acc, sub, unknown=True)
+
+
+def _merge(acc: _Acc, sub: _Acc, *, unknown: bool = False) -> None:
+    for reason in sub.reasons:
+        acc.reasons.setdefault(reason, None)
+    for target in sub.targets:
+        acc.targets.setdefault(target, None)
+    acc.unknown = acc.unknown or sub.unknown or unknown
+
+
+# Wrappers: (short options that take a value, long options that take a value).
+_WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sudo": ("ugCDhpRrTtU", ("--user", "--group", "--close-from", "--chdir", "--host",
+                              "--prompt", "--chroot", "--role", "--command-timeout", "--type",
+                              "--other-user")),
+    "doas": ("uC", ()),
+    "nohup": ("", ()),
+    "nice": ("n", ("--adjustment",)),
+    "ionice": ("cnpPu", ("--class", "--classdata", "--pid", "--pgid", "--uid")),
+    "time": ("fo", ("--format", "--output")),
+    "stdbuf": ("ioe", ("--input", "--output", "--error")),
+    "setsid": ("", ()),
+    "chronic": ("", ()),
+    "unbuffer": ("", ()),
+    "caffeinate": ("wt", ()),
+    "command": ("", ()),
+    "builtin": ("", ()),
+    "exec": ("a", ()),
+    "busybox": ("", ()),
+    "toybox": ("", ()),
+    "chroot": ("", ("--userspec", "--groups")),
+}  # fmt: skip
+
+
+def _wrapper(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    depth, piped = cmd.depth, cmd.piped
+    short, long_ = _WRAPPERS[name]
+    if name == "command" and args and args[0].text in ("-v", "-V"):
+        return  # command -v: a lookup, runs nothing
+    if name == "nice" and args and re.fullmatch(r"-[0-9]+", args[0].text):
+        args = args[1:]  # old-style "nice -10 cmd"
+    if name == "sudo" and any(w.text in ("-e", "--edit") for w in args):
+        opts = _parse_opts(args, short, long_)
+        acc.flag("sudoedit edits files", state, opts.operands)
+        return
+    opts = _parse_opts(args, short, long_, stop_at_operand=True)
+    inner = opts.operands
+    if name == "time":
+        outputs = _not_device(_values(opts, "-o", "--output"))
+        if outputs:
+            acc.flag("time -o writes a file", state, outputs)
+    if name in ("sudo", "doas"):
+        # "sudo VAR=value cmd" sets the variable for cmd [sudo(8) DESCRIPTION].
+        while inner and _ASSIGNMENT.match(inner[0].text):
+            inner = inner[1:]
+    if name == "chroot":
+        inner = inner[1:]  # the new root
+    if inner:
+        _analyze_argv(inner, state, acc, depth=depth, piped=piped)
+
+
+def _timeout(cmd: _Cmd) -> None:
+    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
+    opts = _parse_opts(args, "sk", ("--signal", "--kill-after"), stop_at_operand=True)
+    inner = opts.operands[1:]  # the duration comes first
+    if inner:
+        _analyze_argv(inner, state, acc, depth=depth, piped=piped)
+
+
+def _env(cmd: _Cmd) -> None:
+    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
+    opts = _parse_opts(args, "uCS", ("--unset", "--chdir", "--split-string"), stop_at_operand=True)
+    inner = list(opts.operands)
+    while inner and _ASSIGNMENT.match(inner[0].text):
+        inner = inner[1:]
+    inner_state = state
+    chdir = _values(opts, "-C", "--chdir")
+    if chdir:
+        inner_state = state.copy()
+        inner_state.cd(chdir[-1])
+    split = _values(opts, "-S", "--split-string")
+    if split:
+        # env -S 'cmd args' splits the string into the command line [env(1)].
+        text = " ".join([split[-1].text, *(_requote(w) for w in inner)])
+        if split[-1].dynamic:
+            acc.flag("env -S runs a command built at run time", state, unknown=True)
+        _analyze_text(text, inner_state.copy(), acc, depth=depth + 1)
+        return
+    if inner:
+        _analyze_argv(inner, inner_state, acc, depth=depth, piped=piped)
+
+
+def _requote(word: _Word) -> str:
+    """Quote a word's text so that re-parsing gives the same word (dynamic parts stay live)."""
+    if word.dynamic:
+        return '"' + word.text.replace('"', '\\"') + '"'
+    return "'" + word.text.replace("'", "'\\''") + "'"
+
+
+def _shell(cmd: _Cmd) -> None:
+    args, state, acc, depth = cmd.args, cmd.state, cmd.acc, cmd.depth
+    if any(w.text in ("--version", "--help") for w in args):
+        return
+    has_c = False
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text in {"--", "-"}:
+            i += 1
+            break
+        if text.startswith("--"):
+            i += 2 if text in ("--rcfile", "--init-file") else 1
+            continue
+        if text.startswith(("-", "+")) and len(text) > 1:
+            i += 1
+            has_c = has_c or "c" in text[1:]
+            if "o" in text[1:] or "O" in text[1:]:
+                i += 1  # -o option / -O shopt take a name
+            continue
+        break
+    rest = args[i:]
+    if has_c:
+        if not rest:
+            return
+        script = rest[0]
+        if script.dynamic:
+            acc.flag("shell -c runs a command built at run time", state, unknown=True)
+        _analyze_text(script.text, state.copy(), acc, depth=depth + 1)
+    elif not rest:
+        acc.flag("shell reads commands from its input", state, unknown=True)
+    # else: "bash script.sh" runs a file we do not read.
+
+
+def _su(cmd: _Cmd) -> None:
+    args, state, acc, depth = cmd.args, cmd.state, cmd.acc, cmd.depth
+    opts = _parse_opts(args, "cgGs", ("--command", "--group", "--supp-group", "--shell"))
+    for script in _values(opts, "-c", "--command"):
+        if script.dynamic:
+            acc.flag("su -c runs a command built at run time", state, unknown=True)
+        _analyze_text(script.text, state.copy(), acc, depth=depth + 1)
+
+
+def _eval(cmd: _Cmd) -> None:
+    name, args, state, acc, depth = cmd.name, cmd.args, cmd.state, cmd.acc, cmd.depth
+    if any(w.dynamic for w in args):
+        acc.flag(f"{name} runs a command built at run time", state, unknown=True)
+    if name == "watch":
+        opts = _parse_opts(args, "ndq", ("--interval", "--differences", "--equexit"),
+                           stop_at_operand=True)
+        args = opts.operands
+    # eval and watch join their arguments with spaces and run the result as shell code.
+    _analyze_text(" ".join(w.text for w in args), state.copy(), acc, depth=depth + 1)
+
+
+def _flock(cmd: _Cmd) -> None:
+    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
+    opts = _parse_opts(args, "wEc", ("--timeout", "--conflict-exit-code", "--command"),
+                       stop_at_operand=True)
+    scripts = _values(opts, "-c", "--command")
+    inner = opts.operands[1:]  # the lock file comes first
+    if len(inner) >= 2 and inner[0].text in ("-c", "--command"):
+        scripts.append(inner[1])  # flock FILE -c COMMAND
+        inner = []
+    for script in scripts:
+        if script.dynamic:
+            acc.flag("flock -c runs a command built at run time", state, unknown=True)
+        _analyze_text(script.text, state.copy(), acc, depth=depth + 1)
+    if inner:
+        _analyze_argv(inner, state, acc, depth=depth, piped=piped)
+
+
+_KILL_SIGNALS = frozenset({"9", "KILL", "SIGKILL"})
+
+
+def _kill(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    forced = False
+    for index, word in enumerate(args):
+        text = word.text
+        if text.startswith("-") and text[1:] in _KILL_SIGNALS:
+            forced = True
+        elif text in ("-s", "-n", "--signal") and index + 1 < len(args):
+            forced = forced or args[index + 1].text.upper() in _KILL_SIGNALS
+        elif text.startswith("--signal=") and text[9:].upper() in _KILL_SIGNALS:
+            forced = True
+    if forced:
+        acc.flag(f"{name} -9 force-kills processes", state)
+
+
+def _curl(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "curl":
+        opts = _parse_opts(
+            args, "AbcCdDeEFHKmoPQrTuUwxXyYz",
+            ("--output", "--dump-header", "--cookie-jar", "--data", "--header", "--user",
+             "--request", "--url", "--config", "--form", "--upload-file", "--output-dir"),
+        )  # fmt: skip
+        targets = _values(opts, "-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar")
+        remote_name = _has(opts, "-O", "--remote-name", "--remote-name-all", "-J")
+    else:  # wget
+        opts = _parse_opts(
+            args, "OoaPeiBtTwQUlDIAXRh",
+            ("--output-document", "--output-file", "--append-output", "--directory-prefix"),
+        )
+        targets = _values(opts, "-O", "--output-document", "-o", "--output-file", "-a",
+                          "--append-output")
+        remote_name = False
+    targets = [t for t in _not_device(targets) if t.text != "-"]
+    if targets:
+        acc.flag(f"{name} writes an output file", state, targets)
+    if remote_name:
+        acc.flag(f"{name} -O writes a file named after the URL", state, unknown=True)
+
+
+def _scp(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "scp":
+        opts = _parse_opts(args, "cFiJloPSX")
+        reason = "scp writes its destination"
+    else:
+        opts = _parse_opts(args, "efBMT", ("--rsh", "--filter", "--exclude", "--include",
+                                           "--temp-dir", "--backup-dir", "--partial-dir"))
+        deleting = any(f.startswith("--delete") for f in opts.flags)
+        reason = (
+            "rsync --delete removes files at the destination" if deleting
+            else "rsync writes its destination"
+        )
+        if _has(opts, "--remove-source-files"):
+            acc.flag("rsync --remove-source-files deletes its sources", state, [
+                w for w in opts.operands[:-1] if not _is_remote(w.text)
+            ])
+    if len(opts.operands) < 2:
+        return
+    dest = opts.operands[-1]
+    if not _is_remote(dest.text):
+        acc.flag(reason, state, [dest])
+
+
+def _is_remote(text: str) -> bool:
+    """``[user@]host:path`` or ``rsync://``: the far end is not on this machine."""
+    head = text.split("/", 1)[0]
+    return ":" in head or text.startswith("rsync://")
+
+
+def _tar(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "unzip":
+        opts = _parse_opts(args, "dxP")
+        if _has(opts, "-l", "-t", "-v", "-Z", "-p", "-z"):
+            return
+        dest = _values(opts, "-d") or [_Word(".")]
+        acc.flag("unzip extracts files (may overwrite)", state, dest)
+        return
+    words = list(args)
+    if words and not words[0].text.startswith("-"):
+        words[0] = _Word("-" + words[0].text, dynamic=words[0].dynamic)  # old style "tar xzf"
+        # Old-style letters take their values from the following words, in order.
+        letters = [c for c in words[0].text[1:] if c in "fCTXbgHKLNV"]
+        values = words[1 : 1 + len(letters)]
+        rebuilt: list[_Word] = []
+        for letter in words[0].text[1:]:
+            if letter in "fCTXbgHKLNV" and values:
+                rebuilt.extend([_Word("-" + letter), values.pop(0)])
+            else:
+                rebuilt.append(_Word("-" + letter))
+        words = rebuilt + words[1 + len(letters) :]
+    opts = _parse_opts(words, "fCTXbgHKLNV", ("--file", "--directory", "--files-from",
+                                              "--exclude-from"))
+    if _has(opts, "-x", "--extract", "--get"):
+        dest = _values(opts, "-C", "--directory") or [_Word(".")]
+        acc.flag("tar -x extracts files (may overwrite)", state, dest)
+    elif _has(opts, "-c", "--create", "-r", "--append", "-u", "--update"):
+        archive = [w for w in _values(opts, "-f", "--file") if w.text != "-"]
+        if archive:
+            acc.flag("tar writes an archive file", state, _not_device(archive))
+
+
+def _patch(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(
+        args, "iopdrDBYzFVg",
+        ("--input", "--output", "--directory", "--strip", "--reject-file"),
+    )  # fmt: skip
+    if _has(opts, "--dry-run"):
+        return
+    outputs = _values(opts, "-o", "--output")
+    if outputs:
+        acc.flag("patch writes its output file", state, _not_device(outputs))
+        return
+    # "patch FILE" patches FILE; otherwise the files come from the diff headers.
+    acc.flag("patch writes the files named in a diff", state, opts.operands[:1],
+             unknown=not opts.operands)
+
+
+# --- git ---------------------------------------------------------------------------------------
+
+# Config keys whose value git executes; "git -c core.pager='rm -rf x' log" runs it [git-config(1)].
+_GIT_EXEC_KEYS = re.compile(
+    r"(core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)|sequence\.editor"
+    r"|diff\.external|pager\..*|alias\..*|.*\.(textconv|clean|smudge|process|command|cmd))",
+    re.IGNORECASE,
+)
+_GIT_PATHLIKE = re.compile(r"(\.\.?|\.{0,2}/.*|~.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]*)")
+
+
+def _git(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    git_state = state
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text == "-C" and i + 1 < len(args):
+            git_state = git_state.copy()
+            git_state.cd(args[i + 1])
+            i += 2
+        elif text == "-c" and i + 1 < len(args):
+            key, _, value = args[i + 1].text.partition("=")
+            if _GIT_EXEC_KEYS.fullmatch(key) or value.startswith("!"):
+                acc.flag("git -c sets a config value that runs a program", state, unknown=True)
+            i += 2
+        elif text in ("--git-dir", "--work-tree", "--namespace", "--config-env",
+                      "--super-prefix"):  # fmt: skip
+            i += 2
+        elif text.startswith("-"):
+            i += 1
+        else:
+            break
+    if i >= len(args):
+        return
+    sub = args[i].text
+    rest = args[i + 1 :]
+    analyzer = _GIT_SUBCOMMANDS.get(sub)
+    if analyzer is not None:
+        analyzer(rest, git_state, acc)
+
+
+def _git_reset(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "", ("--pathspec-from-file",))
+    if _has(opts, "--hard", "--merge"):
+        acc.flag("git reset --hard discards uncommitted changes", state, [_Word(".")])
+
+
+def _git_clean(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "e", ("--exclude",))
+    if _has(opts, "-n", "--dry-run"):
+        return
+    # Without -f git refuses by default, but clean.requireForce=false lifts that: flag anyway.
+    acc.flag("git clean -f deletes untracked files", state, opts.operands or [_Word(".")])
+
+
+def _git_checkout(args: list[_Word], state: _State, acc: _Acc) -> None:
+    texts = [w.text for w in args]
+    opts = _parse_opts(args, "bB", ("--orphan", "--conflict", "--pathspec-from-file"))
+    paths: list[_Word]
+    if "--" in texts:
+        cut = texts.index("--")
+        paths = args[cut + 1 :]
+    elif len(opts.operands) >= 2:
+        paths = opts.operands[1:]  # <tree-ish> <paths>...
+    elif len(opts.operands) == 1 and _GIT_PATHLIKE.fullmatch(opts.operands[0].text):
+        paths = opts.operands
+    else:
+        paths = []
+    if _has(opts, "--pathspec-from-file"):
+        acc.flag("git checkout overwrites files in the working tree", state, paths, unknown=True)
+    elif paths:
+        acc.flag("git checkout overwrites files in the working tree", state, paths)
+    elif _has(opts, "-f", "--force") and not _has(opts, "-b", "-B", "--orphan"):
+        acc.flag("git checkout -f discards uncommitted changes", state, [_Word(".")])
+
+
+def _git_restore(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "s", ("--source", "--pathspec-from-file"))
+    if _has(opts, "-S", "--staged") and not _has(opts, "-W", "--worktree"):
+        return  # only the index changes
+    acc.flag("git restore overwrites files in the working tree", state, opts.operands,
+             unknown=_has(opts, "--pathspec-from-file") or not opts.operands)
+
+
+def _git_switch(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "cC", ("--create", "--force-create", "--orphan"))
+    if _has(opts, "-f", "--force", "--discard-changes"):
+        acc.flag("git switch --discard-changes discards uncommitted changes", state, [_Word(".")])
+
+
+def _git_push(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "o", ("--push-option", "--repo", "--receive-pack", "--exec"))
+    forced = _has(opts, "-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror")
+    # "+refspec" forces that ref [git-push(1) <refspec>].
+    forced = forced or any(w.text.startswith("+") for w in opts.operands[1:])
+    if forced:
+        acc.flag("git push --force rewrites remote history", state)
+    deleting = _has(opts, "-d", "--delete", "--prune") or any(
+        w.text.startswith(":") and len(w.text) > 1 for w in opts.operands[1:]
+    )
+    if deleting:
+        acc.flag("git push --delete removes remote refs", state)
+
+
+def _git_branch(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "", ("--set-upstream-to", "--track"))
+    deleting = _has(opts, "-d", "--delete")
+    forced = _has(opts, "-f", "--force")
+    if _has(opts, "-D") or (deleting and forced):
+        acc.flag("git branch -D deletes unmerged branches", state)
+    elif _has(opts, "-M", "-C") or (forced and not deleting):
+        acc.flag("git branch -f overwrites an existing branch", state)
+
+
+def _git_rebase(args: list[_Word], state: _State, acc: _Acc) -> None:
+    if any(w.text in ("--abort", "--quit", "--show-current-patch") for w in args):
+        return
+    acc.flag("git rebase rewrites history", state)
+
+
+def _git_stash(args: list[_Word], state: _State, acc: _Acc) -> None:
+    if args and args[0].text in ("drop", "clear"):
+        acc.flag(f"git stash {args[0].text} deletes stashed changes", state)
+
+
+def _git_filter(args: list[_Word], state: _State, acc: _Acc) -> None:
+    del args
+    acc.flag("git filter-branch rewrites history", state)
+
+
+def _git_rm(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "", ("--pathspec-from-file",))
+    if _has(opts, "--cached", "-n", "--dry-run"):
+        return
+    acc.flag("git rm deletes files", state, opts.operands,
+             unknown=_has(opts, "--pathspec-from-file"))
+
+
+def _git_mv(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args)
+    if not _has(opts, "-n", "--dry-run"):
+        acc.flag("git mv moves files (source and destination)", state, opts.operands)
+
+
+def _git_apply(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "pC", ("--directory", "--exclude", "--include", "--whitespace"))
+    only_report = _has(opts, "--check", "--stat", "--numstat", "--summary") and not _has(
+        opts, "--apply"
+    )
+    if only_report or _has(opts, "--cached"):
+        return
+    acc.flag("git apply writes the files named in a patch", state, unknown=True)
+
+
+def _git_reflog(args: list[_Word], state: _State, acc: _Acc) -> None:
+    if args and args[0].text in ("expire", "delete"):
+        acc.flag("git reflog expire destroys recovery points", state)
+
+
+def _git_update_ref(args: list[_Word], state: _State, acc: _Acc) -> None:
+    if any(w.text in ("-d", "--delete") for w in args):
+        acc.flag("git update-ref -d deletes a ref", state)
+
+
+_GIT_SUBCOMMANDS = {
+    "reset": _git_reset,
+    "clean": _git_clean,
+    "checkout": _git_checkout,
+    "restore": _git_restore,
+    "switch": _git_switch,
+    "push": _git_push,
+    "branch": _git_branch,
+    "rebase": _git_rebase,
+    "stash": _git_stash,
+    "filter-branch": _git_filter,
+    "filter-repo": _git_filter,
+    "rm": _git_rm,
+    "mv": _git_mv,
+    "apply": _git_apply,
+    "reflog": _git_reflog,
+    "update-ref": _git_update_ref,
+}
+
+_Handler = Callable[[_Cmd], None]
+
+_HANDLERS: dict[str, _Handler] = {
+    "rm": _rm,
+    "rimraf": _rm,
+    "rmdir": _rm,
+    "unlink": _rm,
+    "trash": _rm,
+    "trash-put": _rm,
+    "shred": _shred,
+    "mv": _mv,
+    "cp": _cp,
+    "install": _cp,
+    "ln": _ln,
+    "dd": _dd,
+    "truncate": _truncate,
+    "chmod": _chmod,
+    "chown": _chmod,
+    "chgrp": _chmod,
+    "tee": _tee,
+    "sponge": _tee,
+    "sed": _sed,
+    "gsed": _sed,
+    "perl": _perl,
+    "find": _find,
+    "xargs": _xargs,
+    "timeout": _timeout,
+    "gtimeout": _timeout,
+    "env": _env,
+    "su": _su,
+    "eval": _eval,
+    "watch": _eval,
+    "flock": _flock,
+    "kill": _kill,
+    "pkill": _kill,
+    "killall": _kill,
+    "curl": _curl,
+    "wget": _curl,
+    "scp": _scp,
+    "rsync": _scp,
+    "tar": _tar,
+    "unzip": _tar,
+    "patch": _patch,
+    "git": _git,
+    **dict.fromkeys(_WRAPPERS, _wrapper),
+    **dict.fromkeys(_SHELLS, _shell),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# ledger intent commands
+# --------------------------------------------------------------------------------------------
+
+_INTENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
+
+
+def parse_intent_command(command: str) -> IntentCommand | None:
+    """Recognise an agent's ``ledger intent`` command.
+
+    Accepted forms, as the whole command, optionally preceded by ``cd DIR &&``; ``ledger`` may
+    be given by path (``.venv/bin/ledger``)::
+
+        ledger intent select INT-001
+        ledger intent clear
+        ledger intent expand INT-001 'src/auth/**' docs/auth.md [--reason "why"]
+
+    Anything else (other operators, redirections, run-time expansions, unknown options) gives
+    None, so the command is then governed like any other.
+
+    Args:
+        command: the shell command string.
+
+    Returns:
+        The :class:`IntentCommand`, or None.
+    """
+    try:
+        tokens, extra = _tokenize(command)
+    except InputError:
+        return None
+    while tokens and tokens[-1] == "\n":
+        tokens.pop()
+    if extra or any(isinstance(t, _Word) and (t.dynamic or t.substitutions) for t in tokens):
+        return None
+    if "&&" in tokens:
+        cut = tokens.index("&&")
+        prefix, tokens = tokens[:cut], tokens[cut + 1 :]
+        if not (
+            len(prefix) == 2
+            and isinstance(prefix[0], _Word)
+            and prefix[0].text == "cd"
+            and isinstance(prefix[1], _Word)
+        ):
+            return None
+    words = [t for t in tokens if isinstance(t, _Word)]
+    if len(words) != len(tokens) or len(words) < 3:
+        return None
+    if posixpath.basename(words[0].text) != "ledger" or words[1].text != "intent":
+        return None
+    action = words[2].text
+    rest = [w.text for w in words[3:]]
+    if action == "clear":
+        return IntentCommand("clear", None, (), None) if not rest else None
+    if action == "select":
+        if len(rest) == 1 and _INTENT_ID.fullmatch(rest[0]):
+            return IntentCommand("select", rest[0], (), None)
+        return None
+    if action != "expand" or not rest or not _INTENT_ID.fullmatch(rest[0]):
+        return None
+    return _parse_expand(rest[0], rest[1:])
+
+
+def _parse_expand(intent_id: str, args: list[str]) -> IntentCommand | None:
+    globs: list[str] = []
+    reason: str | None = None
+    i = 0
+    options_done = False
+    while i < len(args):
+        text = args[i]
+        i += 1
+        if not options_done and text == "--":
+            options_done = True
+        elif not options_done and text == "--reason":
+            if i >= len(args) or reason is not None:
+                return None
+            reason = args[i]
+            i += 1
+        elif not options_done and text.startswith("--reason="):
+            if reason is not None:
+                return None
+            reason = text[len("--reason=") :]
+        elif not options_done and text.startswith("-"):
+            return None
+        elif text:
+            globs.append(text)
+        else:
+            return None
+    if not globs:
+        return None
+    return IntentCommand("expand", intent_id, tuple(globs), reason)
