@@ -37,8 +37,20 @@ from ledger._errors import (
 from ledger._version import __version__
 
 if TYPE_CHECKING:
+    from ledger._adapters import HookDecision, HookEvent, parse_payload, render_response
     from ledger._canonical import canonical_bytes
     from ledger._checkpoint import Checkpoint, parse_checkpoint
+    from ledger._engine import (
+        HookEngine,
+        HookOutcome,
+        Invocation,
+        InvocationResult,
+        MergedDecision,
+    )
+    from ledger._executors import CommandHook, HttpHook, PromptHook
+    from ledger._governed import handle_event
+    from ledger._install import install, uninstall
+    from ledger._intents import Intent, IntentsFile, load_intents_file
     from ledger._keys import KeyEntry, Keyring, SigningKey
     from ledger._ledger import MAX_RECORD_BYTES, Entry, Ledger, RepairResult
     from ledger._record import FORMAT_VERSION, Record
@@ -52,18 +64,30 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "CheckpointResult",
+    "CommandHook",
     "ConfigError",
     "Entry",
+    "HookDecision",
+    "HookEngine",
+    "HookEvent",
+    "HookOutcome",
+    "HttpHook",
     "InputError",
     "IntegrityError",
+    "Intent",
+    "IntentsFile",
+    "Invocation",
+    "InvocationResult",
     "KeyEntry",
     "KeyNotFoundError",
     "Keyring",
     "Ledger",
     "LedgerError",
+    "MergedDecision",
     "NotInitializedError",
     "PolicyError",
     "Problem",
+    "PromptHook",
     "Record",
     "RepairRefusedError",
     "RepairResult",
@@ -77,11 +101,35 @@ __all__ = [
     "__version__",
     "canonical_bytes",
     "find_root",
+    "handle_event",
+    "install",
+    "load_intents_file",
     "parse_checkpoint",
+    "parse_payload",
+    "render_response",
+    "uninstall",
     "verify_lines",
 ]
 
 _LAZY = {
+    "HookDecision": "ledger._adapters",
+    "HookEvent": "ledger._adapters",
+    "parse_payload": "ledger._adapters",
+    "render_response": "ledger._adapters",
+    "HookEngine": "ledger._engine",
+    "HookOutcome": "ledger._engine",
+    "Invocation": "ledger._engine",
+    "InvocationResult": "ledger._engine",
+    "MergedDecision": "ledger._engine",
+    "CommandHook": "ledger._executors",
+    "HttpHook": "ledger._executors",
+    "PromptHook": "ledger._executors",
+    "handle_event": "ledger._governed",
+    "install": "ledger._install",
+    "uninstall": "ledger._install",
+    "Intent": "ledger._intents",
+    "IntentsFile": "ledger._intents",
+    "load_intents_file": "ledger._intents",
     "canonical_bytes": "ledger._canonical",
     "Checkpoint": "ledger._checkpoint",
     "parse_checkpoint": "ledger._checkpoint",
