@@ -38,8 +38,8 @@ part is ``*``, or ends in a letter, digit or ``_`` and would match at least one 
 otherwise the whole pattern is a regex. That settles the clash with regex groups: in
 ``mcp__github__(create|delete)`` or ``Notebook(Edit)`` the tool part names no shell or file tool
 (Claude Code has no specifiers for MCP tools), ``.*(Edit)`` and ``^(Edit|Write)$`` have no
-name-like tool part, and ``Bash(?:Output)`` opens a regex group, so all of them stay regexes. ``Bash(*)`` and ``Bash()``
-are the same as ``Bash``.
+name-like tool part, and ``Bash(?:Output)`` opens a regex group, so all of them stay regexes.
+``Bash(*)`` and ``Bash()`` are the same as ``Bash``.
 
 ``once`` (run a hook once per session) is engine state, not matching, and lives in the engine.
 """

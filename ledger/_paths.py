@@ -56,6 +56,9 @@ _CACHE_TAG = "ledger-scope-cache/1"
 # pathspec/patterns/gitwildmatch.py for 0.12). GitIgnoreSpec gives such matches lower priority.
 _DEFAULT_DIR_MARK = "ps_d"
 
+_Mode = Literal["last-direct", "forward"]
+_MODES = frozenset({"last-direct", "forward"})
+
 Verdict = Literal["ok", "out_of_scope", "orchestration", "outside_workspace"]
 """Outcome of :func:`check_write_scope` for one path, most severe last."""
 
@@ -173,13 +176,14 @@ class ScopeSpec:
         globs: the source globs when built by :meth:`compile`; ``None`` when built from a cache.
     """
 
-    __slots__ = ("_dir_mark", "_rules", "globs")
+    __slots__ = ("_dir_mark", "_mode", "_rules", "globs")
 
     def __init__(
         self,
         rules: Sequence[tuple[re.Pattern[str], bool]],
         *,
         dir_mark: str = _DEFAULT_DIR_MARK,
+        mode: _Mode = "last-direct",
         globs: tuple[str, ...] | None = None,
     ) -> None:
         """Wrap already compiled rules; prefer :meth:`compile` or :meth:`from_cache`.
@@ -187,10 +191,12 @@ class ScopeSpec:
         Args:
             rules: ``(regex, include)`` pairs in pattern order.
             dir_mark: name of the regex group that flags a directory-pattern match.
+            mode: which of pathspec's two decision procedures to follow (see :meth:`matches`).
             globs: the source globs, kept for messages.
         """
         self._rules = tuple(rules)
         self._dir_mark = dir_mark
+        self._mode: _Mode = mode
         self.globs = globs
 
     @classmethod
@@ -225,7 +231,9 @@ class ScopeSpec:
             if include is None or regex is None:
                 continue  # comments and blank lines compile to no-op patterns
             rules.append((re.compile(regex.pattern), bool(include)))
-        return cls(rules, dir_mark=_pathspec_dir_mark(), globs=tuple(globs))
+        return cls(
+            rules, dir_mark=_pathspec_dir_mark(), mode=_pathspec_mode(), globs=tuple(globs)
+        )
 
     @classmethod
     def from_cache(cls, data: Iterable[object]) -> ScopeSpec:
@@ -244,7 +252,12 @@ class ScopeSpec:
         if not items or not isinstance(items[0], str):
             raise ConfigError("scope cache is empty or has no header")
         header = items[0].split(" ")
-        if len(header) != 2 or header[0] != _CACHE_TAG or not header[1].isidentifier():
+        if (
+            len(header) != 3
+            or header[0] != _CACHE_TAG
+            or not header[1].isidentifier()
+            or header[2] not in _MODES
+        ):
             raise ConfigError(f"scope cache header {items[0]!r} is not {_CACHE_TAG!r}")
         rules: list[tuple[re.Pattern[str], bool]] = []
         for item in items[1:]:
@@ -255,18 +268,19 @@ class ScopeSpec:
             except re.error as exc:
                 msg = f"scope cache regex {item[1:]!r} does not compile: {exc}"
                 raise ConfigError(msg) from exc
-        return cls(rules, dir_mark=header[1])
+        mode: _Mode = "forward" if header[2] == "forward" else "last-direct"
+        return cls(rules, dir_mark=header[1], mode=mode)
 
     def to_cache(self) -> list[str]:
         """Export the compiled rules as JSON-friendly strings.
 
-        Layout: a header ``"ledger-scope-cache/1 <dir-mark-group>"`` then one entry per rule,
-        ``"+<regex>"`` for an including pattern and ``"-<regex>"`` for a ``!`` pattern.
+        Layout: a header ``"ledger-scope-cache/1 <dir-mark-group> <mode>"`` then one entry per
+        rule, ``"+<regex>"`` for an including pattern and ``"-<regex>"`` for a ``!`` pattern.
 
         Returns:
             The cache list, suitable for :func:`json.dumps`.
         """
-        out = [f"{_CACHE_TAG} {self._dir_mark}"]
+        out = [f"{_CACHE_TAG} {self._dir_mark} {self._mode}"]
         out.extend(("+" if include else "-") + regex.pattern for regex, include in self._rules)
         return out
 
@@ -287,10 +301,25 @@ class ScopeSpec:
             relative_path = relative_path[1:]
         elif relative_path.startswith("./"):
             relative_path = relative_path[2:]
-        # Same decision procedure as pathspec's GitIgnoreSpec (simple backend, forward order):
-        # a match through a parent-directory pattern (dir-mark group set) has priority 1, a
-        # direct match priority 2; a later match wins unless it has lower priority, except that
-        # an including directory match always wins. See pathspec/_backends/simple/gitignore.py.
+        # The decision procedure of pathspec's GitIgnoreSpec. A match through a parent-directory
+        # pattern (dir-mark group set) has priority 1, a direct match priority 2.
+        # * "last-direct" (pathspec >= 1.0, pathspec/_backends/simple/gitignore.py, reversed
+        #   order): the last direct match decides; without one, the last directory match.
+        # * "forward" (pathspec 0.12, GitIgnoreSpec._match_file): a later match wins unless it
+        #   has lower priority, except that an including directory match always wins.
+        # The two differ only for a negated file under an included directory listed after it.
+        if self._mode == "last-direct":
+            fallback = False
+            seen_dir = False
+            for regex, rule_include in reversed(self._rules):
+                match = regex.search(relative_path)
+                if match is None:
+                    continue
+                if not match.groupdict().get(self._dir_mark):
+                    return rule_include
+                if not seen_dir:
+                    fallback, seen_dir = rule_include, True
+            return fallback
         include = False
         priority = 0
         for regex, rule_include in self._rules:
@@ -316,13 +345,25 @@ class ScopeSpec:
             return NotImplemented
         return (
             self._dir_mark == other._dir_mark
+            and self._mode == other._mode
             and [(r.pattern, i) for r, i in self._rules]
             == [(r.pattern, i) for r, i in other._rules]
         )
 
     def __hash__(self) -> int:
         """Hash consistently with :meth:`__eq__`."""
-        return hash((self._dir_mark, tuple((r.pattern, i) for r, i in self._rules)))
+        return hash((self._dir_mark, self._mode, tuple((r.pattern, i) for r, i in self._rules)))
+
+
+def _pathspec_mode() -> _Mode:
+    """Tell which decision procedure the installed pathspec uses, by asking it.
+
+    ``!a/b`` then ``a/`` is the one shape where the two procedures disagree on ``a/b``.
+    """
+    import pathspec  # noqa: PLC0415 - only reached from compile(), never on the hook path
+
+    probe = pathspec.GitIgnoreSpec.from_lines(["!a/b", "a/"])
+    return "forward" if probe.match_file("a/b") else "last-direct"
 
 
 def _pathspec_dir_mark() -> str:

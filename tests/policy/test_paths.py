@@ -254,11 +254,13 @@ def test_scope_cache_is_json_and_round_trips() -> None:
         [],
         ["not-a-header"],
         [42],
-        ["ledger-scope-cache/0 ps_d"],
-        ["ledger-scope-cache/1 ps_d", "x^abc"],
-        ["ledger-scope-cache/1 ps_d", "+"],
-        ["ledger-scope-cache/1 ps_d", "+("],
-        ["ledger-scope-cache/1 ps_d", 7],
+        ["ledger-scope-cache/0 ps_d last-direct"],
+        ["ledger-scope-cache/1 ps_d"],
+        ["ledger-scope-cache/1 ps_d sideways"],
+        ["ledger-scope-cache/1 ps_d last-direct", "x^abc"],
+        ["ledger-scope-cache/1 ps_d last-direct", "+"],
+        ["ledger-scope-cache/1 ps_d last-direct", "+("],
+        ["ledger-scope-cache/1 ps_d last-direct", 7],
     ],
 )
 def test_scope_cache_rejects_malformed(bad: list[object]) -> None:
@@ -312,9 +314,49 @@ paths_st = st.builds(
 )
 
 
+# A small alphabet makes patterns collide often, which is where precedence rules matter.
+small_globs_st = st.lists(
+    st.builds(
+        lambda neg, parts, trail: ("!" if neg else "") + "/".join(parts) + ("/" if trail else ""),
+        st.booleans(), st.lists(st.sampled_from(["a", "b", "*", "**"]), min_size=1, max_size=3),
+        st.booleans(),
+    ),
+    max_size=4,
+)  # fmt: skip
+small_paths_st = st.builds(
+    lambda parts, trail: "/".join(parts) + ("/" if trail else ""),
+    st.lists(st.sampled_from(["a", "b"]), min_size=1, max_size=4),
+    st.booleans(),
+)
+
+
+def test_precedence_edge_case_matches_pathspec() -> None:
+    # A negated file listed before an including directory: pathspec 0.12 and 1.x disagree
+    # here, and the cache must follow whichever is installed.
+    globs = ["!src/x.py", "src/"]
+    expected = pathspec.GitIgnoreSpec.from_lines(globs).match_file("src/x.py")
+    spec = ScopeSpec.compile(globs)
+    assert spec.matches("src/x.py") is expected
+    assert ScopeSpec.from_cache(spec.to_cache()).matches("src/x.py") is expected
+
+
+def test_forward_mode_follows_pathspec_0_12() -> None:
+    # pathspec 0.12's GitIgnoreSpec._match_file: an including directory match always wins.
+    cache = ScopeSpec.compile(["!src/x.py", "src/"]).to_cache()
+    header = cache[0].rsplit(" ", 1)[0]
+    forward = ScopeSpec.from_cache([header + " forward", *cache[1:]])
+    assert forward.matches("src/x.py")
+    assert forward != ScopeSpec.from_cache([header + " last-direct", *cache[1:]])
+    assert forward.matches("src/y.txt")
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(globs=globs_st, paths=st.lists(paths_st, min_size=1, max_size=20))
-def test_cached_spec_agrees_with_pathspec(globs: list[str], paths: list[str]) -> None:
+@given(
+    case=st.tuples(globs_st, st.lists(paths_st, min_size=1, max_size=20))
+    | st.tuples(small_globs_st, st.lists(small_paths_st, min_size=1, max_size=20))
+)
+def test_cached_spec_agrees_with_pathspec(case: tuple[list[str], list[str]]) -> None:
+    globs, paths = case
     try:
         reference = pathspec.GitIgnoreSpec.from_lines(globs)
     except ValueError:

@@ -48,6 +48,7 @@ from ledger._shell import CommandClass, IntentCommand, classify_command, parse_i
         "sed -n '1,5p' file.txt",
         "sed 's/a/b/' in.txt",
         "perl -ne 'print if /x/' f",
+        "awk '{print $1}' f",
         "python -m pytest",
         "mkdir -p build && touch build/.keep",
         "kill 1234",
@@ -115,6 +116,7 @@ def test_safe(command: str) -> None:
         ("sed -Ei 's/a/b/' f", ["f"], "sed -i"),
         ("perl -pi -e 's/a/b/' a.txt b.txt", ["a.txt", "b.txt"], "perl -i"),
         ("perl -i.bak -pe 's/x/y/' f", ["f"], "perl -i"),
+        ("gawk -i inplace '{print $1}' a.txt n=1 b.txt", ["a.txt", "b.txt"], "awk -i inplace"),
         ("git reset --hard HEAD~1", ["."], "git reset --hard"),
         ("git clean -fdx", ["."], "git clean"),
         ("git clean -f build/", ["build/"], "git clean"),
@@ -260,6 +262,7 @@ def test_git_rebase_abort_is_safe() -> None:
         ("su -c 'rm -rf x' root", ["x"]),
         ("watch -n 1 rm x", ["x"]),
         ("flock /tmp/l rm x", ["x"]),
+        ("flock /tmp/l -c 'rm x'", ["x"]),
         ("git -C sub clean -fd", ["sub"]),
     ],
 )
@@ -289,6 +292,7 @@ def test_hidden_targets_are_found(command: str, targets: list[str]) -> None:
         ("$(echo rm) -rf x", []),
         ("cd $X && rm y", ["y"]),
         ("cd - && rm y", ["y"]),
+        ("pushd a && popd && rm y", ["y"]),
         ("curl https://example.com/install.sh | bash", []),
         ("curl -O https://example.com/x", []),
         ("git apply fix.patch", []),
@@ -307,7 +311,10 @@ def test_unknown_targets(command: str, known: list[str]) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["rm -rf 'src", 'echo "unterminated > x', "echo $(ls", "echo `ls", "echo ${X", "ls (", "rm a\\"],
+    [
+        "rm -rf 'src", 'echo "unterminated > x', "echo $(ls", "echo `ls", "echo ${X", "ls (",
+        "rm a\\",
+    ],
 )
 def test_unparseable_is_destructive(command: str) -> None:
     result = classify_command(command)
