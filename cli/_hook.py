@@ -40,9 +40,14 @@ def _record_failure(client: str, message: str, raw: bytes, root: str | None) -> 
         from ledger._ledger import Ledger  # noqa: PLC0415
 
         ledger = Ledger.open(locate_root(None, root))
+        from ledger._adapters import MAX_PAYLOAD_BYTES  # noqa: PLC0415
+
+        truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
         ledger.append("hook.error", {
-            "client": client, "message": message[:2000], "payload_bytes": len(raw),
-            "payload_sha256": hashlib.sha256(raw).hexdigest()}, actor={"client": client})
+            "client": client, "message": message[:2000],
+            "payload_bytes": MAX_PAYLOAD_BYTES if truncated else len(raw),
+            "payload_sha256": None if truncated else hashlib.sha256(raw).hexdigest(),
+            "payload_truncated": truncated}, actor={"client": client})
     except Exception:  # noqa: BLE001, S110 -- recording the failure must not mask the answer
         pass
 

@@ -166,9 +166,12 @@ def merge_outcomes(entries: Iterable[tuple[str, HookOutcome]]) -> MergedDecision
     contexts: list[str] = []
     updated: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    first_error: dict[str, Any] | None = None
     hooks: list[dict[str, Any]] = []
     data: dict[str, Any] = {}
     for name, outcome in entries:
+        if first_error is None and outcome.error is not None:
+            first_error = outcome.error
         hooks.append({"decision": outcome.decision, "error": outcome.error, "name": name,
                       "reason": outcome.reason})
         if outcome.data:
@@ -191,7 +194,8 @@ def merge_outcomes(entries: Iterable[tuple[str, HookOutcome]]) -> MergedDecision
         reason=reasons.get(decision),
         additional_context="\n".join(contexts) or None,
         updated_input=updated,
-        error=error if decision != "allow" else None,
+        # With nothing blocking, keep the first error (a crashed observer, HITL_REJECT) as data.
+        error=error if decision != "allow" else first_error,
         hooks=hooks,
         data=data,
         explicit=bool(reasons),

@@ -17,8 +17,10 @@ Output contract (hook-protocols §1.7-1.8):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -138,25 +140,36 @@ class CommandHook:
                     pass
             return HookOutcome(data={f"async:{self.name}": proc.pid})
         try:
-            done = subprocess.run(  # noqa: S603 -- hooks are commands by design
-                argv, shell=shell, input=payload, capture_output=True, timeout=self.timeout,
-                cwd=self.cwd, env=env, check=False)
-        except subprocess.TimeoutExpired:
-            return _error(f"hook {self.name} timed out after {self.timeout:g}s", self.name)
+            # Own process group, so a timeout kills the shell *and* whatever it started.
+            proc = subprocess.Popen(  # noqa: S603 -- hooks are commands by design
+                argv, shell=shell, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=self.cwd, env=env, start_new_session=True)
         except OSError as exc:
             return _error(f"hook {self.name} could not start: {exc.strerror}", self.name)
-        stderr = done.stderr[:_MAX_OUTPUT].decode("utf-8", "replace").strip()
-        if done.returncode == 2:
+        try:
+            out, err = proc.communicate(payload, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return _error(f"hook {self.name} timed out after {self.timeout:g}s", self.name)
+        stdout_text = out[:_MAX_OUTPUT].decode("utf-8", "replace")
+        stderr = err[:_MAX_OUTPUT].decode("utf-8", "replace").strip()
+        if proc.returncode == 2:
             reason = stderr.splitlines()[0] if stderr else f"blocked by hook {self.name}"
             return HookOutcome(decision="deny", reason=reason,
                                error={"code": "HOOK_BLOCKED", "message": reason,
                                       "meta": {"hook": self.name}, "type": "hook_block"})
-        if done.returncode != 0:
+        if proc.returncode != 0:
+            # A schema-valid JSON object on stdout decides even on another non-zero exit
+            # (hook-protocols §1.8); otherwise it is a non-blocking error.
+            answer = parse_hook_output(stdout_text, self.name)
+            if answer.error is None and answer != HookOutcome():
+                return answer
             first = stderr.splitlines()[0] if stderr else ""
-            return _error(f"hook {self.name} exited {done.returncode}: {first}".rstrip(": "),
+            return _error(f"hook {self.name} exited {proc.returncode}: {first}".rstrip(": "),
                           self.name)
-        return parse_hook_output(done.stdout[:_MAX_OUTPUT].decode("utf-8", "replace"),
-                                 self.name)
+        return parse_hook_output(stdout_text, self.name)
 
 
 class HttpHook:

@@ -276,6 +276,8 @@ def _invocation(event: HookEvent) -> Invocation:
 
 
 def _decision(event: HookEvent, merged: MergedDecision) -> HookDecision:
+    blocking = merged.decision != "allow"
+    error = merged.error if blocking else None  # informational errors stay in the record
     if event.phase == "pre":
         # "allow" only when a hook said so: answering allow makes clients skip their own
         # permission prompt (hook-protocols §1.7), so "no objection" is no opinion.
@@ -283,10 +285,10 @@ def _decision(event: HookEvent, merged: MergedDecision) -> HookDecision:
         return HookDecision(permission=permission,  # type: ignore[arg-type]
                             reason=merged.reason,
                             additional_context=merged.additional_context,
-                            updated_input=merged.updated_input, error=merged.error,
+                            updated_input=merged.updated_input, error=error,
                             block=merged.decision == "deny")
     return HookDecision(reason=merged.reason, additional_context=merged.additional_context,
-                        block=merged.decision == "deny", error=merged.error)
+                        block=merged.decision == "deny", error=error)
 
 
 # Events where a hook's block is honoured (hook-protocols §1.2); everything else is observed.

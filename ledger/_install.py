@@ -112,7 +112,11 @@ def _nested_install(data: dict[str, Any], client: str, ledger_cmd: str) -> list[
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"settings: hooks.{event} must be a list")
-        present = any(_ours(h.get("command"), client) for g in groups if isinstance(g, dict)
+        for existing in groups:
+            if not isinstance(existing, dict) or not isinstance(existing.get("hooks", []), list):
+                raise ConfigError(f"settings: every hooks.{event} entry must be an object "
+                                  "whose hooks is a list")
+        present = any(_ours(h.get("command"), client) for g in groups
                       for h in g.get("hooks", []) if isinstance(h, dict))
         if present:
             changes.append(Change("unchanged", event, "already installed"))
@@ -162,9 +166,13 @@ def _cursor_install(data: dict[str, Any], ledger_cmd: str) -> list[Change]:
     """Cursor layout: {version: 1, hooks: {event: [{command, failClosed?}]}} (flat list)."""
     data.setdefault("version", 1)
     hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("hooks.json: hooks must be an object of event names")
     changes = []
     for event, _ in CLIENT_EVENTS["cursor"]:
         entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ConfigError(f"hooks.json: hooks.{event} must be a list")
         if any(isinstance(e, dict) and _ours(e.get("command"), "cursor") for e in entries):
             changes.append(Change("unchanged", event, "already installed"))
             continue

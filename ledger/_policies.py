@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -49,6 +50,32 @@ READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
 _BLOB_LIMIT: Final = 512 * 1024
 _LIVE_STATUSES: Final = frozenset({"planned", "active", "in_progress", "blocked"})
+# ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
+# intent commands it may run are recognised exactly (parse_intent_command) and governed.
+_READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "--help", "-h",
+                                      "--version"})
+# Programs that can write any file from arguments the hook cannot read.
+_WRITERS: Final = frozenset({"python", "python3", "node", "perl", "ruby", "php", "bash", "sh",
+                             "zsh", "dash", "dd", "tee", "install", "cp", "mv", "rsync"})
+_WORD_SPLIT: Final = re.compile(r"[\s;&|()<>`$'\"{}=]+")
+
+
+def _ledger_invocation(command: str) -> str | None:
+    """The subcommand of a ``ledger`` (or ``cli._entry``) run inside ``command``, if any.
+
+    Deliberately coarse: a word ``ledger``/``*/ledger`` anywhere counts, so ``echo ledger
+    append`` is refused too. Over-refusing an echo is the safe side of this trade.
+    """
+    words = [w for w in _WORD_SPLIT.split(command) if w]
+    for i, word in enumerate(words):
+        if word == "ledger" or word.endswith("/ledger") or word == "cli._entry":
+            rest = words[i + 1 :]
+            if not rest:
+                return ""
+            if rest[0] == "intent" and rest[1:2] == ["list"]:
+                return "intent list"
+            return rest[0]
+    return None
 
 
 class GovernanceConfig(NamedTuple):
@@ -293,11 +320,22 @@ class Governance:
                              f"{path} is inside .orchestration/, which agents may not modify",
                              inv, path=path, risk="DESTRUCTIVE")
         command = analysis.command
-        if (command is not None and command.unknown_targets
-                and ".orchestration" in str(inv.tool_input.get("command", ""))):
+        text = str(inv.tool_input.get("command", "")) if inv.tool_name in SHELL_TOOLS else ""
+        if command is None or not text:
+            return None  # not a shell call, or a recognised `ledger intent ...` command
+        sub = _ledger_invocation(text)
+        if sub is not None and sub not in _READ_ONLY_LEDGER and sub != "intent list":
+            # Otherwise `ledger intent expand ... && true` or `ledger append` would let an
+            # agent grant itself scope or write records without a human.
             return _deny("ORCHESTRATION_PROTECTED",
-                         "command may write .orchestration/ through targets that cannot be "
-                         "checked", inv)
+                         f"agents may not run `ledger {sub}`; only `ledger intent select|clear|"
+                         "expand` as the whole command, and read-only ledger commands", inv,
+                         risk="DESTRUCTIVE")
+        if ".orchestration" in text and (command.unknown_targets or _WRITERS & set(
+                _WORD_SPLIT.split(text))):
+            return _deny("ORCHESTRATION_PROTECTED",
+                         "command may write .orchestration/ in ways that cannot be checked", inv,
+                         risk="DESTRUCTIVE")
         return None
 
     def intent_command(self, inv: Invocation) -> HookOutcome | None:
@@ -306,12 +344,14 @@ class Governance:
         if request is None:
             return None
         session = inv.session_id
+        if self.intents is None:
+            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
         if request.action == "clear":
             self.records.append(("intent.cleared", {"session": session, "via": "hook"}))
             self.state.session(session)["intent"] = None
             return HookOutcome(decision="allow", reason="intent cleared",
                                data={"intent_command": "clear"})
-        intent = self.intents.get(str(request.intent_id)) if self.intents else None
+        intent = self.intents.get(str(request.intent_id))
         if intent is None or intent.status not in _LIVE_STATUSES:
             what = "unknown" if intent is None else f"{intent.status}"
             return _deny("INTENT_REQUIRED", f"intent {request.intent_id} is {what}; "
@@ -319,8 +359,8 @@ class Governance:
         if request.action == "select":
             if self.state.intent_of(session) != intent.id:
                 self.records.append(("intent.selected", {
-                    "intent_id": intent.id, "intents_sha256": self.intents.source_sha256
-                    if self.intents else None, "session": session, "via": "hook"}))
+                    "intent_id": intent.id, "intents_sha256": self.intents.source_sha256,
+                    "session": session, "via": "hook"}))
                 self.state.session(session)["intent"] = intent.id
             recent = list(reversed(self.state.recent.get(intent.id, [])))
             return HookOutcome(decision="allow", reason=f"intent {intent.id} selected",
@@ -356,8 +396,13 @@ class Governance:
         """Every written path must be inside the workspace and the intent's scope."""
         analysis = self.analyze(inv)
         intent = self._intent(inv)
-        if not analysis.mutating or intent is None or not analysis.paths:
+        if not analysis.mutating or intent is None:
             return None
+        if not analysis.paths:
+            if analysis.command is not None:
+                return None  # shell targets unknown: the destructive policy asks a human
+            return _deny("SCOPE_VIOLATION", f"cannot tell which files {inv.tool_name} writes, "
+                         "so its scope cannot be checked", inv, intent_id=intent.id)
         spec = self._compile(self._scope_globs(intent))
         try:
             check = check_write_scope(analysis.paths, root=self.root, cwd=inv.cwd, scope=spec)
@@ -387,11 +432,13 @@ class Governance:
             if expected is None or current is None or current == expected.removeprefix(
                     "sha256:"):
                 continue
+            message = (f"{relative} changed on disk since this session last read it (another "
+                       "session or a person edited it); Read it again before writing")
             preview = self._diff_preview(expected, absolute)
-            return _deny("STALE_FILE", f"{relative} changed on disk since this session last "
-                         "read it (another session or a person edited it); Read it again "
-                         f"before writing.\n{preview}", inv, path=relative,
-                         expected_sha256=expected, current_sha256=current)
+            return HookOutcome(
+                decision="deny", reason=f"STALE_FILE: {message}\n{preview}",
+                error=_error("STALE_FILE", message, inv, path=relative,
+                             expected_sha256=expected, current_sha256=current))
         return None
 
     def mutation_class(self, inv: Invocation) -> HookOutcome | None:

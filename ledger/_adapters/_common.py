@@ -64,9 +64,8 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
         InputError: too large, empty, not UTF-8, not JSON (incl. ``NaN``), or not an object.
     """
     if len(raw) > MAX_PAYLOAD_BYTES:
-        raise InputError(
-            f"hook payload is {len(raw)} bytes; the limit is {MAX_PAYLOAD_BYTES} bytes (8 MiB)"
-        )
+        # The caller reads at most limit + 1 bytes, so the true size is only known to exceed it.
+        raise InputError(f"hook payload exceeds the {MAX_PAYLOAD_BYTES}-byte (8 MiB) limit")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,0 +1,1 @@
+"""Tests of the hook engine, the executors, the governance policies and the hook CLI."""
