@@ -11,7 +11,7 @@ import json
 import sys
 from typing import BinaryIO, Final, NamedTuple, TextIO
 
-from cli._exit import OK, guarded
+from cli._exit import OK, UNVERIFIABLE, guarded
 from ledger._canonical import _decoder
 from ledger._errors import InputError
 from ledger._ledger import MAX_RECORD_BYTES, Ledger
@@ -21,6 +21,26 @@ USAGE: Final = (
     "[--agent A] [--model M] < body.json"
 )
 _VALUE_OPTIONS: Final = ("kind", "root", "client", "session", "agent", "model")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    body: dict[str, object] = {}
+    for key, value in pairs:
+        if key in body:
+            raise ValueError(f"duplicate key {key!r}")
+        body[key] = value
+    return body
+
+
+# Same number rules as the ledger's own reader, plus: a duplicate key is an error, never a
+# silent "last one wins".
+_body_decoder: Final = json.JSONDecoder(
+    parse_float=_decoder.parse_float, parse_int=_decoder.parse_int,
+    parse_constant=_decoder.parse_constant, object_pairs_hook=_no_duplicate_keys)
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit 2, like every other command's usage errors)."""
 
 
 class AppendOptions(NamedTuple):
@@ -39,7 +59,7 @@ def parse_args(args: list[str]) -> AppendOptions:
     """Parse ``ledger append`` arguments (``--opt value`` and ``--opt=value``).
 
     Raises:
-        InputError: an unknown option or a missing value.
+        UsageError: an unknown option or a missing value.
     """
     values: dict[str, str] = {}
     as_json = False
@@ -57,9 +77,9 @@ def parse_args(args: list[str]) -> AppendOptions:
                 i += 1
                 values[option] = args[i]
             else:
-                raise InputError(f"{name} needs a value; {USAGE}")
+                raise UsageError(f"{name} needs a value; {USAGE}")
         else:
-            raise InputError(f"unexpected argument {arg!r}; {USAGE}")
+            raise UsageError(f"unexpected argument {arg!r}; {USAGE}")
         i += 1
     return AppendOptions(as_json=as_json, **values)
 
@@ -80,12 +100,14 @@ def read_body(stream: BinaryIO) -> dict[str, object]:
     if not text.strip():
         raise InputError("no JSON body on stdin")
     try:
-        body = _decoder.decode(text)
+        body = _body_decoder.decode(text)
     except ValueError as exc:
         reason = str(exc).splitlines()[0]
         if reason.startswith("float"):
             reason += " is not allowed: ledger records hold no floats (use integer units)"
         raise InputError(f"body on stdin is not valid ledger JSON: {reason}") from None
+    except RecursionError:
+        raise InputError("body on stdin nests too deeply") from None
     if type(body) is not dict:
         raise InputError("body on stdin must be a JSON object")
     return body
@@ -108,7 +130,9 @@ def run(options: AppendOptions, stdin: BinaryIO, stdout: TextIO | None = None) -
 def main(args: list[str]) -> int:
     """Entry point of the fast path."""
 
-    def action() -> int:
-        return run(parse_args(args), sys.stdin.buffer)
-
-    return guarded(action)
+    try:
+        options = parse_args(args)
+    except UsageError as exc:
+        print(f"ledger: error: {exc}", file=sys.stderr)
+        return UNVERIFIABLE
+    return guarded(lambda: run(options, sys.stdin.buffer))

@@ -121,6 +121,8 @@ def _encode(value: object, needs_jcs: bool) -> bytes:
         raise CanonicalizationError(
             "string contains a lone surrogate (not valid UTF-8)"
         ) from None
+    except RecursionError:
+        raise CanonicalizationError("value nests too deeply") from None
 
 
 def canonical_bytes(value: object) -> bytes:
@@ -193,6 +195,8 @@ def parse_canonical(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         value = _decoder.decode(text)
     except ValueError as exc:
         return None, f"line is not ledger JSON ({str(exc).splitlines()[0][:80]})"
+    except RecursionError:
+        return None, "line nests too deeply to be ledger JSON"
     if type(value) is not dict:
         return None, "line is not a JSON object"
     try:

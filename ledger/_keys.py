@@ -185,6 +185,7 @@ class KeyEntry(NamedTuple):
     created: str | None = None
     revoked_from_seq: int | None = None
     revocation_reason: str | None = None
+    retired_after_seq: int | None = None  # set by a rotation: may not sign after this seq
 
     def to_json(self) -> dict[str, Any]:
         """The keyring file contents."""
@@ -193,9 +194,18 @@ class KeyEntry(NamedTuple):
             "created": self.created,
             "kid": self.kid,
             "public_key": base64.b64encode(self.public_raw).decode(),
+            "retired_after_seq": self.retired_after_seq,
             "revocation_reason": self.revocation_reason,
             "revoked_from_seq": self.revoked_from_seq,
         }
+
+    def refuses_signing_at(self, seq: int) -> str | None:
+        """Why this key may not sign record ``seq`` (revoked or rotated out), else None."""
+        if self.revoked_from_seq is not None and seq >= self.revoked_from_seq:
+            return f"{self.kid} is revoked from seq {self.revoked_from_seq}"
+        if self.retired_after_seq is not None and seq > self.retired_after_seq:
+            return f"{self.kid} was rotated out at seq {self.retired_after_seq}"
+        return None
 
     def public_key(self) -> Ed25519PublicKey:
         """The ``cryptography`` public key object."""
@@ -265,17 +275,27 @@ class Keyring:
         return path
 
 
+def load_key_entry(directory: Path, kid: str) -> KeyEntry | None:
+    """The pinned entry for ``kid``, or None when it is not pinned."""
+    path = directory / f"{kid}.json"
+    if not path.exists():
+        return None
+    return _parse_key_file(path)
+
+
 def _parse_key_file(path: Path) -> KeyEntry:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         public_raw = base64.b64decode(data["public_key"], validate=True)
         revoked = data.get("revoked_from_seq")
+        retired = data.get("retired_after_seq")
         entry = KeyEntry(
             kid=str(data["kid"]),
             public_raw=public_raw,
             created=data.get("created"),
             revoked_from_seq=None if revoked is None else int(revoked),
             revocation_reason=data.get("revocation_reason"),
+            retired_after_seq=None if retired is None else int(retired),
         )
     except (OSError, ValueError, KeyError, TypeError, binascii.Error) as exc:
         raise ConfigError(f"key file {path} is malformed ({type(exc).__name__})") from None

@@ -21,7 +21,14 @@ from ledger._errors import (
     RepairRefusedError,
     StorageError,
 )
-from ledger._keys import KeyEntry, Keyring, SigningKey, load_signing_key, store_private_key
+from ledger._keys import (
+    KeyEntry,
+    Keyring,
+    SigningKey,
+    load_key_entry,
+    load_signing_key,
+    store_private_key,
+)
 from ledger._record import (
     FORMAT_VERSION,
     GENESIS_KIND,
@@ -216,11 +223,17 @@ class Ledger:
             if key is None or (key.kid != active and self._environ_key_absent()):
                 key = load_signing_key(active, self._environ)
                 self._key = key
-        if not (self.workspace.keys_dir / f"{key.kid}.json").exists():
+        entry = load_key_entry(self.workspace.keys_dir, key.kid)
+        if entry is None:
             raise KeyNotFoundError(
                 f"signing key {key.kid} is not pinned in {self.workspace.keys_dir}; "
                 "its records would not verify"
             )
+        refusal = entry.refuses_signing_at(tail.seq + 1)
+        if refusal is not None:
+            hint = (" (update $LEDGER_SIGNING_KEY to the current key)"
+                    if not self._environ_key_absent() else "")
+            raise KeyNotFoundError(f"cannot sign: {refusal}{hint}")
         return key
 
     def _environ_key_absent(self) -> bool:
@@ -446,8 +459,9 @@ class Ledger:
             old_key = self._signing_key_for(tail)
             if new_key.kid == old_key.kid:
                 raise InputError("the new key is the current key")
-            if self._environ_key_absent():
-                store_private_key(new_key, self._environ)
+            # Stored even when $LEDGER_SIGNING_KEY is set: the variable must then be updated
+            # to this file, and appends with the old key are refused meanwhile.
+            store_private_key(new_key, self._environ)
             self._pin(new_key)
             new_sig = new_key.sign(rotation_statement(
                 tail.ledger_id, tail.seq + 1, tail.hash, old_key.kid, new_key.kid))
@@ -456,6 +470,10 @@ class Ledger:
             record = self._append_locked(
                 tx, [(ROTATED_KIND, body, normalize_actor({"client": "ledger"}))], key=old_key
             )[0]
+            old_entry = load_key_entry(self.workspace.keys_dir, old_key.kid)
+            if old_entry is not None:  # pin the retirement, as revocations are pinned
+                Keyring({}).save_entry(self.workspace.keys_dir,
+                                       old_entry._replace(retired_after_seq=record.seq))
         self._key = new_key
         if self._explicit_key is not None:
             self._explicit_key = new_key
@@ -464,8 +482,9 @@ class Ledger:
     def revoke_key(self, kid: str, *, from_seq: int, reason: str = "") -> Record:
         """Revoke ``kid`` from ``from_seq`` on: pin it in the keyring and record it.
 
-        Records at or after ``from_seq`` signed by ``kid`` then fail verification. Revoking the
-        active key first rotates to a fresh key, which signs the revocation.
+        Records at or after ``from_seq`` signed by ``kid`` then fail verification. When ``kid`` is
+        the active key, a fresh key is generated, pinned and stored; it signs the revocation
+        (body ``successor``) and every record after it.
         """
         keyring = self.keyring()
         entry = keyring.get(kid)
@@ -473,21 +492,27 @@ class Ledger:
             raise KeyNotFoundError(f"{kid} is not pinned in {self.workspace.keys_dir}")
         if from_seq < 0:
             raise InputError("from_seq must be >= 0")
+        body: dict[str, Any] = {"from_seq": from_seq, "key": kid, "reason": reason}
         with self.file.transaction() as tx:
             tail = tx.tail()
-            signer = self._signing_key_for(tail)
-        successor = None
-        if signer.kid == kid:
-            self.rotate_key()
-            successor = self._key
-        keyring.save_entry(self.workspace.keys_dir, entry._replace(
-            revoked_from_seq=from_seq, revocation_reason=reason or None))
-        body: dict[str, Any] = {"from_seq": from_seq, "key": kid, "reason": reason}
-        if successor is not None:
-            body["successor"] = successor.kid
-        with self.file.transaction() as tx:
+            try:
+                signer: SigningKey | None = self._signing_key_for(tail)
+            except KeyNotFoundError:
+                signer = None  # e.g. the private key was lost: that is a reason to revoke
+            if signer is None or signer.kid == kid:
+                # The revoked key must not sign anything more, not even a rotation: a fresh,
+                # pinned key signs the revocation and takes over.
+                signer = SigningKey.generate()
+                store_private_key(signer, self._environ)
+                self._pin(signer)
+                body["successor"] = signer.kid
+                self._key = signer
+                if self._explicit_key is not None:
+                    self._explicit_key = signer
+            keyring.save_entry(self.workspace.keys_dir, entry._replace(
+                revoked_from_seq=from_seq, revocation_reason=reason or None))
             return self._append_locked(
-                tx, [(REVOKED_KIND, body, normalize_actor({"client": "ledger"}))]
+                tx, [(REVOKED_KIND, body, normalize_actor({"client": "ledger"}))], key=signer
             )[0]
 
 

@@ -179,6 +179,15 @@ class LineFacts(NamedTuple):
     unparsed: bool = False
 
 
+def _strict_b64decode(text: str) -> bytes:
+    """Base64 with exactly one encoding per value: the unused low bits of the last character
+    must be zero, or a one-byte change to the line would leave the signature valid."""
+    raw = base64.b64decode(text, validate=True)
+    if base64.b64encode(raw).decode("ascii") != text:
+        raise ValueError("non-canonical base64")
+    return raw
+
+
 def _is_hex64(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
 
@@ -255,7 +264,7 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
         problems.append(("unknown-key", f"signed by {kid}, which is not pinned in the keyring"))
     else:
         try:
-            signature = base64.b64decode(data["sig"], validate=True)
+            signature = _strict_b64decode(data["sig"])
             public.verify(signature, record_statement(ledger_id, seq, stored_hash))
         except (InvalidSignature, binascii.Error, ValueError):
             problems.append(("bad-signature", f"signature does not verify under {kid}"))
@@ -276,7 +285,7 @@ def _key_event(data: dict[str, Any], keys: Mapping[str, Ed25519PublicKey]) -> tu
     if new_public is not None and old_key == data["key"] and isinstance(old_key, str):
         try:
             new_public.verify(
-                base64.b64decode(str(body.get("new_key_sig", "")), validate=True),
+                _strict_b64decode(str(body.get("new_key_sig", ""))),
                 rotation_statement(data["ledger"], data["seq"], data["prev"], old_key, new_key),
             )
             ok = True
