@@ -280,7 +280,7 @@ class Ledger:
         lines: list[bytes] = []
         records: list[Record] = []
         for kind, body, actor in items:
-            line, record_hash = build_line(
+            line, data = build_line(
                 ledger_id=tail.ledger_id, seq=seq, prev=prev, ts=self._clock(), kind=kind,
                 actor=actor, body=body, key=key,
             )
@@ -289,8 +289,8 @@ class Ledger:
                     f"record of {len(line)} bytes exceeds the {MAX_RECORD_BYTES}-byte limit"
                 )
             lines.append(line)
-            records.append(Record(line, _parsed_view(line)))
-            seq, prev = seq + 1, record_hash
+            records.append(Record(line, data))
+            seq, prev = seq + 1, data["hash"]
         tx.append(b"\n".join(lines) + b"\n")
         return records
 

@@ -3,6 +3,8 @@
 Ed25519 verification dominates (~100 µs per record with OpenSSL, and ``cryptography`` has no
 batch API, design-notes §5), so worker processes compute :class:`~ledger._record.LineFacts` for
 1 MiB chunks while the parent folds them in order with :class:`~ledger._verify.ChainVerifier`.
+Workers collapse runs of clean, linked records into one :class:`~ledger._verify.CleanRun` each,
+so the parent's work and the inter-process traffic stay small per record.
 At most ``2 × jobs`` chunks are in flight, so memory does not grow with the ledger's length.
 """
 
@@ -20,7 +22,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ledger._record import LineFacts, check_line
 from ledger._store import LedgerFile
-from ledger._verify import ChainVerifier, CheckpointTarget, VerifyReport
+from ledger._verify import (
+    ChainVerifier,
+    CheckpointTarget,
+    CleanRun,
+    VerifyReport,
+    summarize_lines,
+)
 
 __all__ = ["verify_file"]
 
@@ -29,20 +37,44 @@ CHUNK_BYTES: Final = 1024 * 1024
 PARALLEL_THRESHOLD: Final = 2 * CHUNK_BYTES
 
 _worker_keys: dict[str, Ed25519PublicKey] = {}
+_worker_wanted: frozenset[int] = frozenset()
+_worker_fd: int = -1
 
 Progress = Callable[[int, int], None]
+Items = list[LineFacts | CleanRun]
 
 
-def _init_worker(raw_keys: dict[str, bytes]) -> None:
+def _public_keys(raw_keys: Mapping[str, bytes]) -> dict[str, Ed25519PublicKey]:
+    return {kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in raw_keys.items()}
+
+
+def _init_worker(raw_keys: dict[str, bytes], wanted: frozenset[int], path: str) -> None:
+    global _worker_wanted, _worker_fd  # noqa: PLW0603 -- per-process worker state, set once
     _worker_keys.clear()
-    _worker_keys.update(
-        {kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in raw_keys.items()}
-    )
+    _worker_keys.update(_public_keys(raw_keys))
+    _worker_wanted = wanted
+    _worker_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
-def _check_chunk(chunk: bytes) -> list[LineFacts]:
-    keys = _worker_keys
-    return [check_line(line, keys) for line in chunk.split(b"\n")[:-1]]
+def _check_range(offset: int, length: int) -> Items:
+    # Workers read their own byte range: shipping 1 MiB of pickled bytes per chunk through a
+    # pipe would cost more than it saves. The parent holds the same bytes for the rare re-check.
+    chunk = os.pread(_worker_fd, length, offset)
+    return summarize_lines(chunk.split(b"\n")[:-1], _worker_keys, _worker_wanted)
+
+
+def _fold(fold: ChainVerifier, items: Items, chunk: bytes,
+          keys: Mapping[str, Ed25519PublicKey]) -> None:
+    """Feed one chunk's items; a run the fold cannot take in bulk is re-checked line by line
+    (only happens around damage, so its cost does not matter)."""
+    lines: list[bytes] | None = None
+    for item in items:
+        if isinstance(item, LineFacts):
+            fold.feed(item)
+        elif not fold.feed_run(item):
+            lines = lines if lines is not None else chunk.split(b"\n")
+            for line in lines[item.first_line : item.first_line + item.size]:
+                fold.feed(check_line(line, keys))
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -75,11 +107,11 @@ def verify_file(
     total = ledger_file.path.stat().st_size if end is None else end
     jobs = jobs or os.cpu_count() or 1
     chunks = _bounded_chunks(ledger_file, end)
+    keys = _public_keys(raw_keys)
+    wanted = fold.wanted_seqs
     if jobs <= 1 or total < PARALLEL_THRESHOLD:
-        keys = {kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in raw_keys.items()}
         for offset, chunk, torn in chunks:
-            for line in chunk.split(b"\n")[:-1]:
-                fold.feed(check_line(line, keys))
+            _fold(fold, summarize_lines(chunk.split(b"\n")[:-1], keys, wanted), chunk, keys)
             if torn:
                 fold.feed_torn_tail(len(torn))
             if progress:
@@ -88,21 +120,20 @@ def verify_file(
 
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=_context(), initializer=_init_worker,
-        initargs=(dict(raw_keys),),
+        initargs=(dict(raw_keys), wanted, str(ledger_file.path)),
     ) as pool:
-        pending: deque[tuple[Future[list[LineFacts]], int, int, bytes]] = deque()
+        pending: deque[tuple[Future[Items], int, bytes, bytes]] = deque()
 
         def drain_one() -> None:
-            future, offset, length, torn = pending.popleft()
-            for facts in future.result():
-                fold.feed(facts)
+            future, offset, chunk, torn = pending.popleft()
+            _fold(fold, future.result(), chunk, keys)
             if torn:
                 fold.feed_torn_tail(len(torn))
             if progress:
-                progress(offset + length + len(torn), total)
+                progress(offset + len(chunk) + len(torn), total)
 
         for offset, chunk, torn in chunks:
-            pending.append((pool.submit(_check_chunk, chunk), offset, len(chunk), torn))
+            pending.append((pool.submit(_check_range, offset, len(chunk)), offset, chunk, torn))
             if len(pending) >= 2 * jobs:
                 drain_one()
         while pending:

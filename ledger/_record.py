@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
@@ -61,7 +62,7 @@ ACTOR_FIELDS: Final = ("agent", "client", "model", "session")
 _ENVELOPE: Final = frozenset(
     ("v", "ledger", "seq", "prev", "ts", "kind", "actor", "body", "key", "hash", "sig")
 )
-_HEX: Final = frozenset("0123456789abcdef")
+_HEX64: Final = re.compile("[0-9a-f]{64}")
 
 # Kinds the library writes itself; `Ledger.append` refuses them from callers.
 GENESIS_KIND: Final = "ledger.genesis"
@@ -132,11 +133,11 @@ def build_line(
     actor: dict[str, str | None],
     body: dict[str, Any],
     key: SigningKey,
-) -> tuple[bytes, str]:
+) -> tuple[bytes, dict[str, Any]]:
     """Build one signed record.
 
     Returns:
-        ``(line, hash)`` where ``line`` is the canonical record without its newline.
+        ``(line, record)``: the canonical record without its newline, and the record as a dict.
 
     Raises:
         CanonicalizationError: the body holds a float, a huge integer, or a non-JSON type.
@@ -152,13 +153,27 @@ def build_line(
         "body": body,
         "key": key.kid,
     }
-    # Validate once; both encodings below cover the same values.
-    needs_jcs = _check(unsigned)
-    record_hash = hashlib.sha256(RECORD_HASH_DOMAIN + _encode(unsigned, needs_jcs)).hexdigest()
-    signature = key.sign(record_statement(ledger_id, seq, record_hash))
+    hashed = _encode(unsigned, _check(unsigned))
+    record_hash = hashlib.sha256(RECORD_HASH_DOMAIN + hashed).hexdigest()
+    signature = base64.b64encode(key.sign(record_statement(ledger_id, seq, record_hash))).decode()
     unsigned["hash"] = record_hash
-    unsigned["sig"] = base64.b64encode(signature).decode("ascii")
-    return _encode(unsigned, needs_jcs), record_hash
+    unsigned["sig"] = signature
+    return _insert_hash_and_sig(hashed, record_hash, signature), unsigned
+
+
+def _insert_hash_and_sig(hashed: bytes, record_hash: str, sig: str) -> bytes:
+    """The full canonical line from the hashed bytes: the inverse of _excise_hash_and_sig.
+
+    In RFC 8785 order ``hash`` sits right before ``key`` and ``sig`` right before ``ts``. Only
+    strings and integers follow the body at top level, so the *last* ``,"key":"`` and
+    ``,"ts":"`` in the bytes are the top-level members (quotes inside strings are escaped).
+    Inserting members into canonical bytes yields the canonical bytes of the larger object;
+    ``tests/core`` checks the result against a full re-encoding.
+    """
+    k = hashed.rfind(b',"key":"')
+    t = hashed.rfind(b',"ts":"')
+    return b"".join((hashed[:k], b',"hash":"', record_hash.encode(), b'"', hashed[k:t],
+                     b',"sig":"', sig.encode(), b'"', hashed[t:]))
 
 
 class LineFacts(NamedTuple):
@@ -189,22 +204,21 @@ def _strict_b64decode(text: str) -> bytes:
 
 
 def _is_hex64(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)
+    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
 
 
 def _envelope_problem(data: dict[str, Any]) -> str | None:
-    missing = _ENVELOPE - data.keys()
-    if missing:
-        return f"missing field(s): {', '.join(sorted(missing))}"
-    extra = data.keys() - _ENVELOPE
-    if extra:
-        return f"unknown field(s): {', '.join(sorted(extra))}"
+    if data.keys() != _ENVELOPE:
+        missing = _ENVELOPE - data.keys()
+        if missing:
+            return f"missing field(s): {', '.join(sorted(missing))}"
+        return f"unknown field(s): {', '.join(sorted(data.keys() - _ENVELOPE))}"
     seq = data["seq"]
     if type(seq) is not int or seq < 0:
         return "seq must be a non-negative integer"
-    for name in ("ledger", "ts", "kind", "key", "sig"):
-        if type(data[name]) is not str:
-            return f"{name} must be a string"
+    if not (type(data["ledger"]) is type(data["ts"]) is type(data["kind"]) is type(data["key"])
+            is type(data["sig"]) is str):
+        return "ledger, ts, kind, key and sig must be strings"
     if not _is_hex64(data["prev"]) or not _is_hex64(data["hash"]):
         return "prev and hash must be 64 lowercase hex digits"
     if type(data["actor"]) is not dict or type(data["body"]) is not dict:

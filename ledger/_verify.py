@@ -23,8 +23,10 @@ __all__ = [
     "ChainVerifier",
     "CheckpointResult",
     "CheckpointTarget",
+    "CleanRun",
     "Problem",
     "VerifyReport",
+    "summarize_lines",
     "verify_lines",
 ]
 
@@ -69,6 +71,72 @@ class Problem(NamedTuple):
             "message": self.message,
             "seq": self.seq,
         }
+
+
+class CleanRun(NamedTuple):
+    """A run of consecutive lines that each checked clean, summarised by a worker.
+
+    Clean means: parsed, canonical, right hash and signature by a pinned key, not genesis, no
+    key event; and within the run the seqs are contiguous, each ``prev`` links to the previous
+    hash and the ledger id is the same. Feeding a run is equivalent to feeding its lines one by
+    one (:meth:`ChainVerifier.feed_run`) but ships a few fields instead of a tuple per line,
+    which is what lets verification keep every core on Ed25519.
+    """
+
+    first_line: int  # index of the run's first line within its batch of lines
+    size: int  # number of records (lines) in the run
+    ledger: str
+    first_seq: int
+    first_prev: str
+    last_seq: int
+    last_hash: str
+    key_spans: tuple[tuple[str, int, int], ...]  # (key id, first seq, last seq)
+    captured: tuple[tuple[int, str], ...]  # (seq, hash) for checkpoint seqs in the run
+
+
+def summarize_lines(
+    lines: Sequence[bytes],
+    keys: Mapping[str, Ed25519PublicKey],
+    wanted: frozenset[int] = frozenset(),
+) -> list[LineFacts | CleanRun]:
+    """Check ``lines`` and collapse clean consecutive records into :class:`CleanRun` items."""
+    out: list[LineFacts | CleanRun] = []
+    # The open run, as a list for cheap in-place updates: [first_line, count, ledger,
+    # first_seq, first_prev, last_seq, last_hash, spans, captured].
+    run: list[Any] | None = None
+    for index, line in enumerate(lines):
+        facts = check_line(line, keys)
+        clean = (not facts.problems and facts.key_event is None and facts.seq is not None
+                 and facts.kind != GENESIS_KIND)
+        if (clean and run is not None and facts.ledger == run[2] and facts.seq == run[5] + 1
+                and facts.prev == run[6]):
+            run[1] += 1
+            run[5], run[6] = facts.seq, facts.hash
+            spans = run[7]
+            if spans[-1][0] == facts.key:
+                spans[-1][2] = facts.seq
+            else:
+                spans.append([facts.key, facts.seq, facts.seq])
+            if facts.seq in wanted:
+                run[8].append((facts.seq, facts.hash))
+            continue
+        if run is not None:
+            out.append(_close(run))
+            run = None
+        if clean:
+            run = [index, 1, facts.ledger, facts.seq, facts.prev, facts.seq, facts.hash,
+                   [[facts.key, facts.seq, facts.seq]],
+                   [(facts.seq, facts.hash)] if facts.seq in wanted else []]
+        else:
+            out.append(facts)
+    if run is not None:
+        out.append(_close(run))
+    return out
+
+
+def _close(run: list[Any]) -> CleanRun:
+    return CleanRun(run[0], run[1], run[2], run[3], run[4], run[5], run[6],
+                    tuple((k, a, b) for k, a, b in run[7]), tuple(run[8]))
 
 
 class CheckpointTarget(NamedTuple):
@@ -263,6 +331,55 @@ class ChainVerifier:
         self._records += 1
         if seq in self._wanted:
             self._captured[seq] = facts.hash
+
+    @property
+    def wanted_seqs(self) -> frozenset[int]:
+        """Seqs whose hashes the checkpoints need (workers capture them inside runs)."""
+        return frozenset(self._wanted)
+
+    def feed_run(self, run: CleanRun) -> bool:
+        """Fold a :class:`CleanRun`; False (and nothing folded) when it must go line by line.
+
+        A run is folded in bulk only in the common case -- the chain is established, the run
+        is from this ledger and does not go backwards -- where that is exactly equivalent to
+        feeding its lines. Anything else (the first records, foreign lines, duplicates,
+        reordering) goes through :meth:`feed`.
+        """
+        if (self._ledger_id is None or run.ledger != self._ledger_id
+                or run.first_seq < self._expected):
+            return False
+        start = self._line + 1  # line number of the run's first line
+        if run.first_seq > self._expected:
+            missing = (f"seq {self._expected}" if run.first_seq == self._expected + 1
+                       else f"seqs {self._expected}..{run.first_seq - 1}")
+            self._report("seq-gap", self._expected,
+                         f"{missing} missing before seq {run.first_seq}", line=start)
+        elif self._last_hash is not None and run.first_prev != self._last_hash:
+            self._report("broken-link", run.first_seq,
+                         "prev does not match the hash of the previous record", line=start)
+        for kid, first, last in run.key_spans:
+            self._keys_used.add(kid)
+            revoked = self._revoked.get(kid)
+            retired = self._retired_after.get(kid)
+            # Only a key with a revocation or a retirement needs a per-seq look.
+            if (revoked is not None and last >= revoked) or (
+                    retired is not None and last > retired):
+                for seq in range(first, last + 1):
+                    line = start + seq - run.first_seq
+                    if revoked is not None and seq >= revoked:
+                        self._report("revoked-key", seq, f"{kid} is revoked from seq {revoked}",
+                                     line=line)
+                    if retired is not None and seq > retired:
+                        self._report("retired-key", seq,
+                                     f"{kid} was rotated out at seq {retired}", line=line)
+        self._line += run.size
+        self._expected = run.last_seq + 1
+        self._last_hash = run.last_hash
+        self._head = (run.last_seq, run.last_hash)
+        self._records += run.size
+        for seq, record_hash in run.captured:
+            self._captured[seq] = record_hash
+        return True
 
     def _check_key(self, seq: int, facts: LineFacts) -> None:
         kid = str(facts.key)

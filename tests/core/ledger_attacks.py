@@ -185,10 +185,11 @@ def rewrite_tail(lines: Lines, keep: int, key: SigningKey,
     last = fields(out[-1])
     prev, seq = last["hash"], last["seq"] + 1
     for body in bodies:
-        new_line, prev = build_line(
+        new_line, record = build_line(
             ledger_id=last["ledger"], seq=seq, prev=prev, ts=last["ts"], kind="app.forged",
             actor=last["actor"], body=body, key=key,
         )
+        prev = record["hash"]
         out.append(new_line)
         seq += 1
     return out
