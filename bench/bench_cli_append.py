@@ -35,6 +35,7 @@ from _common import (
     ms,
     noise_line,
     percentile,
+    precompile,
     report,
     say,
     verdict,
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     from ledger import Ledger  # noqa: PLC0415
 
     info = machine()
+    precompile()
     ledger_bin = find_ledger_bin(args.ledger_bin)
     shebang = Path(ledger_bin).read_bytes()[:200].split(b"\n")[0].decode(errors="replace")
     times: dict[str, list[float]] = {"ledger": [], "floor": [], "startup": []}
