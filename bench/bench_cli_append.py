@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import (
@@ -94,8 +95,9 @@ def fsync_once(path: Path, line: bytes) -> float:
     return sw.seconds
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def startup_args(doc: str, argv: list[str] | None) -> argparse.Namespace:
+    """Command line shared by the start-up benchmarks (this one and bench_hook.py)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--runs", type=int, default=40, help="timed runs of each command")
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
     parser.add_argument("--ledger-bin", help="the ledger console script (default: beside python)")
@@ -105,6 +107,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.runs, args.warmup = 6, 1
+    return args
+
+
+def round_robin(commands: dict[str, tuple[list[str], bytes]], env: dict[str, str], *,
+                warmup: int, runs: int, meter: LoadMeter,
+                after_round: Callable[[], None] | None = None) -> dict[str, list[float]]:
+    """Time each command ``runs`` times, rotating the order every round so noise hits all
+    alike; the first ``warmup`` rounds are not counted."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for round_no in range(warmup + runs):
+        shift = round_no % len(names)
+        for name in names[shift:] + names[:shift]:
+            cmd, data = commands[name]
+            if round_no < warmup:
+                timed(cmd, env, data)
+                continue
+            with meter:
+                times[name].append(timed(cmd, env, data))
+        if round_no >= warmup and after_round is not None:
+            after_round()
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = startup_args(__doc__ or "", argv)
 
     from ledger import Ledger  # noqa: PLC0415
 
@@ -112,7 +140,6 @@ def main(argv: list[str] | None = None) -> int:
     precompile()
     ledger_bin = find_ledger_bin(args.ledger_bin)
     shebang = Path(ledger_bin).read_bytes()[:200].split(b"\n")[0].decode(errors="replace")
-    times: dict[str, list[float]] = {"ledger": [], "floor": [], "startup": []}
     fsyncs: list[float] = []
     with tempfile.TemporaryDirectory(prefix="ledger-bench-cli-", dir=args.dir) as tmp:
         home, root = Path(tmp) / "home", Path(tmp) / "ws"
@@ -123,24 +150,18 @@ def main(argv: list[str] | None = None) -> int:
         if not pem.exists():
             raise SystemExit(f"expected the private key at {pem}")
         commands = {
-            "ledger": [ledger_bin, "append", "--root", str(root), "--kind", "app.event"],
-            "floor": [sys.executable, str(FLOOR), str(pem), str(Path(tmp) / "floor.jsonl")],
-            "startup": [sys.executable, "-c", "pass"],
+            "ledger": ([ledger_bin, "append", "--root", str(root), "--kind", "app.event"], BODY),
+            "floor": ([sys.executable, str(FLOOR), str(pem), str(Path(tmp) / "floor.jsonl")],
+                      BODY),
+            "startup": ([sys.executable, "-c", "pass"], BODY),
         }
-        names = list(commands)
         say(f"bench_cli_append: {args.warmup} warm-up + {args.runs} timed rounds of "
-            f"{', '.join(names)}")
+            f"{', '.join(commands)}")
         meter = LoadMeter()
-        for round_no in range(args.warmup + args.runs):
-            shift = round_no % len(names)
-            for name in names[shift:] + names[:shift]:
-                if round_no < args.warmup:
-                    timed(commands[name], env, BODY)
-                    continue
-                with meter:
-                    times[name].append(timed(commands[name], env, BODY))
-            if round_no >= args.warmup:
-                fsyncs.append(fsync_once(Path(tmp) / "fsync.jsonl", b"x" * 600 + b"\n"))
+        times = round_robin(
+            commands, env, warmup=args.warmup, runs=args.runs, meter=meter,
+            after_round=lambda: fsyncs.append(
+                fsync_once(Path(tmp) / "fsync.jsonl", b"x" * 600 + b"\n")))
         result = Ledger.open(root).verify()
         expected = 1 + args.warmup + args.runs
         if not result.ok or result.records != expected:

@@ -20,7 +20,6 @@ pydantic, DuckDB, PyYAML and pathspec are not loaded on it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -43,7 +42,7 @@ from _common import (
     say,
     verdict,
 )
-from bench_cli_append import BODY, FLOOR, find_ledger_bin, timed
+from bench_cli_append import BODY, FLOOR, find_ledger_bin, round_robin, startup_args
 
 PRE_TARGET = 1.3
 POST_TARGET = 1.6
@@ -120,23 +119,13 @@ def import_cost(cmd: list[str], env: dict[str, str], data: bytes) -> tuple[float
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=40, help="timed runs of each command")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
-    parser.add_argument("--ledger-bin", help="the ledger console script (default: beside python)")
-    parser.add_argument("--dir", help="parent directory for the temporary workspace")
-    parser.add_argument("--quick", action="store_true", help="smoke run: 6 runs, 1 warm-up")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.runs, args.warmup = 6, 1
+    args = startup_args(__doc__ or "", argv)
 
     from ledger import Ledger  # noqa: PLC0415
 
     info = machine()
     precompile()
     ledger_bin = find_ledger_bin(args.ledger_bin)
-    times: dict[str, list[float]] = {"pre": [], "post": [], "floor": [], "startup": []}
     with tempfile.TemporaryDirectory(prefix="ledger-bench-hook-", dir=args.dir) as tmp:
         home, root = Path(tmp) / "home", Path(tmp) / "ws"
         isolate_this_process(home)
@@ -165,18 +154,10 @@ def main(argv: list[str] | None = None) -> int:
                        str(Path(tmp) / "floor.jsonl")], BODY),
             "startup": ([sys.executable, "-c", "pass"], b""),
         }
-        names = list(commands)
-        say(f"bench_hook: {args.warmup} warm-up + {args.runs} timed rounds of {', '.join(names)}")
+        say(f"bench_hook: {args.warmup} warm-up + {args.runs} timed rounds of "
+            f"{', '.join(commands)}")
         meter = LoadMeter()
-        for round_no in range(args.warmup + args.runs):
-            shift = round_no % len(names)
-            for name in names[shift:] + names[:shift]:
-                cmd, data = commands[name]
-                if round_no < args.warmup:
-                    timed(cmd, env, data)
-                    continue
-                with meter:
-                    times[name].append(timed(cmd, env, data))
+        times = round_robin(commands, env, warmup=args.warmup, runs=args.runs, meter=meter)
         runs = [import_cost(pre_cmd, env, pre_data) for _ in range(5)]
         imports_ms, heavy = median([r[0] for r in runs]), runs[0][1]
         floor_cmd, floor_data = commands["floor"]

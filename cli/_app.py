@@ -343,6 +343,19 @@ ScopeOption = Annotated[bool, typer.Option(
     "--user/--project", help="User-wide settings instead of this project's.")]
 
 
+def _install_action(do: Callable[..., tuple[Path, list[Any]]], client: str, user: bool,
+                    root: str | None, as_json: bool) -> None:
+    from ledger._workspace import find_root  # noqa: PLC0415
+
+    def action() -> int:
+        base = find_root(root) if (root or not user) else Path.cwd()
+        path, changes = do(client, root=base, user=user)
+        _print_changes(path, changes, as_json)
+        return OK
+
+    _run(action)
+
+
 @app.command()
 def install(
     client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
@@ -352,15 +365,8 @@ def install(
 ) -> None:
     """Add ledger's hooks to a client's settings (idempotent; keeps your other hooks)."""
     from ledger._install import install as do_install  # noqa: PLC0415
-    from ledger._workspace import find_root  # noqa: PLC0415
 
-    def action() -> int:
-        base = find_root(root) if (root or not user) else Path.cwd()
-        path, changes = do_install(client, root=base, user=user)
-        _print_changes(path, changes, as_json)
-        return OK
-
-    _run(action)
+    _install_action(do_install, client, user, root, as_json)
 
 
 @app.command()
@@ -372,15 +378,8 @@ def uninstall(
 ) -> None:
     """Remove ledger's hooks from a client's settings, leaving other hooks alone."""
     from ledger._install import uninstall as do_uninstall  # noqa: PLC0415
-    from ledger._workspace import find_root  # noqa: PLC0415
 
-    def action() -> int:
-        base = find_root(root) if (root or not user) else Path.cwd()
-        path, changes = do_uninstall(client, root=base, user=user)
-        _print_changes(path, changes, as_json)
-        return OK
-
-    _run(action)
+    _install_action(do_uninstall, client, user, root, as_json)
 
 
 SessionOption = Annotated[str | None, typer.Option(

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+import orjson
+
 from ledger._errors import (
     InputError,
     IntegrityError,
@@ -517,11 +519,9 @@ class Ledger:
 
 
 def _parsed_view(line: bytes) -> dict[str, Any]:
-    import json  # noqa: PLC0415 -- already loaded; local for clarity
-
     try:
-        data = json.loads(line)
-    except ValueError:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
         raise StorageError("unreadable record line; run `ledger verify`") from None
     if type(data) is not dict:
         raise StorageError("unreadable record line; run `ledger verify`")

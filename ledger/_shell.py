@@ -181,10 +181,11 @@ def _find_backtick(text: str, i: int) -> int:
     raise _fail("unbalanced backtick")
 
 
-def _find_close_paren(text: str, i: int) -> int:
-    """Return the index of the ``)`` closing a ``(`` opened just before ``i``.
+def _find_close(text: str, i: int, opener: str, closer: str, what: str) -> int:
+    """Return the index of the ``closer`` matching an ``opener`` just before ``i``.
 
-    Quote-, escape- and nesting-aware, so ``$(echo ")")`` closes at the right place.
+    Quote-, escape-, backtick- and nesting-aware, so ``$(echo ")")`` closes at the right place
+    and a ``$(...)`` inside ``${...}`` is skipped whole.
     """
     depth = 1
     n = len(text)
@@ -202,42 +203,27 @@ def _find_close_paren(text: str, i: int) -> int:
         if c == "`":
             i = _find_backtick(text, i + 1) + 1
             continue
-        if c == "(":
+        if opener != "(" and text.startswith("$(", i):
+            i = _find_close_paren(text, i + 2) + 1
+            continue
+        if c == opener:
             depth += 1
-        elif c == ")":
+        elif c == closer:
             depth -= 1
             if depth == 0:
                 return i
         i += 1
-    raise _fail("unbalanced parenthesis")
+    raise _fail(f"unbalanced {what}")
+
+
+def _find_close_paren(text: str, i: int) -> int:
+    """Return the index of the ``)`` closing a ``(`` opened just before ``i``."""
+    return _find_close(text, i, "(", ")", "parenthesis")
 
 
 def _find_close_brace(text: str, i: int) -> int:
     """Return the index of the ``}`` closing a ``${`` opened just before ``i``."""
-    depth = 1
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            i = _skip_single(text, i + 1)
-            continue
-        if c == '"':
-            i = _skip_double(text, i + 1)
-            continue
-        if c == "$" and text.startswith("$(", i):
-            i = _find_close_paren(text, i + 2) + 1
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise _fail("unbalanced ${")
+    return _find_close(text, i, "{", "}", "${")
 
 
 def _substitutions_in(text: str) -> list[str]:

@@ -16,6 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
+from ledger._errors import LedgerError
+from ledger._store import LedgerFile
+
 __all__ = ["WorkspaceState", "fold", "load_state"]
 
 CACHE_VERSION: Final = 1
@@ -111,18 +116,20 @@ def fold(records: Iterable[dict[str, Any]], state: WorkspaceState | None = None)
     return state
 
 
-def _records_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
-    with path.open("rb") as handle:
-        handle.seek(offset)
-        data = handle.read()
-    end = data.rfind(b"\n") + 1  # ignore a torn tail: it is not a record
-    records = []
-    for line in data[:end].split(b"\n")[:-1]:
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            continue  # a damaged line is verify's business, not the projection's
-    return records, offset + end
+def _fold_from(path: Path, offset: int, state: WorkspaceState) -> int:
+    """Fold the complete records after ``offset`` into ``state``, streaming; the new offset."""
+    end = offset
+    for chunk_offset, chunk in LedgerFile(path).read_chunks(start=offset):
+        cut = chunk.rfind(b"\n") + 1  # ignore a torn tail: it is not a record
+        records = []
+        for line in chunk[:cut].split(b"\n")[:-1]:
+            try:
+                records.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                continue  # a damaged line is verify's business, not the projection's
+        fold(records, state)
+        end = chunk_offset + cut
+    return end
 
 
 def load_state(ledger_path: Path, cache_dir: Path) -> WorkspaceState:
@@ -139,11 +146,10 @@ def load_state(ledger_path: Path, cache_dir: Path) -> WorkspaceState:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     try:
-        records, new_offset = _records_from(ledger_path, offset)
-    except OSError:
+        new_offset = _fold_from(ledger_path, offset, state)
+    except LedgerError:
         return state
-    if records:
-        fold(records, state)
+    if new_offset != offset:
         _write_cache(cache, {"offset": new_offset, "state": state.to_json(),
                              "version": CACHE_VERSION})
     return state

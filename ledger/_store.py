@@ -194,8 +194,10 @@ class LedgerFile:
         finally:
             os.close(fd)  # also releases the flock
 
-    def read_chunks(self, chunk_size: int = READ_CHUNK) -> Iterator[tuple[int, bytes]]:
-        """Stream the file as ``(offset, chunk)``; every chunk but the last ends in a newline.
+    def read_chunks(self, chunk_size: int = READ_CHUNK, *,
+                    start: int = 0) -> Iterator[tuple[int, bytes]]:
+        """Stream the file from ``start`` as ``(offset, chunk)``; every chunk but the last ends
+        in a newline. ``start`` must be a line boundary.
 
         The last chunk may end in a torn line; callers split it. Memory is bounded by
         ``chunk_size`` plus the longest line.
@@ -207,7 +209,8 @@ class LedgerFile:
         except OSError as exc:
             raise _oserror("read", self.path, exc) from None
         with handle:
-            offset = 0
+            handle.seek(start)
+            offset = start
             carry = b""
             while True:
                 try:

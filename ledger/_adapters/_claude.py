@@ -23,6 +23,7 @@ from ledger._adapters._common import (
     clip,
     dumps,
     effective_permission,
+    event_name,
     inverse_input,
     milliseconds,
     opt_str,
@@ -30,7 +31,6 @@ from ledger._adapters._common import (
     strict_str,
 )
 from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
-from ledger._errors import InputError
 
 __all__ = [
     "BLOCK_DECISION_EVENTS",
@@ -113,9 +113,7 @@ def parse_as(
     Raises:
         InputError: no event name, or a decision field of the wrong type.
     """
-    name = strict_str(obj, "hook_event_name") or expected_event
-    if not name:
-        raise InputError("hook payload has no 'hook_event_name'; pass the event explicitly")
+    name = event_name(obj, "hook_event_name", expected_event)
     raw_tool = strict_str(obj, "tool_name")
     tool_name = raw_tool
     arguments = as_tool_input(obj.get("tool_input"))

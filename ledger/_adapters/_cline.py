@@ -27,15 +27,16 @@ from ledger._adapters._common import (
     clip_utf8,
     dumps,
     effective_permission,
+    event_name,
     first_root,
     milliseconds,
     needs_human_text,
     opt_str,
     rename_keys,
     strict_str,
+    table_phase,
 )
 from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
-from ledger._errors import InputError
 
 __all__ = [
     "CONTEXT_LIMIT_BYTES",
@@ -132,8 +133,7 @@ def _nested_name(obj: dict[str, Any]) -> str | None:
 
 def native_phase(name: str) -> Phase | None:
     """The phase of Cline hook ``name``; ``None`` when Cline has no such hook."""
-    spec = EVENTS.get(name)
-    return None if spec is None else spec[1]
+    return table_phase(EVENTS, (), name)
 
 
 def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
@@ -142,9 +142,7 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
     Raises:
         InputError: no hook name, or a decision field of the wrong type.
     """
-    name = strict_str(obj, "hookName") or expected_event or _nested_name(obj)
-    if not name:
-        raise InputError("hook payload has no 'hookName'; pass the event explicitly")
+    name = event_name(obj, "hookName", expected_event, _nested_name(obj))
     event, phase = EVENTS.get(name, (name, "other"))
     key = name[0].lower() + name[1:]
     nested = obj.get(key)

@@ -9,7 +9,7 @@ import json
 import math
 import ntpath
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any, Final, NoReturn
 
 from ledger._adapters._model import (
@@ -112,6 +112,28 @@ def strict_str(obj: Mapping[str, Any], key: str, *, where: str = "") -> str | No
     if value is None or isinstance(value, str):
         return value
     raise InputError(f"hook payload field {where}{key!r} must be a string, got {_json_type(value)}")
+
+
+def event_name(obj: Mapping[str, Any], key: str, *fallbacks: str | None) -> str:
+    """The event name from ``obj[key]``, else the first non-empty fallback.
+
+    Raises:
+        InputError: no name anywhere, or ``obj[key]`` is not a string.
+    """
+    name = strict_str(obj, key) or next((f for f in fallbacks if f), None)
+    if not name:
+        raise InputError(f"hook payload has no {key!r}; pass the event explicitly")
+    return name
+
+
+def table_phase(events: Mapping[str, tuple[Any, ...]], others: Container[str],
+                name: str) -> Phase | None:
+    """Phase of ``name`` from an adapter's event table; "other" for known non-table events."""
+    spec = events.get(name)
+    if spec is not None:
+        phase: Phase = spec[1]
+        return phase
+    return "other" if name in others else None
 
 
 def opt_str(obj: Mapping[str, Any], key: str) -> str | None:

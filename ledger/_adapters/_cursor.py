@@ -28,6 +28,7 @@ from ledger._adapters._common import (
     build_event,
     dumps,
     effective_permission,
+    event_name,
     first_root,
     inverse_input,
     maybe_json,
@@ -36,9 +37,9 @@ from ledger._adapters._common import (
     opt_str,
     rename_keys,
     strict_str,
+    table_phase,
 )
 from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
-from ledger._errors import InputError
 
 __all__ = [
     "EVENTS",
@@ -146,10 +147,7 @@ def _tool(
 
 def native_phase(name: str) -> Phase | None:
     """The phase of Cursor event ``name``; ``None`` when Cursor has no such event."""
-    spec = EVENTS.get(name)
-    if spec is not None:
-        return spec[1]
-    return "other" if name in _OTHER_EVENTS else None
+    return table_phase(EVENTS, _OTHER_EVENTS, name)
 
 
 def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
@@ -158,9 +156,7 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
     Raises:
         InputError: no event name, or a decision field of the wrong type.
     """
-    name = strict_str(obj, "hook_event_name") or expected_event
-    if not name:
-        raise InputError("hook payload has no 'hook_event_name'; pass the event explicitly")
+    name = event_name(obj, "hook_event_name", expected_event)
     event, phase, implied = EVENTS.get(name, (name, "other", None))
     tool_name, raw_tool, arguments = _tool(name, implied, obj)
     if name == "afterShellExecution":

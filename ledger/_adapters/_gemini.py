@@ -25,14 +25,15 @@ from ledger._adapters._common import (
     build_event,
     dumps,
     effective_permission,
+    event_name,
     inverse_input,
     needs_human_text,
     opt_str,
     rename_keys,
     strict_str,
+    table_phase,
 )
 from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
-from ledger._errors import InputError
 
 __all__ = [
     "EVENTS",
@@ -89,10 +90,7 @@ def _tool_error(response: object) -> str | None:
 
 def native_phase(name: str) -> Phase | None:
     """The phase of Gemini CLI event ``name``; ``None`` when Gemini has no such event."""
-    spec = EVENTS.get(name)
-    if spec is not None:
-        return spec[1]
-    return "other" if name in _OTHER_EVENTS else None
+    return table_phase(EVENTS, _OTHER_EVENTS, name)
 
 
 def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
@@ -101,9 +99,7 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
     Raises:
         InputError: no event name, or a decision field of the wrong type.
     """
-    name = strict_str(obj, "hook_event_name") or expected_event
-    if not name:
-        raise InputError("hook payload has no 'hook_event_name'; pass the event explicitly")
+    name = event_name(obj, "hook_event_name", expected_event)
     event, phase = EVENTS.get(name, (name, "other"))
     raw_tool = strict_str(obj, "tool_name")
     tool_name = raw_tool
