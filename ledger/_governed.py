@@ -238,7 +238,8 @@ class GovernedWorkspace:
             full["tool_error"] = inv.error
             full["edit"] = _clip(edit_payload(inv), _EDIT_STRING_LIMIT)
         else:
-            for key in ("prompt", "source", "reason", "agent_type"):
+            # The client's own fields (SessionEnd's reason is "event_reason": "reason" is ours).
+            for key in ("prompt", "source", "event_reason", "agent_type"):
                 value = context.get(key)
                 if isinstance(value, str):
                     full[key] = _clip(value, 4096)
@@ -264,7 +265,7 @@ def _invocation(event: HookEvent) -> Invocation:
         outcome = "failure" if event.event == "PostToolUseFailure" or event.error else "success"
     context = {"client_event": event.client_event, "prompt": event.prompt,
                "agent_type": event.agent_type, "source": event.raw.get("source"),
-               "reason": event.raw.get("reason")}
+               "event_reason": event.raw.get("reason")}
     return Invocation(
         id=invocation_id_for(event.client, event.session_id, event.tool_use_id),
         event=event.event, tool_name=event.tool_name, tool_input=dict(event.tool_input),

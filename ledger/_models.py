@@ -125,11 +125,128 @@ class KeyRevokedBody(_Strict):
         default=None, description="Key that replaced a revoked active key.")
 
 
+class HookErrorObject(_Strict):
+    """The standardized error a refusal carries (and the agent receives)."""
+
+    code: StrictStr = Field(description="INTENT_REQUIRED, SCOPE_VIOLATION, STALE_FILE, "
+                            "DESTRUCTIVE_COMMAND, HITL_REJECT, HOOK_ERROR, "
+                            "ORCHESTRATION_PROTECTED, SCOPE_EXPANSION_REQUESTED, HOOK_BLOCKED")
+    message: StrictStr = Field(description="One line.")
+    meta: dict[str, JsonValue] = Field(
+        description="invocation_id, tool, intent_id, risk, mutation_class, affected_files, ...")
+    type: StrictStr
+
+
+class HookResult(_Strict):
+    """What one hook (a built-in policy or a configured hook) said."""
+
+    decision: Literal["allow", "deny", "ask"] | None
+    duration_ms: SafeInt
+    error: HookErrorObject | None
+    name: StrictStr
+    reason: StrictStr | None
+
+
+class _HookBody(_Strict):
+    invocation: StrictStr = Field(
+        description="Invocation id; the pre and post records of one tool call share it.")
+    event: StrictStr = Field(description="Neutral (Claude Code) event name.")
+    client_event: StrictStr | None = Field(default=None,
+                                           description="Event name as the client sent it.")
+    tool: StrictStr | None = Field(description="Neutral tool name (Write, Edit, Bash, ...).")
+    tool_use_id: StrictStr | None = Field(description="The client's id of the tool call.")
+    git_head: StrictStr | None = Field(description="Workspace git HEAD, where it is a repo.")
+    cwd: StrictStr | None
+    decision: Literal["allow", "deny", "ask"] = Field(
+        description="Merged decision: deny > ask > allow; allow also means 'no objection'.")
+    reason: StrictStr | None
+    error: HookErrorObject | None = Field(
+        description="The deciding refusal's error; for allowed calls the first hook error.")
+    hooks: list[HookResult] = Field(description="Every hook that ran, in order.")
+    data: dict[str, JsonValue] = Field(
+        description="Facts the policies established: intent_id, paths, risk, mutation_class, "
+        "changed_symbols, seen (path -> sha256), changed, added_lines, file_sha256, ...")
+
+
+class HookPreBody(_HookBody):
+    """``hook.pre``: the governance decision before a tool call."""
+
+    tool_input: dict[str, JsonValue] = Field(
+        description="The tool's input; strings over 2 KiB are clipped with their SHA-256.")
+
+
+class HookPostBody(_HookBody):
+    """``hook.post``: the outcome of a tool call, with the edit itself for file writes."""
+
+    outcome: Literal["success", "failure", "blocked"] | None
+    duration_ms: SafeInt | None
+    tool_error: StrictStr | None
+    edit: dict[str, JsonValue] | None = Field(
+        description="content / old_string+new_string / edits / patch, and the client's "
+        "structured_patch; enough to rebuild line attribution from the ledger alone.")
+
+
+class HookEventBody(_HookBody):
+    """``hook.event``: any other client event (SessionStart, UserPromptSubmit, Stop, ...)."""
+
+    prompt: StrictStr | None = Field(default=None, description="UserPromptSubmit's prompt.")
+    source: StrictStr | None = Field(default=None, description="SessionStart's source.")
+    event_reason: StrictStr | None = Field(default=None, description="SessionEnd's reason.")
+    agent_type: StrictStr | None = None
+
+
+class HookFailureBody(_Strict):
+    """``hook.error``: the hook itself failed before it could decide (recorded, then the
+    client's fail-closed answer)."""
+
+    client: StrictStr
+    message: StrictStr
+    payload_bytes: SafeInt
+    payload_sha256: Hex64 | None
+    payload_truncated: StrictBool
+
+
+class IntentSelectedBody(_Strict):
+    """``intent.selected``: a session works under an intent from now on."""
+
+    intent_id: StrictStr
+    intents_sha256: StrictStr | None = Field(
+        default=None, description="SHA-256 of active_intents.yaml when selected by a hook.")
+    session: StrictStr | None
+    via: Literal["hook", "cli"]
+
+
+class IntentClearedBody(_Strict):
+    """``intent.cleared``: the session has no intent any more."""
+
+    session: StrictStr | None
+    via: Literal["hook", "cli"]
+
+
+class ScopeExpandedBody(_Strict):
+    """``intent.scope_expanded``: a human approved more scope for an intent."""
+
+    approved_via: StrictStr = Field(
+        description="'cli' (a person ran ledger intent expand) or '<client> ask'.")
+    globs: list[StrictStr]
+    intent_id: StrictStr
+    reason: StrictStr | None
+    session: StrictStr | None
+    tool_use_id: StrictStr | None
+
+
 KIND_BODIES: dict[str, type[BaseModel]] = {
     GENESIS_KIND: GenesisBody,
     REPAIRED_KIND: LedgerRepairedBody,
     ROTATED_KIND: KeyRotatedBody,
     REVOKED_KIND: KeyRevokedBody,
+    "hook.pre": HookPreBody,
+    "hook.post": HookPostBody,
+    "hook.event": HookEventBody,
+    "hook.error": HookFailureBody,
+    "intent.selected": IntentSelectedBody,
+    "intent.cleared": IntentClearedBody,
+    "intent.scope_expanded": ScopeExpandedBody,
 }
 
 

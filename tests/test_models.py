@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger import InputError, Ledger, SigningKey
+from ledger import InputError, Ledger, SigningKey, handle_event, parse_payload
 from ledger._models import KIND_BODIES, parse_record
 from ledger._schema import generate_schemas
 from ledger._upcast import UPCASTERS, upcast
@@ -99,3 +99,48 @@ def test_upcast_applies_registered_steps_in_order(monkeypatch: pytest.MonkeyPatc
 def test_upcast_refuses_unknown_versions(version: object) -> None:
     with pytest.raises(InputError):
         upcast({"v": version})
+
+
+def test_governed_session_records_match_their_body_models(tmp_path: Path) -> None:
+    """Every record a governed hook session writes validates against its kind's model."""
+    root = tmp_path / "ws"
+    env = {"LEDGER_HOME": str(tmp_path / "home")}
+    ledger = Ledger.init(root, environ=env)
+    (root / ".orchestration" / "active_intents.yaml").write_text(
+        "intents:\n  - id: INT-001\n    name: n\n    status: active\n"
+        "    owned_scope: ['src/**']\n")
+    (root / "src").mkdir()
+    target = root / "src" / "a.py"
+    target.write_text("def f(x):\n    return x\n")
+    common = {"session_id": "s1", "cwd": str(root), "transcript_path": "/t.jsonl"}
+    events = [
+        {"hook_event_name": "SessionStart", "source": "startup", "model": "m"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "go"},
+        {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "t0",
+         "tool_input": {"file_path": str(target), "content": "x = 1.5\n"}},
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "t1",
+         "tool_input": {"command": "ledger intent select INT-001"}},
+        {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "t2",
+         "tool_input": {"file_path": str(target), "old_string": "x", "new_string": "y"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "t2",
+         "tool_input": {"file_path": str(target), "old_string": "x", "new_string": "y"},
+         "tool_response": {"structuredPatch": [{"oldStart": 1, "oldLines": 1, "newStart": 1,
+                                                "newLines": 1, "lines": ["-a", "+b"]}]},
+         "duration_ms": 3},
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "t3",
+         "tool_input": {"command": "ledger intent expand INT-001 'docs/**'"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "t3",
+         "tool_input": {"command": "ledger intent expand INT-001 'docs/**'"},
+         "tool_response": {"stdout": "", "stderr": "", "interrupted": False}},
+        {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"},
+    ]
+    for event in events:
+        handle_event(parse_payload("claude", json.dumps({**common, **event}).encode()),
+                     environ=env)
+    seen = set()
+    for record in ledger.records():
+        _, body = parse_record(record.data)
+        assert body is not None, record.kind
+        seen.add(record.kind)
+    assert {"hook.pre", "hook.post", "hook.event", "intent.selected",
+            "intent.scope_expanded"} <= seen
