@@ -607,7 +607,7 @@ def test_permission_denied_after_ask_records_hitl_reject(ws: Workspace) -> None:
     assert record.body["data"]["hitl"] == "rejected"
     codes = [h["error"]["code"] for h in record.body["hooks"] if h["error"]]
     assert codes == ["HITL_REJECT"]
-    assert record.body["reason"] == "The user rejected the action"
+    assert record.body["event_reason"] == "The user rejected the action"
 
     # A denial of a call ledger never sent to a human is not a HITL reject.
     other = session.tool_use_id()
