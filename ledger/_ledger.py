@@ -46,7 +46,7 @@ from ledger._record import (
 )
 from ledger._store import LedgerFile, Tail, Transaction, fsync_dir
 from ledger._version import __version__
-from ledger._workspace import Workspace, find_root, utc_now
+from ledger._workspace import Workspace, find_root, scaffold, utc_now
 
 if TYPE_CHECKING:
     from ledger._checkpoint import Checkpoint
@@ -168,6 +168,7 @@ class Ledger:
         workspace = Workspace(Path(root).absolute())
         try:
             workspace.orchestration.mkdir(parents=True, exist_ok=True)
+            scaffold(workspace.orchestration)
         except OSError as exc:
             raise StorageError(f"cannot create {workspace.orchestration}: {exc.strerror}") from None
         ledger = cls(workspace, signing_key=signing_key, clock=clock, environ=environ)

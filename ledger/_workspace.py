@@ -10,7 +10,7 @@ from typing import Final
 
 from ledger._errors import WorkspaceNotFoundError
 
-__all__ = ["ORCHESTRATION_DIR", "ROOT_ENV", "Workspace", "find_root", "utc_now"]
+__all__ = ["ORCHESTRATION_DIR", "ROOT_ENV", "Workspace", "find_root", "scaffold", "utc_now"]
 
 ORCHESTRATION_DIR: Final = ".orchestration"
 LEDGER_FILE: Final = "agent_trace.jsonl"
@@ -44,6 +44,32 @@ class Workspace:
     def quarantine_dir(self) -> Path:
         """Where ``ledger repair`` moves torn bytes."""
         return self.orchestration / "quarantine"
+
+
+INTENTS_TEMPLATE: Final = """\
+# active_intents.yaml: the intents agents may work on, and the files each one owns.
+# An agent selects one (`ledger intent select INT-001` in its shell) before it may write, and
+# may then write only what owned_scope matches. Errors are reported as file:line: what.
+#
+# intents:
+#   - id: INT-001                       # letter, then letters, digits, _ . -
+#     name: JWT hardening
+#     status: active                # planned|active|in_progress|blocked|done|abandoned
+#     description: Pin the JWT algorithm to HS256.
+#     owned_scope: ["src/auth/**"]      # gitwildmatch globs, relative to the workspace root
+#     constraints: ["Read secrets from config only"]
+#     acceptance_criteria: ["npm test -- src/auth passes"]
+intents: []
+"""
+
+
+def scaffold(orchestration: Path) -> None:
+    """Create what a new workspace needs beside the ledger, leaving existing files alone: an
+    intents template, and a .gitignore for the derived caches (never evidence)."""
+    for name, text in (("active_intents.yaml", INTENTS_TEMPLATE), (".gitignore", ".cache/\n")):
+        path = orchestration / name
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
 
 
 def find_root(
