@@ -524,7 +524,4 @@ def run_app(args: list[str]) -> int:
     except typer.Abort:
         print("ledger: aborted", file=sys.stderr)
         return 130
-    except InputError as exc:  # pragma: no cover - commands already guard
-        print(f"ledger: error: {exc}", file=sys.stderr)
-        return 3
     return result if isinstance(result, int) else OK
