@@ -504,7 +504,8 @@ def demo(
         "--dir", help="Workspace to create (default: a fresh temporary directory).")] = None,
     keep: Annotated[bool, typer.Option(help="Keep the temporary workspace.")] = False,
 ) -> None:
-    """Run the main job on a throwaway workspace: append, verify, tamper, checkpoint, repair."""
+    """Run the main job on a throwaway workspace: a governed agent session, then verify,
+    checkpoint, and what tampering, truncation and a crash look like."""
     from cli._demo import run_demo  # noqa: PLC0415
 
     _run(lambda: run_demo(directory, keep=keep))
