@@ -32,8 +32,8 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return body
 
 
-# Same number rules as the ledger's own reader, plus: a duplicate key is an error, never a
-# silent "last one wins".
+# The number rules of ledger JSON (no floats, no integers beyond ±(2**53 - 1), no NaN), plus:
+# a duplicate key is an error, never a silent "last one wins".
 _body_decoder: Final = json.JSONDecoder(
     parse_float=_decoder.parse_float, parse_int=_decoder.parse_int,
     parse_constant=_decoder.parse_constant, object_pairs_hook=_no_duplicate_keys)
