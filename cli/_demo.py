@@ -220,7 +220,7 @@ def _integrity(ledger: Ledger, base: Path, workspace: Path, environ: dict[str, s
     copy = Ledger.open(truncated, environ=environ)
     _say(f"  without a checkpoint: {copy.verify().summary()}")
     _say("  (a hash chain cannot prove its own tail; that is what checkpoints are for)")
-    report = copy.verify(checkpoints=[("checkpoint", checkpoint.text())])
+    report = copy.verify(checkpoints=[("ledger.ckpt", checkpoint.text())])
     _say(f"  with the checkpoint:  {report.summary()}")
 
     _step("crash mid-append: a torn last line, then ledger repair")
