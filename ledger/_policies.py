@@ -292,11 +292,14 @@ class Governance:
     def _scope_globs(self, intent: Intent) -> tuple[str, ...]:
         return tuple(intent.owned_scope) + tuple(self.state.grants.get(intent.id, ()))
 
-    def _relative(self, path: str, inv: Invocation) -> str | None:
+    def _resolve(self, path: str, inv: Invocation) -> tuple[str | None, str | None]:
+        """(workspace-relative path or None when outside, real absolute path or None when
+        the path is unusable), from one normalization."""
         try:
-            return normalize_path(path, root=self.root, cwd=inv.cwd).relative
+            norm = normalize_path(path, root=self.root, cwd=inv.cwd)
         except InputError:
-            return None
+            return None, None
+        return norm.relative, norm.absolute
 
     def _available(self) -> str:
         if self.intents is None or not self.intents.intents:
@@ -425,8 +428,9 @@ class Governance:
         seen: dict[str, str] = session.get("seen", {})
         observed = inv.tool_input.get("observed_content_hash")
         for path in self.analyze(inv).paths:
-            relative = self._relative(path, inv)
-            absolute = os.path.join(self.root, relative) if relative else path  # noqa: PTH118
+            relative, absolute = self._resolve(path, inv)
+            if absolute is None:
+                continue
             current = sha256_file(absolute)
             expected = observed if isinstance(observed, str) else seen.get(relative or "")
             if expected is None or current is None or current == expected.removeprefix(
@@ -448,8 +452,9 @@ class Governance:
         paths = self.analyze(inv).paths
         if len(paths) != 1:
             return None
-        relative = self._relative(paths[0], inv)
-        absolute = os.path.join(self.root, relative) if relative else paths[0]  # noqa: PTH118
+        _, absolute = self._resolve(paths[0], inv)
+        if absolute is None:
+            return None
         try:
             with open(absolute, encoding="utf-8") as handle:
                 old: str | None = handle.read(_BLOB_LIMIT + 1)
@@ -473,7 +478,7 @@ class Governance:
         if command is None or not command.destructive:
             return HookOutcome(data={"risk": "SAFE"}) if command is not None else None
         intent = self._intent(inv)
-        files = [self._relative(p, inv) or p for p in analysis.paths]
+        files = [self._resolve(p, inv)[0] or p for p in analysis.paths]
         preview = self._removal_preview(analysis.paths, inv)
         unknown = " (some targets cannot be determined statically)" if (
             command.unknown_targets) else ""
@@ -509,12 +514,10 @@ class Governance:
                 p for p in [inv.tool_input.get("file_path")] if isinstance(p, str))
             edit = edit_payload(inv) or {}
             for path in raw_paths:
-                relative = self._relative(path, inv)
-                if relative is None:
+                relative, absolute = self._resolve(path, inv)
+                if relative is None or absolute is None:
                     continue
-                absolute = os.path.join(self.root, relative)  # noqa: PTH118
-                content = self._read_and_keep(absolute)
-                digest = sha256_file(absolute)
+                content, digest = self._read_and_keep(absolute)
                 if digest is not None:
                     seen[relative] = digest
                 if tool not in READ_TOOLS:
@@ -551,15 +554,20 @@ class Governance:
     def _blob_path(self, digest: str) -> Path | None:
         return None if self.cache_dir is None else self.cache_dir / "blobs" / digest
 
-    def _read_and_keep(self, absolute: str) -> str | None:
+    def _read_and_keep(self, absolute: str) -> tuple[str | None, str | None]:
+        """(text, sha256) of a file, reading it once; the bytes are kept as a preview blob.
+
+        Files over the blob limit are hashed by streaming and give no text.
+        """
         try:
             with open(absolute, "rb") as handle:
                 data = handle.read(_BLOB_LIMIT + 1)
         except OSError:
-            return None
+            return None, None
         if len(data) > _BLOB_LIMIT:
-            return None
-        blob = self._blob_path(hashlib.sha256(data).hexdigest())
+            return None, sha256_file(absolute)
+        digest = hashlib.sha256(data).hexdigest()
+        blob = self._blob_path(digest)
         if blob is not None and not blob.exists():
             try:
                 blob.parent.mkdir(parents=True, exist_ok=True)
@@ -568,7 +576,7 @@ class Governance:
                 tmp.replace(blob)
             except OSError:
                 pass  # previews are a convenience
-        return data.decode("utf-8", "replace")
+        return data.decode("utf-8", "replace"), digest
 
     def _diff_preview(self, expected: str, absolute: str) -> str:
         blob = self._blob_path(expected.removeprefix("sha256:"))
@@ -589,10 +597,9 @@ class Governance:
     def _removal_preview(self, paths: tuple[str, ...], inv: Invocation) -> str:
         lines: list[str] = []
         for path in paths:
-            relative = self._relative(path, inv)
-            if relative is None:
+            relative, absolute = self._resolve(path, inv)
+            if relative is None or absolute is None:
                 continue
-            absolute = os.path.join(self.root, relative)  # noqa: PTH118
             if os.path.isfile(absolute):  # noqa: PTH113
                 lines.append(f"--- {relative}")
                 try:
