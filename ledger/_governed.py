@@ -236,13 +236,14 @@ class GovernedWorkspace:
             full["outcome"] = inv.outcome
             full["duration_ms"] = inv.duration_ms
             full["tool_error"] = inv.error
-            full["edit"] = _clip(edit_payload(inv), _EDIT_STRING_LIMIT)
+            full["edit"] = edit_payload(inv)  # clipped with the whole body below
         else:
             # The client's own fields (SessionEnd's reason is "event_reason": "reason" is ours).
             for key in ("prompt", "source", "event_reason", "agent_type"):
                 value = context.get(key)
                 if isinstance(value, str):
                     full[key] = _clip(value, 4096)
+        # One pass over the whole body: edit strings to 1 MiB, and no floats anywhere.
         full = _clip(full, _EDIT_STRING_LIMIT)
         if len(json.dumps(full)) > MAX_RECORD_BYTES - 4096:
             full["edit"] = {"omitted": "edit too large to record",
