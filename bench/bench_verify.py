@@ -77,7 +77,8 @@ def child(root: str, *, idle: bool, jobs: int | None) -> int:
     """Verify (or, with ``idle``, only open) the ledger at ``root``; print facts as JSON."""
     from ledger import Ledger  # noqa: PLC0415
 
-    for module in ("ledger._checkpoint", "ledger._parallel"):  # what verify() loads, both modes
+    # what verify() loads, both modes
+    for module in ("ledger._evidence.checkpoint", "ledger._evidence.verify_file"):
         importlib.import_module(module)
 
     with Stopwatch() as sw:
@@ -212,7 +213,7 @@ def raw_verify_rate(seconds: float) -> tuple[float, float, int]:
         Ed25519PublicKey,
     )
 
-    from ledger._record import record_statement  # noqa: PLC0415
+    from ledger._evidence.record import record_statement  # noqa: PLC0415
 
     key = Ed25519PrivateKey.generate()
     public = Ed25519PublicKey.from_public_bytes(key.public_key().public_bytes_raw())

@@ -13,9 +13,9 @@ import typer
 from cli import _append
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
 from ledger._errors import InputError, StorageError
-from ledger._ledger import Ledger
-from ledger._record import Record
-from ledger._verify import VerifyReport
+from ledger._evidence.ledger import Ledger
+from ledger._evidence.record import Record
+from ledger._evidence.verify import VerifyReport
 
 app = typer.Typer(
     name="ledger",
@@ -364,7 +364,7 @@ def install(
     as_json: JsonOption = False,
 ) -> None:
     """Add ledger's hooks to a client's settings (idempotent; keeps your other hooks)."""
-    from ledger._install import install as do_install  # noqa: PLC0415
+    from ledger._clients.install import install as do_install  # noqa: PLC0415
 
     _install_action(do_install, client, user, root, as_json)
 
@@ -377,7 +377,7 @@ def uninstall(
     as_json: JsonOption = False,
 ) -> None:
     """Remove ledger's hooks from a client's settings, leaving other hooks alone."""
-    from ledger._install import uninstall as do_uninstall  # noqa: PLC0415
+    from ledger._clients.install import uninstall as do_uninstall  # noqa: PLC0415
 
     _install_action(do_uninstall, client, user, root, as_json)
 
@@ -388,7 +388,7 @@ SessionOption = Annotated[str | None, typer.Option(
 
 
 def _governance(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
-    from ledger._governed import GovernedWorkspace  # noqa: PLC0415
+    from ledger._hooks.service import GovernedWorkspace  # noqa: PLC0415
     from ledger._workspace import find_root  # noqa: PLC0415
 
     return GovernedWorkspace(find_root(root))
@@ -441,7 +441,7 @@ def intent_select(
     root: RootOption = None,
 ) -> None:
     """Select an intent for a session (recorded); prints the <intent_context> block."""
-    from ledger._intents import render_intent_context  # noqa: PLC0415
+    from ledger._governance.intents import render_intent_context  # noqa: PLC0415
 
     def action() -> int:
         workspace = _governance(root)

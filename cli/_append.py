@@ -12,9 +12,9 @@ import sys
 from typing import BinaryIO, Final, NamedTuple, TextIO
 
 from cli._exit import OK, UNVERIFIABLE, guarded
-from ledger._canonical import _decoder
 from ledger._errors import InputError
-from ledger._ledger import MAX_RECORD_BYTES, Ledger
+from ledger._evidence.canonical import _decoder
+from ledger._evidence.ledger import MAX_RECORD_BYTES, Ledger
 
 USAGE: Final = (
     "usage: ledger append [--kind KIND] [--root DIR] [--json] [--client C] [--session S] "

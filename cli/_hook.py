@@ -36,11 +36,11 @@ def _record_failure(client: str, message: str, raw: bytes, root: str | None) -> 
     try:
         import hashlib  # noqa: PLC0415
 
-        from ledger._governed import locate_root  # noqa: PLC0415
-        from ledger._ledger import Ledger  # noqa: PLC0415
+        from ledger._evidence.ledger import Ledger  # noqa: PLC0415
+        from ledger._hooks.service import locate_root  # noqa: PLC0415
 
         ledger = Ledger.open(locate_root(None, root))
-        from ledger._adapters import MAX_PAYLOAD_BYTES  # noqa: PLC0415
+        from ledger._clients import MAX_PAYLOAD_BYTES  # noqa: PLC0415
 
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
         ledger.append("hook.error", {
@@ -54,7 +54,7 @@ def _record_failure(client: str, message: str, raw: bytes, root: str | None) -> 
 
 def main(args: list[str]) -> int:
     """Entry point of the hook fast path."""
-    from ledger._adapters import (  # noqa: PLC0415
+    from ledger._clients import (  # noqa: PLC0415
         MAX_PAYLOAD_BYTES,
         fail_closed_response,
         parse_payload,
@@ -71,7 +71,7 @@ def main(args: list[str]) -> int:
     try:
         raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         event = parse_payload(client, raw, expected_event=expected)
-        from ledger._governed import handle_event  # noqa: PLC0415
+        from ledger._hooks.service import handle_event  # noqa: PLC0415
 
         decision = handle_event(event, root=root)
         response = render_response(client, event, decision)

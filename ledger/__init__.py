@@ -37,24 +37,24 @@ from ledger._errors import (
 from ledger._version import __version__
 
 if TYPE_CHECKING:
-    from ledger._adapters import HookDecision, HookEvent, parse_payload, render_response
-    from ledger._canonical import canonical_bytes
-    from ledger._checkpoint import Checkpoint, parse_checkpoint
-    from ledger._engine import (
+    from ledger._clients import HookDecision, HookEvent, parse_payload, render_response
+    from ledger._clients.install import install, uninstall
+    from ledger._evidence.canonical import canonical_bytes
+    from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint
+    from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
+    from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger, RepairResult
+    from ledger._evidence.record import FORMAT_VERSION, Record
+    from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
+    from ledger._governance.engine import (
         HookEngine,
         HookOutcome,
         Invocation,
         InvocationResult,
         MergedDecision,
     )
-    from ledger._executors import CommandHook, HttpHook, PromptHook
-    from ledger._governed import handle_event
-    from ledger._install import install, uninstall
-    from ledger._intents import Intent, IntentsFile, load_intents_file
-    from ledger._keys import KeyEntry, Keyring, SigningKey
-    from ledger._ledger import MAX_RECORD_BYTES, Entry, Ledger, RepairResult
-    from ledger._record import FORMAT_VERSION, Record
-    from ledger._verify import CheckpointResult, Problem, VerifyReport, verify_lines
+    from ledger._governance.executors import CommandHook, HttpHook, PromptHook
+    from ledger._governance.intents import Intent, IntentsFile, load_intents_file
+    from ledger._hooks.service import handle_event
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
@@ -112,40 +112,40 @@ __all__ = [
 ]
 
 _LAZY = {
-    "HookDecision": "ledger._adapters",
-    "HookEvent": "ledger._adapters",
-    "parse_payload": "ledger._adapters",
-    "render_response": "ledger._adapters",
-    "HookEngine": "ledger._engine",
-    "HookOutcome": "ledger._engine",
-    "Invocation": "ledger._engine",
-    "InvocationResult": "ledger._engine",
-    "MergedDecision": "ledger._engine",
-    "CommandHook": "ledger._executors",
-    "HttpHook": "ledger._executors",
-    "PromptHook": "ledger._executors",
-    "handle_event": "ledger._governed",
-    "install": "ledger._install",
-    "uninstall": "ledger._install",
-    "Intent": "ledger._intents",
-    "IntentsFile": "ledger._intents",
-    "load_intents_file": "ledger._intents",
-    "canonical_bytes": "ledger._canonical",
-    "Checkpoint": "ledger._checkpoint",
-    "parse_checkpoint": "ledger._checkpoint",
-    "KeyEntry": "ledger._keys",
-    "Keyring": "ledger._keys",
-    "SigningKey": "ledger._keys",
-    "MAX_RECORD_BYTES": "ledger._ledger",
-    "Entry": "ledger._ledger",
-    "Ledger": "ledger._ledger",
-    "RepairResult": "ledger._ledger",
-    "FORMAT_VERSION": "ledger._record",
-    "Record": "ledger._record",
-    "CheckpointResult": "ledger._verify",
-    "Problem": "ledger._verify",
-    "VerifyReport": "ledger._verify",
-    "verify_lines": "ledger._verify",
+    "HookDecision": "ledger._clients",
+    "HookEvent": "ledger._clients",
+    "parse_payload": "ledger._clients",
+    "render_response": "ledger._clients",
+    "HookEngine": "ledger._governance.engine",
+    "HookOutcome": "ledger._governance.engine",
+    "Invocation": "ledger._governance.engine",
+    "InvocationResult": "ledger._governance.engine",
+    "MergedDecision": "ledger._governance.engine",
+    "CommandHook": "ledger._governance.executors",
+    "HttpHook": "ledger._governance.executors",
+    "PromptHook": "ledger._governance.executors",
+    "handle_event": "ledger._hooks.service",
+    "install": "ledger._clients.install",
+    "uninstall": "ledger._clients.install",
+    "Intent": "ledger._governance.intents",
+    "IntentsFile": "ledger._governance.intents",
+    "load_intents_file": "ledger._governance.intents",
+    "canonical_bytes": "ledger._evidence.canonical",
+    "Checkpoint": "ledger._evidence.checkpoint",
+    "parse_checkpoint": "ledger._evidence.checkpoint",
+    "KeyEntry": "ledger._evidence.keys",
+    "Keyring": "ledger._evidence.keys",
+    "SigningKey": "ledger._evidence.keys",
+    "MAX_RECORD_BYTES": "ledger._evidence.ledger",
+    "Entry": "ledger._evidence.ledger",
+    "Ledger": "ledger._evidence.ledger",
+    "RepairResult": "ledger._evidence.ledger",
+    "FORMAT_VERSION": "ledger._evidence.record",
+    "Record": "ledger._evidence.record",
+    "CheckpointResult": "ledger._evidence.verify",
+    "Problem": "ledger._evidence.verify",
+    "VerifyReport": "ledger._evidence.verify",
+    "verify_lines": "ledger._evidence.verify",
     "Workspace": "ledger._workspace",
     "find_root": "ledger._workspace",
 }

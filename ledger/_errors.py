@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ledger._verify import VerifyReport
+    from ledger._evidence.verify import VerifyReport
 
 __all__ = [
     "CanonicalizationError",

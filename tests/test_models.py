@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger import InputError, Ledger, SigningKey, handle_event, parse_payload
-from ledger._models import KIND_BODIES, parse_record
-from ledger._schema import generate_schemas
-from ledger._upcast import UPCASTERS, upcast
+from ledger._evidence.models import KIND_BODIES, parse_record
+from ledger._evidence.schema import generate_schemas
+from ledger._evidence.upcast import UPCASTERS, upcast
 
 SAFE = 2**53 - 1
 json_values = st.recursive(
@@ -87,7 +87,7 @@ def test_model_rejects_floats_in_body(ledger: Ledger) -> None:
 
 
 def test_upcast_applies_registered_steps_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ledger._upcast.FORMAT_VERSION", 3)
+    monkeypatch.setattr("ledger._evidence.upcast.FORMAT_VERSION", 3)
     monkeypatch.setitem(UPCASTERS, 1, lambda d: {**d, "v": 2, "a": d["old"]})
     monkeypatch.setitem(UPCASTERS, 2, lambda d: {**d, "v": 3, "b": d["a"] * 2})
     original = {"v": 1, "old": 21}

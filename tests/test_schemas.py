@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ledger._schema import generate_schemas, render
+from ledger._evidence.schema import generate_schemas, render
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -15,9 +15,9 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 @pytest.mark.parametrize("name", sorted(generate_schemas()))
 def test_committed_schema_matches_models(name: str) -> None:
     committed = SCHEMAS / name
-    assert committed.exists(), f"{name} missing: run `python -m ledger._schema`"
+    assert committed.exists(), f"{name} missing: run `python -m ledger._evidence.schema`"
     assert committed.read_text(encoding="utf-8") == render(generate_schemas()[name]), (
-        f"{name} drifted from the models: run `python -m ledger._schema` and commit"
+        f"{name} drifted from the models: run `python -m ledger._evidence.schema` and commit"
     )
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ledger._adapters import HookEvent, HookResponse
+from ledger._clients import HookEvent, HookResponse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "payloads"
 FIXTURE_FILES = sorted(FIXTURES.glob("*/*.json"))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger._adapters import (
+from ledger._clients import (
     CLIENTS,
     MAX_PAYLOAD_BYTES,
     HookDecision,
@@ -884,7 +884,7 @@ def test_adapters_import_nothing_heavy():
     """The hook path must not pull in pydantic, dataclasses or yaml through the adapters."""
     code = (
         "import sys, ledger; before = set(sys.modules);"
-        "import ledger._adapters as a;"
+        "import ledger._clients as a;"
         'raw = b\'{"hook_event_name": "PreToolUse", "tool_name": "Bash"}\';'
         "e = a.parse_payload('claude', raw);"
         "a.render_response('claude', e, a.HookDecision(permission='deny'));"
@@ -896,4 +896,4 @@ def test_adapters_import_nothing_heavy():
     )
     loaded = set(result.stdout.split())
     assert not loaded & {"pydantic", "dataclasses", "yaml", "typer", "duckdb"}, loaded
-    assert "ledger._adapters._cursor" not in loaded  # only the client in use is imported
+    assert "ledger._clients.cursor" not in loaded  # only the client in use is imported

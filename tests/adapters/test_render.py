@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._adapters import (
+from ledger._clients import (
     CLIENTS,
     HOOK_ERROR_CODES,
     HookDecision,

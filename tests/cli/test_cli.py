@@ -621,6 +621,6 @@ def test_append_fast_path_imports_no_heavy_modules(ledger: CLI) -> None:
             if line.startswith("import time:") and "|" in line
         }
         assert "cli._append" in imported  # the fast path really ran
-        assert "ledger._ledger" in imported
+        assert "ledger._evidence.ledger" in imported
         heavy = {name for name in imported if name.split(".")[0] in HEAVY}
         assert heavy == set(), sorted(heavy)

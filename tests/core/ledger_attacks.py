@@ -17,9 +17,9 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._canonical import RECORD_HASH_DOMAIN, canonical_bytes
-from ledger._keys import SigningKey
-from ledger._record import build_line, record_statement
+from ledger._evidence.canonical import RECORD_HASH_DOMAIN, canonical_bytes
+from ledger._evidence.keys import SigningKey
+from ledger._evidence.record import build_line, record_statement
 
 Lines = list[bytes]
 Edit = Callable[[dict[str, Any]], None]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ledger import CanonicalizationError, InputError, canonical_bytes
-from ledger._canonical import MAX_SAFE_INTEGER, parse_canonical
+from ledger._evidence.canonical import MAX_SAFE_INTEGER, parse_canonical
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ledger import Ledger, VerifyReport, parse_checkpoint, verify_lines
-from ledger._canonical import parse_canonical
+from ledger._evidence.canonical import parse_canonical
 
 GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "golden"
 

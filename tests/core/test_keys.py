@@ -29,8 +29,8 @@ from ledger import (
     SigningKey,
     VerifyReport,
 )
-from ledger._keys import KeyEntry, load_signing_key
-from ledger._record import rotation_statement
+from ledger._evidence.keys import KeyEntry, load_signing_key
+from ledger._evidence.record import rotation_statement
 
 A = SigningKey.from_seed(bytes([0xA1]) * 32)
 B = SigningKey.from_seed(bytes([0xB2]) * 32)

@@ -8,9 +8,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._canonical import canonical_bytes, parse_canonical
-from ledger._keys import SigningKey
-from ledger._record import _excise_hash_and_sig, build_line, check_line
+from ledger._evidence.canonical import canonical_bytes, parse_canonical
+from ledger._evidence.keys import SigningKey
+from ledger._evidence.record import _excise_hash_and_sig, build_line, check_line
 
 KEY = SigningKey.from_seed(bytes(range(32)))
 SAFE = 2**53 - 1

@@ -45,9 +45,9 @@ from ledger import (
     VerifyReport,
     verify_lines,
 )
-from ledger import _parallel as parallel_module
-from ledger._checkpoint import parse_checkpoint
-from ledger._parallel import PARALLEL_THRESHOLD
+from ledger._evidence import verify_file as parallel_module
+from ledger._evidence.checkpoint import parse_checkpoint
+from ledger._evidence.verify_file import PARALLEL_THRESHOLD
 
 KEY = SigningKey.from_seed(bytes(32))
 UNTRUSTED = SigningKey.from_seed(bytes([0xEE]) * 32)

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ledger._adapters import HookDecision, HookResponse, parse_payload, render_response
-from ledger._governed import handle_event
-from ledger._ledger import Ledger
-from ledger._record import Record
+from ledger._clients import HookDecision, HookResponse, parse_payload, render_response
+from ledger._evidence.ledger import Ledger
+from ledger._evidence.record import Record
+from ledger._hooks.service import handle_event
 
 LEDGER = Path(sys.executable).parent / "ledger"
 

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from ledger._engine import (
+from ledger._errors import LedgerError, PolicyError
+from ledger._governance.engine import (
     HookEngine,
     HookOutcome,
     Invocation,
     invocation_id_for,
     merge_outcomes,
 )
-from ledger._errors import LedgerError, PolicyError
-from ledger._executors import CommandHook, HttpHook, PromptHook, parse_hook_output
+from ledger._governance.executors import CommandHook, HttpHook, PromptHook, parse_hook_output
 
 from ._support import Session, make_workspace
 

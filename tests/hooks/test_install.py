@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from ledger._clients.install import CLIENT_EVENTS, install, uninstall
 from ledger._errors import ConfigError
-from ledger._install import CLIENT_EVENTS, install, uninstall
 
 from ._support import clean_env, make_workspace, run_cli
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from ledger._engine import invocation_id_for
 from ledger._errors import ConfigError
+from ledger._governance.engine import invocation_id_for
 
 from ._support import (
     Session,
@@ -780,7 +780,7 @@ def test_records_carry_git_head(ws: Workspace) -> None:
 
 
 def test_every_decision_is_recorded_and_the_ledger_verifies(ws: Workspace) -> None:
-    from ledger._ledger import Ledger  # noqa: PLC0415
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415
 
     session = Session(ws, "audited")
     session.pre("Write", {"file_path": str(ws.path(AUTH_FILE)), "content": "x"})

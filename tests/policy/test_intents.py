@@ -15,9 +15,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import _intents as intents_module
 from ledger._errors import ConfigError
-from ledger._intents import (
+from ledger._governance import intents as intents_module
+from ledger._governance.intents import (
     INTENT_STATUSES,
     Intent,
     IntentsFile,
@@ -448,7 +448,7 @@ def test_cache_hit_does_not_import_yaml(workspace: tuple[Path, Path]):
     path, cache = workspace
     load_intents_cached(path, cache)
     code = (
-        "import sys; from ledger._intents import load_intents_cached;"
+        "import sys; from ledger._governance.intents import load_intents_cached;"
         f"f = load_intents_cached({str(path)!r}, {str(cache)!r});"
         "print(len(f.intents), 'yaml' in sys.modules, 'pathspec' in sys.modules)"
     )

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ledger._errors import PolicyError
-from ledger._matchers import FILE_TOOLS, SHELL_TOOLS, Matcher, compile_matcher
+from ledger._governance.matchers import FILE_TOOLS, SHELL_TOOLS, Matcher, compile_matcher
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -255,7 +255,7 @@ def test_rule_with_regex_tool_part() -> None:
 def test_pathspec_is_imported_only_when_a_path_rule_is_evaluated() -> None:
     code = (
         "import sys\n"
-        "from ledger._matchers import compile_matcher\n"
+        "from ledger._governance.matchers import compile_matcher\n"
         "rule = compile_matcher('Edit(src/**)')\n"
         "assert not rule.matches('Bash', {'command': 'ls'})\n"
         "assert compile_matcher('Bash(git *)').matches('Bash', {'command': 'git log'})\n"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._mutation import MutationClass, classify_mutation
+from ledger._governance.analysis.mutation import MutationClass, classify_mutation
 
 BASE = textwrap.dedent(
     '''

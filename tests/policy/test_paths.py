@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ledger._errors import ConfigError, InputError, PolicyError
-from ledger._paths import ScopeSpec, check_write_scope, normalize_path
+from ledger._governance.analysis.paths import ScopeSpec, check_write_scope, normalize_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -279,7 +279,7 @@ def test_from_cache_does_not_import_pathspec() -> None:
     cache = ScopeSpec.compile(["src/auth/", "*.md"]).to_cache()
     code = (
         "import json, sys\n"
-        "from ledger._paths import ScopeSpec\n"
+        "from ledger._governance.analysis.paths import ScopeSpec\n"
         f"spec = ScopeSpec.from_cache(json.loads({json.dumps(json.dumps(cache))}))\n"
         "assert spec.matches('src/auth/x.py') and spec.matches('a/b.md')\n"
         "assert not spec.matches('src/x.py')\n"

@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._shell import CommandClass, IntentCommand, classify_command, parse_intent_command
+from ledger._governance.analysis.shell import (
+    CommandClass,
+    IntentCommand,
+    classify_command,
+    parse_intent_command,
+)
 
 # --- SAFE ---------------------------------------------------------------------------------------
 

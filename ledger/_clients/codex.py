@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ledger._adapters import _claude
-from ledger._adapters._common import ToolTable
-from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
+from ledger._clients import claude as _claude
+from ledger._clients.common import ToolTable
+from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
     "EVENT_PHASES",

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 from ledger._errors import PolicyError
 
 if TYPE_CHECKING:
-    from ledger._paths import ScopeSpec
+    from ledger._governance.analysis.paths import ScopeSpec
 
 __all__ = [
     "FILE_TOOLS",
@@ -270,7 +270,7 @@ class Matcher:
         # Compiled lazily: a Bash call checked against an Edit(...) rule never pays for
         # importing pathspec.
         if self._glob is None:
-            from ledger._paths import ScopeSpec  # noqa: PLC0415
+            from ledger._governance.analysis.paths import ScopeSpec  # noqa: PLC0415
 
             self._glob = ScopeSpec.compile([glob])
         return self._glob

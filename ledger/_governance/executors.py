@@ -25,8 +25,8 @@ import subprocess
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ledger._engine import HookOutcome, Invocation
 from ledger._errors import PolicyError
+from ledger._governance.engine import HookOutcome, Invocation
 
 __all__ = ["CommandHook", "HttpHook", "PromptHook", "claude_payload", "parse_hook_output"]
 

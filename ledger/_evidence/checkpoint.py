@@ -25,10 +25,10 @@ import base64
 import binascii
 from typing import NamedTuple
 
-from ledger._canonical import CHECKPOINT_DOMAIN, domain_bytes
 from ledger._errors import CheckpointError
-from ledger._keys import Keyring, SigningKey
-from ledger._verify import CheckpointTarget
+from ledger._evidence.canonical import CHECKPOINT_DOMAIN, domain_bytes
+from ledger._evidence.keys import Keyring, SigningKey
+from ledger._evidence.verify import CheckpointTarget
 
 __all__ = ["Checkpoint", "parse_checkpoint", "sign_checkpoint"]
 

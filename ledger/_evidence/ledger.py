@@ -23,7 +23,7 @@ from ledger._errors import (
     RepairRefusedError,
     StorageError,
 )
-from ledger._keys import (
+from ledger._evidence.keys import (
     KeyEntry,
     Keyring,
     SigningKey,
@@ -31,7 +31,7 @@ from ledger._keys import (
     load_signing_key,
     store_private_key,
 )
-from ledger._record import (
+from ledger._evidence.record import (
     FORMAT_VERSION,
     GENESIS_KIND,
     GENESIS_PREV,
@@ -44,13 +44,13 @@ from ledger._record import (
     normalize_actor,
     rotation_statement,
 )
-from ledger._store import LedgerFile, Tail, Transaction, fsync_dir
+from ledger._evidence.store import LedgerFile, Tail, Transaction, fsync_dir
 from ledger._version import __version__
 from ledger._workspace import Workspace, find_root, scaffold, utc_now
 
 if TYPE_CHECKING:
-    from ledger._checkpoint import Checkpoint
-    from ledger._verify import VerifyReport
+    from ledger._evidence.checkpoint import Checkpoint
+    from ledger._evidence.verify import VerifyReport
 
 __all__ = ["MAX_RECORD_BYTES", "Entry", "Ledger", "RepairResult"]
 
@@ -354,8 +354,8 @@ class Ledger:
             StorageError: the ledger file is unreadable.
             CheckpointError: a checkpoint is malformed or not validly signed.
         """
-        from ledger._checkpoint import parse_checkpoint  # noqa: PLC0415
-        from ledger._parallel import verify_file  # noqa: PLC0415
+        from ledger._evidence.checkpoint import parse_checkpoint  # noqa: PLC0415
+        from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
         keyring = self.keyring()
         targets = [parse_checkpoint(text, name).verified_target(keyring, name)
@@ -390,7 +390,7 @@ class Ledger:
 
         Store the text somewhere the ledger's host cannot rewrite (git, CI artifacts).
         """
-        from ledger._checkpoint import sign_checkpoint  # noqa: PLC0415
+        from ledger._evidence.checkpoint import sign_checkpoint  # noqa: PLC0415
 
         with self.file.transaction() as tx:
             tail = tx.tail()
@@ -408,7 +408,7 @@ class Ledger:
         Raises:
             RepairRefusedError: anything other than a torn tail is wrong; nothing is changed.
         """
-        from ledger._parallel import verify_file  # noqa: PLC0415
+        from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
         keyring = self.keyring()
         with self.file.transaction() as tx:

@@ -32,14 +32,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from ledger._engine import HookEngine, HookOutcome, Invocation
 from ledger._errors import InputError
-from ledger._intents import Intent, IntentsFile, render_intent_context
-from ledger._paths import ScopeSpec, check_write_scope, normalize_path
-from ledger._state import WorkspaceState
+from ledger._governance.analysis.paths import ScopeSpec, check_write_scope, normalize_path
+from ledger._governance.engine import HookEngine, HookOutcome, Invocation
+from ledger._governance.intents import Intent, IntentsFile, render_intent_context
+from ledger._governance.state import WorkspaceState
 
 if TYPE_CHECKING:
-    from ledger._shell import CommandClass, IntentCommand
+    from ledger._governance.analysis.shell import CommandClass, IntentCommand
 
 __all__ = ["FILE_WRITE_TOOLS", "SHELL_TOOLS", "Governance", "GovernanceConfig", "edit_payload"]
 
@@ -271,7 +271,7 @@ class Governance:
             mutating = True
         elif tool in SHELL_TOOLS and isinstance(data.get("command"), str):
             # The shell analyzer is large; only shell calls pay for importing it.
-            from ledger._shell import classify_command, parse_intent_command  # noqa: PLC0415
+            from ledger._governance.analysis.shell import classify_command, parse_intent_command  # noqa: PLC0415
 
             text = data["command"]
             intent_command = parse_intent_command(text)
@@ -465,7 +465,7 @@ class Governance:
         new = _simulate(old, inv.tool_input)
         if new is None or (old is not None and len(old) > _BLOB_LIMIT):
             return None
-        from ledger._mutation import classify_mutation  # noqa: PLC0415 -- file edits only
+        from ledger._governance.analysis.mutation import classify_mutation  # noqa: PLC0415 -- file edits only
 
         found = classify_mutation(absolute, old, new)
         return HookOutcome(data={"mutation_class": found.kind,

@@ -1,9 +1,9 @@
 """Chain verification as a pure fold over per-line facts.
 
-:class:`ChainVerifier` consumes :class:`~ledger._record.LineFacts` in file order and accumulates
-problems; it never touches a file. ``_parallel`` computes the facts (the expensive part: hashes and
-Ed25519 verifications) on all cores and feeds them here in order; :func:`verify_lines` does the
-same in-process for small inputs and tests.
+:class:`ChainVerifier` consumes :class:`~ledger._evidence.record.LineFacts` in file order and
+accumulates problems; it never touches a file. ``_parallel`` computes the facts (the expensive
+part: hashes and Ed25519 verifications) on all cores and feeds them here in order;
+:func:`verify_lines` does the same in-process for small inputs and tests.
 
 Resynchronisation: after a bad line the fold follows the records' own ``seq`` and stored ``hash``
 so one deletion, duplication or swap is reported where it happened and does not cascade into a
@@ -17,7 +17,7 @@ from typing import Any, Final, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._record import GENESIS_KIND, GENESIS_PREV, LineFacts, check_line
+from ledger._evidence.record import GENESIS_KIND, GENESIS_PREV, LineFacts, check_line
 
 __all__ = [
     "ChainVerifier",

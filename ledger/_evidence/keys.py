@@ -28,8 +28,8 @@ from typing import Any, Final, NamedTuple
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ledger._canonical import KEY_ID_DOMAIN, domain_digest
 from ledger._errors import ConfigError, KeyNotFoundError, StorageError
+from ledger._evidence.canonical import KEY_ID_DOMAIN, domain_digest
 
 __all__ = [
     "KeyEntry",

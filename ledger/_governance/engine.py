@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import LedgerError, PolicyError
-from ledger._matchers import Matcher, compile_matcher
+from ledger._governance.matchers import Matcher, compile_matcher
 
 if TYPE_CHECKING:
     import threading

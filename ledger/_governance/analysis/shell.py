@@ -10,8 +10,9 @@ Claude Code's ``Bash``/``PowerShell``, Cursor's ``beforeShellExecution``, Gemini
 * is the command DESTRUCTIVE (it deletes, moves, overwrites, re-permissions files, or rewrites
   git history) or SAFE, and why;
 * which paths would it write (``targets``), as written in the command, so the engine can run them
-  through :func:`ledger._paths.check_write_scope`; ``unknown_targets`` says some could not be
-  known statically (``rm $(cat list)``, ``xargs rm``, ``rm "$DIR"``, ``eval "$X"``).
+  through :func:`ledger._governance.analysis.paths.check_write_scope`; ``unknown_targets`` says
+  some could not be known statically (``rm $(cat list)``, ``xargs rm``, ``rm "$DIR"``, ``eval
+  "$X"``).
 
 The analysis is deliberately conservative: anything it cannot read (unbalanced quotes, a command
 name computed at run time, ``eval`` of a variable, a shell reading commands from a pipe) is

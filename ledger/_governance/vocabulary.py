@@ -37,7 +37,7 @@ Permission = Literal["allow", "deny", "ask"]
 class HookEvent(NamedTuple):
     """One hook invocation, in neutral (Claude Code) vocabulary.
 
-    Built by :func:`~ledger._adapters.parse_payload`; every field is always present, ``None``
+    Built by :func:`~ledger._clients.parse_payload`; every field is always present, ``None``
     where the client did not send it. ``raw`` keeps the payload exactly as decoded, including
     fields this adapter does not know.
 

@@ -1,4 +1,4 @@
-"""Generate ``schemas/`` from the pydantic models: ``python -m ledger._schema [DIR]``.
+"""Generate ``schemas/`` from the pydantic models: ``python -m ledger._evidence.schema [DIR]``.
 
 ``tests/test_schemas.py`` regenerates in memory and fails when the committed files differ.
 """
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ledger._models import KIND_BODIES, RecordModel
+from ledger._evidence.models import KIND_BODIES, RecordModel
 
 __all__ = ["generate_schemas", "main"]
 

@@ -12,14 +12,14 @@ import posixpath
 from collections.abc import Container, Mapping
 from typing import Any, Final, NoReturn
 
-from ledger._adapters._model import (
+from ledger._errors import InputError
+from ledger._governance.vocabulary import (
     MAX_PAYLOAD_BYTES,
     HookDecision,
     HookEvent,
     Permission,
     Phase,
 )
-from ledger._errors import InputError
 
 __all__ = [
     "DENY_FALLBACK",

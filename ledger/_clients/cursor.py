@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ledger._adapters._common import (
+from ledger._clients.common import (
     ToolTable,
     agent_text,
     as_tool_input,
@@ -39,7 +39,7 @@ from ledger._adapters._common import (
     strict_str,
     table_phase,
 )
-from ledger._adapters._model import HookDecision, HookEvent, HookResponse, Phase
+from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
     "EVENTS",

@@ -31,8 +31,9 @@ import importlib
 import re
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
-from ledger._adapters._common import build_event, decode_payload, one_line
-from ledger._adapters._model import (
+from ledger._clients.common import build_event, decode_payload, one_line
+from ledger._errors import InputError
+from ledger._governance.vocabulary import (
     HOOK_ERROR_CODES,
     MAX_PAYLOAD_BYTES,
     HookDecision,
@@ -43,7 +44,6 @@ from ledger._adapters._model import (
     Phase,
     hook_error,
 )
-from ledger._errors import InputError
 
 if TYPE_CHECKING:
     from re import Pattern
@@ -80,7 +80,7 @@ _PERMISSIONS: Final = (None, "allow", "deny", "ask")
 
 
 class _ClientModule(Protocol):
-    """What every ``ledger._adapters._<client>`` module provides."""
+    """What every ``ledger._clients._<client>`` module provides."""
 
     def parse(self, obj: dict[str, Any], expected_event: str | None) -> HookEvent: ...
 
@@ -95,7 +95,7 @@ def _client(client: str) -> _ClientModule:
     """The adapter module for ``client``, imported on first use (a hook serves one client)."""
     if client not in _PRE_EVENTS:
         raise InputError(f"unknown hook client {client!r}; expected one of {', '.join(CLIENTS)}")
-    return cast("_ClientModule", importlib.import_module(f"ledger._adapters._{client}"))
+    return cast("_ClientModule", importlib.import_module(f"ledger._clients.{client}"))
 
 
 def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None) -> HookEvent:

@@ -19,7 +19,7 @@ from typing import Any, Final
 import orjson
 
 from ledger._errors import LedgerError
-from ledger._store import LedgerFile
+from ledger._evidence.store import LedgerFile
 
 __all__ = ["WorkspaceState", "fold", "load_state"]
 

@@ -32,7 +32,8 @@ from typing import Any, Final, NamedTuple
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._canonical import (
+from ledger._errors import InputError
+from ledger._evidence.canonical import (
     RECORD_HASH_DOMAIN,
     RECORD_SIG_DOMAIN,
     ROTATION_DOMAIN,
@@ -41,8 +42,7 @@ from ledger._canonical import (
     domain_bytes,
     parse_canonical,
 )
-from ledger._errors import InputError
-from ledger._keys import SigningKey
+from ledger._evidence.keys import SigningKey
 
 __all__ = [
     "ACTOR_FIELDS",

@@ -3,7 +3,7 @@
 ``handle_event`` is what ``ledger hook <client>`` runs: find the workspace, fold the state,
 load intents and configured hooks (from JSON caches, so PyYAML and pathspec stay unloaded on the
 common path), run the engine, append every record of the invocation with one lock and one
-fsync, and return the neutral :class:`~ledger._adapters.HookDecision`.
+fsync, and return the neutral :class:`~ledger._clients.HookDecision`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ledger._adapters import HookDecision, HookEvent
-from ledger._engine import HookEngine, Invocation, MergedDecision, invocation_id_for
+from ledger._clients import HookDecision, HookEvent
 from ledger._errors import ConfigError, InputError, LedgerError
+from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger
 from ledger._git import read_head
-from ledger._intents import IntentsFile, load_intents_cached
-from ledger._ledger import MAX_RECORD_BYTES, Entry, Ledger
-from ledger._paths import ScopeSpec
-from ledger._policies import Governance, GovernanceConfig, edit_payload
-from ledger._state import load_state
+from ledger._governance.analysis.paths import ScopeSpec
+from ledger._governance.engine import HookEngine, Invocation, MergedDecision, invocation_id_for
+from ledger._governance.intents import IntentsFile, load_intents_cached
+from ledger._governance.policies import Governance, GovernanceConfig, edit_payload
+from ledger._governance.state import load_state
 from ledger._workspace import ORCHESTRATION_DIR, find_root
 
 __all__ = ["GovernedWorkspace", "handle_event", "locate_root"]
@@ -125,7 +125,7 @@ def _register_external(engine: HookEngine, config: dict[str, Any] | None, root: 
         raise ConfigError(f"{path}: hooks must be a mapping of event names")
     if not events:
         return
-    from ledger._executors import CommandHook, HttpHook, PromptHook  # noqa: PLC0415
+    from ledger._governance.executors import CommandHook, HttpHook, PromptHook  # noqa: PLC0415
 
     for event, groups in events.items():
         if not isinstance(groups, list):

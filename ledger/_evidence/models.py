@@ -1,9 +1,10 @@
 """pydantic models of the record envelope and the documented event bodies.
 
-These models *define* the format: ``schemas/`` is generated from them (``python -m
-ledger._schema``) and ``tests/test_schemas.py`` fails when the two drift apart. They are not on
-the hot path: appends build plain dicts (checked by the canonical encoder) and verification works
-on the bytes; ``tests/test_models.py`` checks that everything the writer produces validates here.
+These models *define* the format: ``schemas/`` is generated from them
+(``python -m ledger._evidence.schema``) and ``tests/test_schemas.py`` fails when the two drift
+apart. They are not on the hot path: appends build plain dicts (checked by the canonical encoder)
+and verification works on the bytes; ``tests/test_models.py`` checks that everything the writer
+produces validates here.
 
 Readers that want typed records call :func:`parse_record`, which upcasts old format versions
 first (``_upcast``) and never rewrites history.
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from typing_extensions import TypeAliasType
 
 from ledger._errors import InputError
-from ledger._record import (
+from ledger._evidence.record import (
     FORMAT_VERSION,
     GENESIS_KIND,
     REPAIRED_KIND,
@@ -261,7 +262,7 @@ def parse_record(data: dict[str, Any]) -> tuple[RecordModel, BaseModel | None]:
     """
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from ledger._upcast import upcast  # noqa: PLC0415
+    from ledger._evidence.upcast import upcast  # noqa: PLC0415
 
     current = upcast(data)
     try:

@@ -1,11 +1,12 @@
 """Verify a ledger file on every core, streaming.
 
 Ed25519 verification dominates (~100 µs per record with OpenSSL, and ``cryptography`` has no
-batch API, design-notes §5), so worker processes compute :class:`~ledger._record.LineFacts` for
-1 MiB chunks while the parent folds them in order with :class:`~ledger._verify.ChainVerifier`.
-Workers collapse runs of clean, linked records into one :class:`~ledger._verify.CleanRun` each,
-so the parent's work and the inter-process traffic stay small per record.
-At most ``2 × jobs`` chunks are in flight, so memory does not grow with the ledger's length.
+batch API, design-notes §5), so worker processes compute
+:class:`~ledger._evidence.record.LineFacts` for 1 MiB chunks while the parent folds them in order
+with :class:`~ledger._evidence.verify.ChainVerifier`. Workers collapse runs of clean, linked
+records into one :class:`~ledger._evidence.verify.CleanRun` each, so the parent's work and the
+inter-process traffic stay small per record. At most ``2 × jobs`` chunks are in flight, so memory
+does not grow with the ledger's length.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._record import LineFacts, check_line
-from ledger._store import LedgerFile
-from ledger._verify import (
+from ledger._evidence.record import LineFacts, check_line
+from ledger._evidence.store import LedgerFile
+from ledger._evidence.verify import (
     ChainVerifier,
     CheckpointTarget,
     CleanRun,
