@@ -13,6 +13,7 @@ from ledger._errors import WorkspaceNotFoundError
 __all__ = ["ORCHESTRATION_DIR", "ROOT_ENV", "Workspace", "find_root", "scaffold", "utc_now"]
 
 ORCHESTRATION_DIR: Final = ".orchestration"
+INTENTS_FILE: Final = "active_intents.yaml"
 LEDGER_FILE: Final = "agent_trace.jsonl"
 ROOT_ENV: Final = "LEDGER_ROOT"
 
@@ -44,6 +45,17 @@ class Workspace:
     def quarantine_dir(self) -> Path:
         """Where ``ledger repair`` moves torn bytes."""
         return self.orchestration / "quarantine"
+
+    @property
+    def cache_dir(self) -> Path:
+        """Derived data (projection caches, compiled scopes, preview blobs): never evidence,
+        always safe to delete, never committed."""
+        return self.orchestration / ".cache"
+
+    @property
+    def intents_path(self) -> Path:
+        """``active_intents.yaml``: the intents agents work under."""
+        return self.orchestration / INTENTS_FILE
 
 
 INTENTS_TEMPLATE: Final = """\

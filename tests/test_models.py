@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger import InputError, Ledger, SigningKey, handle_event, parse_payload
+from ledger import FORMAT_VERSION, InputError, Ledger, SigningKey, handle_event, parse_payload
 from ledger._evidence.models import KIND_BODIES, parse_record
 from ledger._evidence.schema import generate_schemas
 from ledger._evidence.upcast import UPCASTERS, upcast
@@ -49,7 +49,7 @@ def test_every_written_record_validates(tmp_path_factory: pytest.TempPathFactory
     ledger = Ledger.init(root, signing_key=SigningKey.from_seed(bytes(32)), clock=_ticks(),
                          environ={"LEDGER_HOME": str(root / "home")})
     ledger.append("app.event", body, actor={"session": session})
-    schema = generate_schemas()["record.v1.schema.json"]
+    schema = generate_schemas()[f"record.v{FORMAT_VERSION}.schema.json"]
     for record in ledger.records():
         parsed, body_model = parse_record(record.data)
         assert parsed.seq == record.seq
@@ -69,7 +69,7 @@ def test_key_lifecycle_bodies_validate(ledger: Ledger) -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [
-    ("v", 2), ("seq", -1), ("prev", "xyz"), ("ts", "yesterday"), ("key", "rsa-1"),
+    ("v", 3), ("seq", -1), ("prev", "xyz"), ("ts", "yesterday"), ("key", "rsa-1"),
     ("sig", "not base64!"), ("extra", 1),
 ])
 def test_model_rejects_bad_envelopes(ledger: Ledger, field: str, value: object) -> None:

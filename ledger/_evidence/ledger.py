@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-import orjson
-
 from ledger._errors import (
     InputError,
     IntegrityError,
@@ -31,6 +29,7 @@ from ledger._evidence.keys import (
     load_signing_key,
     store_private_key,
 )
+from ledger._evidence.read import parse_stored, read_records
 from ledger._evidence.record import (
     FORMAT_VERSION,
     GENESIS_KIND,
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_RECORD_BYTES", "Entry", "Ledger", "RepairResult"]
 
+_FIRST_LINE_CHUNK: Final = 16 * 1024
 #: Largest record line accepted. Hook payloads carry whole edits; 10 MB bodies are refused.
 MAX_RECORD_BYTES: Final = 4 * 1024 * 1024
 _KIND_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -302,14 +302,13 @@ class Ledger:
     def records(self, *, start: int = 0) -> Iterator[Record]:
         """Stream records in file order from seq ``start`` (not verified; see :meth:`verify`).
 
-        A torn last line is skipped. Unparseable lines raise :class:`StorageError`.
+        Records come through the one read path (:mod:`ledger._evidence.read`): old format
+        versions are upcast, and a torn last line is skipped. Unparseable lines raise
+        :class:`StorageError`.
         """
-        for index, (line, complete) in enumerate(self.file.iter_lines()):
-            if not complete:
-                return
-            if index < start:
-                continue
-            yield Record(line, _parsed_view(line))
+        for index, stored in enumerate(read_records(self.file.path)):
+            if index >= start:
+                yield Record(stored.line, stored.data)
 
     def tail(self, count: int) -> list[Record]:
         """The last ``count`` complete records, oldest first."""
@@ -321,17 +320,18 @@ class Ledger:
                 if found is None:
                     break
                 end, line = found
-                out.append(Record(line, _parsed_view(line)))
+                out.append(Record(line, parse_stored(line)))
         out.reverse()
         return out
 
     @property
     def ledger_id(self) -> str:
         """The ledger id fixed at init."""
-        first = next(self.records(), None)
+        # The genesis line is short: read a small first chunk, not the read path's 4 MiB.
+        first = next(read_records(self.file.path, chunk_size=_FIRST_LINE_CHUNK), None)
         if first is None:
             raise NotInitializedError(f"{self.file.path} is empty")
-        return first.ledger_id
+        return str(first.data["ledger"])
 
     # --- verify ----------------------------------------------------------------------------
 
@@ -517,13 +517,3 @@ class Ledger:
             return self._append_locked(
                 tx, [(REVOKED_KIND, body, normalize_actor({"client": "ledger"}))], key=signer
             )[0]
-
-
-def _parsed_view(line: bytes) -> dict[str, Any]:
-    try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        raise StorageError("unreadable record line; run `ledger verify`") from None
-    if type(data) is not dict:
-        raise StorageError("unreadable record line; run `ledger verify`")
-    return data

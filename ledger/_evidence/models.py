@@ -29,10 +29,13 @@ from ledger._evidence.record import (
 __all__ = [
     "KIND_BODIES",
     "Actor",
+    "Attribution",
+    "FileChange",
     "GenesisBody",
     "KeyRevokedBody",
     "KeyRotatedBody",
     "LedgerRepairedBody",
+    "LineHunk",
     "RecordModel",
     "parse_record",
 ]
@@ -63,14 +66,15 @@ class Actor(_Strict):
 
 
 class RecordModel(_Strict):
-    """One ledger record, format version 1 (one line of agent_trace.jsonl, RFC 8785 JSON)."""
+    """One ledger record, format version 2 (one line of agent_trace.jsonl, RFC 8785 JSON)."""
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, strict=True, title="LedgerRecord",
-        json_schema_extra={"$id": "https://ledger.dev/schemas/record.v1.schema.json"},
+        json_schema_extra={
+            "$id": f"https://ledger.dev/schemas/record.v{FORMAT_VERSION}.schema.json"},
     )
 
-    v: Literal[1] = Field(description="Record format version.")
+    v: Literal[2] = Field(description="Record format version (older versions are upcast).")
     ledger: StrictStr = Field(min_length=1, description="Ledger id, fixed at init.")
     seq: Annotated[StrictInt, Field(ge=0, le=2**53 - 1)] = Field(
         description="Position in the chain, contiguous from 0.")
@@ -93,7 +97,7 @@ class GenesisBody(_Strict):
     """``ledger.genesis`` (seq 0): the ledger's birth certificate."""
 
     created_by: StrictStr = Field(description="Tool and version that created the ledger.")
-    format: Literal[1] = Field(description="Record format version at creation.")
+    format: Literal[1, 2] = Field(description="Record format version at creation.")
     key: KeyId = Field(description="The first signing key.")
 
 
@@ -166,7 +170,7 @@ class _HookBody(_Strict):
     hooks: list[HookResult] = Field(description="Every hook that ran, in order.")
     data: dict[str, JsonValue] = Field(
         description="Facts the policies established: intent_id, paths, risk, mutation_class, "
-        "changed_symbols, seen (path -> sha256), changed, added_lines, file_sha256, ...")
+        "changed_symbols, ...")
 
 
 class HookPreBody(_HookBody):
@@ -176,8 +180,63 @@ class HookPreBody(_HookBody):
         description="The tool's input; strings over 2 KiB are clipped with their SHA-256.")
 
 
+Sha256Ref = Annotated[StrictStr, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+
+class LineHunk(_Strict):
+    """One hunk of a file change, in git's zero-context form (``@@ -a,b +c,d @@``).
+
+    Line numbers are 1-based. As in git, a pure insertion has ``old_lines == 0`` and
+    ``old_start`` is the line *after which* the new lines go; a pure deletion has
+    ``new_lines == 0``.
+    """
+
+    old_start: SafeInt | None = Field(
+        description="First replaced line in the old file; null when the old side is unknown.")
+    old_lines: SafeInt | None = Field(
+        description="How many old lines the hunk replaces; null when unknown.")
+    new_start: SafeInt = Field(description="First written line in the new file.")
+    new_lines: SafeInt = Field(description="How many lines the change wrote there.")
+    content_hash: Sha256Ref | None = Field(
+        description="'sha256:' of the written lines, LF-normalised, each ending in LF; null "
+        "when nothing was written or the text was not available.")
+
+
+class FileChange(_Strict):
+    """What one tool call did to one file."""
+
+    path: StrictStr = Field(description="Workspace-relative POSIX path after the change.")
+    change: Literal["created", "modified", "deleted", "renamed"] | None = Field(
+        description="Kind of change; null when the client did not say (v1 records).")
+    previous_path: StrictStr | None = Field(
+        description="For a rename: the path the file had before.")
+    sha256: Hex64 | None = Field(
+        description="SHA-256 of the file's bytes after the change; null if deleted/unreadable.")
+    mutation_class: StrictStr | None = Field(
+        description="AST_REFACTOR, INTENT_EVOLUTION, ... (see the policies), when classified.")
+    exact: StrictBool = Field(
+        description="True when the hunks are the exact diff (git's, old side included) so "
+        "the line model can be replayed; false when only the written ranges are known.")
+    hunks: list[LineHunk]
+
+
+class Attribution(_Strict):
+    """``hook.post`` ``attribution``: which lines of which files this tool call wrote."""
+
+    source: StrictStr = Field(
+        description="Where the change came from: structured_patch, content, edit, patch, "
+        "snapshot (a shell command's before/after), v1 (upcast).")
+    files: list[FileChange]
+
+
 class HookPostBody(_HookBody):
     """``hook.post``: the outcome of a tool call, with the edit itself for file writes."""
+
+    observed: dict[str, Hex64] = Field(
+        description="Path -> SHA-256 of each file this call read or wrote, as seen right "
+        "after it (the session's memory for STALE_FILE).")
+    attribution: Attribution | None = Field(
+        description="The lines this call wrote, per file; null for calls that wrote nothing.")
 
     outcome: Literal["success", "failure", "blocked"] | None
     duration_ms: SafeInt | None

@@ -48,6 +48,7 @@ __all__ = [
     "ACTOR_FIELDS",
     "FORMAT_VERSION",
     "GENESIS_PREV",
+    "SUPPORTED_FORMATS",
     "LineFacts",
     "Record",
     "build_line",
@@ -56,7 +57,13 @@ __all__ = [
     "rotation_statement",
 ]
 
-FORMAT_VERSION: Final = 1
+#: The record format this ledger writes. v2 (this release): ``hook.post`` bodies carry the typed
+#: ``attribution`` and ``observed`` fields instead of free keys in ``data``. v1 records stay on
+#: disk as they were signed; readers upcast them (:mod:`ledger._evidence.upcast`).
+FORMAT_VERSION: Final = 2
+#: Every format version whose records verify. The envelope, the hash and the signature rules are
+#: the same in all of them, so a chain may mix versions (a ledger started before an upgrade).
+SUPPORTED_FORMATS: Final = frozenset({1, 2})
 GENESIS_PREV: Final = "0" * 64
 ACTOR_FIELDS: Final = ("agent", "client", "model", "session")
 _ENVELOPE: Final = frozenset(
@@ -241,7 +248,7 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
         return LineFacts(None, None, None, None, None, None, (("malformed", str(not_canonical)),),
                          unparsed=True)
     version = data.get("v")
-    if type(version) is not int or version != FORMAT_VERSION:
+    if type(version) is not int or version not in SUPPORTED_FORMATS:
         return LineFacts(
             data.get("seq") if type(data.get("seq")) is int else None,
             None, None, None, None, None,

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ledger._evidence.models import KIND_BODIES, RecordModel
+from ledger._evidence.record import FORMAT_VERSION
 
 __all__ = ["generate_schemas", "main"]
 
 
 def generate_schemas() -> dict[str, dict[str, Any]]:
     """File name → JSON Schema, for the record envelope and each documented body kind."""
-    schemas = {"record.v1.schema.json": RecordModel.model_json_schema()}
+    schemas = {f"record.v{FORMAT_VERSION}.schema.json": RecordModel.model_json_schema()}
     for kind, model in sorted(KIND_BODIES.items()):
         schema = model.model_json_schema()
         schema["$id"] = f"https://ledger.dev/schemas/body/{kind}.schema.json"

@@ -5,8 +5,13 @@ under the rules of their own version. Readers that want the current shape (proje
 exports) call :func:`upcast`, which applies ``UPCASTERS[v]`` (``v`` → ``v + 1``) in order, as
 the eventsourcing library does with ``upcast_v1_v2`` … (style-anchors §4).
 
-Format 1 is the first released format, so the registry is empty today; the mechanism is tested
-with a synthetic version.
+Format 1 → 2: ``hook.post`` kept what the session saw and changed in free keys of ``data``
+(``seen``, ``changed``, ``added_lines``, ``file_sha256``), where a later hook's value silently
+overwrote an earlier one's. Format 2 has typed fields: ``observed`` (path → SHA-256) and
+``attribution`` (per file: its SHA-256 after the change and the written line ranges; see
+``ledger/_evidence/models.py``). v1 did not record the old side of a change, so upcast hunks
+carry ``old_start``/``old_lines`` as ``null`` and ``exact: false``: blame treats them as
+"these lines were written here", never as a replayable diff.
 """
 
 from __future__ import annotations
@@ -19,8 +24,39 @@ from ledger._evidence.record import FORMAT_VERSION
 
 __all__ = ["UPCASTERS", "upcast"]
 
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    out["v"] = 2
+    if data.get("kind") != "hook.post" or not isinstance(data.get("body"), dict):
+        return out
+    body = dict(data["body"])
+    facts = dict(body.get("data") or {})
+    seen = facts.pop("seen", None)
+    changed = facts.pop("changed", None)
+    added = facts.pop("added_lines", None)
+    facts.pop("file_sha256", None)  # the single-file copy of seen[path]
+    observed = seen if isinstance(seen, dict) else {}
+    body["data"] = facts
+    body["observed"] = observed
+    body["attribution"] = None
+    if isinstance(changed, list):
+        ranges = added if isinstance(added, dict) else {}
+        body["attribution"] = {"source": "v1", "files": [
+            {"path": path, "change": None, "previous_path": None,
+             "sha256": observed.get(path), "mutation_class": facts.get("mutation_class"),
+             "exact": False,
+             "hunks": [{"old_start": None, "old_lines": None, "new_start": start,
+                        "new_lines": end - start + 1, "content_hash": None}
+                       for start, end in ranges.get(path, [])]}
+            for path in changed if isinstance(path, str)]}
+    out["body"] = body
+    return out
+
+
 #: ``UPCASTERS[v]`` turns a version-``v`` record dict into a version-``v + 1`` one.
-UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 
 def upcast(data: dict[str, Any]) -> dict[str, Any]:

@@ -197,6 +197,30 @@ def _added_ranges(edit: dict[str, Any], content: str | None) -> list[list[int]]:
     return out
 
 
+def _lf_lines(content: str) -> list[str]:
+    return content.replace("\r\n", "\n").split("\n")
+
+
+def _file_change(relative: str, digest: str | None, content: str | None,
+                 ranges: list[list[int]], mutation_class: str | None) -> dict[str, Any]:
+    """A ``FileChange`` (models.py) from the written line ranges of the file after the call.
+
+    Only the new side is known here, so ``exact`` is false: the ranges say which lines this call
+    wrote, not how to replay the diff.
+    """
+    lines = _lf_lines(content) if content is not None else None
+    hunks = []
+    for start, end in ranges:
+        content_hash = None
+        if lines is not None and 1 <= start <= end <= len(lines):
+            text = "".join(f"{line}\n" for line in lines[start - 1:end])
+            content_hash = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        hunks.append({"content_hash": content_hash, "new_lines": end - start + 1,
+                      "new_start": start, "old_lines": None, "old_start": None})
+    return {"change": None, "exact": False, "hunks": hunks, "mutation_class": mutation_class,
+            "path": relative, "previous_path": None, "sha256": digest}
+
+
 class Governance:
     """The built-in policies for one workspace and one hook invocation's worth of state.
 
@@ -231,6 +255,10 @@ class Governance:
         self._analyses: dict[str, Analysis] = {}
         #: Extra records to append with the hook record: (kind, body).
         self.records: list[tuple[str, dict[str, Any]]] = []
+        # The post record's typed fields (format v2): what the call let the session see, and
+        # which lines it wrote. Set by ``observe``; the hook service puts them in the body.
+        self.observed: dict[str, str] = {}
+        self.attribution: dict[str, Any] | None = None
 
     # --- registration ------------------------------------------------------------------------
 
@@ -508,8 +536,9 @@ class Governance:
         tool = inv.tool_name
         analysis = self.analyze(inv)
         if tool in READ_TOOLS or tool in FILE_WRITE_TOOLS or tool in PATCH_TOOLS:
-            seen: dict[str, str] = {}
-            added: dict[str, list[list[int]]] = {}
+            files: list[dict[str, Any]] = []
+            # The pre hook classified the edit against the file as it was before the call.
+            mutation = self.state.mutations.get(inv.tool_use_id or "")
             raw_paths = analysis.paths if tool not in READ_TOOLS else tuple(
                 p for p in [inv.tool_input.get("file_path")] if isinstance(p, str))
             edit = edit_payload(inv) or {}
@@ -519,15 +548,17 @@ class Governance:
                     continue
                 content, digest = self._read_and_keep(absolute)
                 if digest is not None:
-                    seen[relative] = digest
+                    self.observed[relative] = digest
                 if tool not in READ_TOOLS:
-                    added[relative] = _added_ranges(edit, content)
-            data["seen"] = seen
+                    files.append(_file_change(relative, digest, content,
+                                              _added_ranges(edit, content), mutation))
             if tool not in READ_TOOLS:
-                data["changed"] = sorted(seen)
-                data["added_lines"] = added
-                if len(seen) == 1:
-                    data["file_sha256"] = next(iter(seen.values()))
+                source = ("structured_patch" if edit.get("structured_patch") else
+                          "patch" if tool in PATCH_TOOLS else
+                          "content" if "content" in edit and "old_string" not in edit else
+                          "edit")
+                self.attribution = {"files": sorted(files, key=lambda f: f["path"]),
+                                    "source": source}
         request = analysis.intent_command
         if request is not None and request.action == "expand" and request.intent_id:
             granted = self.state.grants.get(request.intent_id, [])

@@ -1,29 +1,17 @@
-"""Workspace state as a projection of ledger records: sessions, intents, grants, seen files.
+"""The governance state: sessions, their intents, approved grants, what each session saw.
 
-Intent state is not a mutable file: it is folded from ``intent.*`` and ``hook.*`` records by
-:func:`fold` (pure). A hook process must not replay a long ledger on every tool call, so
-:func:`load_state` keeps the folded state in ``.orchestration/.cache/state.json`` together with
-the position it was folded to (seq, record hash, byte offset). On load, the record at that
-offset must still carry that hash -- otherwise the cache is discarded and the state is rebuilt
-from the start. The cache is derived data, never evidence; deleting it is always safe.
+It is not a mutable file: it is folded from ``intent.*`` and ``hook.*`` records by
+:func:`apply_record` (pure). The hook service gets it through the governance state projection
+(:mod:`ledger._projections.governance`), which runs behind the verified projection cache.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Final
 
-import orjson
+__all__ = ["WorkspaceState", "apply_record", "fold"]
 
-from ledger._errors import LedgerError
-from ledger._evidence.store import LedgerFile
-
-__all__ = ["WorkspaceState", "fold", "load_state"]
-
-CACHE_VERSION: Final = 1
 RECENT_CHANGES: Final = 10
 
 
@@ -36,6 +24,7 @@ class WorkspaceState:
         grants: intent id → globs added to its scope by approved expansions.
         recent: intent id → the last few changed paths (``"path (seq N)"``), newest last.
         decisions: tool_use_id → pre decision (to recognise a rejected ``ask``).
+        mutations: tool_use_id → the pre hook's mutation class (for the post's attribution).
         seq, hash: the last folded record.
     """
 
@@ -45,13 +34,15 @@ class WorkspaceState:
         self.grants: dict[str, list[str]] = data.get("grants", {})
         self.recent: dict[str, list[str]] = data.get("recent", {})
         self.decisions: dict[str, str] = data.get("decisions", {})
+        self.mutations: dict[str, str] = data.get("mutations", {})
         self.seq: int = data.get("seq", -1)
         self.hash: str | None = data.get("hash")
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"decisions": self.decisions, "grants": self.grants, "hash": self.hash,
-                "recent": self.recent, "seq": self.seq, "sessions": self.sessions}
+                "mutations": self.mutations, "recent": self.recent, "seq": self.seq,
+                "sessions": self.sessions}
 
     def session(self, session_id: str | None) -> dict[str, Any]:
         """The (possibly new) state of one session."""
@@ -72,7 +63,16 @@ class WorkspaceState:
         return [(sid or None, name) for sid, s in self.sessions.items() for name in s["fired"]]
 
 
-def _apply(state: WorkspaceState, record: dict[str, Any]) -> None:
+def _remember(memory: dict[str, str], key: str, value: str) -> None:
+    """Keep ``memory`` small: only recent tool calls matter (a pre and its post are close)."""
+    memory[key] = value
+    if len(memory) > 1000:
+        for old in list(memory)[:200]:
+            del memory[old]
+
+
+def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
+    """Fold one record (an upcast record dict) into ``state`` in place (pure: no I/O)."""
     kind = record.get("kind")
     body = record.get("body") or {}
     actor = record.get("actor") or {}
@@ -91,15 +91,16 @@ def _apply(state: WorkspaceState, record: dict[str, Any]) -> None:
         fired = session["fired"]
         fired.extend(h["name"] for h in body.get("hooks", []) if h.get("name") not in fired)
         data = body.get("data") or {}
-        for path, digest in (data.get("seen") or {}).items():
+        for path, digest in (body.get("observed") or {}).items():
             session["seen"][path] = digest
-        if kind == "hook.pre" and body.get("tool_use_id"):
-            state.decisions[str(body["tool_use_id"])] = str(body.get("decision"))
-            if len(state.decisions) > 1000:  # keep the cache small: only recent calls matter
-                for old in list(state.decisions)[:200]:
-                    del state.decisions[old]
+        tool_use_id = body.get("tool_use_id")
+        if kind == "hook.pre" and tool_use_id:
+            _remember(state.decisions, str(tool_use_id), str(body.get("decision")))
+            if isinstance(data.get("mutation_class"), str):
+                _remember(state.mutations, str(tool_use_id), data["mutation_class"])
         intent_id = data.get("intent_id")
-        changed = data.get("changed") or []
+        attribution = body.get("attribution") or {}
+        changed = [f["path"] for f in attribution.get("files", [])]
         if kind == "hook.post" and intent_id and changed:
             recent = state.recent.setdefault(str(intent_id), [])
             recent.extend(f"{path} (seq {record.get('seq')})" for path in changed)
@@ -112,68 +113,5 @@ def fold(records: Iterable[dict[str, Any]], state: WorkspaceState | None = None)
     """Fold records (parsed dicts, in order) into ``state`` (pure; returns the state)."""
     state = state or WorkspaceState()
     for record in records:
-        _apply(state, record)
+        apply_record(state, record)
     return state
-
-
-def _fold_from(path: Path, offset: int, state: WorkspaceState) -> int:
-    """Fold the complete records after ``offset`` into ``state``, streaming; the new offset."""
-    end = offset
-    for chunk_offset, chunk in LedgerFile(path).read_chunks(start=offset):
-        cut = chunk.rfind(b"\n") + 1  # ignore a torn tail: it is not a record
-        records = []
-        for line in chunk[:cut].split(b"\n")[:-1]:
-            try:
-                records.append(orjson.loads(line))
-            except orjson.JSONDecodeError:
-                continue  # a damaged line is verify's business, not the projection's
-        fold(records, state)
-        end = chunk_offset + cut
-    return end
-
-
-def load_state(ledger_path: Path, cache_dir: Path) -> WorkspaceState:
-    """The current state: the cached projection advanced over new records (rebuilt if stale)."""
-    cache = cache_dir / "state.json"
-    state = WorkspaceState()
-    offset = 0
-    try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("version") == CACHE_VERSION and _position_holds(
-                ledger_path, int(cached["offset"]), cached["state"].get("hash")):
-            state = WorkspaceState(cached["state"])
-            offset = int(cached["offset"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    try:
-        new_offset = _fold_from(ledger_path, offset, state)
-    except LedgerError:
-        return state
-    if new_offset != offset:
-        _write_cache(cache, {"offset": new_offset, "state": state.to_json(),
-                             "version": CACHE_VERSION})
-    return state
-
-
-def _position_holds(ledger_path: Path, offset: int, record_hash: object) -> bool:
-    if offset == 0:
-        return True
-    if not isinstance(record_hash, str):
-        return False
-    with ledger_path.open("rb") as handle:
-        start = max(0, offset - 4096)
-        handle.seek(start)
-        window = handle.read(offset - start)
-    if not window.endswith(b"\n"):
-        return False
-    return f'"hash":"{record_hash}"'.encode() in window[window.rfind(b"\n", 0, -1) + 1:]
-
-
-def _write_cache(cache: Path, payload: dict[str, Any]) -> None:
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f".state.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(payload, sort_keys=True), encoding="utf-8")
-        tmp.replace(cache)
-    except OSError:
-        pass  # a cache we cannot write only costs time

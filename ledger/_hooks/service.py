@@ -23,7 +23,7 @@ from ledger._governance.analysis.paths import ScopeSpec
 from ledger._governance.engine import HookEngine, Invocation, MergedDecision, invocation_id_for
 from ledger._governance.intents import IntentsFile, load_intents_cached
 from ledger._governance.policies import Governance, GovernanceConfig, edit_payload
-from ledger._governance.state import load_state
+from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import ORCHESTRATION_DIR, find_root
 
 __all__ = ["GovernedWorkspace", "handle_event", "locate_root"]
@@ -165,7 +165,10 @@ class GovernedWorkspace:
         self.orchestration = root / ORCHESTRATION_DIR
         self.cache_dir = self.orchestration / ".cache"
         self.ledger = Ledger.open(root, environ=environ)
-        self.state = load_state(self.ledger.file.path, self.cache_dir)
+        self.projections = ProjectionCache(self.ledger.file.path, self.cache_dir,
+                                           self.ledger.ledger_id, environ=environ)
+        self.state = self.projections.state(GOVERNANCE_STATE)
+        self._governance: Governance | None = None
         self._pending: list[Entry] = []
         self._head: str | None = read_head(root)
 
@@ -211,6 +214,7 @@ class GovernedWorkspace:
         engine = HookEngine(record=self._record, fired_once=self.state.fired_once(),
                             fail_closed=policy_config.fail_closed)
         governance.register(engine)
+        self._governance = governance
         _register_external(engine, config, self.root, config_path)
         return engine, governance
 
@@ -237,6 +241,9 @@ class GovernedWorkspace:
             full["duration_ms"] = inv.duration_ms
             full["tool_error"] = inv.error
             full["edit"] = edit_payload(inv)  # clipped with the whole body below
+            governance = self._governance
+            full["observed"] = dict(governance.observed) if governance else {}
+            full["attribution"] = governance.attribution if governance else None
         else:
             # The client's own fields (SessionEnd's reason is "event_reason": "reason" is ours).
             for key in ("prompt", "source", "event_reason", "agent_type"):

@@ -248,7 +248,7 @@ def test_verify_without_keyring_exits_2(ledger: CLI) -> None:
 
 def test_verify_unknown_format_version_exits_2(ledger: CLI) -> None:
     lines = ledger.lines()
-    lines[-1] = lines[-1].replace(b'"v":1}', b'"v":2}')
+    lines[-1] = lines[-1].replace(b"\"v\":2}", b"\"v\":9}")
     ledger.ledger_path.write_bytes(b"\n".join(lines) + b"\n")
     done = ledger.run("verify", "--root", str(ledger.ws), "--json")
     assert done.returncode == UNVERIFIABLE  # could not check, not proven tampered

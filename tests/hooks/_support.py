@@ -254,3 +254,17 @@ def error_json_from_reason(reason: str) -> dict[str, Any]:
     value = json.loads(reason.rsplit("\n", 1)[-1])
     assert isinstance(value, dict)
     return value
+
+
+def written_ranges(body: dict[str, Any]) -> dict[str, list[list[int]]]:
+    """Path → the 1-based inclusive line ranges a ``hook.post`` body's attribution says were
+    written (format v2's ``attribution.files[].hunks``, as ``[start, end]`` pairs)."""
+    return {change["path"]: [[h["new_start"], h["new_start"] + h["new_lines"] - 1]
+                             for h in change["hunks"] if h["new_lines"]]
+            for change in (body.get("attribution") or {"files": []})["files"]}
+
+
+def file_sha256_after(body: dict[str, Any]) -> str:
+    """The SHA-256 the attribution records for the one file a ``hook.post`` body changed."""
+    (change,) = body["attribution"]["files"]
+    return str(change["sha256"])

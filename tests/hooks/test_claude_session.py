@@ -18,6 +18,7 @@ from ._support import (
     read_response,
     run_cli,
     write_response,
+    written_ranges,
 )
 
 pytestmark = pytest.mark.slow
@@ -371,7 +372,7 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
                  and r["body"]["tool_use_id"] == edit_id]
     assert len(edit_post) == 1
     assert edit_post[0]["body"]["invocation"] == pre_of(edit_id)["body"]["invocation"]
-    assert edit_post[0]["body"]["data"]["added_lines"] == {"src/auth/middleware.ts": [[13, 16]]}
+    assert written_ranges(edit_post[0]["body"]) == {"src/auth/middleware.ts": [[13, 16]]}
     lines = MIDDLEWARE.replace(old, new).splitlines()
     assert lines[12].startswith("    const payload = jwt.verify(token, config.jwtSecret, {")
     assert lines[15] == "    }) as { sub: string };"

@@ -24,10 +24,12 @@ from ._support import (
     clean_env,
     edit_response,
     error_json_from_reason,
+    file_sha256_after,
     fire,
     make_workspace,
     sha256_hex,
     write_response,
+    written_ranges,
 )
 
 AUTH_FILE = "src/auth/middleware.ts"
@@ -680,12 +682,12 @@ def test_post_edit_records_patch_hash_and_added_lines(ws: Workspace) -> None:
     assert body["edit"]["structured_patch"] == response["structuredPatch"]
     assert body["edit"]["old_string"] == old
     assert body["edit"]["new_string"] == new
-    assert body["data"]["file_sha256"] == sha256_hex(path)
-    assert body["data"]["changed"] == [AUTH_FILE]
+    assert file_sha256_after(body) == sha256_hex(path)
+    assert [change["path"] for change in body["attribution"]["files"]] == [AUTH_FILE]
     assert body["data"]["intent_id"] == "INT-001"
     expected = added_ranges(response["structuredPatch"])
     assert expected == [[21, 22]]
-    assert body["data"]["added_lines"] == {AUTH_FILE: expected}
+    assert written_ranges(body) == {AUTH_FILE: expected}
     lines = path.read_text(encoding="utf-8").splitlines()
     added = [lines[i - 1] for start, end in expected for i in range(start, end + 1)]
     assert added == ["export const extra1 = 1;", "export const extra2 = 2;"]
@@ -708,7 +710,7 @@ def test_post_edit_replace_all_yields_several_ranges(ws: Workspace) -> None:
     response = edit_response(path, "TODO\n", "done\nchecked\n", original, replace_all=True)
     assert len(response["structuredPatch"]) == 2
     session.post("Edit", edit, response, tool_use_id=tool_use_id)
-    ranges = ws.records()[-1].body["data"]["added_lines"]["src/auth/multi.ts"]
+    ranges = written_ranges(ws.records()[-1].body)["src/auth/multi.ts"]
     assert ranges == added_ranges(response["structuredPatch"]) == [[3, 4], [31, 32]]
     lines = path.read_text(encoding="utf-8").splitlines()
     for start, end in ranges:
@@ -728,8 +730,8 @@ def test_post_write_create_attributes_every_line(ws: Workspace) -> None:
     body = ws.records()[-1].body
     assert body["edit"]["created"] is True
     assert body["edit"]["write_type"] == "create"
-    assert body["data"]["added_lines"] == {"src/auth/tokens.ts": [[1, 3]]}
-    assert body["data"]["file_sha256"] == sha256_hex(path)
+    assert written_ranges(body) == {"src/auth/tokens.ts": [[1, 3]]}
+    assert file_sha256_after(body) == sha256_hex(path)
 
 
 def test_post_tool_use_failure_is_recorded_as_failure(ws: Workspace) -> None:
@@ -742,7 +744,8 @@ def test_post_tool_use_failure_is_recorded_as_failure(ws: Workspace) -> None:
     body = ws.records()[-1].body
     assert body["outcome"] == "failure"
     assert body["tool_error"].startswith("Exit code 1")
-    assert "seen" not in body["data"]
+    assert body["observed"] == {}
+    assert body["attribution"] is None
 
 
 # --- git -------------------------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""The one read path: stored records, streamed from a byte offset, parsed once, upcast.
+
+Every reader of the ledger that wants records (``Ledger.records``, ``Ledger.tail``, the
+projections and their cache, queries and exports) goes through :func:`read_records` or
+:func:`parse_stored`, so there is one parser (orjson, with ledger's object check) and one place
+where old format versions are upcast (:mod:`ledger._evidence.upcast`). Verification is the one
+deliberate exception: it checks the *bytes* (canonical form, hash, signature) with
+:func:`ledger._evidence.record.check_line` and never trusts a parsed view.
+
+A record's ``offset`` is the byte offset of its line in the file; the line ends at
+``offset + len(line) + 1``. Projections key their caches by it (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from ledger._errors import StorageError
+from ledger._evidence.record import FORMAT_VERSION
+from ledger._evidence.store import READ_CHUNK, LedgerFile
+from ledger._evidence.upcast import upcast
+
+__all__ = ["StoredRecord", "parse_stored", "read_records"]
+
+
+class StoredRecord(NamedTuple):
+    """One complete line of the ledger file and its parsed, upcast record."""
+
+    line: bytes
+    """The bytes on disk, without the newline (what the hash and signature cover)."""
+    offset: int
+    """Byte offset of the line in the file."""
+    data: dict[str, Any]
+    """The record, upcast to the current format version (a new dict when it was upcast)."""
+
+    @property
+    def end(self) -> int:
+        """Byte offset just past this line's newline: where the next record starts."""
+        return self.offset + len(self.line) + 1
+
+
+def parse_stored(line: bytes) -> dict[str, Any]:
+    """Parse one stored line into a record dict in the current format (unverified).
+
+    Raises:
+        StorageError: the line is not a JSON object or its version cannot be read; the way out
+            is ``ledger verify``, which says precisely what is wrong with it.
+    """
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise StorageError("unreadable record line; run `ledger verify`") from None
+    if type(data) is not dict:
+        raise StorageError("unreadable record line; run `ledger verify`")
+    if data.get("v") == FORMAT_VERSION:
+        return data
+    try:
+        return upcast(data)
+    except Exception as exc:  # noqa: BLE001 -- any upcast failure is an unreadable record
+        raise StorageError(f"unreadable record line ({exc}); run `ledger verify`") from None
+
+
+def read_records(path: Path, *, start: int = 0,
+                 chunk_size: int = READ_CHUNK) -> Iterator[StoredRecord]:
+    """Stream the complete records of the ledger at ``path`` from byte offset ``start``.
+
+    ``start`` must be a line boundary (0, or a previous record's :attr:`StoredRecord.end`). A
+    torn last line (a crash mid-append) is not a record and is not yielded. Memory is bounded by
+    the read chunk plus the longest line.
+
+    Raises:
+        StorageError: a line is not a readable record (run ``ledger verify``).
+        NotInitializedError: there is no ledger file.
+    """
+    for chunk_offset, chunk in LedgerFile(path).read_chunks(chunk_size, start=start):
+        offset = chunk_offset
+        end = chunk.rfind(b"\n") + 1  # past the last complete line; the rest is a torn tail
+        position = 0
+        while position < end:
+            newline = chunk.index(b"\n", position)
+            line = chunk[position:newline]
+            yield StoredRecord(line, offset + position, parse_stored(line))
+            position = newline + 1

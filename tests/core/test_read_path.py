@@ -1,0 +1,82 @@
+"""The one read path: offsets, torn tails, and format-v1 records upcast on read."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ledger import Ledger, SigningKey
+from ledger._evidence import record as record_module
+from ledger._evidence.models import parse_record
+from ledger._evidence.read import read_records
+from ledger._governance.state import fold
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+V1_POST_BODY = {  # a whole hook.post body as the previous release wrote it
+    "invocation": "inv-1", "event": "PostToolUse", "client_event": "PostToolUse",
+    "tool": "Edit", "tool_use_id": "toolu_1", "git_head": None, "cwd": "/ws",
+    "decision": "allow", "reason": None, "error": None, "hooks": [],
+    "outcome": "success", "duration_ms": 3, "tool_error": None,
+    "edit": {"old_string": "a", "new_string": "b"},
+    "data": {"intent_id": "INT-001", "mutation_class": "INTENT_EVOLUTION",
+             "seen": {"src/a.py": "a" * 64}, "changed": ["src/a.py"],
+             "added_lines": {"src/a.py": [[3, 5]]}, "file_sha256": "a" * 64},
+}
+
+
+def _ledger(tmp_path: Path) -> Ledger:
+    return Ledger.init(tmp_path / "ws", signing_key=SigningKey.from_seed(b"\x05" * 32),
+                       environ={"LEDGER_HOME": str(tmp_path / "home")})
+
+
+def test_offsets_point_at_each_line_and_a_torn_tail_is_not_a_record(tmp_path: Path) -> None:
+    ledger = _ledger(tmp_path)
+    for n in range(5):
+        ledger.append("app.event", {"n": n})
+    with ledger.file.path.open("ab") as handle:
+        handle.write(b'{"torn":')
+    raw = ledger.file.path.read_bytes()
+    stored = list(read_records(ledger.file.path))
+    assert [s.data["seq"] for s in stored] == list(range(6))
+    for item in stored:
+        assert raw[item.offset:item.end] == item.line + b"\n"
+    resumed = list(read_records(ledger.file.path, start=stored[2].end, chunk_size=64))
+    assert [s.data["seq"] for s in resumed] == [3, 4, 5]
+
+
+def test_v1_hook_post_is_upcast_to_typed_attribution(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = _ledger(tmp_path)
+    monkeypatch.setattr(record_module, "FORMAT_VERSION", 1)  # write as the previous release did
+    ledger.append("hook.post", V1_POST_BODY, actor={"session": "s1", "client": "claude-code"})
+    monkeypatch.undo()
+    ledger.append("app.event", {"after": "upgrade"})
+    raw = [line for line in ledger.file.path.read_bytes().splitlines() if b'"hook.post"' in line]
+    assert b'"v":1' in raw[0]  # history is not rewritten
+    assert ledger.verify().ok  # a chain mixing v1 and v2 verifies
+    post = next(r for r in ledger.records() if r.kind == "hook.post")
+    assert post.data["v"] == 2
+    body = post.body
+    assert body["observed"] == {"src/a.py": "a" * 64}
+    assert "seen" not in body["data"]
+    assert "added_lines" not in body["data"]
+    (change,) = body["attribution"]["files"]
+    assert change["path"] == "src/a.py"
+    assert change["sha256"] == "a" * 64
+    assert change["exact"] is False
+    assert [(h["new_start"], h["new_lines"]) for h in change["hunks"]] == [(3, 3)]
+    parse_record(post.data)  # the upcast record validates against the current models
+    state = fold(s.data for s in read_records(ledger.file.path))
+    assert state.sessions["s1"]["seen"] == {"src/a.py": "a" * 64}
+    assert state.recent["INT-001"] == ["src/a.py (seq 1)"]
+
+
+def test_the_previous_releases_golden_ledger_still_verifies(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "legacy_v1", ws / ".orchestration")
+    ledger = Ledger.open(ws, environ={"LEDGER_HOME": str(tmp_path / "home")})
+    report = ledger.verify()
+    assert report.ok, report.problems
+    assert all(record.data["v"] == 2 for record in ledger.records())
