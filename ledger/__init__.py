@@ -37,7 +37,14 @@ from ledger._errors import (
 from ledger._version import __version__
 
 if TYPE_CHECKING:
-    from ledger._clients import HookDecision, HookEvent, parse_payload, render_response
+    from ledger._clients import (
+        MAX_PAYLOAD_BYTES,
+        HookDecision,
+        HookEvent,
+        HookResponse,
+        parse_payload,
+        render_response,
+    )
     from ledger._clients.install import install, uninstall
     from ledger._evidence.canonical import canonical_bytes
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint
@@ -54,11 +61,12 @@ if TYPE_CHECKING:
     )
     from ledger._governance.executors import CommandHook, HttpHook, PromptHook
     from ledger._governance.intents import Intent, IntentsFile, load_intents_file
-    from ledger._hooks.service import handle_event
+    from ledger._hooks.service import handle_event, run_hook
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
     "CanonicalizationError",
     "Checkpoint",
@@ -71,6 +79,7 @@ __all__ = [
     "HookEngine",
     "HookEvent",
     "HookOutcome",
+    "HookResponse",
     "HttpHook",
     "InputError",
     "IntegrityError",
@@ -107,6 +116,7 @@ __all__ = [
     "parse_checkpoint",
     "parse_payload",
     "render_response",
+    "run_hook",
     "uninstall",
     "verify_lines",
 ]
@@ -125,6 +135,9 @@ _LAZY = {
     "HttpHook": "ledger._governance.executors",
     "PromptHook": "ledger._governance.executors",
     "handle_event": "ledger._hooks.service",
+    "run_hook": "ledger._hooks.service",
+    "MAX_PAYLOAD_BYTES": "ledger._clients",
+    "HookResponse": "ledger._clients",
     "install": "ledger._clients.install",
     "uninstall": "ledger._clients.install",
     "Intent": "ledger._governance.intents",

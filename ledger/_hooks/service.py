@@ -15,7 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ledger._clients import HookDecision, HookEvent
+from ledger._clients import (
+    MAX_PAYLOAD_BYTES,
+    HookDecision,
+    HookEvent,
+    HookResponse,
+    fail_closed_response,
+    parse_payload,
+    render_response,
+)
 from ledger._errors import ConfigError, InputError, LedgerError
 from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger
 from ledger._git import read_head
@@ -26,7 +34,7 @@ from ledger._governance.policies import Governance, GovernanceConfig, edit_paylo
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import ORCHESTRATION_DIR, find_root
 
-__all__ = ["GovernedWorkspace", "handle_event", "locate_root"]
+__all__ = ["GovernedWorkspace", "handle_event", "locate_root", "run_hook"]
 
 INTENTS_FILE: Final = "active_intents.yaml"
 _INPUT_STRING_LIMIT: Final = 2048
@@ -324,3 +332,45 @@ def handle_event(event: HookEvent, *, root: str | None = None,
         merged = engine.run_event(inv, can_block=event.event in _BLOCKABLE)
     workspace.flush(governance.records, inv)
     return _decision(event, merged)
+
+
+def run_hook(client: str, raw: bytes, *, expected_event: str | None = None,
+             root: str | None = None, environ: Mapping[str, str] | None = None) -> HookResponse:
+    """One whole hook call, as ``ledger hook <client>`` runs it: parse, govern, record, answer.
+
+    Never raises: any failure becomes the client's fail-closed answer (deny for tool-gating
+    events, a non-blocking answer otherwise) and is recorded as ``hook.error`` when the ledger
+    is writable.
+
+    Args:
+        client: the client adapter's name (``claude``, ``codex``, ...).
+        raw: the payload bytes as read from stdin (at most ``MAX_PAYLOAD_BYTES + 1``).
+        expected_event: the event the hook is registered for (``--event``); used to fail closed
+            on a payload that cannot be parsed, and to refuse one that names another event.
+        root: the workspace (``--root``); default: found from the payload's ``cwd``.
+    """
+    event = None
+    try:
+        event = parse_payload(client, raw, expected_event=expected_event)
+        decision = handle_event(event, root=root, environ=environ)
+        return render_response(client, event, decision)
+    except Exception as exc:  # noqa: BLE001 -- every failure gets the client's fail-closed answer
+        message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
+        _record_failure(client, message, raw, event, root=root, environ=environ)
+        return fail_closed_response(client, event, message, raw=raw,
+                                    expected_event=expected_event)
+
+
+def _record_failure(client: str, message: str, raw: bytes, event: HookEvent | None, *,
+                    root: str | None, environ: Mapping[str, str] | None) -> None:
+    """Best effort: put the failure itself in the ledger (never a partial line)."""
+    try:
+        ledger = Ledger.open(locate_root(event, root, environ), environ=environ)
+        truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
+        ledger.append("hook.error", {
+            "client": client, "message": message[:2000],
+            "payload_bytes": MAX_PAYLOAD_BYTES if truncated else len(raw),
+            "payload_sha256": None if truncated else hashlib.sha256(raw).hexdigest(),
+            "payload_truncated": truncated}, actor={"client": client})
+    except Exception:  # noqa: BLE001, S110 -- recording the failure must not mask the answer
+        pass
