@@ -38,7 +38,8 @@ from ledger._version import __version__
 
 if TYPE_CHECKING:
     from ledger._clients import HookDecision, HookEvent, parse_payload, render_response
-    from ledger._clients.install import install, uninstall
+    from ledger._clients.install import HookStatus, hook_status, install, uninstall
+    from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
     from ledger._evidence.canonical import canonical_bytes
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
@@ -58,12 +59,15 @@ if TYPE_CHECKING:
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
+    "CLIENTS",
+    "CLIENT_NAMES",
     "FORMAT_VERSION",
     "MAX_RECORD_BYTES",
     "CanonicalizationError",
     "Checkpoint",
     "CheckpointError",
     "CheckpointResult",
+    "ClientSpec",
     "CommandHook",
     "ConfigError",
     "Entry",
@@ -71,6 +75,7 @@ __all__ = [
     "HookEngine",
     "HookEvent",
     "HookOutcome",
+    "HookStatus",
     "HttpHook",
     "InputError",
     "IntegrityError",
@@ -102,6 +107,7 @@ __all__ = [
     "canonical_bytes",
     "find_root",
     "handle_event",
+    "hook_status",
     "install",
     "load_intents_file",
     "parse_checkpoint",
@@ -126,6 +132,11 @@ _LAZY = {
     "PromptHook": "ledger._governance.executors",
     "handle_event": "ledger._hooks.service",
     "install": "ledger._clients.install",
+    "HookStatus": "ledger._clients.install",
+    "hook_status": "ledger._clients.install",
+    "CLIENTS": "ledger._clients.registry",
+    "CLIENT_NAMES": "ledger._clients.registry",
+    "ClientSpec": "ledger._clients.registry",
     "uninstall": "ledger._clients.install",
     "Intent": "ledger._governance.intents",
     "IntentsFile": "ledger._governance.intents",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._clients import HookDecision, HookEvent
+from ledger._clients.registry import actor_name
 from ledger._errors import ConfigError, InputError, LedgerError
 from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger
 from ledger._git import read_head
@@ -31,8 +32,6 @@ __all__ = ["GovernedWorkspace", "handle_event", "locate_root"]
 INTENTS_FILE: Final = "active_intents.yaml"
 _INPUT_STRING_LIMIT: Final = 2048
 _EDIT_STRING_LIMIT: Final = 1024 * 1024
-CLIENT_NAMES: Final = {"claude": "claude-code", "cursor": "cursor", "gemini": "gemini-cli",
-                       "codex": "codex", "cline": "cline"}
 
 
 def locate_root(event: HookEvent | None, explicit: str | None = None,
@@ -218,7 +217,7 @@ class GovernedWorkspace:
         model = inv.model
         if model is None and inv.session_id is not None:
             model = self.state.sessions.get(inv.session_id, {}).get("model")
-        return {"agent": inv.agent_id, "client": CLIENT_NAMES.get(inv.client or "", inv.client),
+        return {"agent": inv.agent_id, "client": actor_name(inv.client),
                 "model": model, "session": inv.session_id}
 
     def _record(self, kind: str, body: dict[str, Any], inv: Invocation) -> None:
