@@ -283,7 +283,7 @@ def _decision(event: HookEvent, merged: MergedDecision) -> HookDecision:
         # "allow" only when a hook said so: answering allow makes clients skip their own
         # permission prompt (hook-protocols §1.7), so "no objection" is no opinion.
         permission = merged.decision if merged.explicit else None
-        return HookDecision(permission=permission,  # type: ignore[arg-type]
+        return HookDecision(permission=permission,
                             reason=merged.reason,
                             additional_context=merged.additional_context,
                             updated_input=merged.updated_input, error=error,
