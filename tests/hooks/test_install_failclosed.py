@@ -14,9 +14,12 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cli._app import CLIENTS_HELP
+from cli._hook import _usage
 from ledger._clients.install import hook_status, install, uninstall
 from ledger._clients.registry import CLIENTS, adapter, markdown_table
 
@@ -42,8 +45,15 @@ def _gating(client: str, event: str) -> bool:
 
 
 def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["/bin/sh", "-c", command], input="{}", cwd=cwd, capture_output=True,
-                          text=True, timeout=30, check=False)
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input="{}",
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
 
 
 def _installed(client: str, root: Path, home: Path) -> dict[str, str]:
@@ -75,16 +85,16 @@ def test_a_broken_ledger_blocks_tool_gating_events_and_never_observational_ones(
     root, home = _dirs(tmp_path)
     exe = tmp_path / "venv" / "bin" / "ledger"
     exe.parent.mkdir(parents=True)
-    cmd = _stub(exe, 'echo \'{"ok": true}\'')
+    cmd = _stub(exe, "echo '{\"ok\": true}'")
     install(client, root=root, home=home, ledger_cmd=cmd)
     commands = _installed(client, root, home)
     spec = CLIENTS[client]
     gating = {e for e in commands if _gating(client, e)}
     assert gating, f"{client}: no tool-gating event installed"
     BREAKAGES[breakage](exe)
-    for event, command in commands.items():
-        if client == "cline":
-            command = str(root / spec.shared_file / event)  # Cline runs the script itself
+    for event, installed in commands.items():
+        # Cline runs the script itself; the others run the command string with sh -c.
+        command = str(root / spec.shared_file / event) if client == "cline" else installed
         ran = _run(command, root)
         if event in gating:
             assert ran.returncode == 2, (event, ran)
@@ -100,15 +110,14 @@ def test_a_broken_ledger_blocks_tool_gating_events_and_never_observational_ones(
 def test_a_working_ledger_passes_through_the_guard_unchanged(tmp_path: Path, client: str) -> None:
     root, home = _dirs(tmp_path)
     exe = tmp_path / "ledger"
-    cmd = _stub(exe, 'cat >/dev/null; echo \'{"answer": 1}\'; echo note >&2')
+    cmd = _stub(exe, "cat >/dev/null; echo '{\"answer\": 1}'; echo note >&2")
     install(client, root=root, home=home, ledger_cmd=cmd)
     for command in _installed(client, root, home).values():
         ran = _run(command, root)
         assert (ran.returncode, ran.stdout, ran.stderr) == (0, '{"answer": 1}\n', "note\n")
     # ledger's own deliberate exit 2 (deny via exit code) keeps its reason, with nothing added
     _stub(exe, "echo 'SCOPE_VIOLATION: no' >&2; exit 2")
-    gating = [c for e, c in _installed(client, root, home).items()
-              if _gating(client, e)]
+    gating = [c for e, c in _installed(client, root, home).items() if _gating(client, e)]
     ran = _run(gating[0], root)
     assert (ran.returncode, ran.stderr) == (2, "SCOPE_VIOLATION: no\n")
 
@@ -119,12 +128,24 @@ def test_claude_commands_go_to_the_local_file_and_leave_the_shared_one_shareable
     root, home = _dirs(tmp_path)
     shared = root / ".claude" / "settings.json"
     shared.parent.mkdir()
-    team = {"permissions": {"deny": ["Read(./.env)"]}, "hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]},
-        # what an older ledger wrote here: this machine's path, in the shared file
-        {"matcher": "*", "hooks": [{"type": "command",
-                                    "command": "/old/venv/bin/ledger hook claude --event PreToolUse"}]},
-    ]}}
+    team: dict[str, Any] = {
+        "permissions": {"deny": ["Read(./.env)"]},
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]},
+                # what an older ledger wrote here: this machine's path, in the shared file
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/old/venv/bin/ledger hook claude --event PreToolUse",
+                        }
+                    ],
+                },
+            ]
+        },
+    }
     shared.write_text(json.dumps(team), encoding="utf-8")
     path, changes = install("claude", root=root, home=home, ledger_cmd="/new/ledger")
     assert path == root / ".claude" / "settings.local.json"
@@ -132,7 +153,8 @@ def test_claude_commands_go_to_the_local_file_and_leave_the_shared_one_shareable
     assert [c.action for c in moved] == ["removed"]
     assert "ledger" not in shared.read_text(encoding="utf-8")
     assert json.loads(shared.read_text(encoding="utf-8"))["hooks"]["PreToolUse"] == [
-        team["hooks"]["PreToolUse"][0]]
+        team["hooks"]["PreToolUse"][0]
+    ]
     assert "/new/ledger hook claude" in path.read_text(encoding="utf-8")
 
 
@@ -149,11 +171,15 @@ def test_codex_and_gemini_installs_explain_their_trust_gates(tmp_path: Path) -> 
     root, home = _dirs(tmp_path)
     _, codex = install("codex", root=root, home=home, ledger_cmd="/x/ledger")
     text = " ".join(c.detail for c in codex if c.action == "note")
-    assert "trusted project" in text and "/hooks" in text and "silently" in text
-    assert "Managed hooks" in text and f"[projects.{json.dumps(str(root))}]" in text
+    assert "trusted project" in text
+    assert "/hooks" in text
+    assert "silently" in text
+    assert "Managed hooks" in text
+    assert f"[projects.{json.dumps(str(root))}]" in text
     _, gemini = install("gemini", root=root, home=home, ledger_cmd="/x/ledger")
     text = " ".join(c.detail for c in gemini if c.action == "note")
-    assert "trusted folder" in text and "--skip-trust" in text
+    assert "trusted folder" in text
+    assert "--skip-trust" in text
 
 
 @pytest.mark.parametrize("client", list(CLIENTS))
@@ -173,13 +199,16 @@ def test_uninstall_keeps_what_others_put_in_the_same_files(tmp_path: Path) -> No
     root, home = _dirs(tmp_path)
     local = root / ".claude" / "settings.local.json"
     local.parent.mkdir()
-    mine = {"permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(./secrets/**)"]},
-            "sandbox": {"enabled": True}}
+    mine = {
+        "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(./secrets/**)"]},
+        "sandbox": {"enabled": True},
+    }
     local.write_text(json.dumps(mine), encoding="utf-8")
     install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True)
     uninstall("claude", root=root, home=home)
     assert json.loads(local.read_text(encoding="utf-8")) == {
-        "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(./secrets/**)"]}}
+        "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(./secrets/**)"]}
+    }
 
 
 def test_hook_status_detects_missing_broken_and_working_hooks(tmp_path: Path) -> None:
@@ -244,13 +273,12 @@ def test_readme_client_table_is_the_registry() -> None:
 
 
 def test_cli_help_and_hook_usage_list_the_registry(tmp_path: Path) -> None:
-    from cli._app import CLIENTS_HELP
-    from cli._hook import _usage
-
     assert all(name in CLIENTS_HELP for name in CLIENTS)
     assert "|".join(CLIENTS) in _usage()
     env = {**os.environ, "HOME": str(tmp_path)}
-    ran = subprocess.run([str(Path(sys.executable).with_name("ledger")), "hook"], capture_output=True, text=True, env=env,
-                         check=False, timeout=60)
+    ledger = str(Path(sys.executable).with_name("ledger"))
+    ran = subprocess.run(
+        [ledger, "hook"], capture_output=True, text=True, env=env, check=False, timeout=60
+    )
     assert ran.returncode == 2
     assert "|".join(CLIENTS) in ran.stderr

@@ -28,9 +28,13 @@ CLAUDE_SCHEMA: dict[str, Any] = {
         "hooks": {"type": "object"},
         "permissions": {
             "type": "object",
-            "properties": {"allow": _RULES, "deny": _RULES, "ask": _RULES,
-                           "additionalDirectories": _STRINGS,
-                           "defaultMode": {"type": "string"}},
+            "properties": {
+                "allow": _RULES,
+                "deny": _RULES,
+                "ask": _RULES,
+                "additionalDirectories": _STRINGS,
+                "defaultMode": {"type": "string"},
+            },
         },
         "sandbox": {
             "type": "object",
@@ -46,9 +50,13 @@ CLAUDE_SCHEMA: dict[str, Any] = {
                 "filesystem": {
                     "type": "object",
                     "additionalProperties": False,
-                    "properties": {"allowWrite": _STRINGS, "denyWrite": _STRINGS,
-                                   "denyRead": _STRINGS, "allowRead": _STRINGS,
-                                   "allowManagedReadPathsOnly": {"type": "boolean"}},
+                    "properties": {
+                        "allowWrite": _STRINGS,
+                        "denyWrite": _STRINGS,
+                        "denyRead": _STRINGS,
+                        "allowRead": _STRINGS,
+                        "allowManagedReadPathsOnly": {"type": "boolean"},
+                    },
                 },
             },
         },
@@ -67,9 +75,13 @@ CODEX_SCHEMA: dict[str, Any] = {
             "additionalProperties": {
                 "type": "object",
                 "additionalProperties": False,
-                "properties": {"description": {"type": "string"}, "extends": {"type": "string"},
-                               "filesystem": {"type": "object"}, "network": {"type": "object"},
-                               "workspace_roots": {"type": "object"}},
+                "properties": {
+                    "description": {"type": "string"},
+                    "extends": {"type": "string"},
+                    "filesystem": {"type": "object"},
+                    "network": {"type": "object"},
+                    "workspace_roots": {"type": "object"},
+                },
             },
         },
     },
@@ -90,13 +102,17 @@ def _workspace(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 
 def test_claude_hardened_settings_match_the_documented_schema(tmp_path: Path) -> None:
     root, home, env = _workspace(tmp_path)
-    path, changes = install("claude", root=root, home=home, ledger_cmd="/x/ledger",
-                            hardened=True, environ=env)
+    path, changes = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
     settings = json.loads(path.read_text(encoding="utf-8"))
     jsonschema.validate(settings, CLAUDE_SCHEMA)
     sandbox = settings["sandbox"]
-    assert (sandbox["enabled"], sandbox["failIfUnavailable"],
-            sandbox["allowUnsandboxedCommands"]) == (True, True, False)
+    assert (
+        sandbox["enabled"],
+        sandbox["failIfUnavailable"],
+        sandbox["allowUnsandboxedCommands"],
+    ) == (True, True, False)
     writes = sandbox["filesystem"]["denyWrite"]
     assert f"/{root}/.orchestration" in writes
     assert f"/{root}/.claude/settings.json" in writes
@@ -110,8 +126,9 @@ def test_claude_hardened_settings_match_the_documented_schema(tmp_path: Path) ->
     assert any(c.action == "note" and "Bash" in c.detail for c in changes)
     # idempotent, and the team's shared settings file exists so the sandbox can protect it
     assert (root / ".claude" / "settings.json").read_text() == "{}\n"
-    again = install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True,
-                    environ=env)[1]
+    again = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )[1]
     assert {c.action for c in again} <= {"unchanged", "note"}
 
 
@@ -121,8 +138,9 @@ def test_codex_hardened_profile_matches_the_config_schema_and_keeps_user_keys(
     root, home, env = _workspace(tmp_path)
     config = root / ".codex" / "config.toml"
     config.parent.mkdir()
-    config.write_text('model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n',
-                      encoding="utf-8")
+    config.write_text(
+        'model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n', encoding="utf-8"
+    )
     install("codex", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
     data = tomllib.loads(config.read_text(encoding="utf-8"))
     jsonschema.validate(data, CODEX_SCHEMA)
@@ -138,7 +156,9 @@ def test_codex_hardened_profile_matches_the_config_schema_and_keeps_user_keys(
     assert profile["filesystem"]["~/.config/ledger/keys"] == "deny"
     uninstall("codex", root=root, home=home, environ=env)
     assert tomllib.loads(config.read_text(encoding="utf-8")) == {
-        "model": "gpt-5", "mcp_servers": {"docs": {"command": "docs-mcp"}}}
+        "model": "gpt-5",
+        "mcp_servers": {"docs": {"command": "docs-mcp"}},
+    }
 
 
 def test_codex_hardening_never_overrides_a_sandbox_choice_already_made(tmp_path: Path) -> None:
@@ -146,8 +166,9 @@ def test_codex_hardening_never_overrides_a_sandbox_choice_already_made(tmp_path:
     config = root / ".codex" / "config.toml"
     config.parent.mkdir()
     config.write_text('sandbox_mode = "read-only"\n', encoding="utf-8")
-    _, changes = install("codex", root=root, home=home, ledger_cmd="/x/ledger", hardened=True,
-                         environ=env)
+    _, changes = install(
+        "codex", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
     assert [c.action for c in changes if c.target == str(config)] == ["skipped"]
     assert config.read_text(encoding="utf-8") == 'sandbox_mode = "read-only"\n'
 
@@ -156,23 +177,35 @@ def test_clients_without_a_configurable_sandbox_say_what_is_not_protected(
     tmp_path: Path,
 ) -> None:
     root, home, env = _workspace(tmp_path)
-    for client, words in (("cursor", "no setting that denies"), ("cline", "no OS sandbox"),
-                          ("gemini", "stays writable")):
-        _, changes = install(client, root=root, home=home, ledger_cmd="/x/ledger",
-                             hardened=True, environ=env)
+    for client, words in (
+        ("cursor", "no setting that denies"),
+        ("cline", "no OS sandbox"),
+        ("gemini", "stays writable"),
+    ):
+        _, changes = install(
+            client, root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+        )
         assert any(c.action == "note" and words in c.detail for c in changes), client
 
 
 def _bwrap() -> str | None:
     found = shutil.which("bwrap")
     if found is None and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], capture_output=True,
-                       timeout=300, check=False)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "bubblewrap"],
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
         found = shutil.which("bwrap")
     if found is None:
         return None
-    probe = subprocess.run([found, "--bind", "/", "/", "--dev", "/dev", "true"],
-                           capture_output=True, check=False, timeout=30)
+    probe = subprocess.run(
+        [found, "--bind", "/", "/", "--dev", "/dev", "true"],
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
     return found if probe.returncode == 0 else None
 
 
@@ -200,19 +233,23 @@ def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: 
     args += ["--chdir", str(root), "sh", "-c"]
 
     def sandboxed(command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*args, command], capture_output=True, text=True, timeout=60,
-                              check=False)
+        return subprocess.run(
+            [*args, command], capture_output=True, text=True, timeout=60, check=False
+        )
 
-    for attack in ("echo forged >> .orchestration/agent_trace.jsonl",
-                   "sort -o .orchestration/agent_trace.jsonl .orchestration/agent_trace.jsonl",
-                   "rm -f .orchestration/agent_trace.jsonl",
-                   "python3 -c \"open('.claude/settings.json','w').write('{}')\"",
-                   "touch .orchestration/new"):
+    for attack in (
+        "echo forged >> .orchestration/agent_trace.jsonl",
+        "sort -o .orchestration/agent_trace.jsonl .orchestration/agent_trace.jsonl",
+        "rm -f .orchestration/agent_trace.jsonl",
+        "python3 -c \"open('.claude/settings.json','w').write('{}')\"",
+        "touch .orchestration/new",
+    ):
         ran = sandboxed(attack)
         assert ran.returncode != 0, attack
         assert "Read-only file system" in ran.stderr or "Permission denied" in ran.stderr, ran
     assert (root / ".orchestration" / "agent_trace.jsonl").read_text() == "{}\n"
     stolen = sandboxed(f"cat {home}/.config/ledger/keys/k1.pem")
-    assert stolen.returncode != 0 and "PRIVATE" not in stolen.stdout
+    assert stolen.returncode != 0
+    assert "PRIVATE" not in stolen.stdout
     work = sandboxed("echo ok > src/app.py && cat src/app.py")
     assert (work.returncode, work.stdout) == (0, "ok\n")
