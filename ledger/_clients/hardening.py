@@ -226,8 +226,8 @@ def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> 
         return [Change("skipped", str(path), f"it already sets {', '.join(clash)}; remove "
                        "that to let ledger select its permission profile")]
     top, tables = codex_block(root, home=home, environ=environ)
-    text = f"{top}\n{user_text}{'' if not user_text or user_text.endswith(chr(10)) else chr(10)}"
-    text = f"{text}\n{tables}\n" if user_text else f"{top}\n\n{tables}\n"
+    # _strip_codex ends non-empty text with a newline
+    text = f"{top}\n{user_text}\n{tables}\n" if user_text else f"{top}\n\n{tables}\n"
     tomllib.loads(text)  # what we write parses, or we raise before writing
     if text == existing:
         return [Change("unchanged", str(path), "permission profile already installed")]
