@@ -304,7 +304,13 @@ def key_revoke(
     _run(action)
 
 
-CLIENTS_HELP = "claude, cursor, gemini, codex or cline"
+def _clients_help() -> str:
+    from ledger import CLIENT_NAMES  # noqa: PLC0415 - the one client registry
+
+    return f"{', '.join(CLIENT_NAMES[:-1])} or {CLIENT_NAMES[-1]}"
+
+
+CLIENTS_HELP = _clients_help()
 intent_app = typer.Typer(help="Intents: list them, select one for a session, expand scope.",
                          no_args_is_help=True)
 app.add_typer(intent_app, name="intent")
@@ -335,7 +341,7 @@ def _print_changes(path: Path, changes: list[Any], as_json: bool) -> None:
     print(path)
     for change in changes:
         print(f"  {change.action:<9} {change.target}: {change.detail}")
-    if not changes:
+    if not [c for c in changes if c.action != "note"]:
         print("  nothing to do")
 
 
@@ -344,12 +350,12 @@ ScopeOption = Annotated[bool, typer.Option(
 
 
 def _install_action(do: Callable[..., tuple[Path, list[Any]]], client: str, user: bool,
-                    root: str | None, as_json: bool) -> None:
+                    root: str | None, as_json: bool, **options: Any) -> None:  # noqa: ANN401
     from ledger._workspace import find_root  # noqa: PLC0415
 
     def action() -> int:
         base = find_root(root) if (root or not user) else Path.cwd()
-        path, changes = do(client, root=base, user=user)
+        path, changes = do(client, root=base, user=user, **options)
         _print_changes(path, changes, as_json)
         return OK
 
@@ -362,11 +368,14 @@ def install(
     user: ScopeOption = False,
     root: RootOption = None,
     as_json: JsonOption = False,
+    hardened: Annotated[bool, typer.Option(
+        "--hardened", help="Also configure the client's OS sandbox so shell commands cannot "
+        "write ledger's files or read its key (see the README's trust model).")] = False,
 ) -> None:
     """Add ledger's hooks to a client's settings (idempotent; keeps your other hooks)."""
-    from ledger._clients.install import install as do_install  # noqa: PLC0415
+    from ledger import install as do_install  # noqa: PLC0415
 
-    _install_action(do_install, client, user, root, as_json)
+    _install_action(do_install, client, user, root, as_json, hardened=hardened)
 
 
 @app.command()
@@ -377,7 +386,7 @@ def uninstall(
     as_json: JsonOption = False,
 ) -> None:
     """Remove ledger's hooks from a client's settings, leaving other hooks alone."""
-    from ledger._clients.install import uninstall as do_uninstall  # noqa: PLC0415
+    from ledger import uninstall as do_uninstall  # noqa: PLC0415
 
     _install_action(do_uninstall, client, user, root, as_json)
 

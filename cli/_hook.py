@@ -9,23 +9,26 @@ non-blocking exit 0 for everything else, and is recorded when the ledger is writ
 from __future__ import annotations
 
 import sys
-from typing import Final
 
-USAGE: Final = "usage: ledger hook {claude|cursor|gemini|codex|cline} [--event NAME] [--root DIR]"
+
+def _usage() -> str:
+    from ledger import CLIENT_NAMES  # noqa: PLC0415 - the registry; only on a usage error
+
+    return f"usage: ledger hook {{{'|'.join(CLIENT_NAMES)}}} [--event NAME] [--root DIR]"
 
 
 def _parse(args: list[str]) -> tuple[str, str | None, str | None]:
     if not args:
-        raise ValueError(USAGE)
+        raise ValueError(_usage())
     client, rest = args[0], args[1:]
     options: dict[str, str] = {}
     while rest:
         name, eq, value = rest.pop(0).partition("=")
         if name not in ("--event", "--root"):
-            raise ValueError(f"unexpected argument {name!r}; {USAGE}")
+            raise ValueError(f"unexpected argument {name!r}; {_usage()}")
         if not eq:
             if not rest:
-                raise ValueError(f"{name} needs a value; {USAGE}")
+                raise ValueError(f"{name} needs a value; {_usage()}")
             value = rest.pop(0)
         options[name[2:]] = value
     return client, options.get("event"), options.get("root")

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
         parse_payload,
         render_response,
     )
-    from ledger._clients.install import install, uninstall
+    from ledger._clients.install import HookStatus, hook_status, install, uninstall
+    from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
     from ledger._evidence.canonical import canonical_bytes
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
@@ -65,6 +66,8 @@ if TYPE_CHECKING:
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
+    "CLIENTS",
+    "CLIENT_NAMES",
     "FORMAT_VERSION",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
@@ -72,6 +75,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointError",
     "CheckpointResult",
+    "ClientSpec",
     "CommandHook",
     "ConfigError",
     "Entry",
@@ -80,6 +84,7 @@ __all__ = [
     "HookEvent",
     "HookOutcome",
     "HookResponse",
+    "HookStatus",
     "HttpHook",
     "InputError",
     "IntegrityError",
@@ -111,6 +116,7 @@ __all__ = [
     "canonical_bytes",
     "find_root",
     "handle_event",
+    "hook_status",
     "install",
     "load_intents_file",
     "parse_checkpoint",
@@ -139,6 +145,11 @@ _LAZY = {
     "MAX_PAYLOAD_BYTES": "ledger._clients",
     "HookResponse": "ledger._clients",
     "install": "ledger._clients.install",
+    "HookStatus": "ledger._clients.install",
+    "hook_status": "ledger._clients.install",
+    "CLIENTS": "ledger._clients.registry",
+    "CLIENT_NAMES": "ledger._clients.registry",
+    "ClientSpec": "ledger._clients.registry",
     "uninstall": "ledger._clients.install",
     "Intent": "ledger._governance.intents",
     "IntentsFile": "ledger._governance.intents",

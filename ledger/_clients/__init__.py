@@ -27,11 +27,11 @@ docstring for the mapping and its source in hook-protocols.md.
 
 from __future__ import annotations
 
-import importlib
 import re
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final
 
 from ledger._clients.common import build_event, decode_payload, one_line
+from ledger._clients.registry import CLIENT_NAMES, CLIENTS, adapter
 from ledger._errors import InputError
 from ledger._governance.vocabulary import (
     HOOK_ERROR_CODES,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENTS",
+    "CLIENT_NAMES",
     "HOOK_ERROR_CODES",
     "MAX_PAYLOAD_BYTES",
     "HookDecision",
@@ -65,37 +66,7 @@ __all__ = [
     "render_response",
 ]
 
-#: The client names accepted by :func:`parse_payload` and :func:`render_response`.
-CLIENTS: Final = ("claude", "cursor", "gemini", "codex", "cline")
-
-#: The event each client sends before a tool call, answered when a crash hides the real one.
-_PRE_EVENTS: Final = {
-    "claude": "PreToolUse",
-    "cursor": "preToolUse",
-    "gemini": "BeforeTool",
-    "codex": "PreToolUse",
-    "cline": "PreToolUse",
-}
 _PERMISSIONS: Final = (None, "allow", "deny", "ask")
-
-
-class _ClientModule(Protocol):
-    """What every ``ledger._clients._<client>`` module provides."""
-
-    def parse(self, obj: dict[str, Any], expected_event: str | None) -> HookEvent: ...
-
-    def render(
-        self, event: HookEvent, decision: HookDecision, *, deny_via_exit_code: bool = ...
-    ) -> HookResponse: ...
-
-    def native_phase(self, name: str) -> Phase | None: ...
-
-
-def _client(client: str) -> _ClientModule:
-    """The adapter module for ``client``, imported on first use (a hook serves one client)."""
-    if client not in _PRE_EVENTS:
-        raise InputError(f"unknown hook client {client!r}; expected one of {', '.join(CLIENTS)}")
-    return cast("_ClientModule", importlib.import_module(f"ledger._clients.{client}"))
 
 
 def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None) -> HookEvent:
@@ -111,8 +82,7 @@ def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None)
             not a JSON object; no event name; or a decision field (event, tool name, session,
             tool arguments) of the wrong JSON type. The message is one line.
     """
-    module = _client(client)
-    return module.parse(decode_payload(raw), expected_event)
+    return adapter(client).parse(decode_payload(raw), expected_event)
 
 
 def render_response(
@@ -136,7 +106,7 @@ def render_response(
         InputError: unknown client.
         ValueError: ``decision.permission`` is not ``allow``/``deny``/``ask``/``None``.
     """
-    module = _client(client)
+    module = adapter(client)
     if decision.permission not in _PERMISSIONS:
         raise ValueError(f"invalid permission {decision.permission!r}")
     return module.render(event, decision, deny_via_exit_code=deny_via_exit_code)
@@ -148,9 +118,9 @@ def event_phase(client: str, name: str) -> Phase:
     Raises:
         InputError: unknown client.
     """
-    phase = _client(client).native_phase(name)
+    phase = adapter(client).native_phase(name)
     if phase is None:  # not the client's own spelling: read it as a neutral (Claude) name
-        phase = _client("claude").native_phase(name) or "other"
+        phase = adapter("claude").native_phase(name) or "other"
     return phase
 
 
@@ -164,27 +134,34 @@ def _recovery_patterns() -> tuple[Pattern[bytes], Pattern[bytes]]:
     if _recovery is None:
         _recovery = (
             re.compile(rb'"(?:hook_event_name|hookName)"\s*:\s*"([A-Za-z_]+)"'),
-            re.compile(
-                rb'"(PreToolUse|preToolUse|BeforeTool|beforeShellExecution|beforeMCPExecution'
-                rb'|beforeReadFile)"'
-            ),
+            re.compile(rb'"([A-Za-z_]{3,40})"'),
         )
     return _recovery
 
 
 def _recover(client: str, raw: bytes | None) -> tuple[str | None, Phase | None]:
-    """(event name, phase) guessed from bytes that failed to parse."""
+    """(event name, phase) guessed from bytes that failed to parse.
+
+    The event-name field decides when it is there; otherwise any quoted word that names a
+    tool-gating event of ``client`` (or a neutral one) counts as a pre event.
+    """
     if not raw:
         return None, None
-    event_key, pre_token = _recovery_patterns()
+    event_key, word = _recovery_patterns()
     head = raw[:MAX_PAYLOAD_BYTES]
     match = event_key.search(head)
     if match is not None:
         name = match.group(1).decode("ascii")
         return name, event_phase(client, name)
-    if pre_token.search(head) is not None:
+    words = {m.group(1).decode("ascii") for m in word.finditer(head)}
+    if any(event_phase(client, name) == "pre" for name in words):
         return None, "pre"
     return None, None
+
+
+def _gating_anywhere(name: str) -> bool:
+    """Whether ``name`` is a tool-gating event of any registered client (unknown-client path)."""
+    return any(adapter(client).native_phase(name) == "pre" for client in CLIENT_NAMES)
 
 
 def fail_closed_response(
@@ -214,9 +191,9 @@ def fail_closed_response(
     """
     text = one_line(str(message))[:500] or "internal error"
     try:
-        module = _client(client)
+        module = adapter(client)
     except InputError:
-        pre = expected_event is not None and expected_event in _PRE_EVENTS.values()
+        pre = expected_event is not None and _gating_anywhere(expected_event)
         return HookResponse(2 if pre else 1, "", f"ledger: hook error: {text}")
     if event is None:
         recovered, phase = _recover(client, raw)
@@ -224,10 +201,10 @@ def fail_closed_response(
         if "pre" in (phase, hinted):
             phase = "pre"
         elif phase is None:
-            phase = hinted or ("pre" if client == "cline" else "other")
+            phase = hinted or ("pre" if module.SPEC.blocks_when_unsure else "other")
         # Answer for a native event of that phase, so the renderer picks the right shape.
         names = [n for n in (recovered, expected_event) if n and module.native_phase(n) == phase]
-        name = names[0] if names else (_PRE_EVENTS[client] if phase == "pre" else "")
+        name = names[0] if names else (module.PRE_EVENT if phase == "pre" else "")
         event = build_event(client=client, event=name, client_event=name, phase=phase, raw={})
     if event.phase == "pre":
         reason = f"ledger hook failed, so this tool call was blocked (fail-closed): {text}"

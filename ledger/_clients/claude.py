@@ -30,6 +30,7 @@ from ledger._clients.common import (
     rename_keys,
     strict_str,
 )
+from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "CONTEXT_EVENTS",
     "EVENT_PHASES",
     "PRE_EVENT",
+    "SPEC",
     "TOOLS",
     "native_phase",
     "parse",
@@ -46,6 +48,8 @@ __all__ = [
 
 #: Claude Code caps every hook output string at this many characters.
 STRING_LIMIT: Final = 10_000
+
+SPEC: Final[ClientSpec] = CLIENTS["claude"]
 
 PRE_EVENT: Final = "PreToolUse"
 

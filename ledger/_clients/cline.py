@@ -36,17 +36,21 @@ from ledger._clients.common import (
     strict_str,
     table_phase,
 )
+from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
     "CONTEXT_LIMIT_BYTES",
     "EVENTS",
     "PRE_EVENT",
+    "SPEC",
     "TOOLS",
     "native_phase",
     "parse",
     "render",
 ]
+
+SPEC: Final[ClientSpec] = CLIENTS["cline"]
 
 PRE_EVENT: Final = "PreToolUse"
 

@@ -13,16 +13,20 @@ from typing import Any, Final
 
 from ledger._clients import claude as _claude
 from ledger._clients.common import ToolTable
+from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
     "EVENT_PHASES",
     "PRE_EVENT",
+    "SPEC",
     "TOOLS",
     "native_phase",
     "parse",
     "render",
 ]
+
+SPEC: Final[ClientSpec] = CLIENTS["codex"]
 
 PRE_EVENT: Final = _claude.PRE_EVENT
 EVENT_PHASES: Final[dict[str, Phase]] = _claude.EVENT_PHASES

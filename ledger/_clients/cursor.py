@@ -39,17 +39,21 @@ from ledger._clients.common import (
     strict_str,
     table_phase,
 )
+from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
     "EVENTS",
     "PRE_EVENT",
+    "SPEC",
     "TOOLS",
     "UNKNOWN_MCP_SERVER",
     "native_phase",
     "parse",
     "render",
 ]
+
+SPEC: Final[ClientSpec] = CLIENTS["cursor"]
 
 PRE_EVENT: Final = "preToolUse"
 UNKNOWN_MCP_SERVER: Final = "unknown"

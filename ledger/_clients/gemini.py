@@ -33,16 +33,20 @@ from ledger._clients.common import (
     strict_str,
     table_phase,
 )
+from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
 __all__ = [
     "EVENTS",
     "PRE_EVENT",
+    "SPEC",
     "TOOLS",
     "native_phase",
     "parse",
     "render",
 ]
+
+SPEC: Final[ClientSpec] = CLIENTS["gemini"]
 
 PRE_EVENT: Final = "BeforeTool"
 

@@ -1,77 +1,115 @@
-"""``ledger install|uninstall <client>``: merge ledger's hook entries into a client's settings.
+"""``ledger install|uninstall <client>``: put ledger's hooks where each client reads them.
 
-Idempotent (an entry already present is left alone), keeps every other hook, and reports what
-changed. Our entries are recognised by their command, ``<ledger> hook <client>``. Locations and
-layouts follow hook-protocols.md: Claude Code §1.1, Cursor §2, Gemini CLI §3, Codex §4, Cline §5.
+Everything client-specific comes from the registry (:data:`~ledger._clients.registry.CLIENTS`):
+where the settings live, their layout, the events, and which events gate tool calls (the
+adapter's ``native_phase``). Three rules hold for every client:
+
+* **Machine-specific commands go where the client keeps this machine's settings.** The command
+  names this installation's absolute ``ledger`` path, so it goes to the client's local file
+  (Claude Code: ``.claude/settings.local.json``). Clients without one get the shared file and a
+  note saying so; ``--user`` writes the user-wide file.
+* **A hook that cannot run fails closed on tool-gating events.** Each tool-gating command ends
+  in a guard that exits 2 (block) whenever ``ledger`` itself could not answer: a moved venv
+  (127), a broken interpreter (126), a crash. Observational events (Stop, SessionStart ...) end
+  in the client's *non-blocking* exit instead, so a broken ``ledger`` never blocks them.
+* **Uninstall leaves nothing behind it created:** no ``{}`` file, no empty hook folder.
+
+``hardened=True`` also configures the client's own OS sandbox where it has one
+(:mod:`ledger._clients.hardening`). Idempotent: an entry already present is left alone, an
+entry of ours with another command is updated, every other setting is kept.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
-from ledger._errors import ConfigError, InputError, StorageError
+from ledger._clients.registry import ClientSpec, adapter, client_spec
+from ledger._errors import ConfigError, StorageError
 
-__all__ = ["CLIENT_EVENTS", "Change", "install", "settings_path", "uninstall"]
+__all__ = [
+    "Action",
+    "Change",
+    "HookStatus",
+    "default_ledger_command",
+    "hook_command",
+    "hook_status",
+    "install",
+    "settings_path",
+    "uninstall",
+]
 
-# Events each client gets, with a tool matcher where the client filters by tool.
-CLIENT_EVENTS: Final[dict[str, tuple[tuple[str, str | None], ...]]] = {
-    "claude": (("PreToolUse", "*"), ("PostToolUse", "*"), ("PostToolUseFailure", "*"),
-               ("PermissionDenied", "*"), ("SessionStart", None), ("SessionEnd", None),
-               ("UserPromptSubmit", None), ("Stop", None), ("SubagentStop", None)),
-    "codex": (("PreToolUse", "*"), ("PostToolUse", "*"), ("SessionStart", None),
-              ("UserPromptSubmit", None), ("Stop", None)),
-    "gemini": (("BeforeTool", ".*"), ("AfterTool", ".*"), ("SessionStart", None),
-               ("SessionEnd", None), ("BeforeAgent", None)),
-    "cursor": (("preToolUse", None), ("postToolUse", None), ("postToolUseFailure", None),
-               ("beforeShellExecution", None), ("afterShellExecution", None),
-               ("beforeMCPExecution", None), ("afterMCPExecution", None),
-               ("afterFileEdit", None), ("beforeSubmitPrompt", None), ("sessionStart", None),
-               ("sessionEnd", None), ("stop", None)),
-    "cline": (("PreToolUse", None), ("PostToolUse", None), ("TaskStart", None),
-              ("TaskResume", None), ("TaskCancel", None), ("TaskComplete", None),
-              ("UserPromptSubmit", None), ("PreCompact", None)),
-}
-_CURSOR_PRE: Final = frozenset({"preToolUse", "beforeShellExecution", "beforeMCPExecution"})
+Action = Literal["added", "updated", "removed", "unchanged", "skipped", "note"]
+
+#: Marks the scripts ledger writes for Cline (a directory of executables has no JSON to tag).
+_SCRIPT_MARK: Final = "# installed by ledger"
 
 
 class Change(NamedTuple):
-    """One thing install/uninstall did (or found already done)."""
+    """One thing install/uninstall did, found already done, or wants a person to know."""
 
-    action: str  # added | removed | unchanged | skipped
+    action: Action
     target: str
     detail: str
 
 
 def settings_path(client: str, *, user: bool, root: Path, home: Path | None = None) -> Path:
-    """Where ``client`` reads hooks from (project scope unless ``user``)."""
-    home = home or Path.home()
-    base = home if user else root
-    if client == "claude":
-        return base / ".claude" / "settings.json"
-    if client == "codex":
-        return base / ".codex" / "hooks.json"
-    if client == "cursor":
-        return base / ".cursor" / "hooks.json"
-    if client == "gemini":
-        return base / ".gemini" / "settings.json"
-    if client == "cline":
-        return (home / "Documents" / "Cline" / "Hooks") if user else (
-            root / ".clinerules" / "hooks")
-    raise InputError(f"unknown client {client!r}; expected one of {', '.join(CLIENT_EVENTS)}")
+    """Where ``ledger install`` writes ``client``'s hooks.
+
+    Project scope: the client's machine-local settings file when it has one, else its shared
+    one. ``user``: the user-wide file under ``home``.
+
+    Raises:
+        InputError: unknown client.
+    """
+    spec = client_spec(client)
+    if user:
+        return (home or Path.home()) / spec.user_file
+    return root / (spec.local_file or spec.shared_file)
+
+
+def hook_command(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
+    """The shell command installed for ``event``, with its fail-closed or fail-open guard.
+
+    ``ledger hook`` answers tool-gating events with exit 0 (JSON) or 2 itself, so any other
+    status means it never ran or crashed: the guard turns that into a block (exit 2) with a
+    reason naming the fix. On other events it turns every failure, 2 included (Python exits 2
+    when it cannot open the script), into the client's non-blocking exit.
+    """
+    base = f"{ledger_cmd} hook {spec.name} --event {event}"
+    if adapter(spec.name).native_phase(event) == "pre":
+        return (
+            f'{base} || {{ s=$?; [ "$s" = 2 ] || echo "ledger: the hook could not run (exit'
+            f' $s), so this tool call is blocked; run: ledger install {spec.name}" >&2; exit 2; }}'
+        )
+    return f"{base} || exit {spec.nonblocking_exit}"
 
 
 def _ours(command: object, client: str) -> bool:
-    return isinstance(command, str) and re.search(
-        rf"(^|[/\s'\"])ledger['\"]? hook {client}\b", command) is not None
+    return isinstance(command, str) and (
+        re.search(rf"(^|[/\s'\"])ledger['\"]? hook {client}\b", command) is not None
+    )
 
 
-def _command(ledger_cmd: str, client: str, event: str) -> str:
-    return f"{ledger_cmd} hook {client} --event {event}"
+def default_ledger_command() -> str:
+    """How client hooks should call ledger: the absolute path of this installation's script."""
+    import shutil  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    candidate = Path(sys.argv[0])
+    if candidate.name == "ledger" and candidate.exists():
+        return shlex.quote(str(candidate.resolve()))
+    found = shutil.which("ledger")
+    return shlex.quote(found) if found else "ledger"
+
+
+# --- JSON settings files ----------------------------------------------------------------------
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -102,175 +140,394 @@ def _save(path: Path, data: dict[str, Any]) -> None:
         raise StorageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _nested_install(data: dict[str, Any], client: str, ledger_cmd: str) -> list[Change]:
-    """Claude Code / Codex / Gemini layout: {hooks: {Event: [{matcher, hooks: [handler]}]}}."""
-    hooks = data.setdefault("hooks", {})
+def _is_empty(spec: ClientSpec, data: dict[str, Any]) -> bool:
+    """Nothing left but what ledger itself adds (Cursor's ``version``)."""
+    rest = {k: v for k, v in data.items() if not (k == "hooks" and v == {})}
+    if spec.layout == "flat":
+        rest.pop("version", None)
+    return not rest
+
+
+def _remove_empty_dirs(directory: Path, stop: Path) -> None:
+    """Remove ``directory`` and its parents while they are empty, never ``stop`` or above."""
+    while directory != stop and stop in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (or not ours to remove): stop here
+            return
+        directory = directory.parent
+
+
+def _hook_lists(spec: ClientSpec, data: dict[str, Any], *, create: bool) -> Iterator[
+    tuple[str, str | None, list[Any]]
+]:
+    """(event, matcher, list of entries) for each installed event, validating shapes."""
+    hooks = data.setdefault("hooks", {}) if create else data.get("hooks")
+    if hooks is None:
+        return
     if not isinstance(hooks, dict):
-        raise ConfigError("settings: hooks must be an object")
+        raise ConfigError("settings: hooks must be an object of event names")
+    events = [(e.event, e.matcher) for e in spec.hooks] if create else [
+        (event, None) for event in list(hooks)
+    ]
+    for event, matcher in events:
+        entries = hooks.setdefault(event, []) if create else hooks[event]
+        if not isinstance(entries, list):
+            if create:
+                raise ConfigError(f"settings: hooks.{event} must be a list")
+            continue
+        if spec.layout == "nested":
+            for group in entries:
+                if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+                    raise ConfigError(
+                        f"settings: every hooks.{event} entry must be an object whose hooks "
+                        "is a list"
+                    )
+        yield event, matcher, entries
+
+
+def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
+    """Every handler object in one event's list (nested groups flattened)."""
+    for entry in entries:
+        if spec.layout == "flat":
+            if isinstance(entry, dict):
+                yield entry
+        elif isinstance(entry, dict):
+            yield from (h for h in entry.get("hooks", []) if isinstance(h, dict))
+
+
+def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> list[Change]:
+    if spec.layout == "flat":
+        data.setdefault("version", 1)
     changes = []
-    for event, matcher in CLIENT_EVENTS[client]:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise ConfigError(f"settings: hooks.{event} must be a list")
-        for existing in groups:
-            if not isinstance(existing, dict) or not isinstance(existing.get("hooks", []), list):
-                raise ConfigError(f"settings: every hooks.{event} entry must be an object "
-                                  "whose hooks is a list")
-        present = any(_ours(h.get("command"), client) for g in groups
-                      for h in g.get("hooks", []) if isinstance(h, dict))
-        if present:
+    for event, matcher, entries in _hook_lists(spec, data, create=True):
+        command = hook_command(spec, event, ledger_cmd)
+        mine = [h for h in _handlers(spec, entries) if _ours(h.get("command"), spec.name)]
+        if mine and all(h.get("command") == command for h in mine):
             changes.append(Change("unchanged", event, "already installed"))
             continue
-        handler: dict[str, Any] = {"type": "command",
-                                   "command": _command(ledger_cmd, client, event)}
-        if client == "gemini":
-            handler["name"] = "ledger"
-        group: dict[str, Any] = {"hooks": [handler]}
-        if matcher is not None:
-            group = {"matcher": matcher, **group}
-        groups.append(group)
-        changes.append(Change("added", event, handler["command"]))
+        if mine:
+            for handler in mine:
+                handler["command"] = command
+            changes.append(Change("updated", event, command))
+            continue
+        if spec.layout == "flat":
+            entry: dict[str, Any] = {"command": command}
+            if adapter(spec.name).native_phase(event) == "pre":
+                entry["failClosed"] = True  # Cursor fails open on a crashed hook otherwise
+            entries.append(entry)
+        else:
+            handler = {"type": "command", "command": command, **spec.handler_fields}
+            group: dict[str, Any] = {"hooks": [handler]}
+            entries.append({"matcher": matcher, **group} if matcher is not None else group)
+        changes.append(Change("added", event, command))
     return changes
 
 
-def _nested_uninstall(data: dict[str, Any], client: str) -> list[Change]:
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return []
+def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
     changes = []
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups = []
-        for group in groups:
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                kept_groups.append(group)
+    hooks = data.get("hooks")
+    for event, _, entries in list(_hook_lists(spec, data, create=False)):
+        kept: list[Any] = []
+        for entry in entries:
+            if spec.layout == "flat":
+                if isinstance(entry, dict) and _ours(entry.get("command"), spec.name):
+                    changes.append(Change("removed", event, "ledger hook"))
+                else:
+                    kept.append(entry)
                 continue
-            kept = [h for h in group["hooks"]
-                    if not (isinstance(h, dict) and _ours(h.get("command"), client))]
-            if len(kept) != len(group["hooks"]):
+            if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
+                kept.append(entry)
+                continue
+            inner = [
+                h for h in entry["hooks"]
+                if not (isinstance(h, dict) and _ours(h.get("command"), spec.name))
+            ]
+            if len(inner) != len(entry["hooks"]):
                 changes.append(Change("removed", event, "ledger hook"))
-            if kept:
-                kept_groups.append({**group, "hooks": kept})
-        if kept_groups:
-            hooks[event] = kept_groups
-        else:
+            if inner:
+                kept.append({**entry, "hooks": inner})
+        if kept:
+            assert isinstance(hooks, dict)  # noqa: S101 - _hook_lists yielded from it
+            hooks[event] = kept
+        elif isinstance(hooks, dict):
             del hooks[event]
-    if not hooks:
+    if isinstance(hooks, dict) and not hooks and spec.layout == "nested":
         del data["hooks"]
     return changes
 
 
-def _cursor_install(data: dict[str, Any], ledger_cmd: str) -> list[Change]:
-    """Cursor layout: {version: 1, hooks: {event: [{command, failClosed?}]}} (flat list)."""
-    data.setdefault("version", 1)
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ConfigError("hooks.json: hooks must be an object of event names")
-    changes = []
-    for event, _ in CLIENT_EVENTS["cursor"]:
-        entries = hooks.setdefault(event, [])
-        if not isinstance(entries, list):
-            raise ConfigError(f"hooks.json: hooks.{event} must be a list")
-        if any(isinstance(e, dict) and _ours(e.get("command"), "cursor") for e in entries):
-            changes.append(Change("unchanged", event, "already installed"))
-            continue
-        entry: dict[str, Any] = {"command": _command(ledger_cmd, "cursor", event)}
-        if event in _CURSOR_PRE:
-            entry["failClosed"] = True  # Cursor fails open on a crashed hook unless told not to
-        entries.append(entry)
-        changes.append(Change("added", event, entry["command"]))
+def _rewrite(path: Path, spec: ClientSpec, edit: Callable[[dict[str, Any]], list[Change]],
+             stop: Path) -> list[Change]:
+    """Apply ``edit`` to one JSON settings file; save it, or remove it once nothing is left."""
+    existed = path.exists()
+    data = _load(path)
+    changes = edit(data)
+    if not any(c.action in ("added", "updated", "removed") for c in changes):
+        return changes
+    if _is_empty(spec, data):
+        if existed:
+            try:
+                path.unlink()
+            except OSError as exc:
+                raise StorageError(f"cannot remove {path}: {exc.strerror}") from None
+            _remove_empty_dirs(path.parent, stop)
+    else:
+        _save(path, data)
     return changes
 
 
-def _cursor_uninstall(data: dict[str, Any]) -> list[Change]:
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return []
-    changes = []
-    for event in list(hooks):
-        entries = hooks[event]
-        if not isinstance(entries, list):
-            continue
-        kept = [e for e in entries if not (isinstance(e, dict)
-                                           and _ours(e.get("command"), "cursor"))]
-        if len(kept) != len(entries):
-            changes.append(Change("removed", event, "ledger hook"))
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-    return changes
+# --- Cline: a directory of executables ---------------------------------------------------------
 
 
-def _cline(directory: Path, ledger_cmd: str, *, remove: bool) -> list[Change]:
+def _script(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
+    return f"#!/bin/sh\n{_SCRIPT_MARK}\n{hook_command(spec, event, ledger_cmd)}\n"
+
+
+def _scripts(spec: ClientSpec, directory: Path, ledger_cmd: str, *, remove: bool,
+             stop: Path) -> list[Change]:
     """Cline: one executable per hook, named exactly after it, in the hooks directory."""
     changes = []
-    for event, _ in CLIENT_EVENTS["cline"]:
-        path = directory / event
-        script = f"#!/bin/sh\n# installed by ledger\nexec {_command(ledger_cmd, 'cline', event)}\n"
+    for entry in spec.hooks:
+        path = directory / entry.event
+        wanted = _script(spec, entry.event, ledger_cmd)
         existing = path.read_text(encoding="utf-8") if path.is_file() else None
-        ours = existing is not None and _ours(existing, "cline")
-        if remove:
-            if ours:
-                path.unlink()
-                changes.append(Change("removed", str(path), "ledger hook"))
-            continue
-        if ours:
-            changes.append(Change("unchanged", str(path), "already installed"))
-        elif existing is not None:
-            changes.append(Change("skipped", str(path), "a different hook script exists; "
-                                  "add `" + _command(ledger_cmd, "cline", event) + "` to it"))
-        else:
-            try:
-                directory.mkdir(parents=True, exist_ok=True)
-                path.write_text(script, encoding="utf-8")
-                path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-            except OSError as exc:
-                raise StorageError(f"cannot write {path}: {exc.strerror}") from None
-            changes.append(Change("added", str(path), "hook script"))
+        ours = existing is not None and _ours(existing, spec.name)
+        try:
+            if remove:
+                if ours:
+                    path.unlink()
+                    changes.append(Change("removed", str(path), "ledger hook"))
+                continue
+            if ours and existing == wanted:
+                changes.append(Change("unchanged", str(path), "already installed"))
+                continue
+            if existing is not None and not ours:
+                changes.append(Change("skipped", str(path), "a different hook script exists; "
+                                      f"add `{hook_command(spec, entry.event, ledger_cmd)}` "
+                                      "to it"))
+                continue
+            directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(wanted, encoding="utf-8")
+            path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        except OSError as exc:
+            raise StorageError(f"cannot write {path}: {exc.strerror}") from None
+        changes.append(Change("updated" if ours else "added", str(path), "hook script"))
+    if remove:
+        _remove_empty_dirs(directory, stop)
     return changes
 
 
-def default_ledger_command() -> str:
-    """How client hooks should call ledger: the absolute path of this installation's script."""
-    import shutil  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+# --- install / uninstall -------------------------------------------------------------------------
 
-    candidate = Path(sys.argv[0])
-    if candidate.name == "ledger" and candidate.exists():
-        return shlex.quote(str(candidate.resolve()))
-    found = shutil.which("ledger")
-    return shlex.quote(found) if found else "ledger"
+
+def _notes(spec: ClientSpec, *, user: bool, root: Path) -> list[Change]:
+    """What a person must know or do before the installed hooks govern anything."""
+    from ledger._clients.hardening import trust_instructions  # noqa: PLC0415
+
+    notes = []
+    if not user and spec.local_file is None:
+        notes.append(Change(
+            "note", spec.shared_file,
+            f"{spec.title} has no machine-local settings file, so this file now holds this "
+            "machine's ledger path: keep it out of git (each clone runs `ledger install`), "
+            "or use --user",
+        ))
+    notes.extend(Change("note", spec.title, line)
+                 for line in trust_instructions(spec, root=root, user=user))
+    return notes
 
 
 def install(client: str, *, root: Path, user: bool = False, ledger_cmd: str | None = None,
-            home: Path | None = None) -> tuple[Path, list[Change]]:
-    """Install ledger's hooks for ``client``. Returns the settings path and the changes."""
+            home: Path | None = None, hardened: bool = False,
+            environ: dict[str, str] | None = None) -> tuple[Path, list[Change]]:
+    """Install ledger's hooks for ``client``; returns where they went and what changed.
+
+    Args:
+        client: a registered client name.
+        root: the workspace root (project scope).
+        user: write the user-wide settings instead of the project's.
+        ledger_cmd: the command that runs ledger (default: this installation's absolute path).
+        home: the home directory (default ``Path.home()``).
+        hardened: also configure the client's OS sandbox and permission rules
+            (:func:`ledger._clients.hardening.harden`).
+        environ: the environment to read ``$LEDGER_HOME`` from (where the private key is).
+
+    Raises:
+        InputError: unknown client.
+        ConfigError: an existing settings file is not valid JSON or has the wrong shape (it is
+            left untouched).
+        StorageError: a file cannot be read or written.
+    """
+    spec = client_spec(client)
+    home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
+    stop = home if user else root
     cmd = ledger_cmd or default_ledger_command()
-    if client == "cline":
-        return path, _cline(path, cmd, remove=False)
-    data = _load(path)
-    changes = _cursor_install(data, cmd) if client == "cursor" else _nested_install(
-        data, client, cmd)
-    if any(c.action == "added" for c in changes):
-        _save(path, data)
-    return path, changes
+    if spec.layout == "scripts":
+        changes = _scripts(spec, path, cmd, remove=False, stop=stop)
+    else:
+        changes = _rewrite(path, spec, lambda data: _json_install(spec, data, cmd), stop)
+        shared = root / spec.shared_file
+        if not user and shared != path and shared.exists():
+            # An earlier install put this machine's path in the shared file: move it out.
+            moved = _rewrite(shared, spec, lambda data: _json_uninstall(spec, data), root)
+            changes += [c._replace(target=f"{shared}: {c.target}", detail=f"moved to {path}")
+                        for c in moved]
+    if hardened:
+        from ledger._clients.hardening import harden  # noqa: PLC0415
+
+        changes += harden(spec, root=root, user=user, home=home, environ=environ)
+    return path, changes + _notes(spec, user=user, root=root)
 
 
-def uninstall(client: str, *, root: Path, user: bool = False,
-              home: Path | None = None) -> tuple[Path, list[Change]]:
-    """Remove ledger's hooks for ``client``, leaving every other hook in place."""
+def uninstall(client: str, *, root: Path, user: bool = False, home: Path | None = None,
+              environ: dict[str, str] | None = None) -> tuple[Path, list[Change]]:
+    """Remove ledger's hooks (and hardening) for ``client``, leaving every other setting.
+
+    A settings file left with nothing but what ledger added is removed, and so is a hook
+    folder left empty.
+    """
+    from ledger._clients.hardening import unharden  # noqa: PLC0415
+
+    spec = client_spec(client)
+    home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
-    if client == "cline":
-        return path, _cline(path, "", remove=True)
-    if not path.exists():
-        return path, []
-    data = _load(path)
-    changes = _cursor_uninstall(data) if client == "cursor" else _nested_uninstall(data, client)
-    if changes:
-        _save(path, data)
+    stop = home if user else root
+    if spec.layout == "scripts":
+        return path, _scripts(spec, path, "", remove=True, stop=stop)
+    changes = unharden(spec, root=root, user=user, home=home, environ=environ)
+    targets = [path]
+    if not user and spec.local_file is not None:
+        targets.append(root / spec.shared_file)  # hooks an older ledger wrote there
+    for target in targets:
+        if target.exists():
+            found = _rewrite(target, spec, lambda data: _json_uninstall(spec, data), stop)
+            changes += found if target == path else [
+                c._replace(target=f"{target}: {c.target}") for c in found]
     return path, changes
 
+
+# --- status (for `ledger doctor`) --------------------------------------------------------------
+
+
+class HookStatus(NamedTuple):
+    """Whether ``client``'s hooks will govern this workspace, and what to do if not.
+
+    Attributes:
+        client: the client name.
+        path: the settings file (or directory) found holding ledger's hooks, or where
+            ``ledger install`` would put them.
+        installed: every registered event has a ledger hook there.
+        command_runs: the installed command's executable exists and can start (its ``#!``
+            interpreter too); ``None`` when nothing is installed.
+        trusted: the client will run these hooks (trust gates passed); ``None`` when the client
+            has no gate or ledger cannot tell.
+        problems: one line per problem, each naming its fix; empty when all is well.
+    """
+
+    client: str
+    path: Path
+    installed: bool
+    command_runs: bool | None
+    trusted: bool | None
+    problems: tuple[str, ...]
+
+
+def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
+    """event -> our installed command, read from ``path``."""
+    if spec.layout == "scripts":
+        found = {}
+        for entry in spec.hooks:
+            script = path / entry.event
+            if script.is_file():
+                text = script.read_text(encoding="utf-8", errors="replace")
+                if _ours(text, spec.name):
+                    found[entry.event] = text.splitlines()[-1]
+        return found
+    try:
+        data = _load(path)
+    except (ConfigError, StorageError):
+        return {}
+    found = {}
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event, entries in hooks.items():
+            if isinstance(entries, list):
+                for handler in _handlers(spec, entries):
+                    command = handler.get("command")
+                    if _ours(command, spec.name):
+                        found[event] = str(command)
+    return found
+
+
+def _executable_starts(command: str) -> str | None:
+    """Why the command's executable cannot start, or ``None`` when it can."""
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return f"cannot read the installed command {command!r}"
+    if "/" not in program:
+        import shutil  # noqa: PLC0415
+
+        found = shutil.which(program)
+        if found is None:
+            return f"`{program}` is not on PATH"
+        program = found
+    if not os.access(program, os.X_OK):
+        return f"{program} does not exist or is not executable"
+    try:
+        with Path(program).open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError as exc:
+        return f"cannot read {program}: {exc.strerror}"
+    if first.startswith(b"#!"):
+        interpreter = first[2:].decode("utf-8", "replace").split()
+        if interpreter and not os.access(interpreter[0], os.X_OK):
+            return f"{program} names interpreter {interpreter[0]}, which cannot run"
+    return None
+
+
+def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookStatus:
+    """Detect whether ``client``'s hooks are installed, can run, and are trusted in ``root``.
+
+    Looks in the machine-local, shared and user-wide locations, in that order. Reads files
+    only: nothing is run, nothing is written.
+
+    Raises:
+        InputError: unknown client.
+    """
+    from ledger._clients.hardening import trust_state  # noqa: PLC0415
+
+    spec = client_spec(client)
+    home = home or Path.home()
+    candidates = [root / f for f in (spec.local_file, spec.shared_file) if f]
+    candidates.append(home / spec.user_file)
+    path, commands = candidates[0], {}
+    for candidate in candidates:
+        commands = _installed_commands(spec, candidate)
+        if commands:
+            path = candidate
+            break
+    problems: list[str] = []
+    missing = [e.event for e in spec.hooks if e.event not in commands]
+    installed = not missing
+    if not commands:
+        problems.append(f"no ledger hooks for {spec.title}: run `ledger install {client}`")
+    elif missing:
+        problems.append(f"{path}: no ledger hook for {', '.join(missing)}: "
+                        f"run `ledger install {client}`")
+    command_runs: bool | None = None
+    if commands:
+        reasons = {r for r in map(_executable_starts, commands.values()) if r}
+        command_runs = not reasons
+        problems += [f"{reason}: run `ledger install {client}` from the ledger you use"
+                     for reason in sorted(reasons)]
+        unguarded = [e for e, c in commands.items() if "||" not in c]
+        if unguarded:
+            problems.append(f"{path}: hooks without the fail-closed guard ({', '.join(unguarded)})"
+                            f": run `ledger install {client}`")
+    trusted, why = trust_state(spec, root=root, home=home, hooks_file=path)
+    if trusted is False and commands:
+        problems.append(why)
+    return HookStatus(client, path, installed, command_runs, trusted, tuple(problems))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import LedgerError, PolicyError
 from ledger._governance.matchers import Matcher, compile_matcher
+from ledger._governance.vocabulary import HOOK_ERROR_CODES, Permission, hook_error, strictness
 
 if TYPE_CHECKING:
     import threading
@@ -45,7 +46,6 @@ __all__ = [
     "merge_outcomes",
 ]
 
-_RANK: Final = {"allow": 0, "ask": 1, "deny": 2}
 # RFC 9562 name-based (v5) UUIDs under this namespace; built by hand because importing `uuid`
 # costs the hook path ~2 ms (it loads `platform`).
 _INVOCATION_NAMESPACE: Final = bytes.fromhex("6f1d3c528a0e4d7b9b612c4e5f7a9d10")
@@ -65,7 +65,7 @@ class HookOutcome(NamedTuple):
         data: facts to keep in the record (risk, mutation class, intent id ...).
     """
 
-    decision: str | None = None
+    decision: Permission | None = None
     reason: str | None = None
     additional_context: str | None = None
     updated_input: dict[str, Any] | None = None
@@ -113,7 +113,7 @@ class HookSpec(NamedTuple):
 class MergedDecision(NamedTuple):
     """The merged outcome of every hook that ran for one phase."""
 
-    decision: str  # allow | deny | ask
+    decision: Permission
     reason: str | None
     additional_context: str | None
     updated_input: dict[str, Any] | None
@@ -161,7 +161,7 @@ def invocation_id_for(client: str | None, session: str | None, tool_use_id: str 
 
 def merge_outcomes(entries: Iterable[tuple[str, HookOutcome]]) -> MergedDecision:
     """Merge hook outcomes (pure). ``entries`` are ``(hook name, outcome)`` in run order."""
-    decision = "allow"
+    decision: Permission = "allow"
     reasons: dict[str, str | None] = {}
     contexts: list[str] = []
     updated: dict[str, Any] | None = None
@@ -183,7 +183,7 @@ def merge_outcomes(entries: Iterable[tuple[str, HookOutcome]]) -> MergedDecision
         if outcome.decision is None:
             continue
         reasons.setdefault(outcome.decision, outcome.reason)
-        if _RANK[outcome.decision] > _RANK[decision]:
+        if strictness(outcome.decision) > strictness(decision):
             decision = outcome.decision
             if outcome.error is not None:
                 error = outcome.error
@@ -426,8 +426,8 @@ def _call_quietly(fn: HookFn, inv: Invocation) -> None:
 
 def _crash_outcome(spec: HookSpec, exc: Exception, *, deny: bool) -> HookOutcome:
     message = f"hook {spec.name} failed: {type(exc).__name__}: {_one_line(exc)}"
-    error = {"code": "HOOK_ERROR", "message": message, "meta": {"hook": spec.name},
-             "type": "hook_error"}
+    error = hook_error(HOOK_ERROR_CODES.HOOK_ERROR, message, meta={"hook": spec.name},
+                       error_type="hook_error")
     if deny:  # PreToolUse fails closed by default
         return HookOutcome(decision="deny", reason=message, error=error)
     return HookOutcome(error=error)

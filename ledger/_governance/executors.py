@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from ledger._errors import PolicyError
 from ledger._governance.engine import HookOutcome, Invocation
+from ledger._governance.vocabulary import HOOK_ERROR_CODES, Permission, hook_error
 
 __all__ = ["CommandHook", "HttpHook", "PromptHook", "claude_payload", "parse_hook_output"]
 
@@ -52,8 +53,12 @@ def claude_payload(inv: Invocation) -> dict[str, Any]:
 
 
 def _error(message: str, name: str) -> HookOutcome:
-    return HookOutcome(error={"code": "HOOK_ERROR", "message": message, "meta": {"hook": name},
-                              "type": "hook_error"})
+    return HookOutcome(error=hook_error(HOOK_ERROR_CODES.HOOK_ERROR, message,
+                                        meta={"hook": name}, error_type="hook_error"))
+
+
+_DECISIONS: Final[dict[object, Permission | None]] = {
+    None: None, "allow": "allow", "deny": "deny", "ask": "ask"}
 
 
 def parse_hook_output(stdout: str, name: str) -> HookOutcome:
@@ -77,14 +82,15 @@ def parse_hook_output(stdout: str, name: str) -> HookOutcome:
         reason = data.get("reason", reason)
     if decision == "defer":
         decision = None  # defer: let the client's own permission flow decide
-    if decision not in (None, "allow", "deny", "ask"):
+    if decision not in _DECISIONS:
         return _error(f"hook {name} returned permissionDecision {decision!r}", name)
+    permission = _DECISIONS[decision]
     if data.get("continue") is False:
-        decision, reason = "deny", data.get("stopReason") or reason
+        permission, reason = "deny", data.get("stopReason") or reason
     updated = specific.get("updatedInput")
     context = specific.get("additionalContext")
     return HookOutcome(
-        decision=decision,
+        decision=permission,
         reason=reason if isinstance(reason, str) else None,
         additional_context=context if isinstance(context, str) else None,
         updated_input=updated if isinstance(updated, dict) else None,
@@ -158,8 +164,9 @@ class CommandHook:
         if proc.returncode == 2:
             reason = stderr.splitlines()[0] if stderr else f"blocked by hook {self.name}"
             return HookOutcome(decision="deny", reason=reason,
-                               error={"code": "HOOK_BLOCKED", "message": reason,
-                                      "meta": {"hook": self.name}, "type": "hook_block"})
+                               error=hook_error(HOOK_ERROR_CODES.HOOK_BLOCKED, reason,
+                                                meta={"hook": self.name},
+                                                error_type="hook_block"))
         if proc.returncode != 0:
             # A schema-valid JSON object on stdout decides even on another non-zero exit
             # (hook-protocols §1.8); otherwise it is a non-blocking error.

@@ -53,6 +53,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ledger._errors import PolicyError
+from ledger._governance.vocabulary import SHELL_TOOLS
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.paths import ScopeSpec
@@ -63,19 +64,6 @@ __all__ = [
     "Matcher",
     "compile_matcher",
 ]
-
-SHELL_TOOLS = frozenset(
-    {
-        "Bash",  # Claude Code [CC §Bash]
-        "PowerShell",  # Claude Code, same fields as Bash [CC]
-        "Shell",  # Cursor / generic
-        "run_shell_command",  # Gemini CLI
-        "shell",  # Codex
-        "local_shell",  # Codex
-        "execute_command",  # Cline
-    }
-)
-"""Tool names whose argument filter applies to ``tool_input["command"]``."""
 
 FILE_TOOLS = frozenset(
     {

@@ -37,6 +37,7 @@ from ledger._governance.analysis.paths import ScopeSpec, check_write_scope, norm
 from ledger._governance.engine import HookEngine, HookOutcome, Invocation
 from ledger._governance.intents import Intent, IntentsFile, render_intent_context
 from ledger._governance.state import WorkspaceState
+from ledger._governance.vocabulary import SHELL_TOOLS, Permission, hook_error
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.shell import CommandClass, IntentCommand
@@ -45,7 +46,6 @@ __all__ = ["FILE_WRITE_TOOLS", "SHELL_TOOLS", "Governance", "GovernanceConfig", 
 
 FILE_WRITE_TOOLS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
-SHELL_TOOLS: Final = frozenset({"Bash", "PowerShell"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
 _BLOB_LIMIT: Final = 512 * 1024
@@ -98,8 +98,7 @@ class Analysis(NamedTuple):
 
 
 def _error(code: str, message: str, inv: Invocation, **meta: Any) -> dict[str, Any]:  # noqa: ANN401
-    return {"code": code, "message": message, "type": "tool_error",
-            "meta": {"invocation_id": inv.id, "tool": inv.tool_name, **meta}}
+    return hook_error(code, message, meta={"invocation_id": inv.id, "tool": inv.tool_name, **meta})
 
 
 def _deny(code: str, message: str, inv: Invocation, **meta: Any) -> HookOutcome:  # noqa: ANN401
@@ -514,7 +513,7 @@ class Governance:
                   f"{intent.id + ' ' + intent.name if intent else 'none'}. Files: "
                   f"{', '.join(files) or 'unknown'}. Mutation class: INTENT_EVOLUTION."
                   + (f"\n{preview}" if preview else ""))
-        decision = "deny" if self.config.destructive == "deny" else "ask"
+        decision: Permission = "deny" if self.config.destructive == "deny" else "ask"
         return HookOutcome(
             decision=decision, reason=reason,
             error=_error("DESTRUCTIVE_COMMAND", reason.splitlines()[0], inv,

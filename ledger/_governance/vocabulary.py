@@ -11,11 +11,13 @@ Neutral names are Claude Code's (events ``PreToolUse``, ``SessionStart`` ...; to
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, assert_never
 
 __all__ = [
     "HOOK_ERROR_CODES",
     "MAX_PAYLOAD_BYTES",
+    "SHELL_TOOLS",
+    "ErrorType",
     "HookDecision",
     "HookErrorCodes",
     "HookEvent",
@@ -23,6 +25,7 @@ __all__ = [
     "Permission",
     "Phase",
     "hook_error",
+    "strictness",
 ]
 
 #: Hook payloads above this size are refused before they are decoded (8 MiB).
@@ -32,6 +35,30 @@ Phase = Literal["pre", "post", "other"]
 """``pre``: the event can stop a tool call; ``post``: it reports one; ``other``: anything else."""
 
 Permission = Literal["allow", "deny", "ask"]
+"""A decision on a tool call; match it exhaustively (``typing.assert_never`` on the rest)."""
+
+
+
+def strictness(decision: Permission) -> int:
+    """How strongly ``decision`` restricts the call: ``allow`` < ``ask`` < ``deny``."""
+    match decision:
+        case "allow":
+            return 0
+        case "ask":
+            return 1
+        case "deny":
+            return 2
+        case _:
+            assert_never(decision)
+
+
+ErrorType = Literal["tool_error", "hook_error", "hook_block"]
+"""``type`` of a standardized error: a policy refused the tool call (``tool_error``), a hook
+crashed or timed out (``hook_error``), or a configured hook blocked it (``hook_block``)."""
+
+#: Neutral shell tools: the adapters map every client's shell tool to one of these, and their
+#: ``tool_input["command"]`` is the command line.
+SHELL_TOOLS: Final = frozenset({"Bash", "PowerShell"})
 
 
 class HookEvent(NamedTuple):
@@ -149,6 +176,8 @@ class HookErrorCodes(NamedTuple):
     """The agent tried to write ``.orchestration/`` directly."""
     SCOPE_EXPANSION_REQUESTED: str = "SCOPE_EXPANSION_REQUESTED"
     """The agent asked for a wider scope; a human must approve it."""
+    HOOK_BLOCKED: str = "HOOK_BLOCKED"
+    """A configured hook (``hooks.yaml``) blocked the call (exit 2)."""
 
 
 HOOK_ERROR_CODES: Final = HookErrorCodes()
@@ -159,15 +188,18 @@ def hook_error(
     message: str,
     *,
     meta: dict[str, Any] | None = None,
-    error_type: str = "tool_error",
+    error_type: ErrorType = "tool_error",
 ) -> dict[str, Any]:
     """Build the standardized JSON error object ``{type, code, message, meta}``.
+
+    The one builder of error objects: policies, the engine, external-hook executors and the
+    adapters' fail-closed answer all call it.
 
     Args:
         code: one of :data:`HOOK_ERROR_CODES`.
         message: one line saying what was refused and why.
         meta: machine-readable details (``intent_id``, ``path`` ...); ``{}`` when omitted.
-        error_type: the ``type`` member; ``tool_error`` tells the agent its tool call failed.
+        error_type: the ``type`` member (:data:`ErrorType`).
 
     Raises:
         ValueError: ``code`` is not a standardized code.

@@ -24,6 +24,7 @@ from ledger._clients import (
     parse_payload,
     render_response,
 )
+from ledger._clients.registry import actor_name
 from ledger._errors import ConfigError, InputError, LedgerError
 from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger
 from ledger._git import read_head
@@ -39,8 +40,6 @@ __all__ = ["GovernedWorkspace", "handle_event", "locate_root", "run_hook"]
 INTENTS_FILE: Final = "active_intents.yaml"
 _INPUT_STRING_LIMIT: Final = 2048
 _EDIT_STRING_LIMIT: Final = 1024 * 1024
-CLIENT_NAMES: Final = {"claude": "claude-code", "cursor": "cursor", "gemini": "gemini-cli",
-                       "codex": "codex", "cline": "cline"}
 
 
 def locate_root(event: HookEvent | None, explicit: str | None = None,
@@ -230,7 +229,7 @@ class GovernedWorkspace:
         model = inv.model
         if model is None and inv.session_id is not None:
             model = self.state.sessions.get(inv.session_id, {}).get("model")
-        return {"agent": inv.agent_id, "client": CLIENT_NAMES.get(inv.client or "", inv.client),
+        return {"agent": inv.agent_id, "client": actor_name(inv.client),
                 "model": model, "session": inv.session_id}
 
     def _record(self, kind: str, body: dict[str, Any], inv: Invocation) -> None:
@@ -299,7 +298,7 @@ def _decision(event: HookEvent, merged: MergedDecision) -> HookDecision:
         # "allow" only when a hook said so: answering allow makes clients skip their own
         # permission prompt (hook-protocols §1.7), so "no objection" is no opinion.
         permission = merged.decision if merged.explicit else None
-        return HookDecision(permission=permission,  # type: ignore[arg-type]
+        return HookDecision(permission=permission,
                             reason=merged.reason,
                             additional_context=merged.additional_context,
                             updated_input=merged.updated_input, error=error,

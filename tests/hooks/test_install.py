@@ -12,15 +12,18 @@ from typing import Any
 
 import pytest
 
-from ledger._clients.install import CLIENT_EVENTS, install, uninstall
+from ledger._clients.install import hook_command, install, uninstall
+from ledger._clients.registry import CLIENTS as REGISTRY
 from ledger._errors import ConfigError
 
 from ._support import clean_env, make_workspace, run_cli
 
 CMD = "/x/ledger"
+CLIENT_EVENTS = {name: spec.hooks for name, spec in REGISTRY.items()}
 
 # hook-protocols.md §1.1 (Claude), §2 (Cursor), §3 (Gemini), §4 (Codex), §5 (Cline).
-PROJECT_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+# Claude Code keeps this machine's settings in settings.local.json; the others have no such file.
+PROJECT_PATHS = {"claude": ".claude/settings.local.json", "codex": ".codex/hooks.json",
                  "cursor": ".cursor/hooks.json", "gemini": ".gemini/settings.json",
                  "cline": ".clinerules/hooks"}
 USER_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
@@ -70,7 +73,8 @@ def check_layout(client: str, path: Path) -> None:
             assert script.stat().st_mode & stat.S_IXUSR
             text = script.read_text(encoding="utf-8")
             assert text.startswith("#!/bin/sh\n")
-            assert f"exec {CMD} hook cline --event {name}\n" in text
+            assert f"\n{hook_command(REGISTRY['cline'], name, CMD)}\n" in text
+            assert text.count(f"{CMD} hook cline --event {name} ||") == 1
         return
     data = load(path)
     hooks = data["hooks"]
@@ -78,7 +82,7 @@ def check_layout(client: str, path: Path) -> None:
     if client == "cursor":
         assert data["version"] == 1
         for event, entries in hooks.items():
-            assert entries == [{"command": f"{CMD} hook cursor --event {event}",
+            assert entries == [{"command": hook_command(REGISTRY["cursor"], event, CMD),
                                 **({"failClosed": True} if event in (
                                     "preToolUse", "beforeShellExecution",
                                     "beforeMCPExecution") else {})}]
@@ -86,7 +90,7 @@ def check_layout(client: str, path: Path) -> None:
     for event, groups in hooks.items():
         assert len(groups) == 1
         group = groups[0]
-        handler = {"type": "command", "command": f"{CMD} hook {client} --event {event}"}
+        handler = {"type": "command", "command": hook_command(REGISTRY[client], event, CMD)}
         if client == "gemini":
             handler["name"] = "ledger"
         assert group["hooks"] == [handler]
@@ -103,8 +107,8 @@ def test_install_writes_the_documented_layout(tmp_path: Path, client: str, user:
     path, changes = install(client, root=root, home=home, user=user, ledger_cmd=CMD)
     assert path == (home / USER_PATHS[client] if user else root / PROJECT_PATHS[client])
     check_layout(client, path)
-    assert {c.action for c in changes} == {"added"}
-    assert len(changes) == len(CLIENT_EVENTS[client])
+    assert {c.action for c in changes if c.action != "note"} == {"added"}
+    assert len([c for c in changes if c.action == "added"]) == len(CLIENT_EVENTS[client])
     other = root if user else home
     assert list(other.iterdir()) == []  # nothing written to the other scope
 
@@ -116,12 +120,15 @@ def test_second_install_changes_nothing(tmp_path: Path, client: str) -> None:
     before = snapshot(path)
     again_path, changes = install(client, root=root, home=home, ledger_cmd=CMD)
     assert again_path == path
-    assert {c.action for c in changes} == {"unchanged"}
+    assert {c.action for c in changes if c.action != "note"} == {"unchanged"}
     assert snapshot(path) == before
-    # A different ledger path is still recognised as ours: no duplicate entries.
+    # Another ledger path is recognised as ours and replaces it (a moved venv is fixed by
+    # installing again): never a duplicate entry.
     _, changes = install(client, root=root, home=home, ledger_cmd="/opt/other/ledger")
-    assert {c.action for c in changes} == {"unchanged"}
-    assert snapshot(path) == before
+    assert {c.action for c in changes if c.action != "note"} == {"updated"}
+    text = "".join(p.read_text() for p in ([path] if path.is_file() else path.iterdir()))
+    assert CMD not in text
+    assert text.count("/opt/other/ledger hook") == len(CLIENT_EVENTS[client])
 
 
 USER_CONFIG: dict[str, dict[str, Any]] = {
@@ -203,7 +210,7 @@ def test_cline_keeps_a_foreign_script(tmp_path: Path) -> None:
     _, changes = install("cline", root=root, home=home, ledger_cmd=CMD)
     skipped = [c for c in changes if c.action == "skipped"]
     assert [Path(c.target).name for c in skipped] == ["PreToolUse"]
-    assert f"{CMD} hook cline --event PreToolUse" in skipped[0].detail
+    assert hook_command(REGISTRY["cline"], "PreToolUse", CMD) in skipped[0].detail
     assert foreign.read_text(encoding="utf-8") == "#!/bin/sh\necho '{\"cancel\": false}'\n"
     uninstall("cline", root=root, home=home)
     assert foreign.exists()
@@ -271,7 +278,7 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     done = run_cli(["install", "claude", "--root", str(ws.root)], env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode().splitlines()
-    settings = ws.root / ".claude" / "settings.json"
+    settings = ws.root / ".claude" / "settings.local.json"
     assert lines[0] == str(settings)
     added = [line.split() for line in lines[1:]]
     assert {parts[0] for parts in added} == {"added"}
@@ -279,7 +286,7 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     assert set(events) == {e for e, _ in CLIENT_EVENTS["claude"]}
     data = load(settings)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert command.endswith(" hook claude --event PreToolUse")
+    assert " hook claude --event PreToolUse || " in command
     executable = command.split(" hook claude")[0].strip("'")
     assert Path(executable).is_absolute()
     assert Path(executable).name == "ledger"
@@ -310,7 +317,8 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     removed = run_cli(["uninstall", "claude", "--root", str(ws.root)], env, cwd=tmp_path)
     assert removed.returncode == 0
     assert {line.split()[0] for line in removed.stdout.decode().splitlines()[1:]} == {"removed"}
-    assert load(settings) == {}
+    assert not settings.exists()  # nothing but ledger's hooks was in it: no {} left behind
+    assert not settings.parent.exists()
 
 
 def test_cli_install_reports_invalid_settings_without_a_traceback(tmp_path: Path) -> None:

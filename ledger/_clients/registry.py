@@ -1,0 +1,318 @@
+"""The one list of supported clients, and the interface each client's adapter implements.
+
+Everything that depends on *which* clients exist reads it from :data:`CLIENTS`: the hook
+dispatcher (:func:`adapter`), the installer, the actor name in records, the CLI's choices and
+help, and the README's client table (a test checks it against :func:`markdown_table`). Adding a
+client means one :class:`ClientSpec` here and one adapter module implementing
+:class:`ClientAdapter`.
+
+This module is pure data and imports no adapter: the hook path imports only the adapter of the
+client in use (:func:`adapter`). Sources are the hook-protocol summaries of each client in
+``docs/architecture.md`` (Claude Code §1, Cursor §2, Gemini CLI §3, Codex §4, Cline §5).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, cast
+
+from ledger._errors import InputError
+
+if TYPE_CHECKING:
+    from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
+
+__all__ = [
+    "CLIENTS",
+    "CLIENT_NAMES",
+    "ClientAdapter",
+    "ClientSpec",
+    "HookEntry",
+    "Layout",
+    "actor_name",
+    "adapter",
+    "client_spec",
+    "markdown_table",
+    "names_text",
+]
+
+Layout = Literal["nested", "flat", "scripts"]
+"""How a client's hook settings are laid out.
+
+* ``nested``: ``{"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}`` (Claude Code, Codex,
+  Gemini CLI);
+* ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor);
+* ``scripts``: one executable per hook, named after it, in a directory (Cline).
+"""
+
+
+class HookEntry(NamedTuple):
+    """One event ``ledger install`` registers, with the client's tool matcher if it has one."""
+
+    event: str
+    matcher: str | None = None
+
+
+class ClientSpec(NamedTuple):
+    """What ledger knows about one client apart from its wire protocol.
+
+    Attributes:
+        name: the CLI name (``ledger hook <name>``, ``ledger install <name>``).
+        actor: ``actor.client`` in records.
+        title: the product's name, for people.
+        module: the adapter module implementing :class:`ClientAdapter`.
+        layout: the settings layout (:data:`Layout`).
+        shared_file: the project settings file (or hooks directory) teammates share, relative
+            to the workspace root.
+        local_file: the project settings file the client keeps for this machine only (not
+            committed), or ``None`` when the client has none.
+        user_file: the user-wide settings file (or hooks directory), relative to ``$HOME``.
+        sandbox_file: the project file ``ledger install --hardened`` writes the client's sandbox
+            settings to, or ``None`` when the client has no sandbox ledger can configure.
+        hooks: the events installed, in order.
+        handler_fields: extra fields of each installed handler (``nested`` layout).
+        nonblocking_exit: the exit status that reports a failed hook *without* blocking. Cline
+            blocks on any non-zero exit, so its observational hooks must exit 0.
+        blocks_when_unsure: a crashed hook with no clue of its event denies (Cline does so
+            itself); the others answer "not blocking" then.
+        sandbox: what ``ledger install --hardened`` configures (one line, for people).
+        trust: what a person must do before the client runs project hooks, or ``None``.
+    """
+
+    name: str
+    actor: str
+    title: str
+    module: str
+    layout: Layout
+    shared_file: str
+    local_file: str | None
+    user_file: str
+    sandbox_file: str | None
+    hooks: tuple[HookEntry, ...]
+    handler_fields: Mapping[str, str]
+    nonblocking_exit: int
+    blocks_when_unsure: bool
+    sandbox: str
+    trust: str | None
+
+
+class ClientAdapter(Protocol):
+    """What every adapter module (``ledger._clients.<name>``) provides.
+
+    ``PRE_EVENT`` and ``native_phase`` also define the fail-closed answer: a crashed hook on an
+    event whose phase is ``pre`` (a tool-gating event) is denied in the client's own format, and
+    ``PRE_EVENT`` is the event answered when a crash hides which one it was.
+    """
+
+    SPEC: ClientSpec
+    PRE_EVENT: str
+
+    def parse(self, obj: dict[str, Any], expected_event: str | None) -> HookEvent:
+        """The neutral event for one decoded payload (raises ``InputError``)."""
+        ...
+
+    def render(
+        self, event: HookEvent, decision: HookDecision, *, deny_via_exit_code: bool = ...
+    ) -> HookResponse:
+        """``decision`` in the client's output format for ``event``."""
+        ...
+
+    def native_phase(self, name: str) -> Phase | None:
+        """The phase of the client's event ``name``; ``None`` when it has no such event."""
+        ...
+
+
+_TOOL_MATCH_ALL: Final = "*"
+
+CLIENTS: Final[Mapping[str, ClientSpec]] = {
+    spec.name: spec
+    for spec in (
+        ClientSpec(
+            name="claude",
+            actor="claude-code",
+            title="Claude Code",
+            module="ledger._clients.claude",
+            layout="nested",
+            shared_file=".claude/settings.json",
+            local_file=".claude/settings.local.json",
+            user_file=".claude/settings.json",
+            sandbox_file=".claude/settings.local.json",
+            hooks=(
+                HookEntry("PreToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PostToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PostToolUseFailure", _TOOL_MATCH_ALL),
+                HookEntry("PermissionDenied", _TOOL_MATCH_ALL),
+                HookEntry("SessionStart"),
+                HookEntry("SessionEnd"),
+                HookEntry("UserPromptSubmit"),
+                HookEntry("Stop"),
+                HookEntry("SubagentStop"),
+            ),
+            handler_fields={},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="sandboxed Bash (bubblewrap/Seatbelt) + permission deny rules",
+            trust=None,
+        ),
+        ClientSpec(
+            name="cursor",
+            actor="cursor",
+            title="Cursor",
+            module="ledger._clients.cursor",
+            layout="flat",
+            shared_file=".cursor/hooks.json",
+            local_file=None,
+            user_file=".cursor/hooks.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "preToolUse",
+                    "postToolUse",
+                    "postToolUseFailure",
+                    "beforeShellExecution",
+                    "afterShellExecution",
+                    "beforeMCPExecution",
+                    "afterMCPExecution",
+                    "afterFileEdit",
+                    "beforeSubmitPrompt",
+                    "sessionStart",
+                    "sessionEnd",
+                    "stop",
+                )
+            ),
+            handler_fields={},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none: sandbox.json cannot deny a path inside the workspace",
+            trust="project hooks run in trusted workspaces only",
+        ),
+        ClientSpec(
+            name="gemini",
+            actor="gemini-cli",
+            title="Gemini CLI",
+            module="ledger._clients.gemini",
+            layout="nested",
+            shared_file=".gemini/settings.json",
+            local_file=None,
+            user_file=".gemini/settings.json",
+            sandbox_file=".gemini/settings.json",
+            hooks=(
+                HookEntry("BeforeTool", ".*"),
+                HookEntry("AfterTool", ".*"),
+                HookEntry("SessionStart"),
+                HookEntry("SessionEnd"),
+                HookEntry("BeforeAgent"),
+            ),
+            handler_fields={"name": "ledger"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="container sandbox (`tools.sandbox`); the workspace stays writable",
+            trust="the folder must be trusted (trusted folders)",
+        ),
+        ClientSpec(
+            name="codex",
+            actor="codex",
+            title="Codex CLI",
+            module="ledger._clients.codex",
+            layout="nested",
+            shared_file=".codex/hooks.json",
+            local_file=None,
+            user_file=".codex/hooks.json",
+            sandbox_file=".codex/config.toml",
+            hooks=(
+                HookEntry("PreToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PostToolUse", _TOOL_MATCH_ALL),
+                HookEntry("SessionStart"),
+                HookEntry("UserPromptSubmit"),
+                HookEntry("Stop"),
+            ),
+            handler_fields={},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="permission profile in `.codex/config.toml` (read-only protected paths)",
+            trust="trusted project, and each hook's definition trusted by a person (`/hooks`)",
+        ),
+        ClientSpec(
+            name="cline",
+            actor="cline",
+            title="Cline",
+            module="ledger._clients.cline",
+            layout="scripts",
+            shared_file=".clinerules/hooks",
+            local_file=None,
+            user_file="Documents/Cline/Hooks",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "PreToolUse",
+                    "PostToolUse",
+                    "TaskStart",
+                    "TaskResume",
+                    "TaskCancel",
+                    "TaskComplete",
+                    "UserPromptSubmit",
+                    "PreCompact",
+                )
+            ),
+            handler_fields={},
+            nonblocking_exit=0,
+            blocks_when_unsure=True,
+            sandbox="none (Cline has no OS sandbox)",
+            trust=None,
+        ),
+    )
+}
+
+#: The client names, in the registry's order.
+CLIENT_NAMES: Final = tuple(CLIENTS)
+
+
+def names_text(conjunction: str = "or") -> str:
+    """``claude, cursor, gemini, codex or cline``: the names for help and error messages."""
+    *head, last = CLIENT_NAMES
+    return f"{', '.join(head)} {conjunction} {last}"
+
+
+def client_spec(name: str) -> ClientSpec:
+    """The spec of client ``name``.
+
+    Raises:
+        InputError: no such client (the message lists the valid names).
+    """
+    spec = CLIENTS.get(name)
+    if spec is None:
+        raise InputError(f"unknown hook client {name!r}; expected {names_text()}")
+    return spec
+
+
+def adapter(name: str) -> ClientAdapter:
+    """The adapter of client ``name``, imported on first use (a hook serves one client).
+
+    Raises:
+        InputError: no such client.
+    """
+    return cast("ClientAdapter", importlib.import_module(client_spec(name).module))
+
+
+def actor_name(name: str | None) -> str | None:
+    """``actor.client`` for client ``name``; an unregistered name is kept as given."""
+    spec = CLIENTS.get(name or "")
+    return spec.actor if spec is not None else name
+
+
+def markdown_table() -> str:
+    """The README's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
+    rows = [
+        "| client | `ledger hook`/`install` name | `actor.client` | shared hooks file "
+        "| machine-local file | `--hardened` configures | before hooks run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for spec in CLIENTS.values():
+        local = f"`{spec.local_file}`" if spec.local_file else "none (the shared file)"
+        rows.append(
+            f"| {spec.title} | `{spec.name}` | `{spec.actor}` | `{spec.shared_file}` | {local} "
+            f"| {spec.sandbox} | {spec.trust or 'nothing'} |"
+        )
+    return "\n".join(rows)
