@@ -63,10 +63,17 @@ _LIVE_STATUSES: Final = frozenset({"planned", "active", "in_progress", "blocked"
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
 _READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "show", "--help", "-h",
                                       "--version", "intent list"})
-# Names that, anywhere in the text of code handed to an interpreter, point at a protected path.
-_PROTECTED_SUBSTRINGS: Final = ("orchestration", "ledger/keys", "ledger_home", "agent_trace",
+# Names that, anywhere in a word, point at a protected path.
+_PROTECTED_SUBSTRINGS: Final = (".orchestration", "ledger/keys", "ledger_home", "agent_trace",
                                 ".claude/settings", ".cursor/hooks", ".gemini/settings",
-                                ".codex/", ".clinerules/hooks")
+                                ".codex/", ".clinerules/hooks", ".config/ledger")
+# ... and in code handed to an interpreter (a word with spaces or parentheses), once quotes,
+# `+` and spaces are squeezed out: ".orch" "estration" is the ledger directory in Python.
+_CODE_FRAGMENTS: Final = (".orch", "estration", ".claude", ".codex", ".cursor", ".gemini",
+                          ".clinerules", "ledger/keys", ".config/ledger", "ledger_home",
+                          "agent_trace")
+_CODE_MARKERS: Final = frozenset("( ;\n")
+_SQUEEZE: Final = str.maketrans("", "", "\"'`+ \t\n,")
 
 
 class GovernanceConfig(NamedTuple):
@@ -468,6 +475,10 @@ class Governance:
                 folded = word.casefold()
                 area = next((f"{name!r} in the text" for name in _PROTECTED_SUBSTRINGS
                              if name in folded), None)
+            if area is None and _CODE_MARKERS.intersection(word):
+                squeezed = word.casefold().translate(_SQUEEZE)
+                area = next((f"{name!r} in code" for name in _CODE_FRAGMENTS
+                             if name in squeezed), None)
             if area is not None:
                 return _deny("ORCHESTRATION_PROTECTED",
                              f"command may write a protected path ({area}) in ways that cannot "

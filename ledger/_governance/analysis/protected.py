@@ -37,6 +37,7 @@ __all__ = ["ProtectedAreas", "expand_glob", "has_glob", "named_in"]
 
 ORCHESTRATION: Final = ".orchestration"
 KEY_AREA: Final = "the ledger's signing keys"
+KEY_PARENT: Final = "a directory holding the ledger's signing keys"
 
 # (components as fnmatch patterns, area name, whether anything below the match is covered).
 # Relative to the workspace root and to the home directory alike.
@@ -194,9 +195,32 @@ def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str |
         areas: the protected areas.
         base: the directory a relative word is resolved against (real, absolute).
     """
-    text = word.casefold()
-    if any(v in text for v in _KEY_VARIABLES):
+    folded = word.casefold()
+    if any(v in folded for v in _KEY_VARIABLES):
         return KEY_AREA
+    for text in _braces(folded):
+        found = _named(text, areas, base)
+        if found is not None:
+            return found
+    return None
+
+
+def _braces(text: str, limit: int = 64) -> list[str]:
+    """Brace expansion as bash does it before globbing (``.{orchestration,x}``), bounded."""
+    out: list[str] = []
+    pending = [text]
+    while pending and len(out) < limit:
+        item = pending.pop()
+        match = re.search(r"\{([^{}]*,[^{}]*)\}", item)
+        if match is None:
+            out.append(item)
+            continue
+        head, tail = item[: match.start()], item[match.end() :]
+        pending.extend(head + choice + tail for choice in match.group(1).split(","))
+    return out or [text]
+
+
+def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
     home = areas.home.casefold()
     text = re.sub(r"^~(?=/|$)|\$\{?home\}?(?=/|$|\W)", home.replace("\\", "\\\\"), text)
     pattern = _word_pattern(text)
@@ -217,7 +241,8 @@ def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str |
     else:
         absolute_parts = []
     if absolute_parts and _area_by_pattern(absolute_parts, key):
-        return KEY_AREA
+        # Naming a parent (`rm -rf ~`) reaches the keys when written, but is not a read of them.
+        return KEY_AREA if len(absolute_parts) >= len(key) else KEY_PARENT
     # Workspace and home configuration: matched at any depth, since cd and relative paths can
     # put the word anywhere. A word that stops short of an area's file names its parent
     # directory (".claude"), which holds it.

@@ -1120,16 +1120,22 @@ def _ledger(args: list[_Word], acc: _Acc) -> None:
 def _ledger_in_words(args: list[_Word], acc: _Acc) -> None:
     """``uv run ledger append``, ``npx ledger key``: a runner's argument that is ledger."""
     for index, word in enumerate(args):
-        if posixpath.basename(word.text) == "ledger" or word.text in ("cli._entry", "cli"):
+        launched = index == 0 or args[index - 1].text in ("run", "exec", "x", "dlx", "-m", "--")
+        if launched and (posixpath.basename(word.text) == "ledger"
+                         or word.text in ("cli._entry", "cli")):
             _ledger(args[index + 1 :], acc)
             return
     for word in args:
-        # Inline code (python -c, node -e) that runs ledger: coarse on purpose.
+        # Inline code (python -c, node -e) that runs ledger's writing commands: coarse.
         pieces = [p for p in re.split(r"[\s;&|()<>`$'\",\[\]{}=]+", word.text) if p]
         for index, piece in enumerate(pieces[:-1]):
-            if posixpath.basename(piece) == "ledger":
+            if posixpath.basename(piece) == "ledger" and pieces[index + 1] in _LEDGER_WRITERS:
                 _ledger([_Word(p) for p in pieces[index + 1 :]], acc)
                 return
+
+
+_LEDGER_WRITERS: Final = frozenset({"append", "key", "repair", "init", "checkpoint", "install",
+                                    "uninstall", "intent", "demo", "hook"})
 
 
 _DISK_TOOLS = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "sgdisk", "parted"})
@@ -2260,6 +2266,16 @@ def _search(cmd: _Cmd) -> Kind | None:
     return "read"
 
 
+def _pager(cmd: _Cmd) -> None:
+    """less -o FILE copies its input to FILE; otherwise a pager only reads."""
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "oObhjkpPtTxyz#", ("--log-file", "--LOG-FILE", "--tag",
+                                                "--pattern", "--prompt"))
+    outputs = _not_device(_values(opts, "-o", "-O", "--log-file", "--LOG-FILE"))
+    if outputs:
+        acc.flag(f"{cmd.name} -o writes its input to a file", state, outputs)
+
+
 def _touch(cmd: _Cmd) -> None:
     name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
     if name == "touch":
@@ -2448,9 +2464,6 @@ _UNANALYSABLE: Final = {
     "script": "script runs a shell",
     "expect": "expect runs a script",
     "parallel": "parallel runs commands built at run time",
-    "less": "less can run commands and write files",
-    "more": "more can run commands",
-    "man": "man runs a pager",
     "vipe": "vipe runs an editor",
 }
 
@@ -2515,6 +2528,9 @@ _HANDLERS: dict[str, _Handler] = {
     "ar": _archive,
     "cpio": _archive,
     "touch": _touch,
+    "less": _pager,
+    "more": _pager,
+    "man": _pager,
     "rg": _search,
     "fd": _search,
     "fdfind": _search,
