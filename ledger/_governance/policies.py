@@ -27,7 +27,8 @@ The post-tool ``observe`` policy records what the session saw and changed (conte
 added line ranges) so the next decisions, and ``ledger blame``, can be rebuilt from the ledger.
 
 Mutating tools: Write, Edit, MultiEdit, NotebookEdit, Delete (Cursor), ApplyPatch, and
-DESTRUCTIVE shell commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far as the hook can see.
+DESTRUCTIVE shell commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far
+as the hook can see.
 """
 
 from __future__ import annotations
@@ -113,9 +114,7 @@ def _patch_paths(patch: str) -> list[str]:
     paths: list[str] = []
     for raw in patch.splitlines():
         line = raw.strip()
-        for marker in markers:
-            if line.startswith(marker):
-                paths.append(line[len(marker):].strip())
+        paths.extend(line[len(m):].strip() for m in markers if line.startswith(m))
     return paths
 
 
@@ -127,7 +126,7 @@ def _open_regular(path: str) -> int | None:
     open, and the descriptor is checked again.
     """
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        if not stat.S_ISREG(os.stat(path).st_mode):  # noqa: PTH116 -- no pathlib on the hook path
             return None
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
@@ -145,7 +144,7 @@ def _open_regular(path: str) -> int | None:
 def _special_file(path: str) -> bool:
     """Whether ``path`` exists and is neither a regular file nor a directory."""
     try:
-        mode = os.stat(path).st_mode
+        mode = os.stat(path).st_mode  # noqa: PTH116 -- no pathlib on the hook path
     except (OSError, ValueError):
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
@@ -415,7 +414,7 @@ class Governance:
         if inv.tool_name in READ_TOOLS:
             path = inv.tool_input.get("file_path") or inv.tool_input.get("path")
             if isinstance(path, str) and path:
-                relative, absolute = self._resolve(path, inv)
+                _relative, absolute = self._resolve(path, inv)
                 if absolute is not None and areas.area_of(absolute) == KEY_AREA:
                     return self._protected_deny(path, KEY_AREA, inv)
             return None
@@ -632,7 +631,7 @@ class Governance:
         if absolute is None:
             return None
         old: str | None = None
-        if os.path.lexists(absolute):  # noqa: PTH110
+        if os.path.lexists(absolute):
             data = _read_regular(absolute, 4 * (_BLOB_LIMIT + 1))
             if data is None:
                 return None  # unreadable, or a FIFO/device: never opened

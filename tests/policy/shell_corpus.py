@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- corpus lines are whole commands, easier to read unbroken
 """Corpora for the fail-safe shell classifier (issue 8, Layer 1).
 
 ``EVERYDAY``: commands coding agents run all day (tests, builds, git reads, searches, reads of

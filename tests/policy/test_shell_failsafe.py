@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shell_corpus import EVERYDAY, attack_corpus
 
 from ledger._governance.analysis.shell import MAX_COMMAND_CHARS, classify_command
 from ledger._governance.engine import Invocation
 from ledger._governance.intents import IntentsFile
 from ledger._governance.policies import Governance
 from ledger._governance.state import WorkspaceState
-from shell_corpus import EVERYDAY, attack_corpus
 
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 
@@ -66,12 +66,9 @@ def test_everyday_commands_are_not_asked_and_attacks_never_pass(tree, capsys) ->
     attacks = attack_corpus()
     verdicts = {c: decide(gov, c)[0] for c in attacks}
     passed = [c for c, d in verdicts.items() if d == "allow"]
-    denied = sum(d == "deny" for d in verdicts.values())
+    sum(d == "deny" for d in verdicts.values())
     with capsys.disabled():
-        print(f"\nshell corpus: everyday {len(EVERYDAY)} commands, false-ask rate "
-              f"{len(false_asks) / len(EVERYDAY):.1%} ({len(false_asks)}); attacks "
-              f"{len(attacks)} commands, caught {1 - len(passed) / len(attacks):.1%} "
-              f"(deny {denied}, ask {len(attacks) - denied - len(passed)})")
+        pass
     assert len(EVERYDAY) >= 300
     assert len(attacks) >= 300
     assert not passed, passed
@@ -174,7 +171,8 @@ def test_hard_link_into_orchestration_is_refused_on_the_shell_and_file_paths(tre
         inv = Invocation(id="w", event="PreToolUse", tool_name="Write",
                          tool_input={"file_path": str(alias), "content": "x"}, cwd=str(root))
         outcome = gov.orchestration_guard(inv)
-        assert outcome is not None and outcome.decision == "deny"
+        assert outcome is not None
+        assert outcome.decision == "deny"
     finally:
         alias.unlink()
 
@@ -189,7 +187,8 @@ def test_file_tools_cannot_write_client_hook_settings(tree, tool: str, relative:
     inv = Invocation(id="w", event="PreToolUse", tool_name=tool,
                      tool_input={key: str(root / relative), "content": "{}"}, cwd=str(root))
     outcome = governance(tree).orchestration_guard(inv)
-    assert outcome is not None and outcome.decision == "deny"
+    assert outcome is not None
+    assert outcome.decision == "deny"
 
 
 def test_notebook_edit_is_checked_on_the_path_it_writes(tree) -> None:
@@ -198,7 +197,8 @@ def test_notebook_edit_is_checked_on_the_path_it_writes(tree) -> None:
                      tool_input={"file_path": str(root / "src/a.py"),
                                  "notebook_path": str(root / ".orchestration/x.ipynb")})
     outcome = governance(tree).orchestration_guard(inv)
-    assert outcome is not None and outcome.decision == "deny"
+    assert outcome is not None
+    assert outcome.decision == "deny"
 
 
 def test_read_of_the_private_key_is_refused(tree) -> None:
@@ -206,7 +206,8 @@ def test_read_of_the_private_key_is_refused(tree) -> None:
     inv = Invocation(id="r", event="PreToolUse", tool_name="Read",
                      tool_input={"file_path": str(home / ".config/ledger/keys/k.pem")})
     outcome = governance(tree).orchestration_guard(inv)
-    assert outcome is not None and outcome.decision == "deny"
+    assert outcome is not None
+    assert outcome.decision == "deny"
 
 
 def test_write_to_a_fifo_does_not_hang_the_hook(tree) -> None:
@@ -218,7 +219,8 @@ def test_write_to_a_fifo_does_not_hang_the_hook(tree) -> None:
         inv = Invocation(id="f", event="PreToolUse", tool_name="Write", cwd=str(root),
                          tool_input={"file_path": str(fifo), "content": "x"})
         outcome = gov.orchestration_guard(inv)  # never opens the FIFO: this returns at once
-        assert outcome is not None and outcome.decision == "deny"
+        assert outcome is not None
+        assert outcome.decision == "deny"
         assert gov.mutation_class(inv) is None
         assert gov.stale_file(inv) is None
     finally:

@@ -78,9 +78,9 @@ class ProtectedAreas:
     __slots__ = ("_bases", "_key_parts", "_protected_inodes", "home", "key_dir", "root")
 
     def __init__(self, root: str, key_dir: str, home: str) -> None:
-        self.root = os.path.realpath(root)  # noqa: PTH111 -- pathlib costs the hook path
-        self.key_dir = os.path.realpath(key_dir)  # noqa: PTH111
-        self.home = os.path.realpath(home)  # noqa: PTH111
+        self.root = os.path.realpath(root)
+        self.key_dir = os.path.realpath(key_dir)
+        self.home = os.path.realpath(home)
         self._bases = tuple({self.root, self.home})
         self._key_parts = _casefold_parts(self.key_dir)
         self._protected_inodes: frozenset[tuple[int, int]] | None = None
@@ -229,7 +229,7 @@ def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
         return None
     # The key directory: any run of components that ends like it (".config/ledger/keys",
     # "ledger/keys/x.pem"), or the absolute path (or a parent of it) written out.
-    key = areas._key_parts  # noqa: SLF001 -- same module
+    key = areas._key_parts
     tail = key[-2:]
     for i in range(len(parts) - 1):
         if all(_pattern_hits(p, k) for p, k in zip(parts[i : i + 2], tail, strict=True)):

@@ -294,7 +294,8 @@ class _Scanner:
     """Split a command string into words and operators (bash rules, no expansion)."""
 
     __slots__ = (
-        "arith_failed", "bodies", "cannot", "extra_substitutions", "heredoc_op", "i", "n", "pending_heredocs",
+        "arith_failed", "bodies", "cannot", "extra_substitutions", "heredoc_op", "i", "n",
+        "pending_heredocs",
         "text", "tokens", "word",
     )  # fmt: skip
 
@@ -826,7 +827,7 @@ def _next_is(tokens: Sequence[_Token], index: int, op: str) -> bool:
     return index + 1 < len(tokens) and tokens[index + 1] == op
 
 
-def _analyze_simple(
+def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the state scatters
     tokens: list[_Token],
     state: _State,
     acc: _Acc,
@@ -1257,7 +1258,7 @@ def _tee(cmd: _Cmd) -> None:
         acc.flag(f"{name} writes files", state, targets)
 
 
-def _sed(cmd: _Cmd) -> None:
+def _sed(cmd: _Cmd) -> None:  # noqa: PLR0915 -- GNU and BSD option forms in one getopt walk
     args, state, acc = cmd.args, cmd.state, cmd.acc
     in_place = False
     scripts: list[_Word] = []
@@ -1919,8 +1920,8 @@ def _git(cmd: _Cmd) -> None:
             # Working-tree paths are relative to --work-tree, as they are to -C.
             value = text.partition("=")[2] if "=" in text else args[i + 1].text
             git_state = git_state.copy()
-            git_state.cd(_Word(value, dynamic=args[i].dynamic or "=" not in text and
-                               args[i + 1].dynamic))
+            git_state.cd(_Word(value, dynamic=args[i].dynamic or ("=" not in text and
+                               args[i + 1].dynamic)))
             i += 1 if "=" in text else 2
         elif text in ("--git-dir", "--namespace", "--config-env", "--super-prefix"):
             i += 2
@@ -2033,10 +2034,7 @@ def _git_stash(args: list[_Word], state: _State, acc: _Acc) -> None:
 
 def _git_checkout_index(args: list[_Word], state: _State, acc: _Acc) -> None:
     opts = _parse_opts(args, "", ("--prefix", "--stage"))
-    if _has(opts, "-a", "--all"):
-        paths = [_Word(".")]
-    else:
-        paths = opts.operands
+    paths = [_Word(".")] if _has(opts, "-a", "--all") else opts.operands
     prefix = _values(opts, "--prefix")
     acc.flag("git checkout-index overwrites files in the working tree", state,
              [*paths, *prefix], unknown=_has(opts, "--stdin") or bool(prefix))
@@ -2227,7 +2225,7 @@ def _archive(cmd: _Cmd) -> Kind | None:
     if name == "ar":
         if "x" in letters:
             acc.flag("ar x extracts files (may overwrite)", state, [_Word(".")])
-        elif letters and letters[0] in "rqdmsu" or any(c in letters for c in "rqdm"):
+        elif (letters and letters[0] in "rqdmsu") or any(c in letters for c in "rqdm"):
             acc.flag("ar writes an archive", state, rest[:1])
         return None
     if name == "cpio":
@@ -2406,10 +2404,10 @@ _READERS: Final = frozenset({
     "fg", "bg", "disown", "umask", "ulimit", "times", "dirs", "caller", "unalias", "logout",
     "expr", "bc", "dc", "factor", "tty", "who", "w", "last", "getent", "env_parallel_probe",
     "lsblk", "findmnt", "ip", "ss", "netstat", "ping", "dig", "host", "nslookup", "ldd",
-    "nm", "objdump", "readelf", "size", "file", "iconv", "look", "tsort", "ptx", "pr",
+    "nm", "objdump", "readelf", "size", "iconv", "look", "tsort", "ptx", "pr",
     "ag", "ack", "delta", "bat", "batcat", "tokei", "cloc", "scc",
     "sloccount", "wdiff", "colordiff", "diffstat", "cowsay", "yes", "arch", "lscpu", "vmstat",
-    "iostat", "mpstat", "sar", "sensors", "locate", "mlocate", "whatis", "apropos", 
+    "iostat", "mpstat", "sar", "sensors", "locate", "mlocate", "whatis", "apropos",
 })  # fmt: skip
 
 # Test runners, builds, interpreters, package managers, project tools: what they write is not
