@@ -118,7 +118,12 @@ def _tool(data: dict[str, Any], key: str) -> tuple[str | None, str | None, dict[
     if raw_tool is None or raw_tool not in TOOLS:
         return raw_tool, raw_tool, arguments
     neutral, keymap = TOOLS[raw_tool]
+    written = arguments.get("path")
     arguments = rename_keys(arguments, keymap)
+    if "path" in keymap and isinstance(written, str):
+        # Cline writes `path`; an extra `file_path` must not become the path checked (issue 8).
+        arguments.pop("path", None)
+        arguments["file_path"] = written
     diff = arguments.get("diff")
     if raw_tool == "replace_in_file" and isinstance(diff, str):
         blocks = search_replace_blocks(diff)

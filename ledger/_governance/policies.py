@@ -2,8 +2,12 @@
 
 Pre-tool policies, in order (the first deny wins and skips the rest):
 
-1. ``orchestration-guard``: no agent tool may write ``.orchestration/``: the ledger protects
-   itself. Always on.
+1. ``orchestration-guard``: no agent tool may write a protected path: ``.orchestration/``, the
+   private-key directory (not even read it), or a client's hook and settings files
+   (:mod:`ledger._governance.analysis.protected`); nor run ledger's writing commands from its
+   shell, however ``ledger`` is spelled. A shell command that names a protected path and writes,
+   runs opaque code or cannot be analysed is refused; so is one over the analysis size cap.
+   Always on.
 2. ``intent-command``: recognises ``ledger intent select|clear|expand`` in a shell command, binds
    the intent to the session and returns the ``<intent_context>`` block; ``expand`` asks a human.
 3. ``intent-required``: a mutating tool needs an active intent (``INTENT_REQUIRED``).
@@ -15,25 +19,30 @@ Pre-tool policies, in order (the first deny wins and skips the rest):
    ``observed_content_hash`` does not match (``STALE_FILE``), with a diff preview.
 6. ``destructive``: shell commands classified DESTRUCTIVE go to a human (``ask``), with the
    intent, affected files, mutation class and a diff preview of at most 20 lines.
+7. ``unanalysable``: a shell command the classifier cannot read (function definitions, ``trap``,
+   ``eval`` of a run-time value, arithmetic with expansions, an unrecognised program...) goes to
+   a human (``ask``): what is not recognised never passes silently. Always on.
 
 The post-tool ``observe`` policy records what the session saw and changed (content hashes,
 added line ranges) so the next decisions, and ``ledger blame``, can be rebuilt from the ledger.
 
-Mutating tools: Write, Edit, MultiEdit, NotebookEdit, ApplyPatch, and DESTRUCTIVE shell
-commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far as the hook can see.
+Mutating tools: Write, Edit, MultiEdit, NotebookEdit, Delete (Cursor), ApplyPatch, and
+DESTRUCTIVE shell commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far
+as the hook can see.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError
 from ledger._governance.analysis.paths import ScopeSpec, check_write_scope, normalize_path
+from ledger._governance.analysis.protected import KEY_AREA, ProtectedAreas, expand_glob, has_glob
 from ledger._governance.engine import HookEngine, HookOutcome, Invocation
 from ledger._governance.intents import Intent, IntentsFile, render_intent_context
 from ledger._governance.state import WorkspaceState
@@ -45,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["FILE_WRITE_TOOLS", "SHELL_TOOLS", "Governance", "GovernanceConfig", "edit_payload"]
 
 FILE_WRITE_TOOLS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+DELETE_TOOLS: Final = frozenset({"Delete"})  # Cursor's documented Delete tool
 PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
@@ -52,30 +62,19 @@ _BLOB_LIMIT: Final = 512 * 1024
 _LIVE_STATUSES: Final = frozenset({"planned", "active", "in_progress", "blocked"})
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
-_READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "--help", "-h",
-                                      "--version"})
-# Programs that can write any file from arguments the hook cannot read.
-_WRITERS: Final = frozenset({"python", "python3", "node", "perl", "ruby", "php", "bash", "sh",
-                             "zsh", "dash", "dd", "tee", "install", "cp", "mv", "rsync"})
-_WORD_SPLIT: Final = re.compile(r"[\s;&|()<>`$'\"{}=]+")
-
-
-def _ledger_invocation(command: str) -> str | None:
-    """The subcommand of a ``ledger`` (or ``cli._entry``) run inside ``command``, if any.
-
-    Deliberately coarse: a word ``ledger``/``*/ledger`` anywhere counts, so ``echo ledger
-    append`` is refused too. Over-refusing an echo is the safe side of this trade.
-    """
-    words = [w for w in _WORD_SPLIT.split(command) if w]
-    for i, word in enumerate(words):
-        if word == "ledger" or word.endswith("/ledger") or word == "cli._entry":
-            rest = words[i + 1 :]
-            if not rest:
-                return ""
-            if rest[0] == "intent" and rest[1:2] == ["list"]:
-                return "intent list"
-            return rest[0]
-    return None
+_READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "show", "--help", "-h",
+                                      "--version", "intent list"})
+# Names that, anywhere in a word, point at a protected path.
+_PROTECTED_SUBSTRINGS: Final = (".orchestration", "ledger/keys", "ledger_home", "agent_trace",
+                                ".claude/settings", ".cursor/hooks", ".gemini/settings",
+                                ".codex/", ".clinerules/hooks", ".config/ledger")
+# ... and in code handed to an interpreter (a word with spaces or parentheses), once quotes,
+# `+` and spaces are squeezed out: ".orch" "estration" is the ledger directory in Python.
+_CODE_FRAGMENTS: Final = (".orch", "estration", ".claude", ".codex", ".cursor", ".gemini",
+                          ".clinerules", "ledger/keys", ".config/ledger", "ledger_home",
+                          "agent_trace")
+_CODE_MARKERS: Final = frozenset("( ;\n")
+_SQUEEZE: Final = str.maketrans("", "", "\"'`+ \t\n,")
 
 
 class GovernanceConfig(NamedTuple):
@@ -108,17 +107,69 @@ def _deny(code: str, message: str, inv: Invocation, **meta: Any) -> HookOutcome:
 
 def _patch_paths(patch: str) -> list[str]:
     # Codex apply_patch bodies: "*** Add File: p", "*** Update File: p", "*** Delete File: p",
-    # "*** Move to: p" (the Codex CLI patch format).
-    markers = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
-    return [line[len(marker):].strip() for line in patch.splitlines() for marker in markers
-            if line.startswith(marker)]
+    # "*** Move to: p" (the Codex CLI patch format). Codex trims each line before matching the
+    # header, so " *** Delete File: x" deletes x: trim too (issue 8).
+    markers = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
+    paths: list[str] = []
+    for raw in patch.splitlines():
+        line = raw.strip()
+        paths.extend(line[len(m):].strip() for m in markers if line.startswith(m))
+    return paths
+
+
+def _open_regular(path: str) -> int | None:
+    """A read descriptor on ``path`` if it is a regular file, else None.
+
+    A FIFO or device is never opened: opening a FIFO for reading blocks until a writer comes,
+    which would hang the hook (issue 8). ``O_NONBLOCK`` covers a swap between the stat and the
+    open, and the descriptor is checked again.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # noqa: PTH116 -- no pathlib on the hook path
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _special_file(path: str) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory."""
+    try:
+        mode = os.stat(path).st_mode  # noqa: PTH116 -- no pathlib on the hook path
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def sha256_file(path: str) -> str | None:
-    """Hex SHA-256 of a file's bytes, or None when it does not exist or is not readable."""
+    """Hex SHA-256 of a file's bytes, or None when it is missing, unreadable or not a regular
+    file (FIFOs and devices are never opened)."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(fd, "rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _read_regular(path: str, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file (None: missing, unreadable or not regular)."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(limit)
     except OSError:
         return None
 
@@ -231,6 +282,8 @@ class Governance:
         cache_dir: ``.orchestration/.cache`` (content blobs for diff previews, scope regexes).
         scope_compiler: turns globs into a :class:`ScopeSpec` (cached by the workspace wiring).
         config: policy switches.
+        environ: where ``$LEDGER_HOME`` and ``$HOME`` are read (the private-key directory is
+            protected); default the process environment.
     """
 
     def __init__(
@@ -243,8 +296,11 @@ class Governance:
         cache_dir: Path | None = None,
         scope_compiler: Callable[[tuple[str, ...]], ScopeSpec] | None = None,
         config: GovernanceConfig | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
+        self.environ = environ
+        self._areas: ProtectedAreas | None = None
         self.state = state
         self.intents = intents
         self.intents_error = intents_error
@@ -274,6 +330,7 @@ class Governance:
         engine.register_pre_hook("mutation-class", self.mutation_class)
         if self.config.destructive != "allow":
             engine.register_pre_hook("destructive", self.destructive)
+        engine.register_pre_hook("unanalysable", self.unanalysable)
         engine.register_post_hook("observe", self.observe)
         engine.register_hook("PermissionDenied", "hitl", self.permission_denied)
 
@@ -288,9 +345,15 @@ class Governance:
         paths: list[str] = []
         command = intent_command = None
         mutating = False
-        if tool in FILE_WRITE_TOOLS:
-            path = data.get("file_path") or data.get("notebook_path") or data.get("path")
-            paths = [path] if isinstance(path, str) and path else []
+        if tool in FILE_WRITE_TOOLS or tool in DELETE_TOOLS:
+            # Check the path that is written: NotebookEdit writes notebook_path, whatever else
+            # the payload carries (issue 8).
+            keys = (("notebook_path", "file_path", "path") if tool == "NotebookEdit"
+                    else ("file_path", "path", "target_file"))
+            # Every other path-like field is checked too: the policy never guesses which one a
+            # client will honour (a Cline write_to_file with both path and file_path).
+            found_paths = [data[k] for k in keys if isinstance(data.get(k), str) and data[k]]
+            paths = list(dict.fromkeys(found_paths))
             mutating = True
         elif tool in PATCH_TOOLS:
             patch = data.get("patch") or data.get("command") or ""
@@ -337,36 +400,100 @@ class Governance:
 
     # --- pre policies ------------------------------------------------------------------------
 
+    def protected(self) -> ProtectedAreas:
+        """The protected areas of this workspace (built on first use)."""
+        if self._areas is None:
+            self._areas = ProtectedAreas.for_workspace(self.root, self.environ)
+        return self._areas
+
     def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:
-        """Deny any agent write to ``.orchestration/`` (the ledger, keys, intents)."""
+        """Deny any agent write to a protected path, and any read of the private keys."""
         analysis = self.analyze(inv)
-        for path in analysis.paths:
+        areas = self.protected()
+        if inv.tool_name in READ_TOOLS:
+            path = inv.tool_input.get("file_path") or inv.tool_input.get("path")
+            if isinstance(path, str) and path:
+                _relative, absolute = self._resolve(path, inv)
+                if absolute is not None and areas.area_of(absolute) == KEY_AREA:
+                    return self._protected_deny(path, KEY_AREA, inv)
+            return None
+        command = analysis.command
+        base = self._base(inv)
+        paths = list(analysis.paths)
+        if command is not None:
+            # A glob names whatever it matches when the command runs: expand it against the
+            # real tree (`.orch*` is .orchestration).
+            for path in analysis.paths:
+                if has_glob(path):
+                    found = expand_glob(path, base)
+                    if found is None:
+                        return _deny("ORCHESTRATION_PROTECTED", f"{path} matches too many "
+                                     "files to check", inv, path=path, risk="DESTRUCTIVE")
+                    paths.extend(found)
+        for path in paths:
             try:
                 norm = normalize_path(path, root=self.root, cwd=inv.cwd)
             except InputError as exc:
                 return _deny("SCOPE_VIOLATION", f"unusable path: {exc}", inv, path=path)
-            if norm.in_orchestration or (norm.relative == "." and analysis.mutating):
-                return _deny("ORCHESTRATION_PROTECTED",
-                             f"{path} is inside .orchestration/, which agents may not modify",
-                             inv, path=path, risk="DESTRUCTIVE")
-        command = analysis.command
-        text = str(inv.tool_input.get("command", "")) if inv.tool_name in SHELL_TOOLS else ""
-        if command is None or not text:
+            area = areas.area_of(norm.absolute) or areas.alias_of(norm.absolute)
+            if area is None and norm.relative == "." and analysis.mutating:
+                area = ".orchestration/"
+            if area is not None:
+                return self._protected_deny(path, area, inv)
+            if command is None and analysis.mutating and _special_file(norm.absolute):
+                return _deny("SCOPE_VIOLATION", f"{path} is not a regular file (a FIFO, socket "
+                             "or device); file tools may only write regular files", inv,
+                             path=path)
+        if command is None:
             return None  # not a shell call, or a recognised `ledger intent ...` command
-        sub = _ledger_invocation(text)
-        if sub is not None and sub not in _READ_ONLY_LEDGER and sub != "intent list":
-            # Otherwise `ledger intent expand ... && true` or `ledger append` would let an
-            # agent grant itself scope or write records without a human.
-            return _deny("ORCHESTRATION_PROTECTED",
-                         f"agents may not run `ledger {sub}`; only `ledger intent select|clear|"
-                         "expand` as the whole command, and read-only ledger commands", inv,
-                         risk="DESTRUCTIVE")
-        if ".orchestration" in text and (command.unknown_targets or _WRITERS & set(
-                _WORD_SPLIT.split(text))):
-            return _deny("ORCHESTRATION_PROTECTED",
-                         "command may write .orchestration/ in ways that cannot be checked", inv,
-                         risk="DESTRUCTIVE")
+        return self._guard_command(command, base, inv)
+
+    def _guard_command(self, command: CommandClass, base: str,
+                       inv: Invocation) -> HookOutcome | None:
+        areas = self.protected()
+        if command.too_large:
+            return _deny("ORCHESTRATION_PROTECTED", f"{command.reasons[0]}: too large to "
+                         "analyse, so it is refused; split it, or write long content with a "
+                         "file tool", inv, risk="DESTRUCTIVE")
+        for sub in command.ledger_commands:
+            if sub not in _READ_ONLY_LEDGER:
+                # Otherwise `ledger intent expand ... && true` or `ledger append` would let an
+                # agent grant itself scope or write records without a human.
+                shown = f"ledger {sub}".strip()
+                return _deny("ORCHESTRATION_PROTECTED",
+                             f"agents may not run `{shown}`; only `ledger intent select|clear|"
+                             "expand` as the whole command, and read-only ledger commands",
+                             inv, risk="DESTRUCTIVE")
+        for word in command.words:
+            if areas.named_in(word, base) == KEY_AREA:
+                return self._protected_deny(word, KEY_AREA, inv)
+        for word in command.reach_words:
+            area = areas.named_in(word, base)
+            if area is None:
+                folded = word.casefold()
+                area = next((f"{name!r} in the text" for name in _PROTECTED_SUBSTRINGS
+                             if name in folded), None)
+            if area is None and _CODE_MARKERS.intersection(word):
+                squeezed = word.casefold().translate(_SQUEEZE)
+                area = next((f"{name!r} in code" for name in _CODE_FRAGMENTS
+                             if name in squeezed), None)
+            if area is not None:
+                return _deny("ORCHESTRATION_PROTECTED",
+                             f"command may write a protected path ({area}) in ways that cannot "
+                             "be checked", inv, risk="DESTRUCTIVE", word=word[:200])
         return None
+
+    def _protected_deny(self, path: str, area: str, inv: Invocation) -> HookOutcome:
+        what = ("the ledger's private signing keys, which agents may not read or write"
+                if area == KEY_AREA else f"protected ({area}): agents may not modify it")
+        return _deny("ORCHESTRATION_PROTECTED", f"{path} is {what}", inv, path=path,
+                     risk="DESTRUCTIVE")
+
+    def _base(self, inv: Invocation) -> str:
+        """The real directory a shell command starts in."""
+        if inv.cwd and "\x00" not in inv.cwd:
+            return os.path.realpath(os.path.join(self.root, os.path.expanduser(inv.cwd)))  # noqa: PTH111, PTH118
+        return self.root
 
     def intent_command(self, inv: Invocation) -> HookOutcome | None:
         """Handle ``ledger intent select|clear|expand`` typed by the agent."""
@@ -459,7 +586,10 @@ class Governance:
             if absolute is None:
                 continue
             current = sha256_file(absolute)
-            expected = observed if isinstance(observed, str) else seen.get(relative or "")
+            # The session's own memory wins over a hash the agent supplies (issue 8); a hard
+            # link shares its content with names the session may have seen instead.
+            remembered = seen.get(relative or "") or self._seen_alias(absolute, seen)
+            expected = remembered or (observed if isinstance(observed, str) else None)
             if expected is None or current is None or current == expected.removeprefix(
                     "sha256:"):
                 continue
@@ -472,6 +602,23 @@ class Governance:
                              expected_sha256=expected, current_sha256=current))
         return None
 
+    def _seen_alias(self, absolute: str, seen: dict[str, str]) -> str | None:
+        """What the session saw of another name of the same file (hard links only)."""
+        try:
+            info = os.lstat(absolute)
+        except (OSError, ValueError):
+            return None
+        if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode):
+            return None
+        for relative, digest in seen.items():
+            try:
+                other = os.lstat(os.path.join(self.root, relative))  # noqa: PTH118
+            except (OSError, ValueError):
+                continue
+            if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+                return digest
+        return None
+
     def mutation_class(self, inv: Invocation) -> HookOutcome | None:
         """Classify a file edit as AST_REFACTOR or INTENT_EVOLUTION (recorded, never blocks)."""
         if inv.tool_name not in FILE_WRITE_TOOLS:
@@ -482,13 +629,15 @@ class Governance:
         _, absolute = self._resolve(paths[0], inv)
         if absolute is None:
             return None
-        try:
-            with open(absolute, encoding="utf-8") as handle:
-                old: str | None = handle.read(_BLOB_LIMIT + 1)
-        except FileNotFoundError:
-            old = None
-        except (OSError, UnicodeDecodeError):
-            return None
+        old: str | None = None
+        if os.path.lexists(absolute):
+            data = _read_regular(absolute, 4 * (_BLOB_LIMIT + 1))
+            if data is None:
+                return None  # unreadable, or a FIFO/device: never opened
+            try:
+                old = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
         new = _simulate(old, inv.tool_input)
         if new is None or (old is not None and len(old) > _BLOB_LIMIT):
             return None
@@ -521,6 +670,22 @@ class Governance:
                          mutation_class="INTENT_EVOLUTION", affected_files=files),
             data={"risk": "DESTRUCTIVE", "mutation_class": "INTENT_EVOLUTION",
                   "affected_files": files})
+
+    def unanalysable(self, inv: Invocation) -> HookOutcome | None:
+        """A shell command the classifier cannot read goes to a human: never a silent pass."""
+        command = self.analyze(inv).command
+        if command is None or not command.unanalysable:
+            return None
+        intent = self._intent(inv)
+        reason = (f"UNANALYSABLE: this command cannot be checked statically "
+                  f"({'; '.join(command.unanalysable)}). Intent: "
+                  f"{intent.id + ' ' + intent.name if intent else 'none'}.")
+        return HookOutcome(
+            decision="ask", reason=reason,
+            error=_error("DESTRUCTIVE_COMMAND", reason, inv,
+                         intent_id=intent.id if intent else None, risk="UNANALYSABLE",
+                         unanalysable=list(command.unanalysable)),
+            data={"risk": "UNANALYSABLE", "unanalysable": list(command.unanalysable)})
 
     # --- post policies -----------------------------------------------------------------------
 
@@ -589,10 +754,8 @@ class Governance:
 
         Files over the blob limit are hashed by streaming and give no text.
         """
-        try:
-            with open(absolute, "rb") as handle:
-                data = handle.read(_BLOB_LIMIT + 1)
-        except OSError:
+        data = _read_regular(absolute, _BLOB_LIMIT + 1)
+        if data is None:
             return None, None
         if len(data) > _BLOB_LIMIT:
             return None, sha256_file(absolute)

@@ -168,6 +168,7 @@ class GovernedWorkspace:
 
     def __init__(self, root: Path, *, environ: Mapping[str, str] | None = None) -> None:
         self.root = root
+        self.environ = environ
         self.real_root = os.path.realpath(root)
         self.orchestration = root / ORCHESTRATION_DIR
         self.cache_dir = self.orchestration / ".cache"
@@ -217,7 +218,8 @@ class GovernedWorkspace:
         intents, intents_error = self.load_intents()
         governance = Governance(root=self.real_root, state=self.state, intents=intents,
                                 intents_error=intents_error, cache_dir=self.cache_dir,
-                                scope_compiler=self._scope_compiler, config=policy_config)
+                                scope_compiler=self._scope_compiler, config=policy_config,
+                                environ=self.environ)
         engine = HookEngine(record=self._record, fired_once=self.state.fired_once(),
                             fail_closed=policy_config.fail_closed)
         governance.register(engine)

@@ -160,7 +160,8 @@ def test_intent_select_binds_the_intent_to_the_payload_session(ws: Workspace) ->
 @pytest.mark.parametrize("command", [
     "ledger intent select INT-002",
     "cd {root} && ledger intent select INT-002",
-    ".venv/bin/ledger intent select INT-002",
+    "led''ger intent select INT-002",  # the real ledger, quoted (issue 8)
+    "command ledger intent select INT-002",
 ])
 def test_intent_select_forms(ws: Workspace, command: str) -> None:
     session = Session(ws, "forms")

@@ -40,7 +40,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from ledger._errors import InputError
 
@@ -62,15 +62,32 @@ class CommandClass(NamedTuple):
         risk: ``"DESTRUCTIVE"`` or ``"SAFE"``.
         reasons: why it is destructive, one short phrase per kind (``"rm removes files"``).
         targets: paths it would write, delete or move, as written (possibly relative, possibly
-            a glob or containing ``$VAR``), in order of appearance, without duplicates.
+            a glob or containing ``$VAR``), in order of appearance, without duplicates. A SAFE
+            command may have targets too: files and directories it only creates (``touch``,
+            ``mkdir``), which matter to the protected-path check and nothing else.
         unknown_targets: True when a destructive command's targets are not all known
             statically; never True for a SAFE command.
+        unanalysable: why (part of) the command cannot be read statically at all: a function
+            definition, ``trap``, ``eval`` of a run-time value, an unrecognised program...
+            Such a command is never passed silently (issue 8, Layer 1).
+        words: every word of the command after quote removal (ANSI-C strings decoded),
+            heredoc bodies included, for the protected-path checks.
+        reach_words: the words that may end up naming a file something writes: those of every
+            command that is not a recognised reader, or all words when anything is unknown.
+        ledger_commands: the ``ledger`` subcommands the command runs, however ``ledger`` is
+            spelled (``led''ger``, ``\\ledger``, ``command ledger``), e.g. ``("append",)``.
+        too_large: the command exceeds :data:`MAX_COMMAND_CHARS` and was not analysed.
     """
 
     risk: Risk
     reasons: tuple[str, ...]
     targets: tuple[str, ...]
     unknown_targets: bool
+    unanalysable: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    reach_words: tuple[str, ...] = ()
+    ledger_commands: tuple[str, ...] = ()
+    too_large: bool = False
 
     @property
     def destructive(self) -> bool:
@@ -111,6 +128,16 @@ _PIPES = frozenset({"|", "|&"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _WORD_PAREN = frozenset("=!@*+?")  # a=( array ), !( extglob ): "(" continues the word
 _NAME_CHARS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Characters with no meaning to the scanner, read as one run; "#" inside a word is literal.
+_PLAIN_RUN = re.compile(r"[^ \t\r\n\\'\"$`|&;<>()]+")
+_GLOB_OR_BRACE = re.compile(r"[*?\[{]")
+# Arithmetic that reads a variable ($x, a bare name, a[i]); digits-with-base (16#ff, 0x1f) do not.
+_ARITH_READS = re.compile(r"[$`\[]|(?<![0-9#A-Za-z_])[A-Za-z_]")
+_PARAM_TRANSFORM = re.compile(r"[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*])(?:\[[^\]]*\])?@[A-Za-z]")
+_PARAM_NAMES = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[@*]\])")  # ${!prefix*}, ${!a[@]}
+# ${a[i]} with a non-literal subscript, ${x:off:len} with a non-numeric offset: arithmetic.
+_PARAM_SUBSCRIPT = re.compile(r"#?[A-Za-z_][A-Za-z0-9_]*\[(?![0-9]+\]|[@*]\])")
+_PARAM_OFFSET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 # Regexes used only by rarer commands are kept as strings and compiled on first use through
 # re's own cache: compiling them all at import would cost the hook process ~1 ms for nothing.
@@ -123,12 +150,13 @@ class _Word:
     contains one, i.e. its run-time value is not ``text``.
     """
 
-    __slots__ = ("dynamic", "quoted", "substitutions", "text")
+    __slots__ = ("dynamic", "glob", "quoted", "substitutions", "text")
 
     def __init__(self, text: str = "", *, quoted: bool = False, dynamic: bool = False) -> None:
         self.text = text
         self.quoted = quoted
         self.dynamic = dynamic
+        self.glob = False  # an unquoted * ? [ or {a,b}: bash expands it against the tree
         self.substitutions: list[str] = []
 
     def __repr__(self) -> str:
@@ -266,7 +294,9 @@ class _Scanner:
     """Split a command string into words and operators (bash rules, no expansion)."""
 
     __slots__ = (
-        "extra_substitutions", "heredoc_op", "i", "n", "pending_heredocs", "text", "tokens", "word",
+        "arith_failed", "bodies", "cannot", "extra_substitutions", "heredoc_op", "i", "n",
+        "pending_heredocs",
+        "text", "tokens", "word",
     )  # fmt: skip
 
     def __init__(self, text: str) -> None:
@@ -279,6 +309,11 @@ class _Scanner:
         self.extra_substitutions: list[str] = []
         self.pending_heredocs: list[tuple[str, bool, bool]] = []  # (delim, strip_tabs, literal)
         self.heredoc_op: str | None = None  # "<<" or "<<-" waiting for its delimiter word
+        self.bodies: list[str] = []  # heredoc bodies: data, or code for `bash`/`python -`
+        # Once one "((" failed to close, later ones are read as subshells without another
+        # scan to the end: retrying at every "(" made "((((..." quadratic (issue 8).
+        self.arith_failed = False
+        self.cannot: list[str] = []  # constructs no static reading can follow (issue 8)
 
     def scan(self) -> list[_Token]:
         """Return all tokens; raises InputError on unbalanced quoting."""
@@ -299,8 +334,16 @@ class _Scanner:
             elif c in _OPERATOR_CHARS:
                 self._operator(c)
             else:
-                self._current().text += c
-                self.i += 1
+                # A run of ordinary characters at once: appending one character at a time
+                # copies the word each time (attribute strings are never resized in place).
+                run = _PLAIN_RUN.match(text, self.i)
+                end = run.end() if run else self.i + 1
+                chunk = text[self.i : end]
+                word = self._current()
+                word.text += chunk
+                if _GLOB_OR_BRACE.search(chunk):
+                    word.glob = True
+                self.i = end
         self._flush()
         # A heredoc whose command is on the last line has no body: nothing left to read.
         return self.tokens
@@ -372,7 +415,8 @@ class _Scanner:
             word.text += text[self.i : end + 1]
             self.i = end + 1
             return
-        if c == "(" and word is None and text.startswith("((", self.i) and self._at_command_start():
+        if (c == "(" and word is None and not self.arith_failed and text.startswith("((", self.i)
+                and self._at_command_start()):
             self._arith_command()
             return
         if c in "<>" and word is not None and not word.quoted and word.text.isdigit():
@@ -394,12 +438,14 @@ class _Scanner:
             end = _find_close_paren(self.text, self.i + 1)  # the outer ")"
         except InputError:
             end = -1
+            self.arith_failed = True
         if end < 0 or self.text[end - 1] != ")":
             # Not "(( ... ))": really nested subshells.
             self.tokens.append("(")
             self.i += 1
             return
         inner = self.text[self.i + 2 : end - 1]
+        self._arithmetic(inner)
         word = _Word(f"(({inner}))", dynamic=True)
         word.substitutions.extend(_substitutions_in(inner))
         self.tokens.append(word)
@@ -439,6 +485,7 @@ class _Scanner:
             # $(( expr )): arithmetic. Only when it closes with "))": "$((cmd) )" is a command
             # substitution of a subshell, and bash runs it [bash(1) Arithmetic Expansion].
             end = _find_close_paren(text, i + 2)
+            self._arithmetic(text[i + 3 : end - 1])
             word.substitutions.extend(_substitutions_in(text[i + 3 : end - 1]))
             word.text += text[i : end + 1]
             word.dynamic = True
@@ -451,6 +498,7 @@ class _Scanner:
             self.i = end + 1
         elif text.startswith("${", i):
             end = _find_close_brace(text, i + 2)
+            self._parameter(text[i + 2 : end])
             word.substitutions.extend(_substitutions_in(text[i + 2 : end]))
             word.text += text[i : end + 1]
             word.dynamic = True
@@ -483,6 +531,21 @@ class _Scanner:
             word.dynamic = True
             self.i = end
 
+    def _arithmetic(self, expression: str) -> None:
+        """Note an arithmetic expression that reads variables: bash evaluates a variable's value
+        as an expression in turn, so ``x='a[$(cmd)]'; echo $((x))`` runs ``cmd``."""
+        if _ARITH_READS.search(expression):
+            self.cannot.append("arithmetic with expansions")
+
+    def _parameter(self, inner: str) -> None:
+        """Note ``${...}`` forms that evaluate code or names chosen at run time."""
+        if _PARAM_TRANSFORM.match(inner):
+            self.cannot.append("${x@P}-style transformation")  # prompt/escape expansion
+        elif inner.startswith("!") and not _PARAM_NAMES.fullmatch(inner):
+            self.cannot.append("indirect expansion ${!x}")
+        elif _PARAM_SUBSCRIPT.match(inner) or _PARAM_OFFSET.match(inner):
+            self.cannot.append("arithmetic with expansions")
+
     def _backtick(self, word: _Word) -> None:
         end = _find_backtick(self.text, self.i + 1)
         inner = self.text[self.i + 1 : end]
@@ -503,21 +566,41 @@ class _Scanner:
             line = self.text[self.i : line_end]
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                 body = self.text[lines_start : self.i]
+                self.bodies.append(body)
                 self.i = min(line_end + 1, self.n)
                 if not literal:
                     self.extra_substitutions.extend(_substitutions_in(body))
                 return
             self.i = line_end + 1
         # No terminator: bash reads to end of input (with a warning).
+        self.bodies.append(self.text[lines_start:])
         if not literal:
             self.extra_substitutions.extend(_substitutions_in(self.text[lines_start:]))
         self.i = self.n
 
 
+_ANSI_C_SIMPLE: Final = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                         "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_C_ESCAPE: Final = (r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}"
+                         r"|c.|.)")
+
+
+def _ansi_c_one(match: re.Match[str]) -> str:
+    code = match.group(1)
+    head = code[0]
+    if head in "xuU" and len(code) > 1:
+        value = int(code[1:], 16)
+        return chr(value) if value <= 0x10FFFF else "\ufffd"
+    if head.isdigit():
+        return chr(int(code, 8) & 0xFF)
+    if head == "c" and len(code) == 2:
+        return chr(ord(code[1].upper()) & 0x1F)  # control character \cX
+    return _ANSI_C_SIMPLE.get(code, "\\" + code)
+
+
 def _ansi_c(body: str) -> str:
-    """Decode the common escapes of a ``$'...'`` string."""
-    table = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b"}
-    return re.sub(r"\\(.)", lambda m: table.get(m.group(1), "\\" + m.group(1)), body)
+    """Decode a ``$'...'`` string as bash does: ``\\x2e`` is ``.`` [bash(1) QUOTING]."""
+    return re.sub(_ANSI_C_ESCAPE, _ansi_c_one, body)
 
 
 def _tokenize(command: str) -> tuple[list[_Token], list[str]]:
@@ -526,16 +609,22 @@ def _tokenize(command: str) -> tuple[list[_Token], list[str]]:
     Raises:
         InputError: on unbalanced quotes, parentheses, braces or backticks.
     """
+    scanner = _tokenize_all(command)
+    return scanner.tokens, scanner.extra_substitutions
+
+
+def _tokenize_all(command: str) -> _Scanner:
+    """Scan ``command``: tokens, heredoc substitutions and bodies, unanalysable constructs."""
     scanner = _Scanner(command)
-    tokens = scanner.scan()
-    return tokens, scanner.extra_substitutions
+    scanner.scan()
+    return scanner
 
 
 # --------------------------------------------------------------------------------------------
 # Analysis
 # --------------------------------------------------------------------------------------------
 
-_MAX_DEPTH = 8  # nested bash -c / eval / $( ) levels before we give up (conservatively)
+_MAX_DEPTH = 12  # nested bash -c / eval / $( ) / wrapper levels before we give up
 
 # Writes to these are not file writes [POSIX "Special device files"; bash(1) REDIRECTION].
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -578,14 +667,18 @@ class _State:
 
 
 class _Acc:
-    """Accumulates reasons and targets while walking a command."""
+    """Accumulates reasons, targets and words while walking a command."""
 
-    __slots__ = ("reasons", "targets", "unknown")
+    __slots__ = ("cannot", "ledger", "reach", "reasons", "targets", "unknown", "words")
 
     def __init__(self) -> None:
         self.reasons: dict[str, None] = {}
         self.targets: dict[str, None] = {}
         self.unknown = False
+        self.cannot: dict[str, None] = {}
+        self.words: list[str] = []
+        self.reach: list[str] = []
+        self.ledger: dict[str, None] = {}
 
     def flag(
         self,
@@ -598,6 +691,10 @@ class _Acc:
         self.reasons.setdefault(reason, None)
         if unknown:
             self.unknown = True
+        self.create(state, targets)
+
+    def create(self, state: _State, targets: Iterable[_Word]) -> None:
+        """Record paths written; alone (without :meth:`flag`), paths only created."""
         for word in targets:
             if word.dynamic:
                 self.unknown = True
@@ -609,12 +706,27 @@ class _Acc:
                     text = state.prefix if text == "." else posixpath.join(state.prefix, text)
             self.targets.setdefault(text, None)
 
+    def unanalysable(self, why: str) -> None:
+        self.cannot.setdefault(why, None)
+
+    def mark(self) -> tuple[int, int, bool, int]:
+        return len(self.reasons), len(self.targets), self.unknown, len(self.cannot)
+
     def result(self) -> CommandClass:
+        words = tuple(self.words)
+        # Anything unknown may receive any word (``ls .orch* | xargs rm``): all of them reach.
+        reach = words if (self.unknown or self.cannot) else tuple(self.reach)
+        extra = (tuple(self.cannot), words, reach, tuple(self.ledger))
         if not self.reasons:
-            return CommandClass("SAFE", (), (), unknown_targets=False)
+            return CommandClass("SAFE", (), tuple(self.targets), False, *extra)
         return CommandClass(
-            "DESTRUCTIVE", tuple(self.reasons), tuple(self.targets), unknown_targets=self.unknown
+            "DESTRUCTIVE", tuple(self.reasons), tuple(self.targets), self.unknown, *extra
         )
+
+
+MAX_COMMAND_CHARS: Final = 64 * 1024
+"""Commands longer than this are not analysed (and the policy denies them): analysis time is
+linear, but a hook must answer well inside the clients' timeouts (Gemini's is 60 s)."""
 
 
 def classify_command(command: str, cwd: str | None = None) -> CommandClass:
@@ -640,6 +752,9 @@ def classify_command(command: str, cwd: str | None = None) -> CommandClass:
         >>> classify_command("echo hi > /dev/null").risk
         'SAFE'
     """
+    if len(command) > MAX_COMMAND_CHARS:
+        why = f"command longer than {MAX_COMMAND_CHARS} characters"
+        return CommandClass("DESTRUCTIVE", (why,), (), True, (why,), too_large=True)
     acc = _Acc()
     _analyze_text(command, _State(cwd, None, prefix_unknown=False), acc, depth=0)
     return acc.result()
@@ -649,15 +764,23 @@ def _analyze_text(text: str, state: _State, acc: _Acc, *, depth: int) -> None:
     """Tokenize ``text`` and analyze every simple command in it."""
     if depth > _MAX_DEPTH:
         acc.flag("command nesting too deep to analyze", state, unknown=True)
+        acc.unanalysable("command nesting too deep")
         return
     try:
-        tokens, extra = _tokenize(text)
+        scanner = _tokenize_all(text)
     except InputError as exc:
         acc.flag(f"command cannot be parsed ({exc})", state, unknown=True)
+        acc.unanalysable(f"command cannot be parsed ({exc})")
+        acc.words.append(text)
         return
-    for inner in extra:
+    for why in scanner.cannot:
+        acc.unanalysable(why)
+    # A heredoc body is data for `cat`, but code for `bash`, `python -` or `ed`: it reaches.
+    acc.words.extend(scanner.bodies)
+    acc.reach.extend(scanner.bodies)
+    for inner in scanner.extra_substitutions:
         _analyze_text(inner, state.copy(), acc, depth=depth + 1)
-    _analyze_tokens(tokens, state, acc, depth=depth)
+    _analyze_tokens(scanner.tokens, state, acc, depth=depth)
 
 
 def _analyze_tokens(tokens: Sequence[_Token], state: _State, acc: _Acc, *, depth: int) -> None:
@@ -672,7 +795,12 @@ def _analyze_tokens(tokens: Sequence[_Token], state: _State, acc: _Acc, *, depth
         if tok in _SEPARATORS or tok in {"(", ")"}:
             words_before = sum(isinstance(t, _Word) for t in current)
             if tok == "(" and words_before and _next_is(tokens, index, ")"):
-                # "name() { ...; }": a function definition; its body is analyzed as it comes.
+                # "name() { ...; }": a function definition. It can shadow any command name
+                # (`ls() { rm -rf x; }; ls`), so the line cannot be read statically; the body
+                # is still analyzed as it comes, for its targets and words.
+                acc.unanalysable("function definition")
+                acc.words.extend(t.text for t in current if isinstance(t, _Word))
+                acc.reach.extend(t.text for t in current if isinstance(t, _Word))
                 current = []
                 continue
             piped = in_pipeline or tok in _PIPES
@@ -692,13 +820,14 @@ def _analyze_tokens(tokens: Sequence[_Token], state: _State, acc: _Acc, *, depth
         # An unclosed "(": bash would refuse the line, but we cannot tell what was meant.
         # (A stray ")" is tolerated: case patterns "a)" produce one.)
         acc.flag("command cannot be parsed (unbalanced parenthesis)", state, unknown=True)
+        acc.unanalysable("unbalanced parenthesis")
 
 
 def _next_is(tokens: Sequence[_Token], index: int, op: str) -> bool:
     return index + 1 < len(tokens) and tokens[index + 1] == op
 
 
-def _analyze_simple(
+def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the state scatters
     tokens: list[_Token],
     state: _State,
     acc: _Acc,
@@ -711,43 +840,66 @@ def _analyze_simple(
     if not tokens:
         return
     words: list[_Word] = []
-    is_test = isinstance(tokens[0], _Word) and tokens[0].text == "[["
+    in_test = False  # between "[[" and "]]", < and > compare strings
+    leading = True  # only keywords so far: a "[[" here opens a test
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         if isinstance(tok, _Word):
+            bare = not tok.quoted
+            if leading and bare and tok.text == "[[":
+                in_test = True
+            elif in_test and bare and tok.text == "]]":
+                in_test = False
+            elif in_test and (tok.dynamic or tok.substitutions):
+                # [[ $x -eq 1 ]] evaluates x's value as arithmetic, which can run commands.
+                acc.unanalysable("[[ ]] with expansions")
+            leading = bare and tok.text in _KEYWORDS
             words.append(tok)
             i += 1
             continue
-        if is_test and tok in ("<", ">"):
+        if in_test and tok in ("<", ">"):
             words.append(_Word(tok))  # string comparison inside [[ ]], not a redirection
             i += 1
             continue
+        leading = False
         target = tokens[i + 1] if i + 1 < len(tokens) else None
         if not isinstance(target, _Word):
             acc.flag(f"redirection {tok!r} has no target", state, unknown=True)
             i += 1
             continue
         _substitutions(target, state, acc, depth=depth)
+        acc.words.append(target.text)
         writes = tok in _WRITE_REDIRECTS or (tok == ">&" and not _is_fd(target.text))
         if writes and not _is_device(target.text):
             acc.flag("output redirection writes a file", state, [target])
         i += 2
     for word in words:
         _substitutions(word, state, acc, depth=depth)
+    texts = [w.text for w in words]
+    acc.words.extend(texts)
     # Shell keywords (if/then/while/!/{ ...) and then assignments (X=1 cmd) come before the
     # command word; "{ X=1 rm x; }" and "! X=1 rm x" are both valid.
     argv = words
     while argv and (
         (not argv[0].quoted and argv[0].text in _KEYWORDS) or _ASSIGNMENT.match(argv[0].text)
     ):
+        if not argv[0].quoted and argv[0].text == "coproc":
+            acc.unanalysable("coproc")
+        elif _ASSIGNMENT.match(argv[0].text):
+            _assignment(argv[0], acc)
         # The bash keyword "time [-p]" times a whole pipeline, compound commands included.
         skip = 2 if argv[0].text == "time" and argv[1:2] and argv[1].text == "-p" else 1
         argv = argv[skip:]
     if not argv or (not argv[0].quoted and argv[0].text in _NO_COMMAND_KEYWORDS):
+        if argv and argv[0].text == "function":
+            acc.unanalysable("function definition")
+            acc.reach.extend(texts)
         return
     if argv[0].text.startswith("((") and not argv[0].quoted:
         return  # (( arithmetic )): evaluates, runs nothing (its substitutions were analyzed)
+    if argv[0].text == "[[" and not argv[0].quoted:
+        return  # [[ test ]]: compares, runs nothing (expansions in it were noted above)
     if argv[0].text in ("cd", "pushd"):
         if not piped and not background:
             operands = [w for w in argv[1:] if not w.text.startswith("-") or w.text == "-"]
@@ -757,7 +909,35 @@ def _analyze_simple(
         if not piped and not background:
             state.prefix_unknown = True
         return
-    _analyze_argv(argv, state, acc, depth=depth, piped=piped)
+    kind = _analyze_argv(argv, state, acc, depth=depth, piped=piped)
+    if kind != "read":
+        acc.reach.extend(texts)
+
+
+def _assignment(word: _Word, acc: _Acc) -> None:
+    """``NAME=value``: the value may name a file later (it reaches); some names change what
+    every later command means."""
+    acc.reach.append(word.text)
+    name = word.text.split("=", 1)[0].rstrip("+").split("[", 1)[0]
+    if name in _SPECIAL_VARIABLES or name.startswith(("BASH_FUNC_", "GIT_CONFIG")):
+        acc.unanalysable(f"assignment to {name}")
+    if re.search(_SUBSCRIPT_CODE, word.text.split("=", 1)[0]):
+        acc.unanalysable("arithmetic with expansions")
+
+
+# Variables whose value changes which program runs, what runs before every command, where
+# git or cd write, or how globs match [bash(1) Shell Variables; git(1) ENVIRONMENT].
+_SPECIAL_VARIABLES: Final = frozenset({
+    "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "SHELLOPTS",
+    "BASHOPTS", "GLOBIGNORE", "CDPATH", "HOME", "XDG_CONFIG_HOME", "LEDGER_HOME",
+    "LEDGER_SIGNING_KEY", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_EDITOR",
+    "GIT_PAGER", "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_INDEX_FILE", "PAGER", "EDITOR", "VISUAL",
+    "NODE_OPTIONS", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "BASH_XTRACEFD", "HISTFILE",
+    "EXECIGNORE", "FUNCNEST", "BASH_LOADABLES_PATH", "INPUTRC",
+})  # fmt: skip
+# A subscript holding code: read 'a[$(cmd)]' evaluates it as arithmetic.
+_SUBSCRIPT_CODE: Final = r"\[[^\]]*[$`(]"
 
 
 def _substitutions(word: _Word, state: _State, acc: _Acc, *, depth: int) -> None:
@@ -862,6 +1042,11 @@ def _not_device(words: Iterable[_Word]) -> list[_Word]:
 
 # --- per-command analysis ---------------------------------------------------------------------
 
+Kind = Literal["read", "run", "write", "unknown"]
+"""What one simple command is, for the protected-path checks: a recognised reader (its words
+name files it only reads), an opaque runner (tests, builds, interpreters: quiet, but whatever it
+names it may write), a writer we model, or something we cannot read."""
+
 
 class _Cmd:
     """One command line handed to a per-command handler."""
@@ -881,20 +1066,77 @@ class _Cmd:
 
 def _analyze_argv(
     argv: list[_Word], state: _State, acc: _Acc, *, depth: int, piped: bool
-) -> None:
+) -> Kind:
     """Dispatch on the command name, unwrapping wrappers (sudo, env, xargs, bash -c ...)."""
     head = argv[0]
     if head.dynamic:
         acc.flag("command name is computed at run time", state, unknown=True)
-        return
+        acc.unanalysable("command name computed at run time")
+        return "unknown"
+    if depth > _MAX_DEPTH:
+        acc.flag("command nesting too deep to analyze", state, unknown=True)
+        acc.unanalysable("command nesting too deep")
+        return "unknown"
     name = posixpath.basename(head.text)
     args = argv[1:]
+    if name == "ledger":
+        _ledger(args, acc)
+        return "run"
     handler = _HANDLERS.get(name)
     if handler is not None:
-        handler(_Cmd(name, args, state=state, acc=acc, depth=depth, piped=piped))
-    elif name.startswith("mkfs") or name in _DISK_TOOLS:
+        before = acc.mark()
+        kind = handler(_Cmd(name, args, state=state, acc=acc, depth=depth, piped=piped))
+        if kind is not None:
+            return kind
+        return "read" if acc.mark() == before else "write"
+    if name.startswith("mkfs") or name in _DISK_TOOLS:
         opts = _parse_opts(args, "tLbcCEgGIlmNOrTUv")
         acc.flag(f"{name} formats or repartitions a device", state, opts.operands[-1:])
+        return "write"
+    if name in _READERS:
+        return "read"
+    if name in _UNANALYSABLE:
+        acc.unanalysable(_UNANALYSABLE[name])
+        return "unknown"
+    if name in _RUNNERS or "/" in head.text or _VERSIONED_RUNNER.fullmatch(name):
+        # Tests, builds, interpreters, project scripts: what they write is not on the command
+        # line. Quiet, but their words reach (`black .orchestration/` is refused).
+        _ledger_in_words(args, acc)
+        return "run"
+    acc.unanalysable(f"unrecognised program {name!r}")
+    return "unknown"
+
+
+def _ledger(args: list[_Word], acc: _Acc) -> None:
+    """Record the subcommand of a ``ledger`` run (``intent select``, ``append``...)."""
+    subs = [w.text for w in args if not w.text.startswith("-")][:2]
+    if not subs:
+        acc.ledger.setdefault("", None)
+    elif subs[0] in ("intent", "key"):
+        acc.ledger.setdefault(" ".join(subs), None)
+    else:
+        acc.ledger.setdefault(subs[0], None)
+
+
+def _ledger_in_words(args: list[_Word], acc: _Acc) -> None:
+    """``uv run ledger append``, ``npx ledger key``: a runner's argument that is ledger."""
+    for index, word in enumerate(args):
+        launched = index == 0 or args[index - 1].text in ("run", "exec", "x", "dlx", "-m", "--")
+        if launched and (posixpath.basename(word.text) == "ledger"
+                         or word.text in ("cli._entry", "cli")):
+            _ledger(args[index + 1 :], acc)
+            return
+    for word in args:
+        # Inline code (python -c, node -e) that runs ledger's writing commands: coarse.
+        pieces = [p for p in re.split(r"[\s;&|()<>`$'\",\[\]{}=]+", word.text) if p]
+        for index, piece in enumerate(pieces[:-1]):
+            if posixpath.basename(piece) == "ledger" and pieces[index + 1] in _LEDGER_WRITERS:
+                _ledger([_Word(p) for p in pieces[index + 1 :]], acc)
+                return
+
+
+_LEDGER_WRITERS: Final = frozenset({"append", "key", "repair", "init", "checkpoint", "install",
+                                    "uninstall", "intent", "demo", "hook"})
 
 
 _DISK_TOOLS = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "sgdisk", "parted"})
@@ -947,6 +1189,9 @@ def _cp(cmd: _Cmd) -> None:
     dest = _not_device(dest)
     if dest:
         acc.flag(f"{name} overwrites its destination", state, dest)
+    if _has(opts, "-l", "--link", "-s", "--symbolic-link") and len(opts.operands) >= 2:
+        # cp -l makes hard links: the sources become writable through the copies.
+        acc.flag("cp -l links its sources (both names count)", state, opts.operands[:-1])
 
 
 def _ln(cmd: _Cmd) -> None:
@@ -962,6 +1207,11 @@ def _ln(cmd: _Cmd) -> None:
     forced = _has(opts, "-f", "--force")
     reason = "ln -f replaces existing files" if forced else "ln creates links"
     acc.flag(reason, state, dest)
+    if not _has(opts, "-s", "--symbolic") and len(opts.operands) >= 2:
+        # A hard link shares the inode: writing the new name writes the source.
+        acc.flag("ln creates a hard link (both names count)", state,
+                 opts.operands[:-1] if not _values(opts, "-t", "--target-directory")
+                 else opts.operands)
 
 
 def _dd(cmd: _Cmd) -> None:
@@ -1008,10 +1258,11 @@ def _tee(cmd: _Cmd) -> None:
         acc.flag(f"{name} writes files", state, targets)
 
 
-def _sed(cmd: _Cmd) -> None:
+def _sed(cmd: _Cmd) -> None:  # noqa: PLR0915 -- GNU and BSD option forms in one getopt walk
     args, state, acc = cmd.args, cmd.state, cmd.acc
     in_place = False
-    has_script_option = False
+    scripts: list[_Word] = []
+    script_file = False
     operands: list[_Word] = []
     i = 0
     while i < len(args):
@@ -1022,15 +1273,18 @@ def _sed(cmd: _Cmd) -> None:
             operands.extend(args[i:])
             break
         if text.startswith("--"):
-            option = text.partition("=")[0]
+            option, eq, value = text.partition("=")
             if option == "--in-place":
                 in_place = True
-            elif option in ("--expression", "--file"):
-                has_script_option = True
-                if "=" not in text:
+            elif option in ("--expression", "--file", "--line-length"):
+                given: _Word | None = _Word(value, dynamic=word.dynamic) if eq else None
+                if not eq and i < len(args):
+                    given = args[i]
                     i += 1
-            elif option == "--line-length" and "=" not in text:
-                i += 1
+                if option == "--file":
+                    script_file = True
+                elif option == "--expression" and given is not None:
+                    scripts.append(given)
             continue
         if text.startswith("-") and len(text) > 1:
             for pos, letter in enumerate(text[1:], start=2):
@@ -1044,19 +1298,163 @@ def _sed(cmd: _Cmd) -> None:
                         i += 1
                     break
                 if letter in "efl":
-                    has_script_option = has_script_option or letter in "ef"
-                    if pos == len(text):
+                    value_word = _Word(text[pos:], dynamic=word.dynamic) if text[pos:] else None
+                    if value_word is None and i < len(args):
+                        value_word = args[i]
                         i += 1
+                    if letter == "e" and value_word is not None:
+                        scripts.append(value_word)
+                    script_file = script_file or letter == "f"
                     break
             continue
         operands.append(word)
-    if not in_place:
-        return
-    files = operands if has_script_option else operands[1:]
-    acc.flag("sed -i edits files in place", state, files)
+    if not scripts and not script_file and operands:
+        scripts.append(operands.pop(0))
+    for script in scripts:
+        found = None if script.dynamic else _sed_script(script.text)
+        if found is None:
+            acc.flag("sed runs a script that cannot be read (it may write files)", state,
+                     unknown=True)
+            continue
+        writes, runs = found
+        if runs:
+            acc.flag("sed e runs commands", state, unknown=True)
+            acc.unanalysable("sed e command")
+        if writes:
+            acc.flag("sed w writes files", state, _not_device(_Word(w) for w in writes))
+    if script_file:
+        acc.flag("sed -f runs a script file (it may write files)", state, unknown=True)
+    if in_place:
+        acc.flag("sed -i edits files in place", state, operands)
 
 
-def _perl(cmd: _Cmd) -> None:
+def _sed_skip(script: str, i: int, delimiter: str) -> int:
+    """Index after the unescaped ``delimiter`` closing a regex or replacement, or -1."""
+    n = len(script)
+    while i < n:
+        c = script[i]
+        if c == "\\":
+            i += 2
+        elif c == delimiter:
+            return i + 1
+        elif c == "\n" and delimiter != "\n":
+            return -1
+        else:
+            i += 1
+    return -1
+
+
+def _sed_line_end(script: str, i: int, stops: str = "\n") -> int:
+    ends = [j for j in (script.find(c, i) for c in stops) if j >= 0]
+    return min(ends) if ends else len(script)
+
+
+def _sed_script(script: str) -> tuple[list[str], bool] | None:
+    """The files a sed script writes (``w``, ``W``, ``s///w``) and whether it runs commands
+    (``e``, ``s///e``) [GNU sed manual, "sed scripts"]; None when it cannot be read."""
+    writes: list[str] = []
+    runs = False
+    i = 0
+    n = len(script)
+    while i < n:
+        c = script[i]
+        if c in " \t\n;{}!,+~" or c.isdigit() or c == "$":
+            i += 1
+        elif c == "#":
+            i = _sed_line_end(script, i)
+        elif c in "/\\":
+            start = i + 1 if c == "/" else i + 2
+            if c == "\\" and i + 1 >= n:
+                return None
+            i = _sed_skip(script, start, "/" if c == "/" else script[i + 1])
+            if i < 0:
+                return None
+            while i < n and script[i] in "IM":
+                i += 1
+        elif c in ":btTv":
+            i = _sed_line_end(script, i, "\n;")
+        elif c in "aic":
+            i = _sed_line_end(script, i)
+        elif c in "rRwW":
+            end = _sed_line_end(script, i)
+            name = script[i + 1 : end].strip()
+            if c in "wW" and name:
+                writes.append(name)
+            i = end
+        elif c == "e":
+            runs = True
+            i = _sed_line_end(script, i, "\n;")
+        elif c in "sy":
+            if i + 1 >= n:
+                return None
+            delimiter = script[i + 1]
+            i = _sed_skip(script, i + 2, delimiter)
+            if i >= 0:
+                i = _sed_skip(script, i, delimiter)
+            if i < 0:
+                return None
+            while i < n and c == "s" and (script[i] in "gpiImMe" or script[i].isdigit()):
+                runs = runs or script[i] == "e"
+                i += 1
+            if c == "s" and i < n and script[i] == "w":
+                end = _sed_line_end(script, i)
+                writes.append(script[i + 1 : end].strip())
+                i = end
+        elif c in "lLqQ=dDgGhHnNpPxzF":
+            i += 1
+        else:
+            return None
+    return writes, runs
+
+
+def _awk(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "fvFiE", ("--file", "--assign", "--field-separator", "--include",
+                                       "--exec"))  # fmt: skip
+    from_file = _has(opts, "-f", "--file", "-E", "--exec")
+    operands = opts.operands
+    if not from_file and operands:
+        program, operands = operands[0], operands[1:]
+        found = None if program.dynamic else _awk_program(program.text)
+        if found is None:
+            acc.flag("awk runs a program that writes files or runs commands", state,
+                     unknown=True)
+            acc.unanalysable("awk program that runs commands")
+        elif found:
+            acc.flag("awk print > writes files", state, _not_device(_Word(w) for w in found))
+    elif from_file:
+        acc.flag("awk -f runs a program file (it may write files)", state, unknown=True)
+    # gawk -i inplace (the "inplace" extension) rewrites its input files [gawk(1)].
+    if any(w.text in ("inplace", "inplace.awk") for w in _values(opts, "-i", "--include")):
+        files = [w for w in operands if not _ASSIGNMENT.match(w.text)]  # var=value operands
+        acc.flag("awk -i inplace edits files in place", state, files)
+
+
+_AWK_STRING = r'"(?:[^"\\]|\\.)*"'
+_AWK_REDIRECT = r'\bprintf?\b[^;{}\n]*?(>>?|\|&?)\s*("\x00(\d+)"|[^;}\s)]+)'
+
+
+def _awk_program(program: str) -> list[str] | None:
+    """Files an awk program writes with ``print > "file"``; None when it runs commands
+    (``system()``, pipes, ``getline`` from a command) or writes to a computed name."""
+    strings: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        strings.append(match.group(0)[1:-1])
+        return f'"\x00{len(strings) - 1}"'
+
+    text = re.sub(_AWK_STRING, keep, program)
+    if re.search(r"\bsystem\s*\(|\|\s*&?\s*getline|\bprocinfo\b|@load", text):
+        return None
+    writes: list[str] = []
+    for match in re.finditer(_AWK_REDIRECT, text):
+        if match.group(1).startswith("|") or match.group(3) is None:
+            return None
+        writes.append(strings[int(match.group(3))])
+    return writes
+
+
+def _perl(cmd: _Cmd) -> Kind:
     args, state, acc = cmd.args, cmd.state, cmd.acc
     in_place = False
     has_script = False
@@ -1088,21 +1486,10 @@ def _perl(cmd: _Cmd) -> None:
     if in_place:
         files = operands if has_script else operands[1:]
         acc.flag("perl -i edits files in place", state, files)
+    return "run"  # a perl program can write any file
 
 
-def _awk(cmd: _Cmd) -> None:
-    args, state, acc = cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args, "fvFiE", ("--file", "--assign", "--field-separator", "--include",
-                                       "--exec"))  # fmt: skip
-    # gawk -i inplace (the "inplace" extension) rewrites its input files [gawk(1)].
-    if not any(w.text in ("inplace", "inplace.awk") for w in _values(opts, "-i", "--include")):
-        return
-    files = opts.operands if _has(opts, "-f", "--file", "-E", "--exec") else opts.operands[1:]
-    files = [w for w in files if not _ASSIGNMENT.match(w.text)]  # var=value operands
-    acc.flag("awk -i inplace edits files in place", state, files)
-
-
-def _find(cmd: _Cmd) -> None:
+def _find(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
     i = 0
     # Leading options -H -L -P -D opts -Olevel come before the starting points [find(1)].
@@ -1116,6 +1503,7 @@ def _find(cmd: _Cmd) -> None:
         i += 1
     if not roots:
         roots = [_Word(".")]
+    kind: Kind | None = None
     while i < len(args):
         text = args[i].text
         i += 1
@@ -1131,7 +1519,10 @@ def _find(cmd: _Cmd) -> None:
                 inner.append(args[i])
                 i += 1
             i += 1
-            _find_exec(inner, roots, state, acc, depth=depth, piped=piped)
+            found = _find_exec(inner, roots, state, acc, depth=depth, piped=piped)
+            if found in ("run", "unknown"):
+                kind = found
+    return kind
 
 
 def _find_exec(
@@ -1142,7 +1533,7 @@ def _find_exec(
     *,
     depth: int,
     piped: bool,
-) -> None:
+) -> Kind | None:
     """Analyze ``find -exec CMD ;`` with ``{}`` standing for the files under the roots."""
     expanded: list[_Word] = []
     for word in inner:
@@ -1155,10 +1546,11 @@ def _find_exec(
         else:
             expanded.append(word)
     if expanded:
-        _analyze_argv(expanded, state, acc, depth=depth, piped=piped)
+        return _analyze_argv(expanded, state, acc, depth=depth + 1, piped=piped)
+    return None
 
 
-def _xargs(cmd: _Cmd) -> None:
+def _xargs(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
     i = 0
     while i < len(args):
@@ -1181,12 +1573,12 @@ def _xargs(cmd: _Cmd) -> None:
             i += 1  # option argument in the next word
     inner = args[i:]
     if not inner:
-        return  # xargs alone runs echo
+        return None  # xargs alone runs echo
     sub = _Acc()
-    _analyze_argv(inner, state, sub, depth=depth, piped=piped)
-    if sub.reasons:
-        # The real operands arrive on stdin: whatever the static part says, more targets exist.
-        _merge(acc, sub, unknown=True)
+    kind = _analyze_argv(inner, state, sub, depth=depth + 1, piped=piped)
+    # The real operands arrive on stdin: whatever the static part says, more targets exist.
+    _merge(acc, sub, unknown=bool(sub.reasons or sub.targets))
+    return kind
 
 
 def _merge(acc: _Acc, sub: _Acc, *, unknown: bool = False) -> None:
@@ -1195,6 +1587,10 @@ def _merge(acc: _Acc, sub: _Acc, *, unknown: bool = False) -> None:
     for target in sub.targets:
         acc.targets.setdefault(target, None)
     acc.unknown = acc.unknown or sub.unknown or unknown
+    acc.cannot.update(sub.cannot)
+    acc.ledger.update(sub.ledger)
+    acc.words.extend(sub.words)
+    acc.reach.extend(sub.reach)
 
 
 # Wrappers: (short options that take a value, long options that take a value).
@@ -1221,18 +1617,18 @@ _WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 
-def _wrapper(cmd: _Cmd) -> None:
+def _wrapper(cmd: _Cmd) -> Kind | None:
     name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
     depth, piped = cmd.depth, cmd.piped
     short, long_ = _WRAPPERS[name]
     if name == "command" and args and args[0].text in ("-v", "-V"):
-        return  # command -v: a lookup, runs nothing
+        return None  # command -v: a lookup, runs nothing
     if name == "nice" and args and re.fullmatch(r"-[0-9]+", args[0].text):
         args = args[1:]  # old-style "nice -10 cmd"
     if name == "sudo" and any(w.text in ("-e", "--edit") for w in args):
         opts = _parse_opts(args, short, long_)
         acc.flag("sudoedit edits files", state, opts.operands)
-        return
+        return None
     opts = _parse_opts(args, short, long_, stop_at_operand=True)
     inner = opts.operands
     if name == "time":
@@ -1246,22 +1642,25 @@ def _wrapper(cmd: _Cmd) -> None:
     if name == "chroot":
         inner = inner[1:]  # the new root
     if inner:
-        _analyze_argv(inner, state, acc, depth=depth, piped=piped)
+        return _analyze_argv(inner, state, acc, depth=depth + 1, piped=piped)
+    return None
 
 
-def _timeout(cmd: _Cmd) -> None:
+def _timeout(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
     opts = _parse_opts(args, "sk", ("--signal", "--kill-after"), stop_at_operand=True)
     inner = opts.operands[1:]  # the duration comes first
     if inner:
-        _analyze_argv(inner, state, acc, depth=depth, piped=piped)
+        return _analyze_argv(inner, state, acc, depth=depth + 1, piped=piped)
+    return None
 
 
-def _env(cmd: _Cmd) -> None:
+def _env(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
     opts = _parse_opts(args, "uCS", ("--unset", "--chdir", "--split-string"), stop_at_operand=True)
     inner = list(opts.operands)
     while inner and _ASSIGNMENT.match(inner[0].text):
+        _assignment(inner[0], acc)
         inner = inner[1:]
     inner_state = state
     chdir = _values(opts, "-C", "--chdir")
@@ -1274,10 +1673,12 @@ def _env(cmd: _Cmd) -> None:
         text = " ".join([split[-1].text, *(_requote(w) for w in inner)])
         if split[-1].dynamic:
             acc.flag("env -S runs a command built at run time", state, unknown=True)
+            acc.unanalysable("env -S of a run-time value")
         _analyze_text(text, inner_state.copy(), acc, depth=depth + 1)
-        return
+        return None
     if inner:
-        _analyze_argv(inner, inner_state, acc, depth=depth, piped=piped)
+        return _analyze_argv(inner, inner_state, acc, depth=depth + 1, piped=piped)
+    return None
 
 
 def _requote(word: _Word) -> str:
@@ -1287,10 +1688,10 @@ def _requote(word: _Word) -> str:
     return "'" + word.text.replace("'", "'\\''") + "'"
 
 
-def _shell(cmd: _Cmd) -> None:
+def _shell(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth = cmd.args, cmd.state, cmd.acc, cmd.depth
     if any(w.text in ("--version", "--help") for w in args):
-        return
+        return None
     has_c = False
     i = 0
     while i < len(args):
@@ -1311,14 +1712,18 @@ def _shell(cmd: _Cmd) -> None:
     rest = args[i:]
     if has_c:
         if not rest:
-            return
+            return None
         script = rest[0]
         if script.dynamic:
             acc.flag("shell -c runs a command built at run time", state, unknown=True)
+            acc.unanalysable("shell -c of a run-time value")
         _analyze_text(script.text, state.copy(), acc, depth=depth + 1)
-    elif not rest:
+        return None
+    if not rest or rest[0].dynamic or rest[0].text in ("/dev/stdin", "-"):
         acc.flag("shell reads commands from its input", state, unknown=True)
-    # else: "bash script.sh" runs a file we do not read.
+        acc.unanalysable("shell reads commands from its input")
+        return "unknown"
+    return "run"  # "bash script.sh" runs a file we do not read
 
 
 def _su(cmd: _Cmd) -> None:
@@ -1327,6 +1732,7 @@ def _su(cmd: _Cmd) -> None:
     for script in _values(opts, "-c", "--command"):
         if script.dynamic:
             acc.flag("su -c runs a command built at run time", state, unknown=True)
+            acc.unanalysable("su -c of a run-time value")
         _analyze_text(script.text, state.copy(), acc, depth=depth + 1)
 
 
@@ -1334,6 +1740,7 @@ def _eval(cmd: _Cmd) -> None:
     name, args, state, acc, depth = cmd.name, cmd.args, cmd.state, cmd.acc, cmd.depth
     if any(w.dynamic for w in args):
         acc.flag(f"{name} runs a command built at run time", state, unknown=True)
+        acc.unanalysable(f"{name} of a run-time value")
     if name == "watch":
         opts = _parse_opts(args, "ndq", ("--interval", "--differences", "--equexit"),
                            stop_at_operand=True)
@@ -1342,7 +1749,7 @@ def _eval(cmd: _Cmd) -> None:
     _analyze_text(" ".join(w.text for w in args), state.copy(), acc, depth=depth + 1)
 
 
-def _flock(cmd: _Cmd) -> None:
+def _flock(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
     opts = _parse_opts(args, "wEc", ("--timeout", "--conflict-exit-code", "--command"),
                        stop_at_operand=True)
@@ -1354,9 +1761,11 @@ def _flock(cmd: _Cmd) -> None:
     for script in scripts:
         if script.dynamic:
             acc.flag("flock -c runs a command built at run time", state, unknown=True)
+            acc.unanalysable("flock -c of a run-time value")
         _analyze_text(script.text, state.copy(), acc, depth=depth + 1)
     if inner:
-        _analyze_argv(inner, state, acc, depth=depth, piped=piped)
+        return _analyze_argv(inner, state, acc, depth=depth + 1, piped=piped)
+    return None
 
 
 _KILL_SIGNALS = frozenset({"9", "KILL", "SIGKILL"})
@@ -1507,8 +1916,14 @@ def _git(cmd: _Cmd) -> None:
             if re.fullmatch(_GIT_EXEC_KEYS, key.lower()) or value.startswith("!"):
                 acc.flag("git -c sets a config value that runs a program", state, unknown=True)
             i += 2
-        elif text in ("--git-dir", "--work-tree", "--namespace", "--config-env",
-                      "--super-prefix"):  # fmt: skip
+        elif text.startswith("--work-tree") and (i + 1 < len(args) or "=" in text):
+            # Working-tree paths are relative to --work-tree, as they are to -C.
+            value = text.partition("=")[2] if "=" in text else args[i + 1].text
+            git_state = git_state.copy()
+            git_state.cd(_Word(value, dynamic=args[i].dynamic or ("=" not in text and
+                               args[i + 1].dynamic)))
+            i += 1 if "=" in text else 2
+        elif text in ("--git-dir", "--namespace", "--config-env", "--super-prefix"):
             i += 2
         elif text.startswith("-"):
             i += 1
@@ -1603,8 +2018,47 @@ def _git_rebase(args: list[_Word], state: _State, acc: _Acc) -> None:
 
 
 def _git_stash(args: list[_Word], state: _State, acc: _Acc) -> None:
-    if args and args[0].text in ("drop", "clear"):
-        acc.flag(f"git stash {args[0].text} deletes stashed changes", state)
+    sub = args[0].text if args and not args[0].text.startswith("-") else "push"
+    if sub in ("drop", "clear"):
+        acc.flag(f"git stash {sub} deletes stashed changes", state)
+    elif sub in ("pop", "apply", "branch"):
+        acc.flag(f"git stash {sub} rewrites files from a stash", state, unknown=True)
+    elif sub in ("push", "save"):
+        # Stashing reverts the working tree: the ledger's uncommitted records go with it.
+        rest = args[1:] if args and args[0].text == sub else args
+        opts = _parse_opts(rest, "m", ("--message", "--pathspec-from-file"))
+        paths = [] if sub == "save" else opts.operands
+        acc.flag("git stash reverts files in the working tree", state, paths or [_Word(".")],
+                 unknown=_has(opts, "--pathspec-from-file"))
+
+
+def _git_checkout_index(args: list[_Word], state: _State, acc: _Acc) -> None:
+    opts = _parse_opts(args, "", ("--prefix", "--stage"))
+    paths = [_Word(".")] if _has(opts, "-a", "--all") else opts.operands
+    prefix = _values(opts, "--prefix")
+    acc.flag("git checkout-index overwrites files in the working tree", state,
+             [*paths, *prefix], unknown=_has(opts, "--stdin") or bool(prefix))
+
+
+def _git_read_tree(args: list[_Word], state: _State, acc: _Acc) -> None:
+    if any(w.text in ("-u", "--reset") for w in args):
+        acc.flag("git read-tree -u overwrites files in the working tree", state, [_Word(".")])
+
+
+def _git_output(args: list[_Word], state: _State, acc: _Acc) -> None:
+    """diff/log/show/format-patch/archive/bundle: options that write a file."""
+    opts = _parse_opts(args, "o", ("--output", "--output-directory"))
+    outputs = _not_device(_values(opts, "-o", "--output", "--output-directory"))
+    if outputs:
+        acc.flag("git writes an output file", state, outputs)
+
+
+def _git_create(args: list[_Word], state: _State, acc: _Acc) -> None:
+    """init/clone/worktree add: create a directory (checked like any write)."""
+    opts = _parse_opts(args, "bocj", ("--branch", "--origin", "--config", "--depth",
+                                      "--reference", "--separate-git-dir", "--template"))
+    operands = [w for w in opts.operands if w.text != "add"]
+    acc.create(state, operands[-1:] if operands else [])
 
 
 def _git_filter(args: list[_Word], state: _State, acc: _Acc) -> None:
@@ -1663,9 +2117,356 @@ _GIT_SUBCOMMANDS = {
     "apply": _git_apply,
     "reflog": _git_reflog,
     "update-ref": _git_update_ref,
+    "checkout-index": _git_checkout_index,
+    "read-tree": _git_read_tree,
+    "diff": _git_output,
+    "log": _git_output,
+    "show": _git_output,
+    "format-patch": _git_output,
+    "archive": _git_output,
+    "init": _git_create,
+    "clone": _git_create,
+    "worktree": _git_create,
 }
 
-_Handler = Callable[[_Cmd], None]
+# --- writers the first version did not model (issue 8, "Escapes that must be closed") --------
+
+
+def _sort(cmd: _Cmd) -> Kind | None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "kotSTni", ("--key", "--output", "--field-separator",
+                                         "--buffer-size", "--temporary-directory",
+                                         "--files0-from", "--batch-size", "--compress-program",
+                                         "--parallel", "--random-source", "--input-range",
+                                         "--head-count"))  # fmt: skip
+    if _has(opts, "--compress-program"):
+        acc.unanalysable(f"{name} --compress-program runs a program")
+        return "unknown"
+    outputs = _not_device(_values(opts, "-o", "--output"))
+    if outputs:
+        acc.flag(f"{name} -o writes its output file", state, outputs)
+    acc.create(state, _values(opts, "-T", "--temporary-directory") if name == "sort" else [])
+    return None
+
+
+def _second_operand_output(cmd: _Cmd) -> None:
+    """``uniq IN OUT``, ``xxd IN OUT``: the second operand is written."""
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "fswcglson" if name == "xxd" else "fsw",
+                       ("--skip-fields", "--skip-chars", "--check-chars"))
+    outputs = _not_device(opts.operands[1:2])
+    if outputs:
+        acc.flag(f"{name} writes its output file", state, outputs)
+
+
+def _tree(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "LPIoHT", ("--charset", "--filelimit", "--timefmt", "--sort"))
+    outputs = _not_device(_values(opts, "-o"))
+    if outputs:
+        acc.flag("tree -o writes its output file", state, outputs)
+
+
+def _split(cmd: _Cmd) -> Kind | None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "csplit":
+        opts = _parse_opts(args, "fbn", ("--prefix", "--suffix-format", "--digits"))
+        prefixes = _values(opts, "-f", "--prefix") or [_Word("xx")]
+    else:
+        opts = _parse_opts(args, "abClnt", ("--suffix-length", "--bytes", "--line-bytes",
+                                            "--lines", "--number", "--separator",
+                                            "--additional-suffix", "--filter"))  # fmt: skip
+        if _has(opts, "--filter"):
+            acc.unanalysable("split --filter runs a command")
+            return "unknown"
+        prefixes = opts.operands[1:2] or [_Word("x")]
+    acc.flag(f"{name} writes files named after a prefix", state,
+             [_Word(p.text + "*", dynamic=p.dynamic) for p in prefixes])
+    return None
+
+
+_COMPRESSORS: Final = frozenset({
+    "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd",
+    "zstdmt", "lz4", "unlz4", "lzip", "compress", "uncompress", "pigz", "unpigz", "pbzip2",
+    "lbzip2", "brotli", "lzop",
+})  # fmt: skip
+
+
+def _compress(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "oSbqT", ("--suffix", "--output", "--threads", "--memlimit"))
+    if _has(opts, "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"):
+        return
+    outputs = _not_device(_values(opts, "-o", "--output"))
+    operands = [w for w in opts.operands if w.text != "-"]
+    if outputs:
+        acc.flag(f"{name} writes its output file", state, outputs)
+    elif operands:
+        # gzip FILE replaces FILE with FILE.gz: both names change.
+        acc.flag(f"{name} replaces files with (de)compressed copies", state, operands)
+
+
+def _archive(cmd: _Cmd) -> Kind | None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "zip":
+        opts = _parse_opts(args, "bnxiPZOstT", ("--temp-path", "--suffixes", "--exclude",
+                                                "--include", "--password", "--output-file",
+                                                "--unzip-command"))  # fmt: skip
+        if _has(opts, "-TT", "--unzip-command") or any(w.text.startswith("-TT") for w in args):
+            acc.unanalysable("zip -TT runs a command")
+            return "unknown"
+        archive = _values(opts, "-O", "--output-file") or opts.operands[:1]
+        moved = opts.operands[1:] if _has(opts, "-m", "--move") else []
+        acc.flag("zip writes an archive" + (" and deletes the files it adds" if moved else ""),
+                 state, [*_not_device(archive), *moved])
+        return None
+    letters = args[0].text.lstrip("-") if args else ""
+    rest = args[1:]
+    if name == "ar":
+        if "x" in letters:
+            acc.flag("ar x extracts files (may overwrite)", state, [_Word(".")])
+        elif (letters and letters[0] in "rqdmsu") or any(c in letters for c in "rqdm"):
+            acc.flag("ar writes an archive", state, rest[:1])
+        return None
+    if name == "cpio":
+        opts = _parse_opts(args, "FIOEHRDC", ("--file", "--directory"))
+        if _has(opts, "-i", "--extract"):
+            acc.flag("cpio -i extracts files (may overwrite)", state, [_Word(".")], unknown=True)
+        elif _has(opts, "-p", "--pass-through"):
+            acc.flag("cpio -p copies files into a directory", state, opts.operands[:1])
+        elif _has(opts, "-o", "--create"):
+            acc.flag("cpio -o writes an archive", state, _not_device(_values(opts, "-F", "-O",
+                                                                               "--file")))
+        return None
+    # 7z: a/u/d rewrite the archive, x/e extract (into -o<dir> or the current directory).
+    opts = _parse_opts(rest)
+    if letters in ("a", "u", "d", "rn"):
+        acc.flag(f"{name} {letters} writes an archive", state, opts.operands[:1])
+    elif letters in ("x", "e"):
+        outputs = [_Word(f.text[2:], dynamic=f.dynamic) for f in rest if f.text.startswith("-o")]
+        acc.flag(f"{name} {letters} extracts files (may overwrite)", state,
+                 outputs or [_Word(".")])
+    return None
+
+
+def _search(cmd: _Cmd) -> Kind | None:
+    """rg --pre runs a preprocessor on every file; fd -x runs a command on every match."""
+    name, args, acc = cmd.name, cmd.args, cmd.acc
+    if name == "rg":
+        if any(w.text == "--pre" or w.text.startswith("--pre=") for w in args):
+            acc.unanalysable("rg --pre runs a command")
+            return "unknown"
+        return "read"
+    if any(w.text in ("-x", "-X", "--exec", "--exec-batch") or w.text.startswith("--exec")
+           for w in args):
+        acc.unanalysable(f"{name} -x runs a command on every match")
+        return "unknown"
+    return "read"
+
+
+def _pager(cmd: _Cmd) -> None:
+    """less -o FILE copies its input to FILE; otherwise a pager only reads."""
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "oObhjkpPtTxyz#", ("--log-file", "--LOG-FILE", "--tag",
+                                                "--pattern", "--prompt"))
+    outputs = _not_device(_values(opts, "-o", "-O", "--log-file", "--LOG-FILE"))
+    if outputs:
+        acc.flag(f"{cmd.name} -o writes its input to a file", state, outputs)
+
+
+def _touch(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    if name == "touch":
+        opts = _parse_opts(args, "drt", ("--date", "--reference", "--time"))
+    else:  # mkdir
+        opts = _parse_opts(args, "mZ", ("--mode", "--context"))
+    # Creating a file or directory overwrites nothing: not destructive, but the paths are
+    # checked like any write (touch .orchestration/keys/x.json breaks verify).
+    acc.create(state, opts.operands)
+
+
+def _mkfifo(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "mZ", ("--mode", "--context"))
+    made = opts.operands if name == "mkfifo" else opts.operands[:1]
+    acc.flag(f"{name} creates special files (a FIFO blocks whoever opens it)", state, made)
+
+
+def _link(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    # A hard link shares the inode: writing either name writes both, so both ends count.
+    acc.flag("link creates a hard link (both names count)", state, _parse_opts(args).operands)
+
+
+_EDITORS: Final = frozenset({
+    "vi", "vim", "nvim", "view", "vimdiff", "ex", "ed", "red", "emacs", "emacsclient", "nano",
+    "pico", "micro", "joe", "kak", "hx", "helix", "mg", "jed", "ne", "vis", "gvim", "evim",
+})  # fmt: skip
+
+
+def _editor(cmd: _Cmd) -> None:
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "cSsuiTWwrtqdoOp", ("--cmd", "--eval", "--load", "--file",
+                                                 "--funcall", "--script"))  # fmt: skip
+    files = [w for w in opts.operands if not w.text.startswith("+")]
+    # ex/vim -es and ed read commands (:w other) from arguments or stdin: any file may change.
+    acc.flag(f"{name} edits files (and can be scripted to write others)", state, files,
+             unknown=True)
+
+
+def _yq(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "opIeMnsf", ("--output-format", "--input-format", "--indent",
+                                          "--front-matter", "--expression", "--split-exp"))
+    if _has(opts, "-i", "--inplace"):
+        files = opts.operands[1:] if len(opts.operands) > 1 else opts.operands
+        acc.flag("yq -i edits files in place", state, files)
+    if _has(opts, "-s", "--split-exp"):
+        acc.flag("yq -s writes files named by an expression", state, unknown=True)
+
+
+def _history(cmd: _Cmd) -> None:
+    args, state, acc = cmd.args, cmd.state, cmd.acc
+    opts = _parse_opts(args, "d")
+    if _has(opts, "-w", "-a") and opts.operands:
+        acc.flag("history -w writes a file", state, opts.operands)
+    if _has(opts, "-s"):
+        acc.unanalysable("history -s adds commands that fc can run")
+
+
+def _source(cmd: _Cmd) -> Kind:
+    args, acc = cmd.args, cmd.acc
+    if not args or args[0].dynamic or args[0].text in ("/dev/stdin", "-") or _is_device(
+            args[0].text) or args[0].substitutions:
+        acc.unanalysable("source of a run-time value")
+        return "unknown"
+    return "run"  # `. .venv/bin/activate`: a script we do not read
+
+
+_DECLARERS: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
+_SAFE_SHOPT: Final = frozenset({"extglob", "globstar", "nullglob", "failglob", "pipefail",
+                                "inherit_errexit", "lastpipe", "checkwinsize", "histappend"})
+
+
+def _builtin_names(cmd: _Cmd) -> Kind | None:
+    """Builtins that set variables by name: code hides in subscripts and attributes."""
+    name, args, acc = cmd.name, cmd.args, cmd.acc
+    texts = [w.text for w in args]
+    if any(re.search(_SUBSCRIPT_CODE, t.split("=", 1)[0]) for t in texts):
+        acc.unanalysable("arithmetic with expansions")
+        return "unknown"
+    if name in _DECLARERS:
+        for text in texts:
+            if text.startswith(("-", "+")) and ("i" in text or "n" in text):
+                # declare -i evaluates assignments as arithmetic; -n makes a nameref.
+                acc.unanalysable(f"{name} {text}")
+                return "unknown"
+        for word in args:
+            if _ASSIGNMENT.match(word.text):
+                _assignment(word, acc)
+            elif not word.text.startswith(("-", "+")) and word.text in _SPECIAL_VARIABLES:
+                acc.unanalysable(f"{name} {word.text}")
+        return None
+    if name in ("mapfile", "readarray") and any(t.startswith("-") and "C" in t for t in texts):
+        acc.unanalysable("mapfile -C runs a callback")
+        return "unknown"
+    if name == "let" and any(_ARITH_READS.search(t.split("=", 1)[-1]) for t in texts):
+        acc.unanalysable("arithmetic with expansions")
+        return "unknown"
+    if name == "shopt" and "-s" in texts:
+        unsafe = [t for t in texts if not t.startswith("-") and t not in _SAFE_SHOPT]
+        if unsafe or any(w.dynamic for w in args):
+            acc.unanalysable(f"shopt -s {' '.join(unsafe) or '(run-time value)'}")
+            return "unknown"
+    if name == "hash" and any(t.startswith("-") and "p" in t for t in texts):
+        acc.unanalysable("hash -p maps a command name to another program")
+        return "unknown"
+    if name in ("test", "[") and "-v" in texts:
+        acc.unanalysable("test -v")
+        return "unknown"
+    return None
+
+
+# --- what every other program is ----------------------------------------------------------------
+
+# Programs that only read files named on their command line (they write stdout). Any program
+# with an option that writes a file has a handler above instead (sort -o, tree -o, uniq OUT).
+_READERS: Final = frozenset({
+    "ls", "ll", "la", "dir", "vdir", "cat", "tac", "head", "tail", "wc", "nl", "od", "hexdump",
+    "strings", "file", "stat", "du", "df", "pwd", "echo", "true", "false", ":", "which", "type",
+    "whereis", "basename", "dirname", "realpath", "readlink", "grep", "egrep", "fgrep", "zgrep",
+    "zcat", "bzcat", "xzcat", "zstdcat", "diff", "cmp", "comm", "cut", "paste", "join", "tr",
+    "fold", "fmt", "column", "expand", "unexpand", "rev", "seq", "date", "cal", "uname",
+    "hostname", "whoami", "id", "groups", "printenv", "locale", "nproc", "uptime", "free", "ps",
+    "pgrep", "pidof", "lsof", "jq", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+    "sha512sum", "b2sum", "cksum", "sum", "base64", "base32", "basenc", "numfmt", "tput",
+    "clear", "sleep", "help", "set", "exit", "return", "break", "continue", "shift", "jobs",
+    "fg", "bg", "disown", "umask", "ulimit", "times", "dirs", "caller", "unalias", "logout",
+    "expr", "bc", "dc", "factor", "tty", "who", "w", "last", "getent", "env_parallel_probe",
+    "lsblk", "findmnt", "ip", "ss", "netstat", "ping", "dig", "host", "nslookup", "ldd",
+    "nm", "objdump", "readelf", "size", "iconv", "look", "tsort", "ptx", "pr",
+    "ag", "ack", "delta", "bat", "batcat", "tokei", "cloc", "scc",
+    "sloccount", "wdiff", "colordiff", "diffstat", "cowsay", "yes", "arch", "lscpu", "vmstat",
+    "iostat", "mpstat", "sar", "sensors", "locate", "mlocate", "whatis", "apropos",
+})  # fmt: skip
+
+# Test runners, builds, interpreters, package managers, project tools: what they write is not
+# on the command line (nothing static can say), so they are quiet -- everyday work -- and the
+# client's sandbox is what bounds them (README "Trust model"). Their words still reach: any
+# protected path they are handed is refused.
+_RUNNERS: Final = frozenset({
+    "python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "ruby",
+    "php", "java", "javac", "kotlin", "kotlinc", "scala", "go", "gofmt", "cargo", "rustc",
+    "rustup", "rustfmt", "make", "gmake", "cmake", "ctest", "ninja", "meson", "bazel",
+    "bazelisk", "buck", "buck2", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "dotnet",
+    "msbuild", "swift", "swiftc", "xcodebuild", "xcrun", "clang", "clang++", "gcc", "g++", "cc",
+    "c++", "ld", "as", "npm", "npx", "pnpm", "pnpx", "yarn", "corepack", "pip", "pip3", "pipx",
+    "uv", "uvx", "poetry", "pdm", "hatch", "rye", "conda", "mamba", "micromamba", "pytest",
+    "py.test", "tox", "nox", "coverage", "mypy", "pyright", "ruff", "black", "isort", "flake8",
+    "pylint", "bandit", "pre-commit", "jest", "vitest", "mocha", "ava", "tap", "playwright",
+    "cypress", "tsc", "tsx", "ts-node", "esbuild", "vite", "webpack", "rollup", "parcel", "next",
+    "nuxt", "eslint", "prettier", "stylelint", "biome", "rubocop", "rake", "bundle", "bundler",
+    "rails", "rspec", "gem", "composer", "phpunit", "artisan", "mix", "elixir", "iex", "erl",
+    "rebar3", "ghc", "ghci", "cabal", "stack", "dune", "opam", "zig", "nim", "crystal", "dart",
+    "flutter", "R", "Rscript", "julia", "lua", "luajit", "terraform", "tofu", "pulumi",
+    "docker", "docker-compose", "podman", "kubectl", "helm", "kind", "minikube", "gh", "glab",
+    "aws", "gcloud", "az", "heroku", "vercel", "netlify", "firebase", "wrangler", "sqlite3",
+    "psql", "mysql", "redis-cli", "mongosh", "just", "task", "direnv", "asdf", "mise", "jupyter",
+    "ipython", "sphinx-build", "mkdocs", "hugo", "jekyll", "bats", "shellcheck", "shfmt",
+    "hadolint", "golangci-lint", "staticcheck", "valgrind", "gdb", "lldb", "strace", "ltrace",
+    "perf", "hyperfine", "ab", "wrk", "k6", "locust", "ssh", "http", "https", "xh", "pnpm-dlx",
+    "nodemon", "pm2", "turbo", "nx", "lerna", "changeset", "semantic-release", "storybook",
+    "sass", "tailwindcss", "postcss", "babel", "swc", "terser", "uglifyjs", "clang-format",
+    "clang-tidy", "cppcheck", "autopep8", "yapf", "pydocstyle", "vulture", "radon", "pip-audit",
+    "safety", "twine", "maturin", "flit", "setup.py", "manage.py", "alembic", "django-admin",
+    "flask", "uvicorn", "gunicorn", "hypercorn", "celery", "streamlit", "gradio", "dvc",
+    "ansible", "ansible-playbook", "vagrant", "packer", "pkg-config",
+    "autoreconf", "autoconf", "automake", "libtool", "configure", "doxygen",
+    "pandoc", "latexmk", "pdflatex", "xelatex", "lualatex", "typst", "openssl", "gpg",
+})  # fmt: skip
+# python3.12, pip3.11, node18, gcc-13, clang++-17, ruby3.2, php8.2 ...
+_VERSIONED_RUNNER: Final = re.compile(
+    r"(python|pip|pypy|ruby|php|node|gcc|g\+\+|clang|clang\+\+|perl|lua|java|go)[0-9][0-9.\-]*"
+)
+
+# Builtins no static reading can follow: they run code later, elsewhere, or under other names.
+_UNANALYSABLE: Final = {
+    "trap": "trap runs code on a signal",
+    "alias": "alias",
+    "fc": "fc re-runs commands from history",
+    "enable": "enable loads builtins",
+    "bind": "bind -x runs code on a key",
+    "complete": "complete -C runs a command",
+    "compgen": "compgen runs functions and commands",
+    "coproc": "coproc",
+    "script": "script runs a shell",
+    "expect": "expect runs a script",
+    "parallel": "parallel runs commands built at run time",
+    "vipe": "vipe runs an editor",
+}
+
+
+_Handler = Callable[[_Cmd], "Kind | None"]
 
 _HANDLERS: dict[str, _Handler] = {
     "rm": _rm,
@@ -1711,6 +2512,39 @@ _HANDLERS: dict[str, _Handler] = {
     "unzip": _tar,
     "patch": _patch,
     "git": _git,
+    "sort": _sort,
+    "shuf": _sort,
+    "uniq": _second_operand_output,
+    "xxd": _second_operand_output,
+    "tree": _tree,
+    "split": _split,
+    "csplit": _split,
+    "zip": _archive,
+    "7z": _archive,
+    "7za": _archive,
+    "7zr": _archive,
+    "ar": _archive,
+    "cpio": _archive,
+    "touch": _touch,
+    "less": _pager,
+    "more": _pager,
+    "man": _pager,
+    "rg": _search,
+    "fd": _search,
+    "fdfind": _search,
+    "mkdir": _touch,
+    "mkfifo": _mkfifo,
+    "mknod": _mkfifo,
+    "link": _link,
+    "yq": _yq,
+    "history": _history,
+    "source": _source,
+    ".": _source,
+    **dict.fromkeys(_COMPRESSORS, _compress),
+    **dict.fromkeys(_EDITORS, _editor),
+    **dict.fromkeys(("declare", "typeset", "local", "export", "readonly", "read", "mapfile",
+                     "readarray", "unset", "let", "printf", "getopts", "wait", "shopt", "hash",
+                     "test", "["), _builtin_names),
     **dict.fromkeys(_WRAPPERS, _wrapper),
     **dict.fromkeys(_SHELLS, _shell),
 }
@@ -1726,8 +2560,10 @@ _INTENT_ID = r"[A-Za-z0-9][A-Za-z0-9_.:-]*"
 def parse_intent_command(command: str) -> IntentCommand | None:
     """Recognise an agent's ``ledger intent`` command.
 
-    Accepted forms, as the whole command, optionally preceded by ``cd DIR &&``; ``ledger`` may
-    be given by path (``.venv/bin/ledger``)::
+    Accepted forms, as the whole command, optionally preceded by ``cd DIR &&``. ``ledger`` is
+    the program found on ``PATH``, however it is quoted (``led''ger``, ``\\ledger``, ``command
+    ledger``); a path (``./ledger``, ``/tmp/x/ledger``) is another program, so it is not
+    recognised here and its writing subcommands are refused like any other ledger run::
 
         ledger intent select INT-001
         ledger intent clear
@@ -1761,9 +2597,12 @@ def parse_intent_command(command: str) -> IntentCommand | None:
         ):
             return None
     words = [t for t in tokens if isinstance(t, _Word)]
+    if words and words[0].text == "command":
+        words = words[1:]  # `command ledger`: the program on PATH, never a function
+        tokens = tokens[1:]
     if len(words) != len(tokens) or len(words) < 3:
         return None
-    if posixpath.basename(words[0].text) != "ledger" or words[1].text != "intent":
+    if words[0].text != "ledger" or words[1].text != "intent":
         return None
     action = words[2].text
     rest = [w.text for w in words[3:]]

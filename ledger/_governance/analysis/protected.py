@@ -1,0 +1,282 @@
+"""The paths no agent tool may write: the ledger, its signing keys, and the clients' hook configs.
+
+An agent that edits any of these can rewrite its own evidence or switch its own hooks off
+(issue 8, "Protected paths"):
+
+* ``.orchestration/`` in the workspace: the ledger, pinned keys, intents, hook config;
+* the private-key directory, ``$LEDGER_HOME/keys`` (default ``~/.config/ledger/keys``, see
+  :func:`ledger._evidence.keys.key_home`); reading it is refused too, since whoever holds the key
+  can sign records;
+* every client's hook and settings files, in the workspace and in the home directory:
+  ``.claude/settings*.json``, ``.cursor/hooks.json``, ``.gemini/settings.json``, ``.codex/``,
+  ``.clinerules/hooks/``.
+
+Three questions are answered here, all without opening any file for reading:
+
+* :meth:`ProtectedAreas.area_of`: does this real absolute path lie in (or contain) a protected
+  area? Names are compared case-folded: on case-insensitive filesystems ``.Orchestration`` *is*
+  the ledger directory.
+* :meth:`ProtectedAreas.alias_of`: is this existing file a hard link to a protected file (same
+  device and inode)? Only files with a link count above one are looked at, so the common case
+  costs one ``lstat``.
+* :func:`named_in`: does a shell word, read as the pattern bash would expand (globs, and run-time
+  expansions standing for any text), name a protected path? This is textual, so it also catches
+  ``.orch*``, ``.orchestr[a]tion`` and ``${D}estration`` without touching the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+from fnmatch import fnmatchcase
+from typing import Final
+
+__all__ = ["ProtectedAreas", "expand_glob", "has_glob", "named_in"]
+
+ORCHESTRATION: Final = ".orchestration"
+KEY_AREA: Final = "the ledger's signing keys"
+KEY_PARENT: Final = "a directory holding the ledger's signing keys"
+
+# (components as fnmatch patterns, area name, whether anything below the match is covered).
+# Relative to the workspace root and to the home directory alike.
+_CONFIG_AREAS: Final = (
+    ((ORCHESTRATION,), ".orchestration/", True),
+    ((".claude", "settings*.json"), "Claude Code's settings", False),
+    ((".cursor", "hooks.json"), "Cursor's hooks", False),
+    ((".gemini", "settings.json"), "Gemini CLI's settings", False),
+    ((".codex",), "Codex's configuration", True),
+    ((".clinerules", "hooks"), "Cline's hooks", True),
+)
+_GLOB_CHARS: Final = frozenset("*?[")
+_WALK_LIMIT: Final = 2000  # files looked at when searching protected areas for a hard link
+# A run-time expansion in a shell word ($X, ${X...}, $(...), `...`), as the scanner keeps it.
+_EXPANSION: Final = (r"\$\(\(.*?\)\)|\$\{.*?\}|\$\(.*?\)|`.*?`|\$[A-Za-z_][A-Za-z0-9_]*"
+                     r"|\$[0-9@*#?$!-]|[<>]\(.*?\)")
+_KEY_VARIABLES: Final = ("ledger_home", "ledger_signing_key")
+
+
+def has_glob(text: str) -> bool:
+    """Whether ``text`` contains a glob character bash would expand."""
+    return any(c in _GLOB_CHARS for c in text)
+
+
+def _casefold_parts(path: str) -> list[str]:
+    return [p for p in path.casefold().split("/") if p not in ("", ".")]
+
+
+class ProtectedAreas:
+    """The protected areas of one workspace, for one user.
+
+    Args:
+        root: the workspace root (made real).
+        key_dir: the private-key directory (``$LEDGER_HOME/keys``).
+        home: the user's home directory.
+    """
+
+    __slots__ = ("_bases", "_key_parts", "_protected_inodes", "home", "key_dir", "root")
+
+    def __init__(self, root: str, key_dir: str, home: str) -> None:
+        self.root = os.path.realpath(root)
+        self.key_dir = os.path.realpath(key_dir)
+        self.home = os.path.realpath(home)
+        self._bases = tuple({self.root, self.home})
+        self._key_parts = _casefold_parts(self.key_dir)
+        self._protected_inodes: frozenset[tuple[int, int]] | None = None
+
+    @classmethod
+    def for_workspace(cls, root: str, environ: Mapping[str, str] | None = None) -> ProtectedAreas:
+        """The areas of workspace ``root``; the key directory follows ``$LEDGER_HOME``."""
+        from ledger._evidence.keys import key_home  # noqa: PLC0415 -- loaded by the hook anyway
+
+        env = os.environ if environ is None else environ
+        home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111
+        return cls(root, str(key_home(env) / "keys"), home)
+
+    def area_of(self, absolute: str) -> str | None:
+        """The protected area ``absolute`` lies in or contains (deleting a parent deletes it).
+
+        ``absolute`` should be real (symlinks resolved), as :func:`normalize_path` returns it.
+        """
+        parts = _casefold_parts(absolute)
+        key = self._key_parts
+        if parts[: len(key)] == key or (parts and key[: len(parts)] == parts):
+            return KEY_AREA
+        for base in self._bases:
+            base_parts = _casefold_parts(base)
+            if parts[: len(base_parts)] != base_parts:
+                continue
+            rest = parts[len(base_parts) :]
+            if not rest:
+                if base == self.root:
+                    return ORCHESTRATION + "/"  # the workspace root contains the ledger
+                continue
+            for patterns, name, below in _CONFIG_AREAS:
+                if _components_hit(rest, patterns, below=below):
+                    return name
+        return None
+
+    def alias_of(self, absolute: str) -> str | None:
+        """The protected area a hard link ``absolute`` shares its inode with, if any."""
+        try:
+            info = os.lstat(absolute)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+            return None
+        if self._protected_inodes is None:
+            self._protected_inodes = frozenset(self._inodes())
+        if (info.st_dev, info.st_ino) in self._protected_inodes:
+            return "a hard link to a protected file"
+        return None
+
+    def _inodes(self) -> Iterator[tuple[int, int]]:
+        roots = [os.path.join(self.root, ORCHESTRATION), self.key_dir]  # noqa: PTH118
+        for base in self._bases:
+            for directory in (".claude", ".cursor", ".gemini", ".codex", ".clinerules"):
+                roots.append(os.path.join(base, directory))  # noqa: PERF401, PTH118
+        seen = 0
+        for top in roots:
+            for directory, _, files in os.walk(top):
+                for name in files:
+                    seen += 1
+                    if seen > _WALK_LIMIT:
+                        return
+                    try:
+                        info = os.lstat(os.path.join(directory, name))  # noqa: PTH118
+                    except OSError:
+                        continue
+                    yield info.st_dev, info.st_ino
+
+    def named_in(self, word: str, base: str | None = None) -> str | None:
+        """The protected area a shell word could name (see :func:`named_in`)."""
+        return named_in(word, self, base)
+
+
+def _components_hit(parts: list[str], patterns: tuple[str, ...], *, below: bool) -> bool:
+    """Whether path components ``parts`` (below a base) are, contain or lie in an area."""
+    if len(parts) < len(patterns):
+        # A parent of the area: ".claude" contains ".claude/settings.json".
+        return all(fnmatchcase(p, q) for p, q in zip(parts, patterns, strict=False))
+    head = parts[: len(patterns)]
+    if not all(fnmatchcase(p, q) for p, q in zip(head, patterns, strict=True)):
+        return False
+    return below or len(parts) == len(patterns)
+
+
+def _word_pattern(word: str) -> str:
+    """``word`` as an fnmatch pattern: each run-time expansion stands for any text."""
+    return re.sub(_EXPANSION, "\x00", word)
+
+
+def _pattern_hits(pattern: str, name: str) -> bool:
+    """Whether one component pattern (globs, ``\\x00`` = any text) could be ``name``."""
+    if "\x00" not in pattern and not has_glob(pattern):
+        return pattern == name
+    if not pattern.replace("\x00", "").strip("*?"):
+        return False  # all wildcard ($X, *, ?*): no more a mention than any other word
+    glob = pattern.replace("[^", "[!")
+    if not glob.startswith((".", "\x00")) and name.startswith("."):
+        return False  # a glob matches a leading dot only literally [bash(1) Pattern Matching]
+    return fnmatchcase(name, glob.replace("\x00", "*"))
+
+
+def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str | None:
+    """The protected area a shell word names, read as a pattern, or None.
+
+    ``~``, ``$HOME`` and ``$LEDGER_HOME`` are replaced by their values; other run-time
+    expansions match any text, globs match as bash would (a leading dot only literally), and
+    names are case-folded. A component that is nothing but wildcards (``$X``, ``*``) names
+    nothing by itself: such words are unknown, not mentions.
+
+    Args:
+        word: the word after quote removal (expansions kept verbatim).
+        areas: the protected areas.
+        base: the directory a relative word is resolved against (real, absolute).
+    """
+    folded = word.casefold()
+    if any(v in folded for v in _KEY_VARIABLES):
+        return KEY_AREA
+    for text in _braces(folded):
+        found = _named(text, areas, base)
+        if found is not None:
+            return found
+    return None
+
+
+def _braces(text: str, limit: int = 64) -> list[str]:
+    """Brace expansion as bash does it before globbing (``.{orchestration,x}``), bounded."""
+    out: list[str] = []
+    pending = [text]
+    while pending and len(out) < limit:
+        item = pending.pop()
+        match = re.search(r"\{([^{}]*,[^{}]*)\}", item)
+        if match is None:
+            out.append(item)
+            continue
+        head, tail = item[: match.start()], item[match.end() :]
+        pending.extend(head + choice + tail for choice in match.group(1).split(","))
+    return out or [text]
+
+
+def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
+    home = areas.home.casefold()
+    text = re.sub(r"^~(?=/|$)|\$\{?home\}?(?=/|$|\W)", home.replace("\\", "\\\\"), text)
+    pattern = _word_pattern(text)
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    if not parts:
+        return None
+    # The key directory: any run of components that ends like it (".config/ledger/keys",
+    # "ledger/keys/x.pem"), or the absolute path (or a parent of it) written out.
+    key = areas._key_parts
+    tail = key[-2:]
+    for i in range(len(parts) - 1):
+        if all(_pattern_hits(p, k) for p, k in zip(parts[i : i + 2], tail, strict=True)):
+            return KEY_AREA
+    if pattern.startswith("/"):
+        absolute_parts = parts
+    elif base is not None:
+        absolute_parts = [*_casefold_parts(base), *parts]
+    else:
+        absolute_parts = []
+    if absolute_parts and _area_by_pattern(absolute_parts, key):
+        # Naming a parent (`rm -rf ~`) reaches the keys when written, but is not a read of them.
+        return KEY_AREA if len(absolute_parts) >= len(key) else KEY_PARENT
+    # Workspace and home configuration: matched at any depth, since cd and relative paths can
+    # put the word anywhere. A word that stops short of an area's file names its parent
+    # directory (".claude"), which holds it.
+    for i in range(len(parts)):
+        rest = parts[i:]
+        for patterns, name, _ in _CONFIG_AREAS:
+            width = min(len(rest), len(patterns))
+            if all(_pattern_hits(p, q) for p, q in zip(rest[:width], patterns[:width],
+                                                      strict=True)):
+                return name
+    return None
+
+
+def _area_by_pattern(parts: list[str], key: list[str]) -> bool:
+    """Whether absolute pattern components are the key directory, inside it, or a parent."""
+    width = min(len(parts), len(key))
+    if width < 2:
+        return False
+    return all(_pattern_hits(p, k) for p, k in zip(parts[:width], key[:width], strict=True))
+
+
+def expand_glob(pattern: str, base: str, limit: int = 512) -> list[str] | None:
+    """Expand a glob against the real tree as bash would, relative to ``base``.
+
+    Returns the matches (absolute), ``[]`` when nothing matches (bash then keeps the word
+    literally), or None when there are more than ``limit`` (the caller treats that as unknown).
+    """
+    import glob  # noqa: PLC0415 -- only commands with globs pay for it
+
+    target = pattern.replace("[^", "[!")
+    absolute = target if target.startswith("/") else os.path.join(base, target)  # noqa: PTH118
+    found: list[str] = []
+    for match in glob.iglob(absolute, include_hidden=False):  # noqa: PTH207
+        found.append(match)
+        if len(found) > limit:
+            return None
+    return found
