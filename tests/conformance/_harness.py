@@ -38,6 +38,9 @@ intents:
 """
 
 #: Where ``ledger install <client>`` writes (project scope), relative to the workspace.
+#: Every workspace made in this process, so the suite can collect their payloads after a test.
+CREATED: list[Workspace] = []
+
 SETTINGS: Final = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
                    "gemini": ".gemini/settings.json"}
 
@@ -157,6 +160,7 @@ def make_workspace(base: Path, client: str, *, scope: str = '"src/auth/**"',
                    hooks_yaml: str | None = None) -> Workspace:
     """``ledger init`` + intents + ``ledger install <client>``, with every hook call captured."""
     ws = Workspace(client, base)
+    CREATED.append(ws)
     for directory in (ws.root, ws.home, ws.captures, base / "tmp"):
         directory.mkdir(parents=True, exist_ok=True)
     ws.ledger("init")

@@ -7,12 +7,16 @@ failure: CI must never pass by silently skipping the real clients.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ._clients import CLIENTS, REQUIRED_ENV, ClientUnavailableError, ensure_client, version_of
+from ._harness import CREATED
+from ._payloads import SAVE_ENV, save_fixtures, unknown_fields
 
 
 def _binary(name: str) -> Path:
@@ -43,3 +47,34 @@ def codex_binary() -> Path:
 def gemini_binary() -> Path:
     """The real Gemini CLI at the pinned (or requested) version."""
     return _binary("gemini")
+
+
+@pytest.fixture(autouse=True)
+def _collect_payloads(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each scenario: report payload fields the adapter does not know, save the
+    normalized payloads when ``LEDGER_CONFORMANCE_SAVE=1``, and append what was seen to
+    ``$LEDGER_CONFORMANCE_REPORT`` (JSON lines, read by run_latest.py)."""
+    start = len(CREATED)
+    yield
+    made, CREATED[start:] = CREATED[start:], []
+    scenario = request.node.name.removeprefix("test_")
+    unknown: list[str] = []
+    for index, ws in enumerate(made):
+        version = version_of(CLIENTS[ws.client])
+        calls = ws.hook_calls()
+        if os.environ.get(SAVE_ENV) == "1":
+            save_fixtures(ws, scenario if len(made) == 1 else f"{scenario}-{index}", version)
+        for call in calls:
+            fields = unknown_fields(ws.client, call.event, call.payload)
+            if fields:
+                unknown.append(f"{ws.client} {version} {call.event}: {', '.join(sorted(fields))}")
+        report = os.environ.get("LEDGER_CONFORMANCE_REPORT")
+        if report:
+            with Path(report).open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"test": request.node.nodeid, "client": ws.client,
+                                      "version": version, "unknown": unknown,
+                                      "events": sorted({c.event for c in calls})}) + "\n")
+    if unknown:
+        pytest.fail("payload fields the adapter does not read and unread_fields.json does not "
+                    "list (read them, or list them with the reason):\n" +
+                    "\n".join(sorted(set(unknown))), pytrace=False)

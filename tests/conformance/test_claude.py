@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ._checks import allowed, files_are, pre_answer, recorded, refused
-from ._claude import ClaudeRun, run_claude
+from ._claude import SELECT_ONLY, ClaudeRun, run_claude
 from ._harness import Workspace, make_workspace
 from ._server import Call, Say, anthropic_tool_use_id
 
@@ -57,8 +57,9 @@ def scenario_in_scope(binary: Path, base: Path) -> list[str]:
         Call("Read", {"file_path": str(token)}),
         Call("Edit", {"file_path": str(token), "old_string": "'none'", "new_string": "'HS256'"}),
         Call("Write", {"file_path": str(session), "content": "export const ttl = 900;\n"}),
+        Call("Bash", {"command": "cat src/auth/missing.ts", "description": "Show a file"}),
         Say("Pinned the algorithm."),
-    ])
+    ], allowed_tools=f"{SELECT_ONLY},Bash(cat:*)")
     problems = selected(ws, run, 0)
     problems += allowed(ws, run.denied(), tid(2),
                         files={SOURCE: SOURCE_TEXT.replace("'none'", "'HS256'")})
@@ -69,6 +70,11 @@ def scenario_in_scope(binary: Path, base: Path) -> list[str]:
     for step in (2, 3):
         if not edits.get(tid(step)):
             problems.append(f"hook.post of {tid(step)} records no edit")
+    # A command that fails reaches PostToolUseFailure, recorded with outcome "failure".
+    outcomes = [r["body"].get("outcome") for r in ws.records()
+                if r["kind"] == "hook.post" and r["body"]["tool_use_id"] == tid(4)]
+    if outcomes != ["failure"]:
+        problems.append(f"the failed cat was recorded with outcomes {outcomes}")
     return problems + recorded(ws, run.script.stray)
 
 
