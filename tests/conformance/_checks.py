@@ -19,11 +19,14 @@ PRE_EVENTS = frozenset({"PreToolUse", "BeforeTool"})
 HOOK_KINDS = frozenset({"hook.pre", "hook.post", "hook.event", "hook.error"})
 
 
-def pre_answer(ws: Workspace, tool_use_id: str) -> tuple[str | None, str]:
-    """ledger's decision and reason for the pre-tool hook call of ``tool_use_id``: ``allow``,
-    ``deny``, ``ask``, ``abstain`` (answered without a decision), or None (no such call)."""
-    for call in ws.hook_calls():
-        if call.event not in PRE_EVENTS or call.payload.get("tool_use_id") != tool_use_id:
+def pre_answer(ws: Workspace, tool_use_id: str | int) -> tuple[str | None, str]:
+    """ledger's decision and reason for the pre-tool hook call of ``tool_use_id`` (or the n-th
+    pre-tool call, for clients that send no id): ``allow``, ``deny``, ``ask``, ``abstain``
+    (answered without a decision), or None (no such call)."""
+    pre = [call for call in ws.hook_calls() if call.event in PRE_EVENTS]
+    for n, call in enumerate(pre):
+        if (n if isinstance(tool_use_id, int) else call.payload.get("tool_use_id")) != \
+                tool_use_id:
             continue
         if call.exit_code == 2:
             return "deny", call.stderr
@@ -49,7 +52,7 @@ def files_are(ws: Workspace, expected: Mapping[str, str | None]) -> list[str]:
     return problems
 
 
-def refused(ws: Workspace, denied_by_client: Iterable[str], tool_use_id: str, *,
+def refused(ws: Workspace, denied_by_client: Iterable[str | int], tool_use_id: str | int, *,
             decision: str, code: str, files: Mapping[str, str | None]) -> list[str]:
     """The call was answered ``decision`` naming ``code``, the client did not run it, and the
     files it would have changed are as they were."""
@@ -63,7 +66,7 @@ def refused(ws: Workspace, denied_by_client: Iterable[str], tool_use_id: str, *,
     return problems + files_are(ws, files)
 
 
-def allowed(ws: Workspace, denied_by_client: Iterable[str], tool_use_id: str, *,
+def allowed(ws: Workspace, denied_by_client: Iterable[str | int], tool_use_id: str | int, *,
             files: Mapping[str, str | None]) -> list[str]:
     """The call ran (not denied by ledger or the client) and left the files as expected."""
     problems = []

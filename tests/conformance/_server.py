@@ -159,8 +159,80 @@ def _anthropic(script: Script, path: str, body: dict[str, Any]) -> tuple[int, st
     return 200, "text/event-stream", b"".join(_anthropic_events(step, index or 0, model))
 
 
+# --- OpenAI Responses API, as Codex speaks it (findings §9) -------------------------------------
+
+
+def codex_call_id(index: int) -> str:
+    """Deterministic function-call ids."""
+    return f"call_conformance_{index:02d}"
+
+
+def _responses(script: Script, path: str, body: dict[str, Any]) -> tuple[int, str, bytes]:
+    if not path.rstrip("/").endswith("/responses"):
+        script.exchanges.append(Exchange(path, body, None))
+        return 200, "application/json", b"{}"
+    items = body.get("input") or []
+    index = sum(1 for item in items if isinstance(item, dict) and (
+        item.get("type") == "function_call" or
+        (item.get("type") == "message" and item.get("role") == "assistant")))
+    step = script.step(index) if body.get("tools") else Say("conformance")
+    script.exchanges.append(Exchange(path, body, index if body.get("tools") else None))
+    if isinstance(step, Call):
+        item: dict[str, Any] = {"type": "function_call", "id": f"fc_conformance_{index:02d}",
+                                "call_id": codex_call_id(index), "name": step.tool,
+                                "arguments": json.dumps(step.args), "status": "completed"}
+    else:
+        item = {"type": "message", "id": f"msg_conformance_{index:02d}", "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
+    response = {"id": f"resp_conformance_{index:02d}", "object": "response",
+                "status": "in_progress", "model": body.get("model"), "output": []}
+    done = {**response, "status": "completed", "output": [item],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+    events = [("response.created", {"type": "response.created", "response": response}),
+              ("response.output_item.added", {"type": "response.output_item.added",
+                                              "output_index": 0, "item": item}),
+              ("response.output_item.done", {"type": "response.output_item.done",
+                                             "output_index": 0, "item": item}),
+              ("response.completed", {"type": "response.completed", "response": done})]
+    return 200, "text/event-stream", b"".join(_sse(name, data) for name, data in events)
+
+
+# --- Gemini streamGenerateContent (findings §10) ------------------------------------------------
+
+
+def _gemini(script: Script, path: str, body: dict[str, Any]) -> tuple[int, str, bytes]:
+    if ":countTokens" in path:
+        return 200, "application/json", b'{"totalTokens": 10}'
+    if not body.get("tools"):
+        # Side requests (next-speaker checks and the like) want a short answer; JSON-mode ones
+        # get a JSON object that says the user speaks next.
+        config = body.get("generationConfig") or {}
+        text = ('{"next_speaker": "user", "reasoning": "done"}'
+                if config.get("responseMimeType") == "application/json" else "conformance")
+        step: Step = Say(text)
+        index = None
+    else:
+        index = sum(1 for c in body.get("contents", []) if c.get("role") == "model")
+        step = script.step(index)
+    script.exchanges.append(Exchange(path, body, index))
+    part = ({"functionCall": {"name": step.tool, "args": step.args}} if isinstance(step, Call)
+            else {"text": step.text})
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                             "finishReason": "STOP", "index": 0}],
+             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                               "totalTokenCount": 15},
+             "modelVersion": "gemini-conformance"}
+    if "alt=sse" not in path:
+        return 200, "application/json", json.dumps(chunk).encode()
+    return 200, "text/event-stream", _sse(None, chunk)
+
+
 Responder = Callable[[Script, str, dict[str, Any]], tuple[int, str, bytes]]
-PROTOCOLS: dict[str, Responder] = {"anthropic": _anthropic}
+PROTOCOLS: dict[str, Responder] = {"anthropic": _anthropic, "responses": _responses,
+                                   "gemini": _gemini}
 
 
 class ModelServer:
