@@ -1,0 +1,182 @@
+"""Workspaces governed by ledger's installed hooks, driven by a real agent CLI.
+
+A :class:`Workspace` is a throwaway project in its own directory with its own ``HOME``: ``ledger
+init``, an intents file, ``ledger install <client>`` exactly as a user runs them, and then each
+installed hook command routed through ``capture_hook.py`` so that every call the client makes is
+kept (what it sent, what ledger answered). Nothing is shared between workspaces, so scenarios can
+run in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+LEDGER: Final = Path(sys.executable).parent / "ledger"
+CAPTURE_HOOK: Final = Path(__file__).resolve().parent / "capture_hook.py"
+
+INTENTS_YAML: Final = """\
+intents:
+  - id: INT-001
+    name: JWT hardening
+    status: active
+    owned_scope: [{scope}]
+    constraints: ["keep the public API of src/auth stable"]
+    acceptance_criteria: ["auth tests pass"]
+  - id: INT-002
+    name: Billing cleanup
+    status: planned
+    owned_scope: ["src/billing/**"]
+"""
+
+#: Where ``ledger install <client>`` writes (project scope), relative to the workspace.
+#: Every workspace made in this process, so the suite can collect their payloads after a test.
+CREATED: list[Workspace] = []
+
+SETTINGS: Final = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+                   "gemini": ".gemini/settings.json"}
+
+
+@dataclass(frozen=True)
+class HookCall:
+    """One hook call the client made: the payload it sent and what ledger answered."""
+
+    event: str
+    payload: dict[str, Any]
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """ledger's JSON answer ({} when it answered with an exit code only)."""
+        try:
+            value = json.loads(self.stdout)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """An initialised, hook-installed workspace with a private HOME."""
+
+    client: str
+    base: Path
+
+    @property
+    def root(self) -> Path:
+        return self.base / "workspace"
+
+    @property
+    def home(self) -> Path:
+        return self.base / "home"
+
+    @property
+    def captures(self) -> Path:
+        return self.base / "hook-calls"
+
+    @property
+    def trace(self) -> Path:
+        return self.root / ".orchestration" / "agent_trace.jsonl"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """A minimal environment: nothing of the developer's (keys, roots, proxies) leaks in."""
+        # The venv's bin first (the agent's shell runs `ledger intent select`), then node's.
+        node = shutil.which("node")
+        dirs = [str(LEDGER.parent), *([str(Path(node).parent)] if node else []),
+                "/usr/local/bin", "/usr/bin", "/bin"]
+        path = os.pathsep.join(dict.fromkeys(dirs))
+        env = {"PATH": path, "HOME": str(self.home), "LANG": "C.UTF-8", "TERM": "dumb",
+               "TMPDIR": str(self.base / "tmp")}
+        env.update(extra)
+        return env
+
+    def ledger(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run the venv's ``ledger`` in the workspace, as the user would."""
+        result = subprocess.run([str(LEDGER), *args], cwd=self.root, env=self.env(),
+                                capture_output=True, text=True, check=False, timeout=120)
+        if check and result.returncode != 0:
+            raise AssertionError(f"ledger {' '.join(args)} exited {result.returncode}: "
+                                 f"{result.stdout}{result.stderr}")
+        return result
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record, through ``ledger log --json``."""
+        out = self.ledger("log", "--json", "-n", "1000000").stdout
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def hook_calls(self) -> list[HookCall]:
+        """Every hook call the client made, in the order they started."""
+        calls = []
+        for path in sorted(self.captures.glob("*.json")):
+            data = json.loads(path.read_text(encoding="utf-8") or "{}")
+            if not data:
+                continue  # claimed by a call still running
+            try:
+                payload = json.loads(data["stdin"])
+            except ValueError:
+                payload = {"_unparsed": data["stdin"]}
+            calls.append(HookCall(data["event"], payload, data["exit_code"], data["stdout"],
+                                  data["stderr"]))
+        return calls
+
+    def path(self, relative: str) -> Path:
+        return self.root / relative
+
+    def write(self, relative: str, text: str) -> Path:
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        return target
+
+    def read(self, relative: str) -> str | None:
+        try:
+            return (self.root / relative).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+
+def _handlers(node: object) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("command"), str):
+            yield node
+        for value in node.values():
+            yield from _handlers(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _handlers(value)
+
+
+def make_workspace(base: Path, client: str, *, scope: str = '"src/auth/**"',
+                   hooks_yaml: str | None = None) -> Workspace:
+    """``ledger init`` + intents + ``ledger install <client>``, with every hook call captured."""
+    ws = Workspace(client, base)
+    CREATED.append(ws)
+    for directory in (ws.root, ws.home, ws.captures, base / "tmp"):
+        directory.mkdir(parents=True, exist_ok=True)
+    ws.ledger("init")
+    ws.write(".orchestration/active_intents.yaml", INTENTS_YAML.format(scope=scope))
+    if hooks_yaml is not None:
+        ws.write(".orchestration/hooks.yaml", hooks_yaml)
+    installed = ws.ledger("install", client).stdout
+    settings = ws.root / SETTINGS[client]
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    ours = [h for h in _handlers(data) if f" hook {client} " in h["command"]]
+    if not ours:
+        raise AssertionError(f"ledger install {client} wrote no hook commands:\n{installed}")
+    prefix = f"{shlex.quote(sys.executable)} {shlex.quote(str(CAPTURE_HOOK))} " \
+             f"{shlex.quote(str(ws.captures))} "
+    for handler in ours:
+        handler["command"] = prefix + handler["command"]
+    settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    ws.write("src/auth/token.ts", "export const alg = 'none';\nexport const issuer = '';\n")
+    return ws
