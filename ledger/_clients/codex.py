@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ledger._clients import claude as _claude
-from ledger._clients.common import ToolTable
+from ledger._clients.common import ToolTable, effective_permission, needs_human_text
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
@@ -47,5 +47,13 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
 def render(
     event: HookEvent, decision: HookDecision, *, deny_via_exit_code: bool = False
 ) -> HookResponse:
-    """Render ``decision`` in Codex's (Claude-compatible) output format."""
+    """Render ``decision`` in Codex's (Claude-compatible) output format.
+
+    Codex does not enforce ``ask``: measured with Codex 0.169.0 (tests/conformance), an ``ask``
+    answer to PreToolUse is logged as a failed hook and the command runs. A call that needs a
+    human is therefore denied, with a reason that says so (as for Cursor and Gemini CLI).
+    """
+    if event.client_event == "PreToolUse" and effective_permission(decision) == "ask":
+        decision = decision._replace(
+            permission="deny", reason=needs_human_text("Codex", decision.reason))
     return _claude.render(event, decision, deny_via_exit_code=deny_via_exit_code, tools=TOOLS)

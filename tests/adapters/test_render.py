@@ -550,3 +550,15 @@ def test_fail_closed_unknown_client_and_odd_messages():
     assert "internal error" in response.stderr
     long = fail_closed_response("claude", event, "y" * 5000)
     assert len(long.stderr) < 600
+
+
+def test_codex_ask_becomes_deny_because_codex_runs_asked_commands():
+    # Codex 0.169.0 runs a command whose PreToolUse hook answered "ask" (tests/conformance).
+    out = render("codex/PreToolUse-bash", HookDecision(permission="ask", reason="rm removes files"))
+    specific = out["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny"
+    assert specific["permissionDecisionReason"].startswith("rm removes files")
+    assert "A human must approve" in specific["permissionDecisionReason"]
+    # Claude Code enforces ask, so it keeps it.
+    claude = render("claude/PreToolUse-bash", HookDecision(permission="ask", reason="x"))
+    assert claude["hookSpecificOutput"]["permissionDecision"] == "ask"

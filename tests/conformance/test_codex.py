@@ -55,7 +55,6 @@ def test_with_hook_trust_bypassed_the_session_is_governed_and_recorded(
     assert refused(ws, denied, call_id(0), decision="deny", code="INTENT_REQUIRED",
                    files={"src/auth/early.ts": None}) == []
     assert allowed(ws, denied, call_id(1), files={}) == []
-    # (An in-scope shell redirect is DESTRUCTIVE, so `ask`: see the KNOWN_GAP test below.)
     assert refused(ws, denied, call_id(2), decision="deny", code="SCOPE_VIOLATION",
                    files={"src/billing/invoice.ts": None}) == []
     assert refused(ws, denied, call_id(3), decision="deny", code="ORCHESTRATION_PROTECTED",
@@ -63,17 +62,16 @@ def test_with_hook_trust_bypassed_the_session_is_governed_and_recorded(
     assert recorded(ws, run.stray()) == []
 
 
-def test_codex_runs_a_command_ledger_answered_ask_KNOWN_GAP(  # noqa: N802 -- the gap, loudly
+def test_codex_cannot_run_a_command_ledger_answered_ask(
         codex_binary: Path, tmp_path: Path) -> None:
-    # ledger answers a destructive command with `ask` (Claude Code's protocol, which Codex
-    # reuses); Codex 0.169.0 treats that answer as a failed hook and runs the command anyway.
-    # This pins today's behaviour: when the Codex adapter maps `ask` to a deny (as the Cursor
-    # and Gemini adapters do), this test must change to expect the file kept.
+    # ledger's decision is `ask` (a destructive command), but Codex 0.169.0 does not enforce
+    # `ask` (it logged a failed hook and ran the command): the Codex adapter answers deny, with
+    # a reason saying a human must approve, and the file stays.
     ws = make_workspace(tmp_path, "codex")
+    original = ws.read(SOURCE)
     run = run_codex(codex_binary, ws, [
         SELECT, Call("exec_command", {"cmd": f"rm {SOURCE}"}), Say("Done.")],
         bypass_hook_trust=True)
     assert refused(ws, run.denied(), call_id(1), decision="ask", code="DESTRUCTIVE",
-                   files={}) == [f"{call_id(1)}: the client did not report the call as denied"]
-    assert ws.read(SOURCE) is None  # it ran
+                   files={SOURCE: original}) == []
     assert recorded(ws, run.stray()) == []
