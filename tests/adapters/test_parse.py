@@ -556,13 +556,19 @@ def test_fixture_renders_each_permission(fixture_file: Path, permission: str):
 def test_pretooluse_ask_is_native_where_the_client_has_it():
     for rel in (
         "claude/PreToolUse-bash",
-        "codex/PreToolUse-bash",
         "cursor/beforeShellExecution-basic",
     ):
         event = _parse_fixture(FIXTURES / f"{rel}.json")
         response = render_response(event.client, event, HookDecision(permission="ask"))
         assert asks(event, response), rel
         assert not blocks(event, response), rel
+
+
+def test_pretooluse_ask_blocks_where_the_client_does_not_enforce_it():
+    # Codex speaks Claude Code's protocol but runs a command answered "ask" (tests/conformance).
+    event = _parse_fixture(FIXTURES / "codex" / "PreToolUse-bash.json")
+    response = render_response(event.client, event, HookDecision(permission="ask"))
+    assert blocks(event, response)
 
 
 # --- specific shapes -------------------------------------------------------------------------

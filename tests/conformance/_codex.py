@@ -6,7 +6,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._harness import Workspace
+from ._harness import LEDGER, Workspace
 from ._server import ModelServer, Script, Step, codex_call_id
 
 #: Hosts Codex 0.169.0 still tries with analytics off (update check, plugins, ChatGPT); the
@@ -46,6 +46,12 @@ def run_codex(binary: Path, ws: Workspace, steps: list[Step], *, bypass_hook_tru
     """Run ``codex exec`` in a trusted project (``--trust``); hooks run only when their
     per-hook trust is bypassed, as no person has reviewed them."""
     script = Script(steps)
+    # Codex runs commands in a login shell (`bash -lc`) whose profile resets PATH: put the
+    # venv's bin back first, so the agent's `ledger intent select` is the real `ledger` (a path
+    # such as /venv/bin/ledger is another program to the policies: issue 8).
+    profile = f'export PATH="{LEDGER.parent}:$PATH"\n'
+    for name in (".bash_profile", ".profile"):
+        (ws.home / name).write_text(profile, encoding="utf-8")
     with ModelServer(script, "responses") as server:
         provider = (f'model_providers.mock={{name="mock", base_url="{server.url}/v1", '
                     'wire_api="responses", env_key="MOCK_KEY"}')

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ledger import CLIENTS
+
 LEDGER: Final = Path(sys.executable).parent / "ledger"
 CAPTURE_HOOK: Final = Path(__file__).resolve().parent / "capture_hook.py"
 
@@ -41,8 +43,9 @@ intents:
 #: Every workspace made in this process, so the suite can collect their payloads after a test.
 CREATED: list[Workspace] = []
 
-SETTINGS: Final = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
-                   "gemini": ".gemini/settings.json"}
+#: Where ``ledger install`` puts a client's hook commands: its machine-local settings file where
+#: it has one (Claude Code's ``settings.local.json``), else the shared one (the registry says).
+SETTINGS: Final = {name: spec.local_file or spec.shared_file for name, spec in CLIENTS.items()}
 
 
 @dataclass(frozen=True)

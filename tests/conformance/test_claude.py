@@ -15,7 +15,7 @@ import pytest
 
 from ._checks import allowed, files_are, pre_answer, recorded, refused
 from ._claude import SELECT_ONLY, ClaudeRun, run_claude
-from ._harness import Workspace, make_workspace
+from ._harness import SETTINGS, Workspace, make_workspace
 from ._server import Call, Say, anthropic_tool_use_id
 
 pytestmark = pytest.mark.conformance
@@ -23,6 +23,7 @@ pytestmark = pytest.mark.conformance
 SELECT = Call("Bash", {"command": "ledger intent select INT-001",
                        "description": "Select the intent"})
 SOURCE = "src/auth/token.ts"
+HOOKS_FILE = SETTINGS["claude"]
 SOURCE_TEXT = "export const alg = 'none';\nexport const issuer = '';\n"
 
 
@@ -182,37 +183,38 @@ def test_stale_file_after_another_session_edited_it_is_refused(
     assert recorded(ws, a1.script.stray + b.script.stray + a2.script.stray) == []
 
 
-def test_client_settings_file_is_out_of_scope_for_the_agent(
+def test_client_settings_file_is_protected_from_the_agent(
         claude_binary: Path, tmp_path: Path) -> None:
+    # The file that holds ledger's hook commands (settings.local.json since hooks moved to the
+    # machine-local file): an agent that rewrites it switches its own hooks off.
     ws = make_workspace(tmp_path, "claude")
-    settings = ws.read(".claude/settings.json")
-    path = str(ws.path(".claude/settings.json"))
+    settings = ws.read(HOOKS_FILE)
+    path = str(ws.path(HOOKS_FILE))
     # Read first: Claude Code refuses a Write over a file it has not read before any hook runs.
     run = run_claude(claude_binary, ws, [
         SELECT, Call("Read", {"file_path": path}),
         Call("Write", {"file_path": path, "content": "{}\n"})])
-    assert refused(ws, run.denied(), tid(2), decision="deny", code="SCOPE_VIOLATION",
-                   files={".claude/settings.json": settings}) == []
+    assert refused(ws, run.denied(), tid(2), decision="deny", code="ORCHESTRATION_PROTECTED",
+                   files={HOOKS_FILE: settings}) == []
     assert recorded(ws, run.script.stray) == []
 
 
 def test_client_settings_file_stays_protected_when_the_intent_owns_everything(
         claude_binary: Path, tmp_path: Path) -> None:
-    # With owned_scope "**" ledger's scope policy has nothing to object to; what protects the
-    # hooks then is Claude Code's own guard on its settings, which holds only because ledger
-    # answers "no opinion" rather than "allow" (an allow would skip the client's own prompt).
+    # With owned_scope "**" the scope policy has nothing to object to; the protected-path
+    # policy still denies both the file tool and the shell redirect.
     ws = make_workspace(tmp_path, "claude", scope='"**"')
-    settings = ws.read(".claude/settings.json")
-    path = str(ws.path(".claude/settings.json"))
+    settings = ws.read(HOOKS_FILE)
+    path = str(ws.path(HOOKS_FILE))
     run = run_claude(claude_binary, ws, [
         SELECT, Call("Read", {"file_path": path}),
         Call("Write", {"file_path": path, "content": "{}\n"}),
-        Call("Bash", {"command": "echo '{}' > .claude/settings.json",
+        Call("Bash", {"command": f"echo '{{}}' > {HOOKS_FILE}",
                       "description": "Reset settings"}),
     ], allowed_tools="Bash")
-    assert files_are(ws, {".claude/settings.json": settings}) == []
+    assert files_are(ws, {HOOKS_FILE: settings}) == []
     assert {tid(2), tid(3)} <= run.denied()
-    assert [pre_answer(ws, tid(step))[0] for step in (2, 3)] == ["abstain", "ask"]
+    assert [pre_answer(ws, tid(step))[0] for step in (2, 3)] == ["deny", "deny"]
     assert recorded(ws, run.script.stray) == []
 
 

@@ -13,15 +13,14 @@ import pytest
 
 from ._checks import allowed, recorded, refused
 from ._codex import call_id, run_codex
-from ._harness import LEDGER, make_workspace
+from ._harness import make_workspace
 from ._server import Call, Say
 
 pytestmark = pytest.mark.conformance
 
 SOURCE = "src/auth/token.ts"
 SOURCE_TEXT = "export const alg = 'none';\nexport const issuer = '';\n"
-# Codex runs commands in a login shell (`bash -lc`), whose profile resets PATH.
-SELECT = Call("exec_command", {"cmd": f"{LEDGER} intent select INT-001"})
+SELECT = Call("exec_command", {"cmd": "ledger intent select INT-001"})
 
 
 def test_untrusted_hooks_are_skipped_silently_and_the_session_runs_ungoverned(
@@ -72,6 +71,9 @@ def test_codex_cannot_run_a_command_ledger_answered_ask(
     run = run_codex(codex_binary, ws, [
         SELECT, Call("exec_command", {"cmd": f"rm {SOURCE}"}), Say("Done.")],
         bypass_hook_trust=True)
-    assert refused(ws, run.denied(), call_id(1), decision="ask", code="DESTRUCTIVE",
+    assert refused(ws, run.denied(), call_id(1), decision="deny", code="DESTRUCTIVE",
                    files={SOURCE: original}) == []
+    (pre,) = [r for r in ws.records() if r["kind"] == "hook.pre"
+              and r["body"]["tool_use_id"] == call_id(1)]
+    assert pre["body"]["decision"] == "ask"  # the governance decision; only the answer differs
     assert recorded(ws, run.stray()) == []
