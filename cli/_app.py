@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append
+from cli import _append, _keys
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
 from ledger._errors import InputError, StorageError
 from ledger._evidence.ledger import Ledger
@@ -27,8 +27,10 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     pretty_exceptions_enable=False,
 )
-key_app = typer.Typer(help="Signing keys: list, rotate, revoke.", no_args_is_help=True)
+key_app = typer.Typer(help="Signing keys: list, rotate, revoke, add, pin, verifier.",
+                      no_args_is_help=True)
 app.add_typer(key_app, name="key")
+_keys.register(key_app)
 
 RootOption = Annotated[
     str | None,
@@ -167,12 +169,9 @@ def verify(
 
     def action() -> int:
         ledger = Ledger.open(root)
-        stored = []
-        for path in checkpoint or []:
-            try:
-                stored.append((str(path), path.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError) as exc:
-                raise StorageError(f"cannot read checkpoint {path}: {exc}") from None
+        from ledger import read_checkpoint_file  # noqa: PLC0415
+
+        stored = [(str(path), read_checkpoint_file(path)) for path in checkpoint or []]
         report = ledger.verify(checkpoints=stored, jobs=jobs, progress=_progress_printer())
         if as_json:
             _emit_json(report.to_json())
@@ -183,6 +182,8 @@ def verify(
                 print(f"  seq {problem.seq} ({where}): {problem.code}: {problem.message}")
             if report.problem_count > 50:
                 print(f"  … and {report.problem_count - 50} more (use --json)")
+            for note in report.notes:
+                print(f"  note: {note}")
         return _verify_exit_code(report)
 
     _run(action)
@@ -232,8 +233,12 @@ def repair(root: RootOption = None, as_json: JsonOption = False) -> None:
             print("nothing to repair: the ledger ends with a complete record")
         else:
             seq = result.record.seq if result.record else "?"
-            print(f"repaired: moved {result.removed_bytes} torn byte(s) to "
-                  f"{result.quarantine_file}; recorded as seq {seq}")
+            what = "torn" if result.removed_kind == "torn" else "whitespace"
+            done = [f"moved {result.removed_bytes} {what} byte(s) to {result.quarantine_file}"
+                    ] if result.quarantine_file else []
+            if result.added_newline:
+                done.append("kept the last record and added its missing newline")
+            print(f"repaired: {'; '.join(done)}; recorded as seq {seq}")
         return OK
 
     _run(action)
@@ -496,9 +501,15 @@ def intent_expand(
         intent = _intent_or_fail(workspace, intent_id)
         granted = workspace.state.grants.get(intent.id, [])
         new = [g for g in globs if g not in granted and g not in intent.owned_scope]
+        if new and not sys.stdin.isatty():
+            # The approval proof (ledger/_governance/state.py) is a person at a terminal; run
+            # from an agent's shell, the hook's `ask` was the approval and the hook records it.
+            print(f"not recorded here: without a terminal, the grant is the one the hook "
+                  f"records after a person approved it ({intent.id}: {', '.join(new)})")
+            return OK
         if new:
             workspace.ledger.append("intent.scope_expanded", {
-                "approved_via": "cli", "globs": new, "intent_id": intent.id,
+                "approval": "tty", "approved_via": "cli", "globs": new, "intent_id": intent.id,
                 "reason": reason or None, "session": session, "tool_use_id": None},
                 actor={"client": "ledger-cli", "session": session})
         print(f"{intent.id} scope: {', '.join([*intent.owned_scope, *granted, *new])}")

@@ -12,6 +12,7 @@ import sys
 from typing import BinaryIO, Final, NamedTuple, TextIO
 
 from cli._exit import OK, UNVERIFIABLE, guarded
+from ledger import APPEND_RESERVED_PREFIXES
 from ledger._errors import InputError
 from ledger._evidence.canonical import _decoder
 from ledger._evidence.ledger import MAX_RECORD_BYTES, Ledger
@@ -113,9 +114,26 @@ def read_body(stream: BinaryIO) -> dict[str, object]:
     return body
 
 
+def check_kind(kind: str) -> None:
+    """Refuse the kinds ledger itself and its governance path write.
+
+    ``ledger append`` is what any script -- and an agent's shell -- can run; a record of a
+    governance kind written through it would be indistinguishable from the real one (a forged
+    ``intent.scope_expanded`` granted scope).
+
+    Raises:
+        InputError: the kind is reserved.
+    """
+    if kind.startswith(APPEND_RESERVED_PREFIXES):
+        reserved = ", ".join(f"{p}*" for p in APPEND_RESERVED_PREFIXES)
+        raise InputError(f"kind {kind!r} is reserved ({reserved}); choose an application kind "
+                         "such as app.deploy")
+
+
 def run(options: AppendOptions, stdin: BinaryIO, stdout: TextIO | None = None) -> int:
     """Append the body from ``stdin``; print the record summary (or the record with --json)."""
     out = stdout or sys.stdout
+    check_kind(options.kind)
     body = read_body(stdin)
     actor = {"client": options.client, "session": options.session, "agent": options.agent,
              "model": options.model}

@@ -48,10 +48,16 @@ if TYPE_CHECKING:
     from ledger._clients.install import HookStatus, hook_status, install, uninstall
     from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
     from ledger._evidence.canonical import canonical_bytes
-    from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint
+    from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint, read_checkpoint_file
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
-    from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger, RepairResult
-    from ledger._evidence.record import FORMAT_VERSION, Record
+    from ledger._evidence.ledger import (
+        MAX_RECORD_BYTES,
+        AutoCheckpoint,
+        Entry,
+        Ledger,
+        RepairResult,
+    )
+    from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
     from ledger._governance.engine import (
         HookEngine,
@@ -66,11 +72,13 @@ if TYPE_CHECKING:
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
+    "APPEND_RESERVED_PREFIXES",
     "CLIENTS",
     "CLIENT_NAMES",
     "FORMAT_VERSION",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
+    "AutoCheckpoint",
     "CanonicalizationError",
     "Checkpoint",
     "CheckpointError",
@@ -121,6 +129,7 @@ __all__ = [
     "load_intents_file",
     "parse_checkpoint",
     "parse_payload",
+    "read_checkpoint_file",
     "render_response",
     "run_hook",
     "uninstall",
@@ -157,6 +166,9 @@ _LAZY = {
     "canonical_bytes": "ledger._evidence.canonical",
     "Checkpoint": "ledger._evidence.checkpoint",
     "parse_checkpoint": "ledger._evidence.checkpoint",
+    "read_checkpoint_file": "ledger._evidence.checkpoint",
+    "AutoCheckpoint": "ledger._evidence.ledger",
+    "APPEND_RESERVED_PREFIXES": "ledger._evidence.record",
     "KeyEntry": "ledger._evidence.keys",
     "Keyring": "ledger._evidence.keys",
     "SigningKey": "ledger._evidence.keys",

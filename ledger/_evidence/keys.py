@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -38,10 +39,13 @@ __all__ = [
     "key_home",
     "key_id_for",
     "load_signing_key",
+    "note_key_id",
+    "verifier_key",
 ]
 
 SIGNING_KEY_ENV: Final = "LEDGER_SIGNING_KEY"
 HOME_ENV: Final = "LEDGER_HOME"
+_NOTE_ED25519: Final = b"\x01"  # the signature-type byte of C2SP signed notes
 _PKCS8_ED25519_PREFIX: Final = bytes.fromhex("302e020100300506032b657004220420")
 # PKCS#8 PEM armour (RFC 7468 §10), assembled from its label so that secret scanners looking
 # for key material do not flag the constant itself.
@@ -56,6 +60,18 @@ def key_id_for(public_raw: bytes) -> str:
         KEY_ID_DOMAIN, {"alg": "ed25519", "public_key": base64.b64encode(public_raw).decode()}
     )
     return f"ed25519-{digest[:16]}"
+
+
+def note_key_id(name: str, public_raw: bytes) -> bytes:
+    """The 4-byte C2SP signed-note key ID of an Ed25519 key named ``name``:
+    ``SHA-256(name || 0x0A || 0x01 || public key)[:4]`` (C2SP signed-note, 0x01 = Ed25519)."""
+    return hashlib.sha256(name.encode() + b"\n" + _NOTE_ED25519 + public_raw).digest()[:4]
+
+
+def verifier_key(name: str, public_raw: bytes) -> str:
+    """The Go ``note`` verifier key: ``<name>+<hex key ID>+base64(0x01 || public key)``."""
+    encoded = base64.b64encode(_NOTE_ED25519 + public_raw).decode()
+    return f"{name}+{note_key_id(name, public_raw).hex()}+{encoded}"
 
 
 class SigningKey:
@@ -155,7 +171,8 @@ def load_signing_key(kid: str | None, environ: Mapping[str, str] | None = None) 
         data = path.read_bytes()
     except FileNotFoundError:
         raise KeyNotFoundError(
-            f"signing key {kid} not found at {path}; set ${SIGNING_KEY_ENV} or restore the key"
+            f"this machine has no signing key for this ledger ({kid}, looked for {path}): run "
+            f"`ledger init` to make one for this clone, or set ${SIGNING_KEY_ENV}"
         ) from None
     except OSError as exc:
         raise KeyNotFoundError(f"signing key {path} is unreadable ({exc.strerror})") from None
@@ -210,6 +227,11 @@ class KeyEntry(NamedTuple):
             return f"{self.kid} was rotated out at seq {self.retired_after_seq}"
         return None
 
+    def note_verifier_key(self) -> str:
+        """The key as a C2SP signed-note verifier (``golang.org/x/mod/sumdb/note``): what
+        others need to check this ledger's checkpoints."""
+        return verifier_key(self.kid, self.public_raw)
+
     def public_key(self) -> Ed25519PublicKey:
         """The ``cryptography`` public key object."""
         return Ed25519PublicKey.from_public_bytes(self.public_raw)
@@ -226,8 +248,11 @@ class KeyEntry(NamedTuple):
 class Keyring:
     """The pinned public keys of one workspace (``.orchestration/keys/*.json``)."""
 
-    def __init__(self, entries: Mapping[str, KeyEntry]) -> None:
+    def __init__(self, entries: Mapping[str, KeyEntry], bad_files: list[str] | None = None
+                 ) -> None:
         self.entries: dict[str, KeyEntry] = dict(entries)
+        #: Why each unusable key file was skipped (one line each).
+        self.bad_files: list[str] = bad_files or []
 
     def __contains__(self, kid: object) -> bool:
         return kid in self.entries
@@ -243,12 +268,15 @@ class Keyring:
         return self.entries.get(kid)
 
     @classmethod
-    def load(cls, directory: Path) -> Keyring:
+    def load(cls, directory: Path, *, allow_empty: bool = False) -> Keyring:
         """Read every ``*.json`` key file in ``directory``.
 
+        An empty, garbage or mismatched file is skipped and named in :attr:`bad_files`: one bad
+        file must not stop verification of every record the other keys signed.
+
         Raises:
-            KeyNotFoundError: the directory is missing or holds no keys.
-            ConfigError: a key file is malformed or its kid does not match its public key.
+            KeyNotFoundError: the directory is missing or holds no usable key (unless
+                ``allow_empty``: keys pinned outside the workspace may still verify).
         """
         try:
             names = sorted(p for p in directory.iterdir() if p.suffix == ".json")
@@ -257,12 +285,18 @@ class Keyring:
         except OSError as exc:
             raise KeyNotFoundError(f"cannot read keyring {directory}: {exc.strerror}") from None
         entries: dict[str, KeyEntry] = {}
+        bad: list[str] = []
         for path in names:
-            entry = _parse_key_file(path)
+            try:
+                entry = _parse_key_file(path)
+            except ConfigError as exc:
+                bad.append(str(exc))
+                continue
             entries[entry.kid] = entry
-        if not entries:
-            raise KeyNotFoundError(f"no pinned keys in {directory}")
-        return cls(entries)
+        if not entries and not allow_empty:
+            why = f" ({'; '.join(bad)})" if bad else ""
+            raise KeyNotFoundError(f"no usable public key in {directory}{why}")
+        return cls(entries, bad)
 
     def save_entry(self, directory: Path, entry: KeyEntry) -> Path:
         """Pin ``entry`` (create or replace its file) and remember it."""
@@ -301,7 +335,8 @@ def _parse_key_file(path: Path) -> KeyEntry:
             retired_after_seq=None if retired is None else int(retired),
         )
     except (OSError, ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ConfigError(f"key file {path} is malformed ({type(exc).__name__})") from None
+        raise ConfigError(f"key file {path} is malformed ({type(exc).__name__}); remove it "
+                          "or restore it from git") from None
     if len(public_raw) != 32 or key_id_for(public_raw) != entry.kid:
         raise ConfigError(f"key file {path}: kid does not match its public key")
     return entry

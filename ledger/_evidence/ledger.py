@@ -11,12 +11,17 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+
+import orjson
 
 from ledger._errors import (
+    CheckpointError,
+    ConfigError,
     InputError,
     IntegrityError,
     KeyNotFoundError,
+    LedgerError,
     NotInitializedError,
     RepairRefusedError,
     StorageError,
@@ -31,6 +36,7 @@ from ledger._evidence.keys import (
 )
 from ledger._evidence.read import parse_stored, read_records
 from ledger._evidence.record import (
+    ADDED_KIND,
     FORMAT_VERSION,
     GENESIS_KIND,
     GENESIS_PREV,
@@ -51,11 +57,15 @@ if TYPE_CHECKING:
     from ledger._evidence.checkpoint import Checkpoint
     from ledger._evidence.verify import VerifyReport
 
-__all__ = ["MAX_RECORD_BYTES", "Entry", "Ledger", "RepairResult"]
+__all__ = ["MAX_RECORD_BYTES", "AutoCheckpoint", "Entry", "Ledger", "RepairResult"]
 
 _FIRST_LINE_CHUNK: Final = 16 * 1024
 #: Largest record line accepted. Hook payloads carry whole edits; 10 MB bodies are refused.
 MAX_RECORD_BYTES: Final = 4 * 1024 * 1024
+#: The hook path stores a checkpoint outside the workspace every this many records (and at
+#: session end); ``$LEDGER_CHECKPOINT_EVERY`` overrides it.
+CHECKPOINT_EVERY: Final = 256
+CHECKPOINT_EVERY_ENV: Final = "LEDGER_CHECKPOINT_EVERY"
 _KIND_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
 
 Clock = Callable[[], str]
@@ -77,16 +87,36 @@ class RepairResult(NamedTuple):
     removed_sha256: str | None
     quarantine_file: str | None
     record: Record | None
+    added_newline: bool = False  # a complete last record was kept; its newline was added
+    removed_kind: Literal["torn", "whitespace"] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {
+            "added_newline": self.added_newline,
+            "removed_kind": self.removed_kind,
             "quarantine_file": self.quarantine_file,
             "removed_bytes": self.removed_bytes,
             "removed_sha256": self.removed_sha256,
             "repaired": self.repaired,
             "repair_seq": self.record.seq if self.record else None,
         }
+
+
+class AutoCheckpoint(NamedTuple):
+    """What :meth:`Ledger.maybe_checkpoint` did.
+
+    ``status``: ``written`` (a new checkpoint is stored at ``path``), ``current`` (the newest
+    stored checkpoint already covers the head), ``not-due``, or ``rollback``: the ledger no
+    longer extends the newest stored checkpoint (``path``), so none was written -- a fresh
+    checkpoint of the shorter chain would paper over the rollback; ``ledger verify`` reports it.
+    ``failed``: it could not be written (``message`` says why).
+    """
+
+    status: Literal["written", "current", "not-due", "rollback", "failed"]
+    size: int
+    path: str | None
+    message: str
 
 
 def _check_kind(kind: str, *, internal: bool) -> None:
@@ -199,13 +229,51 @@ class Ledger:
             )
             tx.append(line + b"\n")
         fsync_dir(workspace.orchestration)
+        ledger._anchor_new_ledger(orjson.loads(line)["ledger"], key)
         return ledger
+
+    def _anchor_new_ledger(self, ledger_id: str, key: SigningKey) -> None:
+        # The trust root and the workspace's ledger id live outside the workspace, where an
+        # agent rewriting .orchestration/ cannot replace them (README "Trust model").
+        from ledger._evidence.anchors import (  # noqa: PLC0415
+            TrustPin,
+            pin_trusted_keys,
+            remember_workspace,
+        )
+
+        pin_trusted_keys(ledger_id, [TrustPin(key.kid, key.public_raw, 0)], self._environ)
+        remember_workspace(self.workspace.root, ledger_id, self._environ)
 
     # --- keys ------------------------------------------------------------------------------
 
     def keyring(self) -> Keyring:
-        """The pinned public keys."""
+        """The public keys in ``.orchestration/keys/`` (material, not the trust root)."""
         return Keyring.load(self.workspace.keys_dir)
+
+    def _verification_keys(self, ledger_id: str | None
+                           ) -> tuple[Keyring, dict[str, int] | None, list[str]]:
+        """``(keys, trusted, notes)``: every known public key (workspace keyring and keys
+        pinned outside), the trust roots (``None`` when nothing is pinned), and what to tell
+        the user about them."""
+        from ledger._evidence.anchors import load_trust_pins  # noqa: PLC0415
+
+        keyring = Keyring.load(self.workspace.keys_dir, allow_empty=True)
+        notes = list(keyring.bad_files)
+        pins, problem = load_trust_pins(ledger_id, self._environ) if ledger_id else ({}, None)
+        if problem:
+            notes.append(problem)
+        entries = {p.kid: KeyEntry(p.kid, p.public_raw) for p in pins.values()}
+        entries.update(keyring.entries)
+        if not entries:
+            why = f": {'; '.join(notes)}" if notes else ""
+            raise KeyNotFoundError(
+                f"no public key to verify with in {self.workspace.keys_dir} and none pinned "
+                f"outside the workspace{why}")
+        if not pins:
+            notes.append("trust root: the genesis record's key; nothing is pinned outside the "
+                         "workspace (`ledger key pin` vouches for this ledger's key)")
+            return Keyring(entries), None, notes
+        return Keyring(entries), {p.kid: p.from_seq for p in pins.values()}, notes
 
     def _pin(self, key: SigningKey, created: str | None = None) -> None:
         path = self.workspace.keys_dir / f"{key.kid}.json"
@@ -226,11 +294,15 @@ class Ledger:
             if key is None or (key.kid != active and self._environ_key_absent()):
                 key = load_signing_key(active, self._environ)
                 self._key = key
-        entry = load_key_entry(self.workspace.keys_dir, key.kid)
+        try:
+            entry = load_key_entry(self.workspace.keys_dir, key.kid)
+        except ConfigError as exc:
+            raise KeyNotFoundError(f"cannot sign: {exc}") from None
         if entry is None:
             raise KeyNotFoundError(
                 f"signing key {key.kid} is not pinned in {self.workspace.keys_dir}; "
-                "its records would not verify"
+                "its records would not verify (restore its key file from git, or run "
+                "`ledger init` to make a key for this clone)"
             )
         refusal = entry.refuses_signing_at(tail.seq + 1)
         if refusal is not None:
@@ -341,34 +413,86 @@ class Ledger:
         checkpoints: Iterable[tuple[str, str]] = (),
         jobs: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        stored_checkpoints: bool = True,
     ) -> VerifyReport:
         """Verify every record, link, key and checkpoint; report, do not raise on bad evidence.
 
         Args:
-            checkpoints: ``(name, text)`` pairs of stored checkpoints.
+            checkpoints: ``(name, text)`` pairs of checkpoints kept elsewhere.
             jobs: worker processes (default: all cores).
             progress: ``(bytes_done, bytes_total)`` callback.
+            stored_checkpoints: also check every checkpoint the hook path stored outside the
+                workspace, and that the workspace still holds the ledger it anchored.
 
         Raises:
-            KeyNotFoundError: no pinned keys to verify with (we could not check).
+            KeyNotFoundError: no public key at all to verify with (we could not check).
             StorageError: the ledger file is unreadable.
-            CheckpointError: a checkpoint is malformed or not validly signed.
+            CheckpointError: a given checkpoint is malformed or not validly signed.
         """
         from ledger._evidence.checkpoint import parse_checkpoint  # noqa: PLC0415
+        from ledger._evidence.verify import Problem  # noqa: PLC0415
         from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
-        keyring = self.keyring()
+        ledger_id = self._first_ledger_id()
+        keyring, trusted, notes = self._verification_keys(ledger_id)
         targets = [parse_checkpoint(text, name).verified_target(keyring, name)
                    for name, text in checkpoints]
-        return verify_file(
+        anchor_problems: list[Problem] = []
+        if stored_checkpoints and ledger_id is not None:
+            stored, anchor_problems = self._stored_targets(ledger_id, keyring)
+            targets.extend(stored)
+        report = verify_file(
             self.file,
             {e.kid: e.public_raw for e in keyring},
             revoked_from={e.kid: e.revoked_from_seq for e in keyring
                           if e.revoked_from_seq is not None},
             checkpoints=targets,
+            trusted=trusted,
             jobs=jobs,
             progress=progress,
         )
+        report.notes.extend(notes)
+        for problem in anchor_problems:
+            report.add(problem)
+        return report
+
+    def _first_ledger_id(self) -> str | None:
+        try:
+            with self.file.path.open("rb") as handle:
+                first = handle.readline(MAX_RECORD_BYTES + 1)
+            value = orjson.loads(first).get("ledger")
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
+
+    def _stored_targets(self, ledger_id: str, keyring: Keyring
+                        ) -> tuple[list[Any], list[Any]]:
+        """The checkpoints stored outside the workspace, verified, and what is wrong with the
+        anchors themselves (a replaced ledger, an unreadable or forged checkpoint file)."""
+        from ledger._evidence.anchors import CheckpointStore, workspace_ledger_id  # noqa: PLC0415
+        from ledger._evidence.checkpoint import (  # noqa: PLC0415
+            parse_checkpoint,
+            read_checkpoint_file,
+        )
+        from ledger._evidence.verify import Problem  # noqa: PLC0415
+
+        problems: list[Problem] = []
+        anchored = workspace_ledger_id(self.workspace.root, self._environ)
+        if anchored is not None and anchored != ledger_id:
+            where = CheckpointStore.for_ledger(anchored, self._environ).directory
+            problems.append(Problem(
+                "replaced-ledger", 0, 0,
+                f"this workspace's ledger was {anchored}, now it is {ledger_id}: the ledger was "
+                f"replaced (the old one's checkpoints are in {where})"))
+        targets = []
+        for stored in CheckpointStore.for_ledger(ledger_id, self._environ).list():
+            name = str(stored.path)
+            try:
+                text = read_checkpoint_file(stored.path)
+                targets.append(parse_checkpoint(text, name).verified_target(keyring, name))
+            except (CheckpointError, StorageError) as exc:
+                problems.append(Problem("bad-checkpoint", stored.size - 1, 0, str(exc)))
+        return targets, problems
 
     def verify_or_raise(
         self,
@@ -397,55 +521,159 @@ class Ledger:
             key = self._signing_key_for(tail)
         return sign_checkpoint(tail.ledger_id, tail.seq + 1, tail.hash, key)
 
+    def auto_checkpoint(self, *, session_end: bool = False, every: int | None = None
+                        ) -> AutoCheckpoint:
+        """Store a signed checkpoint outside the workspace when one is due.
+
+        The hook path calls this after recording every event: a checkpoint is due every
+        ``every`` records (default :data:`CHECKPOINT_EVERY`, or ``$LEDGER_CHECKPOINT_EVERY``)
+        and at ``session_end``. It is written only when the ledger extends the newest stored
+        checkpoint -- the record that checkpoint ends with is still at the byte offset it was
+        at, with the same hash. Otherwise nothing is written: the status is ``rollback`` and
+        ``ledger verify`` reports it against the stored checkpoint.
+
+        Never raises: the event's decision is already recorded and answered by then, and a
+        checkpoint that cannot be written (status ``failed``) must not change that answer.
+        """
+        try:
+            return self._auto_checkpoint(session_end, every or self._checkpoint_every())
+        except LedgerError as exc:
+            return AutoCheckpoint("failed", -1, None, str(exc))
+
+    def _auto_checkpoint(self, session_end: bool, every: int) -> AutoCheckpoint:
+        from ledger._evidence.anchors import CheckpointStore  # noqa: PLC0415
+        from ledger._evidence.checkpoint import sign_checkpoint  # noqa: PLC0415
+
+        with self.file.transaction() as tx:
+            tail = tx.tail()
+            size = tail.seq + 1
+            store = CheckpointStore.for_ledger(tail.ledger_id, self._environ)
+            latest = store.latest()
+            if latest is not None and latest.size == size and latest.offset == tail.size:
+                return AutoCheckpoint("current", size, str(latest.path), "already checkpointed")
+            if not session_end and size - (latest.size if latest else 0) < every:
+                return AutoCheckpoint("not-due", size, None, "no checkpoint due")
+            if latest is not None:
+                broken = self._extension_problem(tx, latest, size)
+                if broken is not None:
+                    return AutoCheckpoint("rollback", size, str(latest.path), broken)
+            key = self._signing_key_for(tail)
+            checkpoint = sign_checkpoint(tail.ledger_id, size, tail.hash, key)
+            path = store.write(checkpoint.text(), size, tail.size)
+        if latest is None:
+            from ledger._evidence.anchors import remember_workspace  # noqa: PLC0415
+
+            remember_workspace(self.workspace.root, tail.ledger_id, self._environ)
+        return AutoCheckpoint("written", size, str(path), f"checkpoint of {size} records")
+
+    def _checkpoint_every(self) -> int:
+        env = os.environ if self._environ is None else self._environ
+        configured = env.get(CHECKPOINT_EVERY_ENV, "")
+        return int(configured) if configured.isdigit() and int(configured) > 0 else (
+            CHECKPOINT_EVERY)
+
+    @staticmethod
+    def _extension_problem(tx: Transaction, latest: Any, size: int) -> str | None:  # noqa: ANN401
+        """Why the ledger does not extend the stored checkpoint ``latest``, or None."""
+        from ledger._evidence.checkpoint import parse_checkpoint, read_checkpoint_file  # noqa: PLC0415
+
+        try:
+            stored = parse_checkpoint(read_checkpoint_file(latest.path), str(latest.path))
+        except LedgerError as exc:
+            return f"the newest stored checkpoint is unreadable: {exc}"
+        if size < stored.size or latest.offset > tx.size:
+            return (f"the ledger has {size} records; the checkpoint {latest.path} saw "
+                    f"{stored.size}: rolled back")
+        found = tx.last_line(latest.offset)
+        try:
+            data = orjson.loads(found[1]) if found else None
+        except orjson.JSONDecodeError:
+            data = None
+        if (not isinstance(data, dict) or data.get("seq") != stored.size - 1
+                or data.get("hash") != stored.head):
+            return (f"record seq {stored.size - 1} is not the one checkpoint {latest.path} "
+                    "saw: history was rewritten")
+        return None
+
     # --- repair ----------------------------------------------------------------------------
 
     def repair(self) -> RepairResult:
-        """Recover from a torn tail (a crash mid-append).
+        """Recover the end of the file after a crash or a stray edit, keeping every record.
 
-        Moves the torn bytes to ``.orchestration/quarantine/``, truncates to the last good
-        record and appends a ``ledger.repaired`` record naming what was removed.
+        * A torn last line (a crash mid-append): its bytes go to ``.orchestration/quarantine/``
+          and the file is cut back to the last complete record.
+        * Blank lines or whitespace after the last record: quarantined and cut the same way.
+        * A complete, validly signed last record that only lacks its final newline: kept; the
+          newline is added (with any whitespace after it quarantined).
+
+        Then a ``ledger.repaired`` record names what was removed (SHA-256, length, quarantine
+        file) and whether a newline was added.
 
         Raises:
-            RepairRefusedError: anything other than a torn tail is wrong; nothing is changed.
+            RepairRefusedError: anything else is wrong; nothing is changed.
         """
         from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
-        keyring = self.keyring()
+        keyring, trusted, _ = self._verification_keys(self._first_ledger_id())
         with self.file.transaction() as tx:
-            torn_at, torn = tx.torn_bytes()
-            if not torn:
+            content_end = tx.content_end()
+            if content_end == 0:
+                raise RepairRefusedError(
+                    f"refusing to repair: {self.file.path} holds no record; run `ledger init`")
+            after = tx.read_at(content_end, tx.size - content_end)
+            if after == b"\n":
                 return RepairResult(False, 0, None, None, None)
             report = verify_file(
                 self.file, {e.kid: e.public_raw for e in keyring},
                 revoked_from={e.kid: e.revoked_from_seq for e in keyring
                               if e.revoked_from_seq is not None},
-                end=torn_at,
+                trusted=trusted, end=content_end,
             )
-            if not report.ok:
+            codes = [p.code for p in report.problems]
+            removed_kind: Literal["torn", "whitespace"]
+            if report.problem_count == 1 and codes == ["missing-newline"]:
+                # The last record is sound: keep it, cut what follows, end it with a newline.
+                cut, removed, removed_kind = content_end, after, "whitespace"
+            elif report.problem_count == 1 and codes == ["torn-tail"]:
+                cut, removed_kind = tx.line_start(content_end), "torn"
+                removed = tx.read_at(cut, tx.size - cut)
+            else:
                 raise RepairRefusedError(
                     f"refusing to repair: the ledger is damaged before its tail "
-                    f"({report.summary()})", report)
-            digest = hashlib.sha256(torn).hexdigest()
-            name = f"{self._clock().replace(':', '').replace('-', '')}-{digest[:12]}.torn"
-            quarantine = self.workspace.quarantine_dir
-            try:
-                quarantine.mkdir(parents=True, exist_ok=True)
-                fd = os.open(quarantine / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                try:
-                    os.write(fd, torn)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            except OSError as exc:
-                raise StorageError(f"cannot write quarantine file: {exc.strerror}") from None
-            fsync_dir(quarantine)
-            tx.truncate(torn_at)
-            body = {"offset": torn_at, "quarantine_file": f"quarantine/{name}",
-                    "removed_bytes": len(torn), "removed_sha256": digest}
+                    f"({report.summary()}); run `ledger verify` for every problem", report)
+            quarantine_file = self._quarantine(removed) if removed else None
+            digest = hashlib.sha256(removed).hexdigest() if removed else None
+            tx.truncate(cut)
+            if removed_kind == "whitespace":
+                tx.append(b"\n")
+            added_newline = removed_kind == "whitespace" and not removed.startswith(b"\n")
+            body = {"added_newline": added_newline, "offset": cut,
+                    "quarantine_file": quarantine_file, "removed_bytes": len(removed),
+                    "removed_kind": removed_kind if removed else None,
+                    "removed_sha256": digest}
             record = self._append_locked(
                 tx, [(REPAIRED_KIND, body, normalize_actor({"client": "ledger"}))]
             )[0]
-        return RepairResult(True, len(torn), digest, f"quarantine/{name}", record)
+        return RepairResult(True, len(removed), digest, quarantine_file, record, added_newline,
+                            removed_kind if removed else None)
+
+    def _quarantine(self, data: bytes) -> str:
+        """Keep ``data`` in ``.orchestration/quarantine/``; its path relative to it."""
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"{self._clock().replace(':', '').replace('-', '')}-{digest[:12]}.torn"
+        quarantine = self.workspace.quarantine_dir
+        try:
+            quarantine.mkdir(parents=True, exist_ok=True)
+            fd = os.open(quarantine / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StorageError(f"cannot write quarantine file: {exc.strerror}") from None
+        fsync_dir(quarantine)
+        return f"quarantine/{name}"
 
     # --- key lifecycle ---------------------------------------------------------------------
 
@@ -504,10 +732,13 @@ class Ledger:
                 signer = None  # e.g. the private key was lost: that is a reason to revoke
             if signer is None or signer.kid == kid:
                 # The revoked key must not sign anything more, not even a rotation: a fresh,
-                # pinned key signs the revocation and takes over.
+                # pinned key signs the revocation and takes over. No trusted record can
+                # introduce it, so the person revoking vouches for it outside the workspace.
                 signer = SigningKey.generate()
                 store_private_key(signer, self._environ)
                 self._pin(signer)
+                self.pin_trusted(signer.kid, from_seq=tail.seq + 1, public_raw=signer.public_raw,
+                                 ledger_id=tail.ledger_id)
                 body["successor"] = signer.kid
                 self._key = signer
                 if self._explicit_key is not None:
@@ -517,3 +748,51 @@ class Ledger:
             return self._append_locked(
                 tx, [(REVOKED_KIND, body, normalize_actor({"client": "ledger"}))], key=signer
             )[0]
+
+
+    def add_key(self, public_raw: bytes) -> Record:
+        """Introduce a teammate's (or another machine's) public key with a ``key.added`` record
+        signed by the active key: from the next record on, records it signs are trusted.
+
+        Raises:
+            InputError: not a 32-byte Ed25519 public key, or already known.
+        """
+        from ledger._evidence.keys import key_id_for  # noqa: PLC0415
+
+        if len(public_raw) != 32:
+            raise InputError("an Ed25519 public key is 32 bytes")
+        kid = key_id_for(public_raw)
+        with self.file.transaction() as tx:
+            tail = tx.tail()
+            signer = self._signing_key_for(tail)
+            if kid == signer.kid:
+                raise InputError(f"{kid} is the active key already")
+            Keyring({}).save_entry(self.workspace.keys_dir,
+                                   KeyEntry(kid, public_raw, self._clock()))
+            body = {"key": kid, "public_key": base64.b64encode(public_raw).decode()}
+            return self._append_locked(
+                tx, [(ADDED_KIND, body, normalize_actor({"client": "ledger"}))], key=signer
+            )[0]
+
+    def pin_trusted(self, kid: str | None = None, *, from_seq: int = 0,
+                    public_raw: bytes | None = None, ledger_id: str | None = None) -> Path:
+        """Vouch for a key outside the workspace (``$LEDGER_HOME/trusted/<ledger id>.json``).
+
+        Without ``kid``, pins the genesis record's key: the ledger as it started is the one the
+        user trusts. Returns the trust file's path.
+
+        Raises:
+            KeyNotFoundError: ``kid`` is not in the keyring (and no ``public_raw`` was given).
+        """
+        from ledger._evidence.anchors import TrustPin, pin_trusted_keys  # noqa: PLC0415
+
+        ledger_id = ledger_id or self.ledger_id
+        if kid is None:
+            kid = str(next(self.records()).key)
+        if public_raw is None:
+            entry = Keyring.load(self.workspace.keys_dir, allow_empty=True).get(kid)
+            if entry is None:
+                raise KeyNotFoundError(f"{kid} is not in {self.workspace.keys_dir}")
+            public_raw = entry.public_raw
+        return pin_trusted_keys(ledger_id, [TrustPin(kid, public_raw, from_seq)], self._environ)
+

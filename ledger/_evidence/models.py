@@ -19,6 +19,7 @@ from typing_extensions import TypeAliasType
 
 from ledger._errors import InputError
 from ledger._evidence.record import (
+    ADDED_KIND,
     FORMAT_VERSION,
     GENESIS_KIND,
     REPAIRED_KIND,
@@ -30,8 +31,10 @@ __all__ = [
     "KIND_BODIES",
     "Actor",
     "Attribution",
+    "ConfigChangedBody",
     "FileChange",
     "GenesisBody",
+    "KeyAddedBody",
     "KeyRevokedBody",
     "KeyRotatedBody",
     "LedgerRepairedBody",
@@ -102,12 +105,20 @@ class GenesisBody(_Strict):
 
 
 class LedgerRepairedBody(_Strict):
-    """``ledger.repaired``: a torn tail was removed by ``ledger repair``."""
+    """``ledger.repaired``: ``ledger repair`` fixed the end of the file: a torn line or
+    trailing whitespace removed, or a complete last record's missing newline added."""
 
+    added_newline: StrictBool = Field(
+        default=False, description="The last record was complete and valid but lacked its "
+        "final newline: kept, and the newline added.")
     offset: SafeInt = Field(description="Byte offset the file was truncated at.")
-    quarantine_file: StrictStr = Field(description="Where the torn bytes were moved.")
+    quarantine_file: StrictStr | None = Field(
+        description="Where the removed bytes were moved (null when none were removed).")
     removed_bytes: SafeInt = Field(description="How many bytes were removed.")
-    removed_sha256: Hex64 = Field(description="SHA-256 of the removed bytes.")
+    removed_kind: Literal["torn", "whitespace"] | None = Field(
+        default=None, description="A torn line (crash mid-append), or blank lines and "
+        "whitespace after the last record; null when nothing was removed.")
+    removed_sha256: Hex64 | None = Field(description="SHA-256 of the removed bytes.")
 
 
 class KeyRotatedBody(_Strict):
@@ -118,6 +129,14 @@ class KeyRotatedBody(_Strict):
         description="New key's Ed25519 signature over 'ledger.key-rotation.v1\\0' || "
         "JCS({ledger, new_key, old_key, prev, seq}).")
     old_key: KeyId
+
+
+class KeyAddedBody(_Strict):
+    """``key.added``: a trusted key introduces another key (a teammate, another machine);
+    records it signs after this one are trusted."""
+
+    key: KeyId
+    public_key: Base64 = Field(description="The Ed25519 public key, 32 bytes, base64.")
 
 
 class KeyRevokedBody(_Strict):
@@ -152,6 +171,25 @@ class HookResult(_Strict):
     reason: StrictStr | None
 
 
+class ConfigDigests(_Strict):
+    """SHA-256 of each governance configuration file (null: the file does not exist)."""
+
+    hooks_sha256: Hex64 | None = Field(description="hooks.yaml (or hooks.json).")
+    intents_sha256: Hex64 | None = Field(description="active_intents.yaml.")
+
+
+class ConfigChangedBody(_Strict):
+    """``governance.config_changed``: the governance configuration changed between two
+    decisions and no human-run ``ledger`` command recorded it. Written before the first decision
+    that uses the new configuration, in the same write."""
+
+    after: ConfigDigests
+    before: ConfigDigests
+    changed: list[Literal["hooks", "intents"]]
+    via: Literal["detected", "cli"] = Field(
+        description="'detected' by the hook path, or 'cli': recorded by a ledger command.")
+
+
 class _HookBody(_Strict):
     invocation: StrictStr = Field(
         description="Invocation id; the pre and post records of one tool call share it.")
@@ -171,6 +209,8 @@ class _HookBody(_Strict):
     data: dict[str, JsonValue] = Field(
         description="Facts the policies established: intent_id, paths, risk, mutation_class, "
         "changed_symbols, ...")
+    config: ConfigDigests | None = Field(
+        default=None, description="The governance configuration this decision used.")
 
 
 class HookPreBody(_HookBody):
@@ -284,8 +324,16 @@ class IntentClearedBody(_Strict):
 
 
 class ScopeExpandedBody(_Strict):
-    """``intent.scope_expanded``: a human approved more scope for an intent."""
+    """``intent.scope_expanded``: a human approved more scope for an intent.
 
+    A grant widens scope only with an approval proof (``ledger/_governance/state.py``):
+    ``approval`` is ``"tty"`` (``ledger intent expand`` run at a terminal), or ``tool_use_id``
+    names an earlier ``hook.pre`` whose decision was ``ask`` (the client asked a person, and
+    the command ran).
+    """
+
+    approval: Literal["tty"] | None = Field(
+        default=None, description="'tty': written by `ledger intent expand` at a terminal.")
     approved_via: StrictStr = Field(
         description="'cli' (a person ran ledger intent expand) or '<client> ask'.")
     globs: list[StrictStr]
@@ -300,6 +348,8 @@ KIND_BODIES: dict[str, type[BaseModel]] = {
     REPAIRED_KIND: LedgerRepairedBody,
     ROTATED_KIND: KeyRotatedBody,
     REVOKED_KIND: KeyRevokedBody,
+    ADDED_KIND: KeyAddedBody,
+    "governance.config_changed": ConfigChangedBody,
     "hook.pre": HookPreBody,
     "hook.post": HookPostBody,
     "hook.event": HookEventBody,

@@ -46,6 +46,7 @@ from ledger._evidence.keys import SigningKey
 
 __all__ = [
     "ACTOR_FIELDS",
+    "APPEND_RESERVED_PREFIXES",
     "FORMAT_VERSION",
     "GENESIS_PREV",
     "SUPPORTED_FORMATS",
@@ -76,7 +77,18 @@ GENESIS_KIND: Final = "ledger.genesis"
 REPAIRED_KIND: Final = "ledger.repaired"
 ROTATED_KIND: Final = "key.rotated"
 REVOKED_KIND: Final = "key.revoked"
+ADDED_KIND: Final = "key.added"
 RESERVED_PREFIXES: Final = ("ledger.", "key.")
+_KEY_EVENT_KINDS: Final = frozenset((ROTATED_KIND, REVOKED_KIND, ADDED_KIND))
+
+#: Kinds ``ledger append`` (the CLI any script -- or an agent's shell -- can run) refuses: every
+#: kind the library and the governance path write (``ledger.``, ``key.``, ``hook.``,
+#: ``intent.``, ``governance.``), and those reserved for the layers above (blame, export, query,
+#: checkpoints). A forged ``intent.scope_expanded`` appended from a shell once granted scope.
+APPEND_RESERVED_PREFIXES: Final = (
+    *RESERVED_PREFIXES, "hook.", "intent.", "governance.", "checkpoint.", "blame.", "export.",
+    "query.",
+)
 
 
 def normalize_actor(actor: Mapping[str, Any] | None) -> dict[str, str | None]:
@@ -244,22 +256,29 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
         The line's :class:`LineFacts`; ``problems`` lists ``(code, message)`` pairs.
     """
     data, not_canonical = parse_canonical(line)
+    if not_canonical is not None and line[-1:].isspace():
+        # Whitespace after an otherwise sound record (an editor, `echo >>`): say so, so that
+        # `ledger repair` can strip it at the end of the file, instead of "non-canonical".
+        stripped = check_line(line.rstrip(), keys)
+        if not stripped.problems:
+            return stripped._replace(problems=(
+                ("trailing-whitespace", "whitespace after the record on its line"),))
     if data is None:
-        return LineFacts(None, None, None, None, None, None, (("malformed", str(not_canonical)),),
-                         unparsed=True)
+        problem = (("blank-line", "a blank (whitespace-only) line") if not line.strip()
+                   else ("malformed", str(not_canonical)))
+        return LineFacts(None, None, None, None, None, None, (problem,), unparsed=True)
+    problems: list[tuple[str, str]] = []
     version = data.get("v")
     if type(version) is not int or version not in SUPPORTED_FORMATS:
-        return LineFacts(
-            data.get("seq") if type(data.get("seq")) is int else None,
-            None, None, None, None, None,
-            (("unsupported-version", f"record format version {version!r} is not supported"),),
-            unparsed=True,
-        )
+        # Tampering until shown otherwise: check the rest -- hash, signature, link -- under the
+        # current rules. Editing or removing `v` changes the hashed bytes, so such a record
+        # always also fails its hash (or, if the hash was recomputed, its signature).
+        problems.append(_version_problem(data))
+        data = {**data, "v": FORMAT_VERSION}
     envelope = _envelope_problem(data)
     if envelope is not None:
-        return LineFacts(None, None, None, None, None, None, (("malformed", envelope),),
+        return LineFacts(None, None, None, None, None, None, (*problems, ("malformed", envelope)),
                          unparsed=True)
-    problems: list[tuple[str, str]] = []
     if not_canonical is not None:
         problems.append(("non-canonical", not_canonical))
     seq: int = data["seq"]
@@ -289,10 +308,21 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
             public.verify(signature, record_statement(ledger_id, seq, stored_hash))
         except (InvalidSignature, binascii.Error, ValueError):
             problems.append(("bad-signature", f"signature does not verify under {kid}"))
-    key_event = _key_event(data, keys) if kind in (ROTATED_KIND, REVOKED_KIND) else None
+    key_event = _key_event(data, keys) if kind in _KEY_EVENT_KINDS else None
     return LineFacts(
         seq, ledger_id, data["prev"], stored_hash, kid, kind, tuple(problems), key_event
     )
+
+
+def _version_problem(data: dict[str, Any]) -> tuple[str, str]:
+    if "v" not in data:
+        return ("malformed", "missing field(s): v (the format version was removed)")
+    version = data["v"]
+    if type(version) is int and version > FORMAT_VERSION:
+        return ("unsupported-version",
+                f"record claims format version {version}, newer than this ledger's "
+                f"v{FORMAT_VERSION}: upgrade ledger, or the version was edited")
+    return ("malformed", f"format version {version!r} is not a known version")
 
 
 def _key_event(data: dict[str, Any], keys: Mapping[str, Ed25519PublicKey]) -> tuple[Any, ...]:
@@ -300,6 +330,8 @@ def _key_event(data: dict[str, Any], keys: Mapping[str, Ed25519PublicKey]) -> tu
     if data["kind"] == REVOKED_KIND:
         from_seq = body.get("from_seq")
         return ("revoked", body.get("key"), from_seq if type(from_seq) is int else 0)
+    if data["kind"] == ADDED_KIND:
+        return ("added", body.get("key"))
     old_key, new_key = body.get("old_key"), body.get("new_key")
     ok = False
     new_public = keys.get(new_key) if isinstance(new_key, str) else None

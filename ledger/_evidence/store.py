@@ -28,6 +28,7 @@ from ledger._errors import NotInitializedError, StorageError, TornTailError
 __all__ = ["LedgerFile", "Tail", "Transaction"]
 
 _TAIL_WINDOW: Final = 64 * 1024
+_WHITESPACE: Final = b" \t\r\n"
 READ_CHUNK: Final = 4 * 1024 * 1024
 
 
@@ -41,6 +42,16 @@ class Tail(NamedTuple):
     kind: str
     body: dict[str, Any]
     size: int  # file size in bytes
+
+
+def _describe_tail(torn: bytes) -> str:
+    """What the bytes after the last newline are, for the refusal that names the fix."""
+    if not torn.strip():
+        return f"ends in {len(torn)} byte(s) of trailing whitespace after its last record"
+    if torn.startswith(b"{") and torn.endswith(b"}") and b'"sig":' in torn:
+        return ("ends in a record that lacks its final newline (`ledger repair` keeps the record "
+                "and adds the newline)")
+    return f"ends in a torn line ({len(torn)} bytes, a crash mid-append)"
 
 
 def _oserror(action: str, path: Path, exc: OSError) -> StorageError:
@@ -69,17 +80,34 @@ class Transaction:
 
     def torn_bytes(self) -> tuple[int, bytes]:
         """``(offset, bytes)`` after the last newline; empty bytes when the file ends cleanly."""
-        end = self.size
-        start = end
+        start = self.line_start(self.size)
+        return start, self.read_at(start, self.size - start)
+
+    def line_start(self, end: int) -> int:
+        """Where the line that offset ``end`` falls in starts (just after a newline, or 0)."""
         window = _TAIL_WINDOW
-        while start > 0:
+        while True:
+            start = max(0, end - window)
+            cut = self.read_at(start, end - start).rfind(b"\n")
+            if cut >= 0:
+                return start + cut + 1
+            if start == 0:
+                return 0
+            window *= 2
+
+    def content_end(self) -> int:
+        """Offset just after the last byte that is not whitespace (0 if there is none)."""
+        end = self.size
+        window = _TAIL_WINDOW
+        while end > 0:
             start = max(0, end - window)
             data = self.read_at(start, end - start)
-            cut = data.rfind(b"\n")
-            if cut >= 0:
-                return start + cut + 1, data[cut + 1 :]
+            stripped = data.rstrip(_WHITESPACE)
+            if stripped:
+                return start + len(stripped)
+            end = start
             window *= 2
-        return 0, self.read_at(0, end)
+        return 0
 
     def last_line(self, before: int) -> tuple[int, bytes] | None:
         """The complete line that ends (with its newline) at offset ``before``."""
@@ -106,13 +134,13 @@ class Transaction:
         """
         torn_at, torn = self.torn_bytes()
         if torn:
-            raise TornTailError(
-                f"{self.path} ends in a torn line ({len(torn)} bytes, a crash mid-append); "
-                "run `ledger repair`"
-            )
+            raise TornTailError(f"{self.path} {_describe_tail(torn)}; run `ledger repair`")
         found = self.last_line(torn_at)
         if found is None:
             raise NotInitializedError(f"{self.path} is empty; run `ledger init`")
+        if found[1][-1:].isspace() or not found[1]:
+            raise TornTailError(f"{self.path} ends in blank line(s) or whitespace after its "
+                                "last record; run `ledger repair`")
         try:
             data = json.loads(found[1])
             return Tail(int(data["seq"]), str(data["hash"]), str(data["ledger"]),

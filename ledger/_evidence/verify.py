@@ -33,8 +33,13 @@ __all__ = [
 MAX_LISTED_PROBLEMS: Final = 1000
 
 # Problem codes by category. "torn" is crash damage, "unverifiable" means we could not check.
-_TORN: Final = frozenset({"torn-tail"})
+_TORN: Final = frozenset({"torn-tail", "missing-newline"})
 _UNVERIFIABLE: Final = frozenset({"unsupported-version"})
+# What `ledger repair` fixes when it is all that is wrong at the end of the file.
+_REPAIRABLE: Final = frozenset({"torn-tail", "missing-newline", "blank-line",
+                                "trailing-whitespace"})
+# ... of which these are about the last record itself, the rest come after it.
+_ON_LAST_RECORD: Final = frozenset({"missing-newline", "trailing-whitespace"})
 
 
 class Problem(NamedTuple):
@@ -186,6 +191,8 @@ class VerifyReport:
         problem_count: int,
         checkpoints: list[CheckpointResult],
         keys_used: list[str],
+        notes: list[str] | None = None,
+        repairable: bool = False,
     ) -> None:
         self.ledger_id = ledger_id
         self.records = records
@@ -195,6 +202,15 @@ class VerifyReport:
         self.problem_count = problem_count
         self.checkpoints = checkpoints
         self.keys_used = keys_used
+        self.notes = notes if notes is not None else []
+        self.repairable = repairable
+
+    def add(self, problem: Problem) -> None:
+        """Add a problem found outside the chain fold (e.g. about a stored checkpoint)."""
+        self.problem_count += 1
+        self.repairable = False
+        if len(self.problems) < MAX_LISTED_PROBLEMS:
+            self.problems.append(problem)
 
     @property
     def ok(self) -> bool:
@@ -215,6 +231,11 @@ class VerifyReport:
         return self.problem_count == 1 and self.torn_tail
 
     @property
+    def missing_final_newline(self) -> bool:
+        """The last record is complete and valid but its final newline is missing."""
+        return any(p.code == "missing-newline" for p in self.problems)
+
+    @property
     def unverifiable(self) -> bool:
         """Some records could not be checked at all (e.g. an unknown future format version)."""
         return any(p.category == "unverifiable" for p in self.problems)
@@ -231,6 +252,10 @@ class VerifyReport:
         if self.only_torn_tail:
             return (f"torn tail after seq {self.head_seq} (crash mid-append, not tampering); "
                     "run `ledger repair`")
+        if self.repairable:
+            what = ("missing final newline after seq" if self.missing_final_newline
+                    else "blank line(s) or trailing whitespace at seq")
+            return f"{what} {self.head_seq} (the chain is intact); run `ledger repair`"
         first = self.problems[0]
         return (f"FAILED: {self.problem_count} problem(s); first at seq {first.seq}: "
                 f"{first.code}: {first.message}")
@@ -243,11 +268,13 @@ class VerifyReport:
             "head_seq": self.head_seq,
             "keys_used": self.keys_used,
             "ledger_id": self.ledger_id,
+            "notes": self.notes,
             "ok": self.ok,
             "only_torn_tail": self.only_torn_tail,
             "problem_count": self.problem_count,
             "problems": [p.to_json() for p in self.problems],
             "records": self.records,
+            "repairable": self.repairable,
         }
 
 
@@ -256,7 +283,10 @@ class ChainVerifier:
 
     Key validity rules (README "Trust model"):
 
-    * a record must be signed by a key pinned in the keyring;
+    * a record must be signed by a key whose public half is known (keyring or trust file);
+    * by a *trusted* key: pinned outside the workspace (``trusted``: key id → first seq), or
+      introduced by a valid record signed by a trusted key -- the genesis record's key when
+      nothing is pinned, ``key.rotated`` (co-signed by the new key), ``key.added``;
     * not at or after the seq the keyring (or an earlier ``key.revoked`` record) revokes it from;
     * not after a ``key.rotated`` record retired it.
     """
@@ -266,8 +296,12 @@ class ChainVerifier:
         *,
         revoked_from: Mapping[str, int] | None = None,
         checkpoints: Sequence[CheckpointTarget] = (),
+        trusted: Mapping[str, int] | None = None,
     ) -> None:
         self._revoked: dict[str, int] = dict(revoked_from or {})
+        # None: nothing is pinned outside the workspace; the genesis key becomes the root.
+        self._trusted: dict[str, int] | None = None if trusted is None else dict(trusted)
+        self._head_line = 0
         self._retired_after: dict[str, int] = {}
         self._checkpoints = list(checkpoints)
         self._wanted = {cp.size - 1: None for cp in self._checkpoints if cp.size > 0}
@@ -304,6 +338,8 @@ class ChainVerifier:
             if facts.kind != GENESIS_KIND or seq != 0 or facts.prev != GENESIS_PREV:
                 self._report("bad-genesis", seq, "the first record is not a genesis record")
             self._ledger_id = facts.ledger
+            if self._trusted is None:
+                self._trusted = {str(facts.key): 0}
         if facts.ledger != self._ledger_id:
             self._report("foreign-ledger", seq,
                          f"record belongs to ledger {facts.ledger}, not {self._ledger_id}")
@@ -328,6 +364,7 @@ class ChainVerifier:
         self._expected = seq + 1
         self._last_hash = facts.hash
         self._head = (seq, facts.hash)
+        self._head_line = self._line
         self._records += 1
         if seq in self._wanted:
             self._captured[seq] = facts.hash
@@ -359,6 +396,11 @@ class ChainVerifier:
                          "prev does not match the hash of the previous record", line=start)
         for kid, first, last in run.key_spans:
             self._keys_used.add(kid)
+            trusted_from = self._trusted_from(kid)
+            if trusted_from is None or trusted_from > first:
+                for seq in range(first, min(last + 1, trusted_from or last + 1)):
+                    self._report("untrusted-key", seq, self._untrusted(kid),
+                                 line=start + seq - run.first_seq)
             revoked = self._revoked.get(kid)
             retired = self._retired_after.get(kid)
             # Only a key with a revocation or a retirement needs a per-seq look.
@@ -373,6 +415,7 @@ class ChainVerifier:
                         self._report("retired-key", seq,
                                      f"{kid} was rotated out at seq {retired}", line=line)
         self._line += run.size
+        self._head_line = self._line
         self._expected = run.last_seq + 1
         self._last_hash = run.last_hash
         self._head = (run.last_seq, run.last_hash)
@@ -381,9 +424,22 @@ class ChainVerifier:
             self._captured[seq] = record_hash
         return True
 
+    def _trusted_from(self, kid: str) -> int | None:
+        return None if self._trusted is None else self._trusted.get(kid)
+
+    @staticmethod
+    def _untrusted(kid: str) -> str:
+        return (f"{kid} is not trusted: no record signed by a trusted key introduced it and it "
+                "is not pinned outside the workspace (`ledger key pin` vouches for a key)")
+
     def _check_key(self, seq: int, facts: LineFacts) -> None:
         kid = str(facts.key)
         self._keys_used.add(kid)
+        trusted_from = self._trusted_from(kid)
+        trusted = trusted_from is not None and trusted_from <= seq
+        if not trusted and facts.key is not None and not any(
+                code == "unknown-key" for code, _ in facts.problems):
+            self._report("untrusted-key", seq, self._untrusted(kid))
         revoked = self._revoked.get(kid)
         if revoked is not None and seq >= revoked:
             self._report("revoked-key", seq, f"{kid} is revoked from seq {revoked}")
@@ -393,6 +449,8 @@ class ChainVerifier:
         event = facts.key_event
         if event is None:
             return
+        # A key event extends trust only when its own record is sound and trusted.
+        vouches = trusted and not facts.problems and self._trusted is not None
         if event[0] == "rotated":
             _, old_key, new_key, cosigned = event
             if not cosigned:
@@ -400,14 +458,30 @@ class ChainVerifier:
                              f"rotation to {new_key} is not signed by a pinned new key")
             else:
                 self._retired_after.setdefault(str(old_key), seq)
+                if vouches and self._trusted is not None:
+                    self._trusted.setdefault(str(new_key), seq + 1)
+        elif event[0] == "added":
+            if vouches and self._trusted is not None and isinstance(event[1], str):
+                self._trusted.setdefault(event[1], seq + 1)
         elif event[0] == "revoked":
             _, key, from_seq = event
             current = self._revoked.get(str(key))
             self._revoked[str(key)] = from_seq if current is None else min(current, from_seq)
 
-    def feed_torn_tail(self, nbytes: int) -> None:
-        """The file ended with ``nbytes`` after its last newline."""
+    def feed_torn_tail(self, nbytes: int, facts: LineFacts | None = None) -> None:
+        """The file ended with ``nbytes`` after its last newline (``facts``: those bytes checked
+        as a line). A complete, sound record there lacks only its final newline: it is folded
+        and reported as such -- ``ledger repair`` keeps it -- rather than as a torn tail."""
+        if facts is not None and not facts.problems and facts.seq is not None:
+            self.feed(facts)
+            self._report("missing-newline", facts.seq,
+                         "the last record is complete and valid but lacks its final newline")
+            return
         self._line += 1
+        if facts is not None and facts.problems and facts.problems[0][0] == "blank-line":
+            self._report("blank-line", self._expected,
+                         f"{nbytes} byte(s) of whitespace after the last record")
+            return
         self._report("torn-tail", self._expected,
                      f"{nbytes} byte(s) after the last complete record (crash mid-append)")
 
@@ -419,6 +493,11 @@ class ChainVerifier:
         for result in results:
             if not result.ok:
                 self._report(str(result.code), result.size - 1, result.message, line=0)
+        # Repairable: every problem is crash residue or whitespace after the last record.
+        repairable = (0 < self._problem_count == len(self._problems) and all(
+            p.code in _REPAIRABLE and (p.line > self._head_line or (
+                p.code in _ON_LAST_RECORD and p.line == self._head_line))
+            for p in self._problems))
         return VerifyReport(
             ledger_id=self._ledger_id,
             records=self._records,
@@ -428,6 +507,7 @@ class ChainVerifier:
             problem_count=self._problem_count,
             checkpoints=results,
             keys_used=sorted(self._keys_used),
+            repairable=repairable,
         )
 
     def _compare(self, cp: CheckpointTarget) -> CheckpointResult:
@@ -458,6 +538,7 @@ def verify_lines(
     torn_tail: bytes = b"",
     revoked_from: Mapping[str, int] | None = None,
     checkpoints: Sequence[CheckpointTarget] = (),
+    trusted: Mapping[str, int] | None = None,
 ) -> VerifyReport:
     """Verify complete lines in-process (pure: no file access).
 
@@ -467,10 +548,12 @@ def verify_lines(
         torn_tail: bytes after the last newline, if any.
         revoked_from: pinned revocations, key id → first revoked seq.
         checkpoints: verified checkpoints to compare against.
+        trusted: keys pinned outside the workspace (key id → first seq); ``None``: trust
+            the genesis key and what it introduces.
     """
-    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints)
+    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted)
     for line in lines:
         fold.feed(check_line(line, keys))
     if torn_tail:
-        fold.feed_torn_tail(len(torn_tail))
+        fold.feed_torn_tail(len(torn_tail), check_line(torn_tail, keys))
     return fold.finish()

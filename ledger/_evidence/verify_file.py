@@ -89,6 +89,7 @@ def verify_file(
     *,
     revoked_from: Mapping[str, int] | None = None,
     checkpoints: Sequence[CheckpointTarget] = (),
+    trusted: Mapping[str, int] | None = None,
     jobs: int | None = None,
     end: int | None = None,
     progress: Progress | None = None,
@@ -100,11 +101,12 @@ def verify_file(
         raw_keys: pinned public keys.
         revoked_from: pinned revocations.
         checkpoints: verified checkpoint targets.
+        trusted: keys pinned outside the workspace (``None``: the genesis key is the root).
         jobs: worker processes; default: all cores. ``1`` verifies in-process.
         end: stop at this byte offset (used by ``repair`` to check everything before a torn tail).
         progress: called with ``(bytes_done, bytes_total)`` after each chunk.
     """
-    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints)
+    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted)
     total = ledger_file.path.stat().st_size if end is None else end
     jobs = jobs or os.cpu_count() or 1
     chunks = _bounded_chunks(ledger_file, end)
@@ -114,7 +116,7 @@ def verify_file(
         for offset, chunk, torn in chunks:
             _fold(fold, summarize_lines(chunk.split(b"\n")[:-1], keys, wanted), chunk, keys)
             if torn:
-                fold.feed_torn_tail(len(torn))
+                fold.feed_torn_tail(len(torn), check_line(torn, keys))
             if progress:
                 progress(offset + len(chunk) + len(torn), total)
         return fold.finish()
@@ -129,7 +131,7 @@ def verify_file(
             future, offset, chunk, torn = pending.popleft()
             _fold(fold, future.result(), chunk, keys)
             if torn:
-                fold.feed_torn_tail(len(torn))
+                fold.feed_torn_tail(len(torn), check_line(torn, keys))
             if progress:
                 progress(offset + len(chunk) + len(torn), total)
 

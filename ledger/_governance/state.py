@@ -35,14 +35,16 @@ class WorkspaceState:
         self.recent: dict[str, list[str]] = data.get("recent", {})
         self.decisions: dict[str, str] = data.get("decisions", {})
         self.mutations: dict[str, str] = data.get("mutations", {})
+        # The governance configuration the last decision used (config_evidence.py).
+        self.config: dict[str, Any] | None = data.get("config")
         self.seq: int = data.get("seq", -1)
         self.hash: str | None = data.get("hash")
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        return {"decisions": self.decisions, "grants": self.grants, "hash": self.hash,
-                "mutations": self.mutations, "recent": self.recent, "seq": self.seq,
-                "sessions": self.sessions}
+        return {"config": self.config, "decisions": self.decisions, "grants": self.grants,
+                "hash": self.hash, "mutations": self.mutations, "recent": self.recent,
+                "seq": self.seq, "sessions": self.sessions}
 
     def session(self, session_id: str | None) -> dict[str, Any]:
         """The (possibly new) state of one session."""
@@ -81,10 +83,14 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
         state.session(session_id)["intent"] = body.get("intent_id")
     elif kind == "intent.cleared":
         state.session(session_id)["intent"] = None
-    elif kind == "intent.scope_expanded":
+    elif kind == "intent.scope_expanded" and _grant_is_approved(state, body):
         globs = state.grants.setdefault(str(body.get("intent_id")), [])
         globs.extend(g for g in body.get("globs", []) if g not in globs)
+    elif kind == "governance.config_changed":
+        state.config = body.get("after")
     elif kind in ("hook.pre", "hook.post", "hook.event"):
+        if isinstance(body.get("config"), dict):
+            state.config = body["config"]
         session = state.session(session_id)
         if actor.get("model"):
             session["model"] = actor["model"]
@@ -107,6 +113,20 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
             del recent[:-RECENT_CHANGES]
     state.seq = int(record.get("seq", state.seq))
     state.hash = record.get("hash")
+
+
+def _grant_is_approved(state: WorkspaceState, body: dict[str, Any]) -> bool:
+    """A scope grant counts only with a human approval the agent cannot produce through the
+    governance path (README "Trust model"): ``approval == "tty"`` -- ``ledger intent expand``
+    run at a terminal (the hook refuses that command from an agent's shell except as an
+    ``ask``) -- or a ``tool_use_id`` naming an earlier ``hook.pre`` whose decision was ``ask``:
+    the client asked a person and the command ran. ``ledger append`` refuses ``intent.*`` and
+    ``hook.*``, so neither proof can be appended from a shell; only a key the agent can read
+    could forge one, which the hardened install and checkpoints address."""
+    if body.get("approval") == "tty":
+        return True
+    tool_use_id = body.get("tool_use_id")
+    return isinstance(tool_use_id, str) and state.decisions.get(tool_use_id) == "ask"
 
 
 def fold(records: Iterable[dict[str, Any]], state: WorkspaceState | None = None) -> WorkspaceState:

@@ -29,6 +29,7 @@ from ledger._errors import ConfigError, InputError, LedgerError
 from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger
 from ledger._git import read_head
 from ledger._governance.analysis.paths import ScopeSpec
+from ledger._governance.config_evidence import CONFIG_CHANGED_KIND, config_change, config_digests
 from ledger._governance.engine import HookEngine, Invocation, MergedDecision, invocation_id_for
 from ledger._governance.intents import IntentsFile, load_intents_cached
 from ledger._governance.policies import Governance, GovernanceConfig, edit_payload
@@ -179,6 +180,7 @@ class GovernedWorkspace:
         self._governance: Governance | None = None
         self._pending: list[Entry] = []
         self._head: str | None = read_head(root)
+        self.config = config_digests(self.orchestration)  # what this decision uses
 
     def load_intents(self) -> tuple[IntentsFile | None, str | None]:
         """The intents file (or why it cannot be used)."""
@@ -238,7 +240,7 @@ class GovernedWorkspace:
         full: dict[str, Any] = {
             "invocation": inv.id, "event": inv.event, "tool": inv.tool_name,
             "tool_use_id": inv.tool_use_id, "git_head": self._head, "cwd": inv.cwd,
-            **body,
+            "config": self.config, **body,
         }
         context = inv.context or {}
         if context.get("client_event"):
@@ -272,6 +274,9 @@ class GovernedWorkspace:
         actor = self._actor(inv)
         entries = list(self._pending) + [Entry(kind, body, actor) for kind, body in extra]
         self._pending.clear()
+        change = config_change(self.state.config, self.config)
+        if change is not None and entries:  # recorded first, in the same write as its first use
+            entries.insert(0, Entry(CONFIG_CHANGED_KIND, change, {"client": "ledger"}))
         if entries:
             self.ledger.append_many(entries)
 
@@ -332,6 +337,7 @@ def handle_event(event: HookEvent, *, root: str | None = None,
     else:
         merged = engine.run_event(inv, can_block=event.event in _BLOCKABLE)
     workspace.flush(governance.records, inv)
+    workspace.ledger.auto_checkpoint(session_end=event.event in ("SessionEnd", "Stop"))
     return _decision(event, merged)
 
 

@@ -18,7 +18,8 @@ class GovernanceStateProjection:
     """What the policies need to know, folded from ``intent.*`` and ``hook.*`` records."""
 
     name: Final = "governance"
-    version: Final = 2  # 2: reads format-v2 ``observed``/``attribution``, keeps mutations
+    # 2: format-v2 ``observed``/``attribution``, mutations; 3: grant approval proofs, config
+    version: Final = 3
 
     def initial(self) -> WorkspaceState:
         """No sessions, no grants."""

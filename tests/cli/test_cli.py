@@ -127,10 +127,10 @@ def test_init_uses_current_directory_by_default(cli: CLI) -> None:
 
 
 def test_append_body_on_stdin_with_actor_options(ledger: CLI) -> None:
-    out = ledger.append({"tool": "Edit", "file": "src/a.py"}, "--kind", "hook.pre",
+    out = ledger.append({"tool": "Edit", "file": "src/a.py"}, "--kind", "app.review",
                         "--client", "claude-code", "--session", "s-1", "--agent", "reviewer",
                         "--model", "claude-sonnet-4-5")
-    match = re.fullmatch(r"seq 4 ([0-9a-f]{16}) hook\.pre\n", out)
+    match = re.fullmatch(r"seq 4 ([0-9a-f]{16}) app\.review\n", out)
     assert match, out
     record = json.loads(ledger.lines()[-1])
     assert record["hash"].startswith(match.group(1))
@@ -171,12 +171,12 @@ def test_append_refuses_a_torn_tail(ledger: CLI) -> None:
 
 
 def test_log_shows_recent_records(ledger: CLI) -> None:
-    ledger.append({"tool": "Bash"}, "--kind", "hook.pre", "--client", "cc", "--session", "s9")
+    ledger.append({"tool": "Bash"}, "--kind", "app.check", "--client", "cc", "--session", "s9")
     out = ledger.ok("log", "--root", str(ledger.ws))
     rows = out.splitlines()
     assert [int(row.split()[0]) for row in rows] == [0, 1, 2, 3, 4]
     assert "ledger.genesis" in rows[0]
-    assert "hook.pre" in rows[4]
+    assert "app.check" in rows[4]
     assert "cc/s9" in rows[4]
     assert '{"tool": "Bash"}' in rows[4]
     last_two = ledger.ok("log", "--root", str(ledger.ws), "-n", "2").splitlines()
@@ -246,15 +246,18 @@ def test_verify_without_keyring_exits_2(ledger: CLI) -> None:
     assert_clean_error(done, UNVERIFIABLE, "no pinned keys")
 
 
-def test_verify_unknown_format_version_exits_2(ledger: CLI) -> None:
+@pytest.mark.parametrize("edit", [b'"v":9}', b'"v":"2"}', b"}"], ids=["v9", "string", "removed"])
+def test_edited_format_version_is_tampering_exit_1(ledger: CLI, edit: bytes) -> None:
     lines = ledger.lines()
-    lines[-1] = lines[-1].replace(b"\"v\":2}", b"\"v\":9}")
+    last = lines[-1].replace(b',"v":2}', b"}") if edit == b"}" else lines[-1]
+    lines[-1] = last.replace(b'"v":2}', edit)
     ledger.ledger_path.write_bytes(b"\n".join(lines) + b"\n")
     done = ledger.run("verify", "--root", str(ledger.ws), "--json")
-    assert done.returncode == UNVERIFIABLE  # could not check, not proven tampered
+    assert done.returncode == INTEGRITY  # its hash, signature and link were still checked
     report = json.loads(done.stdout)
-    assert [(p["code"], p["category"]) for p in report["problems"]] == [
-        ("unsupported-version", "unverifiable")]
+    codes = [p["code"] for p in report["problems"]]
+    assert "bad-hash" in codes
+    assert codes[0] in ("unsupported-version", "malformed")
 
 
 def test_verify_help_documents_exit_codes(cli: CLI) -> None:
@@ -470,7 +473,9 @@ def test_deeply_nested_body_is_refused(ledger: CLI) -> None:
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
-    pytest.param(["--kind", "ledger.genesis"], "reserved", id="reserved-kind"),
+    *(pytest.param(["--kind", kind], "reserved", id=f"reserved-{kind}") for kind in (
+        "ledger.genesis", "key.added", "hook.pre", "intent.scope_expanded", "intent.selected",
+        "governance.config_changed", "checkpoint.x", "blame.x", "export.x", "query.x")),
     pytest.param(["--kind", "Bad Kind"], "invalid kind", id="invalid-kind"),
 ])
 def test_bad_kind_is_refused(ledger: CLI, args: list[str], fragment: str) -> None:

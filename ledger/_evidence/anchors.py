@@ -1,0 +1,215 @@
+"""What ledger keeps about a workspace *outside* it: checkpoints and trusted keys.
+
+An agent that can write the workspace can rewrite ``.orchestration/`` -- the ledger and the
+public keys beside it -- and re-sign a shorter or different history with a key it controls. What
+the workspace cannot vouch for is anchored in the user's own directories:
+
+* **Checkpoints** (``<state>/checkpoints/<ledger id>/<size>-<offset>.note``): C2SP signed notes
+  written by the hook path every N records and at session end. ``ledger verify`` checks every
+  one: each must be a prefix of today's chain. ``<state>`` is ``$LEDGER_HOME/state`` when
+  ``$LEDGER_HOME`` is set, else ``$XDG_STATE_HOME/ledger``, else ``~/.local/state/ledger``.
+* **Which ledger a workspace has** (``<state>/workspaces/<hash of its path>.json``): a ledger
+  replaced wholesale by a fresh one (new genesis, new id, no checkpoints yet) still shows.
+* **Trusted keys** (``$LEDGER_HOME/trusted/<ledger id>.json``, default
+  ``~/.config/ledger/trusted``): the trust root. ``ledger init`` pins the genesis key there,
+  ``ledger key pin`` pins a key a person vouches for. Keys in ``.orchestration/keys/`` are only
+  public-key material; they count when a pinned key, or a record signed by a trusted key
+  (genesis, ``key.rotated``, ``key.added``), introduced them.
+
+Nothing here is on the append path; the checkpoint store is touched by the hook path only when
+a checkpoint is due.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from ledger._errors import StorageError
+from ledger._evidence.keys import HOME_ENV, key_home
+
+__all__ = [
+    "CheckpointStore",
+    "StoredCheckpoint",
+    "TrustPin",
+    "load_trust_pins",
+    "pin_trusted_keys",
+    "remember_workspace",
+    "state_home",
+    "workspace_ledger_id",
+]
+
+#: Stored checkpoints kept per ledger. Each new one is written only after checking that the
+#: ledger extends the previous one, so the newest already vouches for the older ones; a few are
+#: kept so that deleting one file does not erase the anchor.
+KEEP_CHECKPOINTS: Final = 32
+_SUFFIX: Final = ".note"
+
+
+def state_home(environ: Mapping[str, str] | None = None) -> Path:
+    """ledger's per-user state directory (see the module docstring)."""
+    env = os.environ if environ is None else environ
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]) / "state"
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ledger"
+
+
+def _atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+class StoredCheckpoint(NamedTuple):
+    """A checkpoint file: its path and what its name says (size, byte offset of its end)."""
+
+    path: Path
+    size: int
+    offset: int
+
+
+class CheckpointStore:
+    """The automatic checkpoints of one ledger, outside the workspace."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @classmethod
+    def for_ledger(cls, ledger_id: str, environ: Mapping[str, str] | None = None
+                   ) -> CheckpointStore:
+        """The store of ``ledger_id`` under the user's state directory."""
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
+        return cls(state_home(environ) / "checkpoints" / safe)
+
+    def list(self) -> list[StoredCheckpoint]:
+        """Stored checkpoints, oldest (smallest) first."""
+        try:
+            names = [p.name for p in self.directory.iterdir()]
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.directory}: {exc.strerror}") from None
+        found: list[StoredCheckpoint] = []
+        for name in names:
+            if not name.endswith(_SUFFIX) or name.startswith("."):
+                continue
+            size, _, offset = name[: -len(_SUFFIX)].partition("-")
+            if size.isdigit() and offset.isdigit():
+                found.append(StoredCheckpoint(self.directory / name, int(size), int(offset)))
+        found.sort(key=lambda c: (c.size, c.path.name))
+        return found
+
+    def latest(self) -> StoredCheckpoint | None:
+        """The checkpoint of the longest chain."""
+        found = self.list()
+        return found[-1] if found else None
+
+    def write(self, text: str, size: int, offset: int) -> Path:
+        """Store a checkpoint of ``size`` records ending at byte ``offset``; prune old ones."""
+        path = self.directory / f"{size:016d}-{offset}{_SUFFIX}"
+        _atomic_write(path, text.encode())
+        for old in self.list()[:-KEEP_CHECKPOINTS]:
+            with contextlib.suppress(OSError):  # pruning is housekeeping
+                old.path.unlink()
+        return path
+
+
+def _workspace_file(root: Path, environ: Mapping[str, str] | None) -> Path:
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:32]
+    return state_home(environ) / "workspaces" / f"{digest}.json"
+
+
+def workspace_ledger_id(root: Path, environ: Mapping[str, str] | None = None) -> str | None:
+    """The ledger id last anchored for the workspace at ``root``, if any."""
+    try:
+        data = json.loads(_workspace_file(root, environ).read_text(encoding="utf-8"))
+        return str(data["ledger_id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def remember_workspace(root: Path, ledger_id: str,
+                       environ: Mapping[str, str] | None = None) -> None:
+    """Anchor ``ledger_id`` as the ledger of ``root`` (by ``ledger init`` and checkpoints)."""
+    if workspace_ledger_id(root, environ) == ledger_id:
+        return
+    payload = {"ledger_id": ledger_id, "root": os.path.realpath(root)}
+    _atomic_write(_workspace_file(root, environ),
+                  (json.dumps(payload, sort_keys=True) + "\n").encode())
+
+
+class TrustPin(NamedTuple):
+    """A key pinned outside the workspace: trusted for records from ``from_seq`` on."""
+
+    kid: str
+    public_raw: bytes
+    from_seq: int
+
+
+def _trust_file(ledger_id: str, environ: Mapping[str, str] | None) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
+    return key_home(environ) / "trusted" / f"{safe}.json"
+
+
+def load_trust_pins(ledger_id: str, environ: Mapping[str, str] | None = None
+                    ) -> tuple[dict[str, TrustPin], str | None]:
+    """``(pins, problem)``: the keys pinned for ``ledger_id`` outside the workspace.
+
+    An unreadable pin file is reported (``problem``), not fatal: verification then falls back
+    to the genesis key and says so.
+    """
+    from ledger._evidence.keys import key_id_for  # noqa: PLC0415
+
+    path = _trust_file(ledger_id, environ)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, ValueError) as exc:
+        return {}, f"trust file {path} is unreadable ({type(exc).__name__})"
+    pins: dict[str, TrustPin] = {}
+    try:
+        for item in data["keys"]:
+            raw = base64.b64decode(item["public_key"], validate=True)
+            kid = str(item["kid"])
+            if len(raw) != 32 or key_id_for(raw) != kid:
+                return {}, f"trust file {path}: {kid} does not match its public key"
+            pins[kid] = TrustPin(kid, raw, int(item.get("from_seq") or 0))
+    except (KeyError, TypeError, ValueError, binascii.Error):
+        return {}, f"trust file {path} is malformed"
+    return pins, None
+
+
+def pin_trusted_keys(ledger_id: str, pins: list[TrustPin],
+                     environ: Mapping[str, str] | None = None) -> Path:
+    """Add ``pins`` to the trust file of ``ledger_id`` (kept: every key pinned before)."""
+    current, _ = load_trust_pins(ledger_id, environ)
+    for pin in pins:
+        known = current.get(pin.kid)
+        current[pin.kid] = pin if known is None else known._replace(
+            from_seq=min(known.from_seq, pin.from_seq))
+    path = _trust_file(ledger_id, environ)
+    keys: list[dict[str, Any]] = [
+        {"from_seq": p.from_seq, "kid": p.kid,
+         "public_key": base64.b64encode(p.public_raw).decode()}
+        for p in sorted(current.values(), key=lambda p: (p.from_seq, p.kid))]
+    payload = {"keys": keys, "ledger_id": ledger_id}
+    _atomic_write(path, (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode())
+    return path
