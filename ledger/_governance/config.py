@@ -1,0 +1,162 @@
+"""The governance configuration of a workspace, loaded once per hook call and cached.
+
+Three sources, all under ``.orchestration/``: ``active_intents.yaml`` (the intents), ``hooks.yaml``
+(or ``hooks.json``: policy switches and extra hooks in Claude Code's settings shape), and the
+scope globs compiled from them. PyYAML (~10 ms) and pathspec (~30 ms) are imported only when a
+source changed: every derived form is kept in ``.orchestration/.cache/`` keyed by the source's
+SHA-256, so the common hook call reads small JSON files. A cache is derived data: deleting it is
+always safe, and a stale one cannot be used (its key is the content it came from).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from ledger._errors import ConfigError, InputError, LedgerError
+from ledger._fsutil import atomic_write
+from ledger._governance.analysis.paths import ScopeSpec
+from ledger._governance.engine import HookEngine
+from ledger._governance.intents import IntentsFile, load_intents_cached
+from ledger._governance.policies import GovernanceConfig
+
+__all__ = ["WorkspaceConfig", "policy_config", "read_hook_config", "register_configured_hooks"]
+
+HOOK_CONFIG_FILES: Final = ("hooks.yaml", "hooks.json")
+
+
+def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
+    """Read ``hooks.yaml``/``hooks.json``; YAML is parsed once and cached as JSON."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if path.suffix == ".json":
+        try:
+            loaded = json.loads(data)
+        except ValueError as exc:
+            raise ConfigError(f"{path}: invalid JSON ({exc})") from None
+    else:
+        cache = cache_dir / f"{path.name}.{digest[:16]}.json"
+        try:
+            return dict(json.loads(cache.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            pass
+        import yaml  # noqa: PLC0415 -- only when the YAML changed
+
+        try:
+            loaded = yaml.safe_load(data.decode("utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f":{mark.line + 1}" if mark is not None else ""
+            raise ConfigError(f"{path}{where}: invalid YAML") from None
+        with contextlib.suppress(OSError, TypeError):  # an unwritable cache only costs time
+            atomic_write(cache, json.dumps(loaded).encode("utf-8"))
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    return loaded
+
+
+def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig:
+    policies = (config or {}).get("policies") or {}
+    if not isinstance(policies, dict):
+        raise ConfigError(f"{path}: policies must be a mapping")
+    unknown = set(policies) - set(GovernanceConfig._fields)
+    if unknown:
+        raise ConfigError(f"{path}: unknown policy setting(s): {', '.join(sorted(unknown))}")
+    if policies.get("destructive", "ask") not in ("ask", "deny", "allow"):
+        raise ConfigError(f"{path}: policies.destructive must be ask, deny or allow")
+    return GovernanceConfig(**policies)
+
+
+def register_configured_hooks(engine: HookEngine, config: dict[str, Any] | None, root: Path,
+                       path: Path) -> None:
+    """Claude-settings-shaped ``hooks:``: {Event: [{matcher, hooks: [{type, ...}]}]}."""
+    events = (config or {}).get("hooks") or {}
+    if not isinstance(events, dict):
+        raise ConfigError(f"{path}: hooks must be a mapping of event names")
+    if not events:
+        return
+    from ledger._governance.executors import CommandHook, HttpHook, PromptHook  # noqa: PLC0415
+
+    for event, groups in events.items():
+        if not isinstance(groups, list):
+            raise ConfigError(f"{path}: hooks.{event} must be a list")
+        for g, group in enumerate(groups):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list):
+                raise ConfigError(f"{path}: hooks.{event}[{g}].hooks must be a list")
+            for h, handler in enumerate(handlers):
+                if not isinstance(handler, dict):
+                    raise ConfigError(f"{path}: hooks.{event}[{g}].hooks[{h}] must be a mapping")
+                kind = handler.get("type", "command")
+                name = str(handler.get("name") or f"{event}.{g}.{h}.{kind}")
+                timeout = float(handler.get("timeout", 60))
+                mode = "async" if handler.get("async") else "sync"
+                if kind == "command":
+                    fn: Any = CommandHook(name, handler.get("args") or handler.get("command", ""),
+                                          timeout=timeout, mode=mode, cwd=str(root))
+                    mode = "sync"  # CommandHook detaches itself in async mode
+                elif kind == "http":
+                    fn = HttpHook(name, str(handler.get("url", "")), timeout=timeout,
+                                  headers=handler.get("headers"))
+                elif kind == "prompt":
+                    fn = PromptHook(name, str(handler.get("prompt", "")))
+                else:
+                    raise ConfigError(f"{path}: hook type {kind!r} is not supported")
+                engine.register_hook(str(event), name, fn, matcher=group.get("matcher"),
+                                     once=bool(handler.get("once")), mode=mode)
+
+
+class WorkspaceConfig:
+    """The intents, hook configuration and compiled scopes of one workspace (cached loads).
+
+    Args:
+        orchestration: the workspace's ``.orchestration/`` directory.
+        cache_dir: where derived forms are cached (``.orchestration/.cache``).
+    """
+
+    def __init__(self, orchestration: Path, cache_dir: Path) -> None:
+        self.orchestration = orchestration
+        self.cache_dir = cache_dir
+        path = orchestration / HOOK_CONFIG_FILES[0]
+        if not path.exists() and (orchestration / HOOK_CONFIG_FILES[1]).exists():
+            path = orchestration / HOOK_CONFIG_FILES[1]
+        self.hooks_path = path
+
+    def intents(self) -> tuple[IntentsFile | None, str | None]:
+        """The intents file (or why it cannot be used)."""
+        path = self.orchestration / "active_intents.yaml"
+        if not path.exists():
+            return IntentsFile((), ""), None
+        try:
+            return load_intents_cached(path, self.cache_dir), None
+        except ConfigError as exc:
+            return None, str(exc)
+
+    def hooks(self) -> dict[str, Any] | None:
+        """``hooks.yaml`` / ``hooks.json`` as a mapping, or ``None`` when there is none.
+
+        Raises:
+            ConfigError: unreadable, invalid YAML/JSON, or not a mapping.
+        """
+        return read_hook_config(self.hooks_path, self.cache_dir)
+
+    def compile_scope(self, globs: tuple[str, ...]) -> ScopeSpec:
+        """``globs`` compiled to a :class:`ScopeSpec`; pathspec loads only on a cache miss."""
+        key = hashlib.sha256(json.dumps(globs).encode()).hexdigest()[:24]
+        cache = self.cache_dir / f"scope.{key}.json"
+        try:
+            return ScopeSpec.from_cache(json.loads(cache.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError, InputError, LedgerError):
+            pass
+        spec = ScopeSpec.compile(globs)
+        with contextlib.suppress(OSError):  # an unwritable cache only costs time
+            atomic_write(cache, json.dumps(spec.to_cache()).encode("utf-8"))
+        return spec
