@@ -144,6 +144,8 @@ def parse_as(
         prompt=opt_str(obj, "prompt"),
         error=opt_str(obj, "error"),
         duration_ms=milliseconds(obj.get("duration_ms")),
+        source=opt_str(obj, "source"),
+        event_reason=opt_str(obj, "reason"),
     )
 
 

@@ -250,6 +250,8 @@ def build_event(
     prompt: str | None = None,
     error: str | None = None,
     duration_ms: int | None = None,
+    source: str | None = None,
+    event_reason: str | None = None,
 ) -> HookEvent:
     """Build a :class:`HookEvent`; ``file_path`` in ``tool_input`` is made absolute."""
     arguments = absolutize_file_path(tool_input if tool_input is not None else {}, cwd)
@@ -272,6 +274,8 @@ def build_event(
         prompt=prompt,
         error=error,
         duration_ms=duration_ms,
+        source=source,
+        event_reason=event_reason,
         raw=raw,
     )
 

@@ -190,6 +190,8 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
         prompt=opt_str(obj, "prompt"),
         error=opt_str(obj, "error_message"),
         duration_ms=milliseconds(duration if duration is not None else obj.get("duration_ms")),
+        source=opt_str(obj, "source"),
+        event_reason=opt_str(obj, "reason"),
     )
 
 

@@ -130,6 +130,8 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
         transcript_path=opt_str(obj, "transcript_path"),
         prompt=opt_str(obj, "prompt"),
         error=error,
+        source=opt_str(obj, "source"),
+        event_reason=opt_str(obj, "reason"),
     )
 
 

@@ -94,6 +94,12 @@ class Invocation(NamedTuple):
     # the client's payload, untouched (command hooks get it verbatim)
     raw: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
+    # What the client said about the event itself (recorded; hooks may read them too).
+    client_event: str | None = None
+    prompt: str | None = None
+    agent_type: str | None = None
+    source: str | None = None
+    event_reason: str | None = None
 
 
 HookFn = Callable[[Invocation], "HookOutcome | None"]

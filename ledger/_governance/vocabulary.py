@@ -91,6 +91,9 @@ class HookEvent(NamedTuple):
         prompt: the user prompt (prompt-submit events).
         error: the failure text (tool-failure and stop-failure events).
         duration_ms: how long the tool (or session) took, in milliseconds.
+        source: why a session started (Claude Code SessionStart ``startup``/``resume``/...).
+        event_reason: why a session ended (SessionEnd ``reason``; Cursor ``sessionEnd``); named
+            so that it is never confused with ledger's own decision ``reason``.
         raw: the decoded payload, untouched.
     """
 
@@ -112,6 +115,8 @@ class HookEvent(NamedTuple):
     prompt: str | None
     error: str | None
     duration_ms: int | None
+    source: str | None
+    event_reason: str | None
     raw: dict[str, Any]
 
 

@@ -18,20 +18,19 @@ BLOCKABLE_EVENTS: Final = frozenset({"UserPromptSubmit", "Stop", "SubagentStop",
 
 
 def invocation_of(event: HookEvent) -> Invocation:
-    """The engine's view of one client event."""
+    """The engine's view of one client event: every neutral field the engine or a record
+    needs, typed; the client's raw payload stays in ``raw`` for configured hooks only."""
     outcome = None
     if event.phase == "post":
         outcome = "failure" if event.event == "PostToolUseFailure" or event.error else "success"
-    context = {"client_event": event.client_event, "prompt": event.prompt,
-               "agent_type": event.agent_type, "source": event.raw.get("source"),
-               "event_reason": event.raw.get("reason")}
     return Invocation(
         id=invocation_id_for(event.client, event.session_id, event.tool_use_id),
         event=event.event, tool_name=event.tool_name, tool_input=dict(event.tool_input),
         tool_use_id=event.tool_use_id, session_id=event.session_id, client=event.client,
         cwd=event.cwd, model=event.model, agent_id=event.agent_id, outcome=outcome,
         tool_response=event.tool_response, error=event.error, duration_ms=event.duration_ms,
-        raw=event.raw, context=context,
+        raw=event.raw, client_event=event.client_event, prompt=event.prompt,
+        agent_type=event.agent_type, source=event.source, event_reason=event.event_reason,
     )
 
 

@@ -53,9 +53,8 @@ def hook_body(kind: str, decided: dict[str, Any], inv: Invocation, *, git_head: 
         "tool_use_id": inv.tool_use_id, "git_head": git_head, "cwd": inv.cwd,
         "config": config, **decided,
     }
-    context = inv.context or {}
-    if context.get("client_event"):
-        full["client_event"] = context["client_event"]
+    if inv.client_event:
+        full["client_event"] = inv.client_event
     if kind == "hook.pre":
         full["tool_input"] = _clip(inv.tool_input, _INPUT_STRING_LIMIT)
     elif kind == "hook.post":
@@ -67,9 +66,10 @@ def hook_body(kind: str, decided: dict[str, Any], inv: Invocation, *, git_head: 
         full["attribution"] = attribution
     else:
         # The client's own fields (SessionEnd's reason is "event_reason": "reason" is ours).
-        for key in ("prompt", "source", "event_reason", "agent_type"):
-            value = context.get(key)
-            if isinstance(value, str):
+        told = {"prompt": inv.prompt, "source": inv.source, "event_reason": inv.event_reason,
+                "agent_type": inv.agent_type}
+        for key, value in told.items():
+            if value is not None:
                 full[key] = _clip(value, _CLIENT_STRING_LIMIT)
     # One pass over the whole body: edit strings to 1 MiB, and no floats anywhere.
     full = _clip(full, _EDIT_STRING_LIMIT)
