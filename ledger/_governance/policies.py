@@ -41,7 +41,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError
-from ledger._governance.analysis.paths import ScopeSpec, check_write_scope, normalize_path
+from ledger._governance.analysis.paths import (
+    NormalizedPath,
+    ScopeSpec,
+    check_write_scope,
+    normalize_path,
+)
 from ledger._governance.analysis.protected import KEY_AREA, ProtectedAreas, expand_glob, has_glob
 from ledger._governance.engine import HookEngine, HookOutcome, Invocation
 from ledger._governance.intents import Intent, IntentsFile, render_intent_context
@@ -172,6 +177,36 @@ def _read_regular(path: str, limit: int) -> bytes | None:
             return handle.read(limit)
     except OSError:
         return None
+
+
+class _FileContent(NamedTuple):
+    head: bytes | None
+    """The file's bytes when it holds at most ``_HEAD_LIMIT`` (None: bigger, or unreadable)."""
+    sha256: str | None
+    """Hex SHA-256 of the whole file (None: missing, unreadable, or not a regular file)."""
+
+
+_HEAD_LIMIT: Final = 4 * (_BLOB_LIMIT + 1)  # what the mutation classifier may decode
+
+
+def _read_content(path: str) -> _FileContent:
+    """One read of a regular file: its bytes (when small enough to classify) and its hash.
+    A bigger file is hashed by streaming the rest of the same descriptor; FIFOs and devices
+    are never opened."""
+    fd = _open_regular(path)
+    if fd is None:
+        return _FileContent(None, None)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            head = handle.read(_HEAD_LIMIT + 1)
+            digest = hashlib.sha256(head)
+            if len(head) <= _HEAD_LIMIT:
+                return _FileContent(head, digest.hexdigest())
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+            return _FileContent(None, digest.hexdigest())
+    except OSError:
+        return _FileContent(None, None)
 
 
 def edit_payload(inv: Invocation) -> dict[str, Any] | None:
@@ -308,6 +343,10 @@ class Governance:
         self.config = config or GovernanceConfig()
         self._compile = scope_compiler or ScopeSpec.compile
         self._analyses: dict[str, Analysis] = {}
+        # One hook call normalizes each path once and reads each file once, whichever policies
+        # ask (issue 6): both are memoized for the life of this object (one invocation).
+        self._normalized: dict[tuple[str, str | None], NormalizedPath] = {}
+        self._contents: dict[str, _FileContent] = {}
         #: Extra records to append with the hook record: (kind, body).
         self.records: list[tuple[str, dict[str, Any]]] = []
         # The post record's typed fields (format v2): what the call let the session see, and
@@ -382,14 +421,33 @@ class Governance:
     def _scope_globs(self, intent: Intent) -> tuple[str, ...]:
         return tuple(intent.owned_scope) + tuple(self.state.grants.get(intent.id, ()))
 
+    def _normalize(self, path: str, inv: Invocation) -> NormalizedPath:
+        """``path`` resolved as the kernel will (memoized per call).
+
+        Raises:
+            InputError: the path is empty or holds a NUL byte.
+        """
+        key = (path, inv.cwd)
+        found = self._normalized.get(key)
+        if found is None:
+            found = self._normalized[key] = normalize_path(path, root=self.root, cwd=inv.cwd)
+        return found
+
     def _resolve(self, path: str, inv: Invocation) -> tuple[str | None, str | None]:
         """(workspace-relative path or None when outside, real absolute path or None when
         the path is unusable), from one normalization."""
         try:
-            norm = normalize_path(path, root=self.root, cwd=inv.cwd)
+            norm = self._normalize(path, inv)
         except InputError:
             return None, None
         return norm.relative, norm.absolute
+
+    def _content(self, absolute: str) -> _FileContent:
+        """The file's first bytes and its SHA-256, read once per call (memoized)."""
+        found = self._contents.get(absolute)
+        if found is None:
+            found = self._contents[absolute] = _read_content(absolute)
+        return found
 
     def _available(self) -> str:
         if self.intents is None or not self.intents.intents:
@@ -432,7 +490,7 @@ class Governance:
                     paths.extend(found)
         for path in paths:
             try:
-                norm = normalize_path(path, root=self.root, cwd=inv.cwd)
+                norm = self._normalize(path, inv)
             except InputError as exc:
                 return _deny("SCOPE_VIOLATION", f"unusable path: {exc}", inv, path=path)
             area = areas.area_of(norm.absolute) or areas.alias_of(norm.absolute)
@@ -562,7 +620,8 @@ class Governance:
                          "so its scope cannot be checked", inv, intent_id=intent.id)
         spec = self._compile(self._scope_globs(intent))
         try:
-            check = check_write_scope(analysis.paths, root=self.root, cwd=inv.cwd, scope=spec)
+            check = check_write_scope(analysis.paths, root=self.root, cwd=inv.cwd, scope=spec,
+                                      normalize=lambda path: self._normalize(path, inv))
         except InputError as exc:
             return _deny("SCOPE_VIOLATION", str(exc), inv, intent_id=intent.id)
         for verdict in check.denied:
@@ -585,7 +644,7 @@ class Governance:
             relative, absolute = self._resolve(path, inv)
             if absolute is None:
                 continue
-            current = sha256_file(absolute)
+            current = self._content(absolute).sha256
             # The session's own memory wins over a hash the agent supplies (issue 8); a hard
             # link shares its content with names the session may have seen instead.
             remembered = seen.get(relative or "") or self._seen_alias(absolute, seen)
@@ -631,7 +690,7 @@ class Governance:
             return None
         old: str | None = None
         if os.path.lexists(absolute):
-            data = _read_regular(absolute, 4 * (_BLOB_LIMIT + 1))
+            data = self._content(absolute).head
             if data is None:
                 return None  # unreadable, or a FIFO/device: never opened
             try:

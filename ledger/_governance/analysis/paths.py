@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, NamedTuple
 
 from ledger._errors import ConfigError, InputError, PolicyError
@@ -423,6 +423,7 @@ def check_write_scope(
     root: str,
     cwd: str | None = None,
     scope: ScopeSpec,
+    normalize: Callable[[str], NormalizedPath] | None = None,
 ) -> ScopeCheck:
     """Decide, path by path, whether an agent may write under its intent's scope.
 
@@ -436,6 +437,8 @@ def check_write_scope(
         root: the workspace root.
         cwd: the directory relative paths are resolved against; default ``root``.
         scope: the compiled owned scope.
+        normalize: how to resolve a path (default :func:`normalize_path` with ``root`` and
+            ``cwd``); the hook passes its per-call memo so each path is resolved once.
 
     Returns:
         The :class:`ScopeCheck`.
@@ -445,7 +448,7 @@ def check_write_scope(
     """
     verdicts: list[PathVerdict] = []
     for path in paths:
-        norm = normalize_path(path, root=root, cwd=cwd)
+        norm = normalize(path) if normalize else normalize_path(path, root=root, cwd=cwd)
         verdict: Verdict
         if norm.relative is None:
             verdict = "outside_workspace"
