@@ -72,7 +72,7 @@ _MIDDLEWARE = (
 
 
 class _Agent:
-    """Sends Claude Code hook payloads (hook-protocols §1.3-1.6) through `ledger hook claude`."""
+    """Sends Claude Code hook payloads (docs/architecture.md) through `ledger hook claude`."""
 
     def __init__(self, workspace: Path, session: str, environ: dict[str, str]) -> None:
         self.workspace = workspace

@@ -22,7 +22,7 @@ or the neutral one). It lets a crash on an unparseable payload still fail closed
 tool-gating event, and it names the event when a payload lacks ``hook_event_name``.
 
 Neutral names follow Claude Code; see :class:`HookEvent` for the fields and each client module's
-docstring for the mapping and its source in hook-protocols.md.
+docstring for the mapping and its source in docs/architecture.md.
 """
 
 from __future__ import annotations

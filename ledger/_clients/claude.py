@@ -1,4 +1,4 @@
-"""Claude Code's hook protocol (hook-protocols.md section 1); Codex reuses it (``_codex``).
+"""Claude Code's hook protocol (docs/architecture.md); Codex reuses it (``_codex``).
 
 Input: one flat JSON object with ``hook_event_name``, ``session_id``, ``cwd``, ``tool_name``,
 ``tool_input`` ... Claude Code's names *are* the neutral vocabulary, so parsing is mostly field

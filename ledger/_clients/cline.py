@@ -1,4 +1,4 @@
-"""Cline's hook protocol (hook-protocols.md section 5).
+"""Cline's hook protocol (docs/architecture.md, client protocols).
 
 Input: an envelope ``{clineVersion, hookName, timestamp, taskId, workspaceRoots, userId}`` with
 the event's own data nested under the camelCase hook name, e.g.

@@ -1,4 +1,4 @@
-"""OpenAI Codex CLI hooks (hook-protocols.md section 4): Claude Code's protocol plus ``turn_id``.
+"""OpenAI Codex CLI hooks (docs/architecture.md): Claude Code's protocol plus ``turn_id``.
 
 Codex sends Claude Code's field names (``session_id``, ``hook_event_name``, ``tool_name``,
 ``tool_input`` ...) and reads Claude Code's output (``hookSpecificOutput.permissionDecision``,

@@ -1,4 +1,4 @@
-"""Cursor's hook protocol (hook-protocols.md section 2).
+"""Cursor's hook protocol (docs/architecture.md, client protocols).
 
 Input: a flat object with camelCase ``hook_event_name`` and the common fields
 ``conversation_id``, ``generation_id``, ``model``, ``workspace_roots`` ... plus per-event fields.

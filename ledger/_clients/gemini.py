@@ -1,4 +1,4 @@
-"""Gemini CLI's hook protocol (hook-protocols.md section 3).
+"""Gemini CLI's hook protocol (docs/architecture.md, client protocols).
 
 Input: Claude-like base fields (``session_id``, ``transcript_path``, ``cwd``,
 ``hook_event_name``, ``timestamp``) with Gemini's own event and tool names. The mapping follows

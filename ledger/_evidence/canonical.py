@@ -4,7 +4,7 @@ Every hash and every signature in ``ledger`` is computed over :func:`domain_byte
 a named domain-separation prefix followed by :func:`canonical_bytes` of a plain dict. Nothing
 else produces bytes that get hashed or signed.
 
-Ledger's rules are RFC 8785 restricted further (design-notes §4):
+Ledger's rules are RFC 8785 restricted further (docs/architecture.md, design note 4):
 
 * no floats at all -- durations are integer milliseconds;
 * integers within ±(2**53 − 1), the I-JSON safe range (RFC 7493 §2.2);

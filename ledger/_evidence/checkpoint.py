@@ -1,7 +1,7 @@
 """Signed checkpoints: the only way to prove a ledger's tail was not cut off.
 
 A hash chain proves every link but not its own length: deleting the newest records leaves a
-valid chain (design-notes §1, the CloudTrail truncation finding). A checkpoint pins
+valid chain (architecture.md note 1, the CloudTrail truncation finding). A checkpoint pins
 ``(ledger id, size, head hash)`` under a signature; kept somewhere else (the user's state
 directory, git, a CI artifact), it lets ``ledger verify`` detect truncation, rollback and forks.
 

@@ -1,6 +1,6 @@
 """The JSONL file at the edge: locking, tail reads, appends, fsync, streaming reads.
 
-Append protocol (design-notes §8):
+Append protocol (docs/architecture.md, design note 8):
 
 1. ``open(O_RDWR | O_APPEND)`` and take an exclusive ``flock`` on the ledger file itself. A
    ``flock`` belongs to the open file description, so parallel hook *processes* serialise, and

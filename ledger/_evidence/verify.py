@@ -7,7 +7,7 @@ part: hashes and Ed25519 verifications) on all cores and feeds them here in orde
 
 Resynchronisation: after a bad line the fold follows the records' own ``seq`` and stored ``hash``
 so one deletion, duplication or swap is reported where it happened and does not cascade into a
-problem on every later record (the approach of aws-cli's digest traverser, design-notes §1).
+problem on every later record (the approach of aws-cli's digest traverser, architecture.md note 1).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Verify a ledger file on every core, streaming.
 
 Ed25519 verification dominates (~100 µs per record with OpenSSL, and ``cryptography`` has no
-batch API, design-notes §5), so worker processes compute
+batch API, docs/architecture.md, design note 5), so worker processes compute
 :class:`~ledger._evidence.record.LineFacts` for 1 MiB chunks while the parent folds them in order
 with :class:`~ledger._evidence.verify.ChainVerifier`. Workers collapse runs of clean, linked
 records into one :class:`~ledger._evidence.verify.CleanRun` each, so the parent's work and the

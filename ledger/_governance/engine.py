@@ -14,7 +14,7 @@ Agent clients run the phases in separate processes; :meth:`HookEngine.run_pre`,
 phase, and the invocation id is derived from ``(client, session, tool_use_id)`` so the post
 record links to its pre record without shared state.
 
-Merge rules (Claude Code's, hook-protocols §1.7): the permission decision is the most
+Merge rules (Claude Code's, docs/architecture.md): the permission decision is the most
 restrictive one (deny > ask > allow); additional context is concatenated with newlines;
 ``updated_input``: the last writer wins.
 """
@@ -329,7 +329,7 @@ class HookEngine:
                 except Exception as exc:  # noqa: BLE001 -- a crashing hook is recorded
                     outcome = _crash_outcome(spec, exc, deny=fail_closed)
             if not can_block and outcome.decision is not None:
-                # Observational events never block (hook-protocols §1.8): keep it as data.
+                # Observational events never block (docs/architecture.md): keep it as data.
                 outcome = outcome._replace(decision=None)
             entries.append((spec.name, outcome))
             timings.append((time.perf_counter_ns() - started) // 1_000_000)

@@ -5,7 +5,7 @@ in-process hook. Command and HTTP hooks receive the client's payload verbatim wh
 (so an existing Claude Code hook script runs under the engine unchanged) and a Claude-shaped
 payload built from the invocation otherwise.
 
-Output contract (hook-protocols §1.7-1.8):
+Output contract (docs/architecture.md, client protocols):
 
 * exit 0: stdout, if it starts with ``{``, is JSON: ``hookSpecificOutput.permissionDecision``
   (allow/deny/ask), ``permissionDecisionReason``, ``additionalContext``, ``updatedInput``; the
@@ -169,7 +169,7 @@ class CommandHook:
                                                 error_type="hook_block"))
         if proc.returncode != 0:
             # A schema-valid JSON object on stdout decides even on another non-zero exit
-            # (hook-protocols §1.8); otherwise it is a non-blocking error.
+            # (docs/architecture.md, client protocols); otherwise it is a non-blocking error.
             answer = parse_hook_output(stdout_text, self.name)
             if answer.error is None and answer != HookOutcome():
                 return answer

@@ -4,7 +4,7 @@ A matcher decides whether a configured hook (or policy rule) applies to a tool c
 syntaxes are accepted, both taken from Claude Code:
 
 **Tool-name matchers** (Claude Code hooks reference, "Matcher patterns", summarized in
-``hook-protocols.md`` §1.9):
+docs/architecture.md, client protocols):
 
 * ``None``, ``""`` or ``"*"`` match every tool.
 * A pattern made only of letters, digits, ``_``, ``-``, spaces, ``,`` and ``|`` is an exact
@@ -17,7 +17,7 @@ syntaxes are accepted, both taken from Claude Code:
   for tool names (alternation, classes, anchors, ``.*``).
 
 **Permission-rule matchers** with an argument filter (Claude Code permissions reference,
-"Permission rule syntax"; the hook ``if`` field uses the same rules, ``hook-protocols.md`` §1.1):
+"Permission rule syntax"; the hook ``if`` field uses the same rules, docs/architecture.md):
 ``Tool(specifier)``. The tool part follows the tool-name rules above. The specifier is
 
 * for shell tools (``Bash``, ``PowerShell``, Gemini's ``run_shell_command``...), a wildcard over
@@ -70,7 +70,7 @@ FILE_TOOLS = frozenset(
         "Edit",
         "Write",
         "Read",
-        "MultiEdit",  # legacy, still in first-party matchers [hook-protocols.md §1.5]
+        "MultiEdit",  # legacy, still in first-party matchers [docs/architecture.md]
         "NotebookEdit",  # uses notebook_path [PLG]
         "Glob",
         "Grep",
@@ -81,7 +81,7 @@ FILE_TOOLS = frozenset(
 )
 """Tool names whose argument filter applies to the file path in ``tool_input``."""
 
-# The file-path keys, in the order they are tried [hook-protocols.md §1.5].
+# The file-path keys, in the order they are tried [docs/architecture.md, client protocols].
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 # Exact-name matchers: only these characters [CC §Matcher patterns].

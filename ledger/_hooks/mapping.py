@@ -12,7 +12,7 @@ from ledger._governance.vocabulary import HookDecision, HookEvent
 __all__ = ["BLOCKABLE_EVENTS", "decision_of", "invocation_of"]
 
 
-# Events where a hook's block is honoured (hook-protocols §1.2); everything else is observed.
+# Events where a hook's block is honoured (docs/architecture.md); everything else is observed.
 BLOCKABLE_EVENTS: Final = frozenset({"UserPromptSubmit", "Stop", "SubagentStop", "PreCompact",
                                "PermissionRequest"})
 
@@ -40,7 +40,7 @@ def decision_of(event: HookEvent, merged: MergedDecision) -> HookDecision:
     error = merged.error if blocking else None  # informational errors stay in the record
     if event.phase == "pre":
         # "allow" only when a hook said so: answering allow makes clients skip their own
-        # permission prompt (hook-protocols §1.7), so "no objection" is no opinion.
+        # permission prompt (docs/architecture.md), so "no objection" is no opinion.
         permission = merged.decision if merged.explicit else None
         return HookDecision(permission=permission,
                             reason=merged.reason,

@@ -1,6 +1,6 @@
 """The projection protocol: state rebuilt from the ledger's records alone.
 
-A projection is a left fold over records in chain order (design-notes, "projections"):
+A projection is a left fold over records in chain order (docs/architecture.md, "Projections"):
 ``state = initial(); for record in records: state = apply(state, record)``. It never reads a
 file or a database; :mod:`ledger._projections.cache` feeds it the records through the one read
 path and keeps its state between processes. ``version`` names the fold's logic: changing what

@@ -2,7 +2,7 @@
 
 Claude Code's ``Bash``/``PowerShell``, Cursor's ``beforeShellExecution``, Gemini CLI's
 ``run_shell_command`` and Codex's ``shell`` all hand the hook one command string
-(``tool_input.command``, ``hook-protocols.md`` §1.5). Claude Code runs it with ``bash`` (or
+(``tool_input.command``, docs/architecture.md). Claude Code runs it with ``bash`` (or
 ``sh -c`` for hooks themselves, §1.1), so we read it with POSIX/bash rules.
 
 :func:`classify_command` answers two questions for the policy engine:
