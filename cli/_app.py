@@ -403,10 +403,19 @@ def _governance(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, 
     return GovernedWorkspace(find_root(root))
 
 
-def _intent_or_fail(workspace: Any, intent_id: str) -> Any:  # noqa: ANN401
+def _intents_or_fail(workspace: Any) -> Any:  # noqa: ANN401 -- IntentsFile
+    from ledger import ConfigError  # noqa: PLC0415
+
     intents, error = workspace.load_intents()
     if intents is None:
         raise InputError(str(error))
+    if intents.missing:
+        raise ConfigError(intents.missing)
+    return intents
+
+
+def _intent_or_fail(workspace: Any, intent_id: str) -> Any:  # noqa: ANN401
+    intents = _intents_or_fail(workspace)
     intent = intents.get(intent_id)
     if intent is None:
         known = ", ".join(i.id for i in intents.intents) or "none"
@@ -420,9 +429,7 @@ def intent_list(root: RootOption = None, as_json: JsonOption = False) -> None:
 
     def action() -> int:
         workspace = _governance(root)
-        intents, error = workspace.load_intents()
-        if intents is None:
-            raise InputError(str(error))
+        intents = _intents_or_fail(workspace)
         sessions: dict[str, list[str]] = {}
         for sid, info in workspace.state.sessions.items():
             if info.get("intent"):
@@ -432,9 +439,12 @@ def intent_list(root: RootOption = None, as_json: JsonOption = False) -> None:
                  "status": i.status} for i in intents.intents]
         if as_json:
             _emit_json(rows)
+        elif not rows:
+            print(f"no intents yet in {workspace.orchestration / 'active_intents.yaml'}: add one "
+                  "under active_intents: (id, name, status: IN_PROGRESS, owned_scope)")
         else:
             for row in rows:
-                print(f"{row['id']:<10} {row['status']:<12} {row['name']}")
+                print(f"{row['id']:<10} {row['status'].upper():<12} {row['name']}")
                 print(f"{'':<10} scope: {', '.join(row['owned_scope'])}")
                 if row["sessions"]:
                     print(f"{'':<10} sessions: {', '.join(row['sessions'])}")
@@ -449,12 +459,17 @@ def intent_select(
     session: SessionOption = None,
     root: RootOption = None,
 ) -> None:
-    """Select an intent for a session (recorded); prints the <intent_context> block."""
-    from ledger._governance.intents import render_intent_context  # noqa: PLC0415
+    """Select an intent for a session (recorded); prints the <intent_context> block.
+
+    Only an IN_PROGRESS intent can be selected (the same rule the hook applies)."""
+    from ledger import intent_refusal, render_intent_context  # noqa: PLC0415
 
     def action() -> int:
         workspace = _governance(root)
         intent = _intent_or_fail(workspace, intent_id)
+        refusal = intent_refusal(intent)
+        if refusal is not None:
+            raise InputError(f"cannot select intent {intent.id}: it {refusal}")
         if workspace.state.intent_of(session) != intent.id:
             workspace.ledger.append("intent.selected", {
                 "intent_id": intent.id, "session": session, "via": "cli"},

@@ -61,7 +61,15 @@ if TYPE_CHECKING:
         MergedDecision,
     )
     from ledger._governance.executors import CommandHook, HttpHook, PromptHook
-    from ledger._governance.intents import Intent, IntentsFile, load_intents_file
+    from ledger._governance.intents import (
+        INTENT_STATUSES,
+        WORKABLE_STATUSES,
+        Intent,
+        IntentsFile,
+        intent_refusal,
+        load_intents_file,
+        render_intent_context,
+    )
     from ledger._hooks.service import handle_event, run_hook
     from ledger._workspace import Workspace, find_root
 
@@ -69,8 +77,10 @@ __all__ = [
     "CLIENTS",
     "CLIENT_NAMES",
     "FORMAT_VERSION",
+    "INTENT_STATUSES",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
+    "WORKABLE_STATUSES",
     "CanonicalizationError",
     "Checkpoint",
     "CheckpointError",
@@ -118,9 +128,11 @@ __all__ = [
     "handle_event",
     "hook_status",
     "install",
+    "intent_refusal",
     "load_intents_file",
     "parse_checkpoint",
     "parse_payload",
+    "render_intent_context",
     "render_response",
     "run_hook",
     "uninstall",
@@ -154,6 +166,10 @@ _LAZY = {
     "Intent": "ledger._governance.intents",
     "IntentsFile": "ledger._governance.intents",
     "load_intents_file": "ledger._governance.intents",
+    "INTENT_STATUSES": "ledger._governance.intents",
+    "WORKABLE_STATUSES": "ledger._governance.intents",
+    "intent_refusal": "ledger._governance.intents",
+    "render_intent_context": "ledger._governance.intents",
     "canonical_bytes": "ledger._evidence.canonical",
     "Checkpoint": "ledger._evidence.checkpoint",
     "parse_checkpoint": "ledger._evidence.checkpoint",

@@ -61,17 +61,22 @@ class Workspace:
 INTENTS_TEMPLATE: Final = """\
 # active_intents.yaml: the intents agents may work on, and the files each one owns.
 # An agent selects one (`ledger intent select INT-001` in its shell) before it may write, and
-# may then write only what owned_scope matches. Errors are reported as file:line: what.
+# may then write only what owned_scope matches. Only an intent whose status is IN_PROGRESS can
+# be selected; PLANNED, BLOCKED, COMPLETE (or DONE) and ABANDONED ones are refused, saying why.
+# Errors are reported as file:line: what. Uncomment and edit the example:
 #
-# intents:
-#   - id: INT-001                       # letter, then letters, digits, _ . -
-#     name: JWT hardening
-#     status: active                # planned|active|in_progress|blocked|done|abandoned
-#     description: Pin the JWT algorithm to HS256.
-#     owned_scope: ["src/auth/**"]      # gitwildmatch globs, relative to the workspace root
-#     constraints: ["Read secrets from config only"]
-#     acceptance_criteria: ["npm test -- src/auth passes"]
-intents: []
+# active_intents:
+#     - id: "INT-001"                    # a letter, then letters, digits, _ . -
+#       name: "JWT Authentication Migration"
+#       status: "IN_PROGRESS"            # PLANNED | IN_PROGRESS | BLOCKED | COMPLETE | ABANDONED
+#       owned_scope:                     # gitwildmatch globs, relative to the workspace root
+#           - "src/auth/**"
+#           - "src/middleware/jwt.ts"
+#       constraints:
+#           - "Must not use external auth providers"
+#       acceptance_criteria:
+#           - "Unit tests in tests/auth/ pass"
+active_intents: []
 """
 
 

@@ -35,7 +35,13 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from ledger._errors import InputError
 from ledger._governance.analysis.paths import ScopeSpec, check_write_scope, normalize_path
 from ledger._governance.engine import HookEngine, HookOutcome, Invocation
-from ledger._governance.intents import Intent, IntentsFile, render_intent_context
+from ledger._governance.intents import (
+    WORKABLE_STATUSES,
+    Intent,
+    IntentsFile,
+    intent_refusal,
+    render_intent_context,
+)
 from ledger._governance.state import WorkspaceState
 from ledger._governance.vocabulary import SHELL_TOOLS, Permission, hook_error
 
@@ -49,7 +55,6 @@ PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
 _BLOB_LIMIT: Final = 512 * 1024
-_LIVE_STATUSES: Final = frozenset({"planned", "active", "in_progress", "blocked"})
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
 _READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "--help", "-h",
@@ -329,10 +334,15 @@ class Governance:
         return norm.relative, norm.absolute
 
     def _available(self) -> str:
+        if self.intents is not None and self.intents.missing:
+            return self.intents.missing
         if self.intents is None or not self.intents.intents:
             return "no intents are defined in .orchestration/active_intents.yaml"
-        live = [i for i in self.intents.intents if i.status in _LIVE_STATUSES]
-        listing = ", ".join(f"{i.id} ({i.name})" for i in live) or "none is open"
+        live = [i for i in self.intents.intents if i.status in WORKABLE_STATUSES]
+        if not live:
+            return ("no intent is IN_PROGRESS in .orchestration/active_intents.yaml; a person "
+                    "sets one's status to IN_PROGRESS")
+        listing = ", ".join(f"{i.id} ({i.name})" for i in live)
         return f"available: {listing}; select one with `ledger intent select <ID>`"
 
     # --- pre policies ------------------------------------------------------------------------
@@ -382,9 +392,9 @@ class Governance:
             return HookOutcome(decision="allow", reason="intent cleared",
                                data={"intent_command": "clear"})
         intent = self.intents.get(str(request.intent_id))
-        if intent is None or intent.status not in _LIVE_STATUSES:
-            what = "unknown" if intent is None else f"{intent.status}"
-            return _deny("INTENT_REQUIRED", f"intent {request.intent_id} is {what}; "
+        refusal = "is unknown" if intent is None else intent_refusal(intent)
+        if intent is None or refusal is not None:
+            return _deny("INTENT_REQUIRED", f"intent {request.intent_id} {refusal}; "
                          f"{self._available()}", inv, intent_id=request.intent_id)
         if request.action == "select":
             if self.state.intent_of(session) != intent.id:
@@ -415,9 +425,10 @@ class Governance:
             return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
         intent = self._intent(inv)
         selected = self.state.intent_of(inv.session_id)
-        if intent is None or intent.status not in _LIVE_STATUSES:
+        refusal = None if intent is None else intent_refusal(intent)
+        if intent is None or refusal is not None:
             why = ("no intent is selected for this session" if selected is None
-                   else f"intent {selected} is no longer open")
+                   else f"intent {selected} {refusal or 'is no longer defined'}")
             return _deny("INTENT_REQUIRED", f"{inv.tool_name} changes files but {why}; "
                          f"{self._available()}", inv, paths=list(analysis.paths))
         return HookOutcome(data={"intent_id": intent.id})

@@ -30,14 +30,18 @@ from ledger._evidence.ledger import MAX_RECORD_BYTES, Entry, Ledger
 from ledger._git import read_head
 from ledger._governance.analysis.paths import ScopeSpec
 from ledger._governance.engine import HookEngine, Invocation, MergedDecision, invocation_id_for
-from ledger._governance.intents import IntentsFile, load_intents_cached
+from ledger._governance.intents import (
+    INTENTS_FILE,
+    IntentsFile,
+    load_intents_cached,
+    missing_intents_message,
+)
 from ledger._governance.policies import Governance, GovernanceConfig, edit_payload
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import ORCHESTRATION_DIR, find_root
 
 __all__ = ["GovernedWorkspace", "handle_event", "locate_root", "run_hook"]
 
-INTENTS_FILE: Final = "active_intents.yaml"
 _INPUT_STRING_LIMIT: Final = 2048
 _EDIT_STRING_LIMIT: Final = 1024 * 1024
 
@@ -183,7 +187,7 @@ class GovernedWorkspace:
         """The intents file (or why it cannot be used)."""
         path = self.orchestration / INTENTS_FILE
         if not path.exists():
-            return IntentsFile((), ""), None
+            return IntentsFile((), "", missing_intents_message(self.orchestration)), None
         try:
             return load_intents_cached(path, self.cache_dir), None
         except ConfigError as exc:
