@@ -10,11 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append
+from cli import _append, _log
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
 from ledger._errors import InputError, StorageError
 from ledger._evidence.ledger import Ledger
-from ledger._evidence.record import Record
 from ledger._evidence.verify import VerifyReport
 
 app = typer.Typer(
@@ -87,41 +86,19 @@ def append(
     _run(lambda: _append.run(options, sys.stdin.buffer))
 
 
-def _format_record(record: Record) -> str:
-    actor = record.data.get("actor", {})
-    who = "/".join(str(actor[k]) for k in ("client", "session") if actor.get(k))
-    body = json.dumps(record.data.get("body"), sort_keys=True, ensure_ascii=False)
-    if len(body) > 70:
-        body = body[:69] + "…"
-    return f"{record.seq:>6}  {record.ts[:23]}Z  {record.kind:<18} {who[:28]:<28} {body}"
+def _passthrough(name: str, summary: str, main: Callable[[list[str]], int]) -> None:
+    """Register a command that parses its own arguments (a Typer-free fast path, dispatched
+    first by ``cli._entry``; this entry puts it in the command list and shell completion)."""
+
+    def command(ctx: typer.Context) -> None:
+        raise typer.Exit(main(list(ctx.args)))
+
+    app.command(name, help=summary, add_help_option=False, context_settings={
+        "allow_extra_args": True, "ignore_unknown_options": True})(command)
 
 
-@app.command()
-def log(
-    count: Annotated[int, typer.Option("-n", "--count", min=1, help="How many records.")] = 20,
-    kind: Annotated[str | None, typer.Option(help="Only records of this kind.")] = None,
-    root: RootOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Show the most recent records (not verified; run `ledger verify` for that)."""
-
-    def action() -> int:
-        ledger = Ledger.open(root)
-        if kind is None:
-            records = ledger.tail(count)
-        else:
-            from collections import deque  # noqa: PLC0415
-
-            records = list(deque((r for r in ledger.records() if r.kind == kind), maxlen=count))
-        if as_json:
-            for record in records:
-                print(record.line.decode())
-        else:
-            for record in records:
-                print(_format_record(record))
-        return OK
-
-    _run(action)
+_passthrough("log", "Show recent records, one line each; filters; -f follows.", _log.log_main)
+_passthrough("show", "Print one record in full (default: the last).", _log.show_main)
 
 
 def _progress_printer() -> Callable[[int, int], None] | None:
