@@ -52,20 +52,44 @@ def init(
     root: Annotated[Path, typer.Option("--root", envvar="LEDGER_ROOT",
                                        help="Workspace root (default: current directory).")
                     ] = Path(),
+    parents: Annotated[bool, typer.Option(
+        "--parents", help="Create the workspace directory if it does not exist.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Create .orchestration/, pin a signing key and write the genesis record."""
+    """Make this clone's ledger and signing key; keep the shared files (intents, hooks.yaml,
+    keys/). Idempotent."""
+    from ledger import init_workspace  # noqa: PLC0415
 
     def action() -> int:
-        ledger = Ledger.init(root)
-        first = next(ledger.records())
-        info = {"ledger_id": first.ledger_id, "ledger": str(ledger.file.path),
-                "key": first.key, "keyring": str(ledger.workspace.keys_dir)}
+        report = init_workspace(root, parents=parents)
+        ledger = report.ledger
+        info = {"created": report.created, "kept": list(report.kept),
+                "key": report.key, "keyring": str(ledger.workspace.keys_dir),
+                "ledger": str(ledger.file.path), "ledger_id": ledger.tail(1)[0].ledger_id,
+                "moved_from_elsewhere": report.moved_from_elsewhere,
+                "elsewhere_key": report.elsewhere_key, "private_key": report.private_key,
+                "written": list(report.written)}
         if as_json:
             _emit_json(info)
-        else:
-            print(f"ledger {info['ledger_id']} at {info['ledger']}")
-            print(f"signing key {info['key']} (public key pinned in {info['keyring']})")
+            return OK
+        if report.moved_from_elsewhere:
+            print(f"the ledger here was written on another machine (its key "
+                  f"{report.elsewhere_key} cannot sign here): moved it, unchanged, to "
+                  f"{report.moved_from_elsewhere} (if git tracks it: `git rm --cached "
+                  ".orchestration/agent_trace.jsonl`)")
+        state = "created" if report.created else "already initialised"
+        print(f"ledger {info['ledger_id']} at {info['ledger']} ({state})")
+        where = report.private_key or "$LEDGER_SIGNING_KEY"
+        print(f"signing key {report.key}: private key {where}; public key pinned in "
+              f"{info['keyring']}")
+        for name in report.written:
+            print(f"wrote {name}")
+        if report.kept:
+            print(f"kept shared files: {', '.join(report.kept)}")
+        if report.created:
+            print("next: edit .orchestration/active_intents.yaml, `ledger install claude`, "
+                  "commit .orchestration/ (its .gitignore keeps this clone's ledger out), "
+                  "`ledger doctor`")
         return OK
 
     _run(action)

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         render_intent_context,
     )
     from ledger._hooks.service import handle_event, run_hook
+    from ledger._setup import InitReport, active_key_id, init_workspace
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
@@ -96,6 +97,7 @@ __all__ = [
     "HookResponse",
     "HookStatus",
     "HttpHook",
+    "InitReport",
     "InputError",
     "IntegrityError",
     "Intent",
@@ -123,10 +125,12 @@ __all__ = [
     "Workspace",
     "WorkspaceNotFoundError",
     "__version__",
+    "active_key_id",
     "canonical_bytes",
     "find_root",
     "handle_event",
     "hook_status",
+    "init_workspace",
     "install",
     "intent_refusal",
     "load_intents_file",
@@ -156,6 +160,9 @@ _LAZY = {
     "run_hook": "ledger._hooks.service",
     "MAX_PAYLOAD_BYTES": "ledger._clients",
     "HookResponse": "ledger._clients",
+    "InitReport": "ledger._setup",
+    "active_key_id": "ledger._setup",
+    "init_workspace": "ledger._setup",
     "install": "ledger._clients.install",
     "HookStatus": "ledger._clients.install",
     "hook_status": "ledger._clients.install",

@@ -155,7 +155,9 @@ def load_signing_key(kid: str | None, environ: Mapping[str, str] | None = None) 
         data = path.read_bytes()
     except FileNotFoundError:
         raise KeyNotFoundError(
-            f"signing key {kid} not found at {path}; set ${SIGNING_KEY_ENV} or restore the key"
+            f"this machine has no signing key for this ledger ({kid} not found at {path}): "
+            "run `ledger init` to make one for this clone (a ledger written elsewhere is moved "
+            f"aside), or set ${SIGNING_KEY_ENV} / restore the key"
         ) from None
     except OSError as exc:
         raise KeyNotFoundError(f"signing key {path} is unreadable ({exc.strerror})") from None

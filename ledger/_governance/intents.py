@@ -51,6 +51,7 @@ __all__ = [
     "WORKABLE_STATUSES",
     "Intent",
     "IntentsFile",
+    "did_you_mean",
     "intent_refusal",
     "load_intents_cached",
     "load_intents_file",
@@ -207,7 +208,8 @@ def intent_refusal(intent: Intent) -> str | None:
     return _REFUSALS.get(intent.status, f"has status {intent.status!r}, which is not open")
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``."""
     import difflib  # noqa: PLC0415 - only on the error path
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
@@ -325,7 +327,7 @@ def _intent(node: Node, index: int, errors: _Errors, check: _GlobCheck) -> Inten
     if status is None:
         choices = ", ".join(s.upper() for s in INTENT_STATUSES)
         raise errors.at(status_node, f"{label}status {written!r} must be one of {choices} "
-                        f"(any case){_did_you_mean(written.lower(), INTENT_STATUSES)}")
+                        f"(any case){did_you_mean(written.lower(), INTENT_STATUSES)}")
     description = fields.get("description")
     return Intent(
         id=intent_id,
@@ -366,7 +368,7 @@ def parse_intents(text: str, filename: str) -> IntentsFile:
     for key, (key_node, _value) in top.items():
         if key not in _ROOT_KEYS:
             raise errors.at(key_node, f"unknown top-level key {key!r} (allowed: {ROOT_KEY}, or "
-                            f"its alias intents){_did_you_mean(key, _ROOT_KEYS)}")
+                            f"its alias intents){did_you_mean(key, _ROOT_KEYS)}")
     present = [key for key in _ROOT_KEYS if key in top]
     if not present:
         raise errors.at(root, f"missing top-level key '{ROOT_KEY}'")

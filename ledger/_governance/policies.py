@@ -385,7 +385,8 @@ class Governance:
             return None
         session = inv.session_id
         if self.intents is None:
-            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
+            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}; fix "
+                         ".orchestration/active_intents.yaml (`ledger doctor` checks it)", inv)
         if request.action == "clear":
             self.records.append(("intent.cleared", {"session": session, "via": "hook"}))
             self.state.session(session)["intent"] = None
@@ -422,7 +423,8 @@ class Governance:
         if not analysis.mutating:
             return None
         if self.intents is None:
-            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
+            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}; fix "
+                         ".orchestration/active_intents.yaml (`ledger doctor` checks it)", inv)
         intent = self._intent(inv)
         selected = self.state.intent_of(inv.session_id)
         refusal = None if intent is None else intent_refusal(intent)

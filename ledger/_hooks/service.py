@@ -33,6 +33,7 @@ from ledger._governance.engine import HookEngine, Invocation, MergedDecision, in
 from ledger._governance.intents import (
     INTENTS_FILE,
     IntentsFile,
+    did_you_mean,
     load_intents_cached,
     missing_intents_message,
 )
@@ -116,15 +117,32 @@ def _cached_json_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
     return loaded
 
 
+_TOP_LEVEL: Final = ("policies", "hooks")
+
+
 def _policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig:
+    where = f"{ORCHESTRATION_DIR}/{path.name}"
+    settings = GovernanceConfig._fields
+    for key in config or {}:
+        if key not in _TOP_LEVEL:
+            hint = (" (put it under policies:)" if key in settings
+                    else did_you_mean(str(key), _TOP_LEVEL))
+            raise ConfigError(f"{where}: unknown top-level setting {key!r}{hint}; the top level "
+                              "takes policies: and hooks:")
     policies = (config or {}).get("policies") or {}
     if not isinstance(policies, dict):
-        raise ConfigError(f"{path}: policies must be a mapping")
-    unknown = set(policies) - set(GovernanceConfig._fields)
-    if unknown:
-        raise ConfigError(f"{path}: unknown policy setting(s): {', '.join(sorted(unknown))}")
-    if policies.get("destructive", "ask") not in ("ask", "deny", "allow"):
-        raise ConfigError(f"{path}: policies.destructive must be ask, deny or allow")
+        raise ConfigError(f"{where}: policies must be a mapping of settings "
+                          f"({', '.join(settings)})")
+    for key, value in policies.items():
+        if key not in settings:
+            raise ConfigError(f"{where}: unknown setting {key!r}{did_you_mean(str(key), settings)}"
+                              f"; the settings are {', '.join(settings)}")
+        if key == "destructive":
+            if value not in ("ask", "deny", "allow"):
+                raise ConfigError(f"{where}: policies.destructive must be ask, deny or allow, "
+                                  f"not {value!r}")
+        elif not isinstance(value, bool):
+            raise ConfigError(f"{where}: policies.{key} must be true or false, not {value!r}")
     return GovernanceConfig(**policies)
 
 
@@ -359,6 +377,8 @@ def run_hook(client: str, raw: bytes, *, expected_event: str | None = None,
         return render_response(client, event, decision)
     except Exception as exc:  # noqa: BLE001 -- every failure gets the client's fail-closed answer
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
+        if "`ledger " not in message and "did you mean" not in message:
+            message += "; run `ledger doctor` to see what is wrong and how to fix it"
         _record_failure(client, message, raw, event, root=root, environ=environ)
         return fail_closed_response(client, event, message, raw=raw,
                                     expected_event=expected_event)

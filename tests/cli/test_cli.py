@@ -53,7 +53,7 @@ class CLI:
         return done.stdout.decode()
 
     def init(self) -> None:
-        self.ok("init", "--root", str(self.ws))
+        self.ok("init", "--parents", "--root", str(self.ws))
 
     def append(self, body: object, *extra: str) -> str:
         return self.ok("append", "--root", str(self.ws), *extra,
@@ -100,11 +100,12 @@ def squash(text: str) -> str:
 
 
 def test_init_creates_workspace_and_private_key(cli: CLI) -> None:
-    out = cli.ok("init", "--root", str(cli.ws))
+    out = cli.ok("init", "--parents", "--root", str(cli.ws))
     assert out.startswith("ledger ")
     assert "signing key ed25519-" in out
     info = json.loads(cli.ok("init", "--root", str(cli.ws), "--json"))  # idempotent
-    assert set(info) == {"key", "keyring", "ledger", "ledger_id"}
+    assert {"key", "keyring", "ledger", "ledger_id"} <= set(info)
+    assert info["created"] is False
     assert info["ledger_id"] in out
     assert Path(info["ledger"]) == cli.ledger_path
     assert len(cli.lines()) == 1
@@ -426,7 +427,7 @@ def test_root_option_env_and_walking_up(ledger: CLI) -> None:
         "root", "env", "walk-up"]
     # --root wins over LEDGER_ROOT.
     other = ledger.tmp / "other"
-    ledger.ok("init", "--root", str(other))
+    ledger.ok("init", "--parents", "--root", str(other))
     ledger.ok("append", "--root", str(other), stdin=b"{}", cwd=elsewhere, env=env)
     assert len((other / ".orchestration" / "agent_trace.jsonl").read_bytes().splitlines()) == 2
 
@@ -549,7 +550,8 @@ def test_unwritable_workspace_directory_exits_2(cli: CLI, permissions_bind: list
     parent.mkdir()
     parent.chmod(0o555)
     try:
-        done = cli.run("init", "--root", str(parent / "ws"), prefix=permissions_bind)
+        done = cli.run("init", "--parents", "--root", str(parent / "ws"),
+                       prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "cannot create")
     finally:
         parent.chmod(0o755)
@@ -560,7 +562,7 @@ def test_workspace_under_a_regular_file_exits_2(cli: CLI) -> None:
     # Works for every user, root included (ENOTDIR).
     parent = cli.tmp / "not-a-dir"
     parent.write_bytes(b"")
-    done = cli.run("init", "--root", str(parent / "ws"))
+    done = cli.run("init", "--parents", "--root", str(parent / "ws"))
     assert_clean_error(done, UNVERIFIABLE, "cannot create")
     assert parent.read_bytes() == b""
 
