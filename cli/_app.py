@@ -189,6 +189,20 @@ def verify(
     _run(action)
 
 
+@app.command()
+def doctor(
+    checkpoint: Annotated[list[Path] | None, typer.Option(
+        "--checkpoint", help="A checkpoint file to verify and date. Repeatable.")] = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check this workspace, one line each: ledger, signing key, intents, hooks.yaml,
+    installed hooks, last checkpoint. Exit 1 when something is broken."""
+    from cli._doctor import run as run_doctor  # noqa: PLC0415
+
+    _run(lambda: run_doctor(root, checkpoint or [], as_json))
+
+
 @app.command(name="checkpoint")
 def checkpoint_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o",

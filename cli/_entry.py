@@ -13,6 +13,11 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run ``ledger`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["--version"], ["-V"]):
+        from ledger._version import __version__  # noqa: PLC0415
+
+        print(f"ledger {__version__}")
+        return 0
     if args and args[0] in ("log", "show"):  # they parse (and print --help) themselves
         from cli import _log  # noqa: PLC0415
 

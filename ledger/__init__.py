@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from ledger._clients.install import HookStatus, hook_status, install, uninstall
     from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
+    from ledger._doctor import Check, run_checks
     from ledger._evidence.canonical import canonical_bytes
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
@@ -83,6 +84,7 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "WORKABLE_STATUSES",
     "CanonicalizationError",
+    "Check",
     "Checkpoint",
     "CheckpointError",
     "CheckpointResult",
@@ -138,6 +140,7 @@ __all__ = [
     "parse_payload",
     "render_intent_context",
     "render_response",
+    "run_checks",
     "run_hook",
     "uninstall",
     "verify_lines",
@@ -169,6 +172,8 @@ _LAZY = {
     "CLIENTS": "ledger._clients.registry",
     "CLIENT_NAMES": "ledger._clients.registry",
     "ClientSpec": "ledger._clients.registry",
+    "Check": "ledger._doctor",
+    "run_checks": "ledger._doctor",
     "uninstall": "ledger._clients.install",
     "Intent": "ledger._governance.intents",
     "IntentsFile": "ledger._governance.intents",
