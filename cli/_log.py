@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, NoReturn
 
-from cli._exit import OK, UNVERIFIABLE, guarded
+from cli._exit import OK, UsageError, guarded
 
 #: The kinds ledger itself writes; application kinds are whatever ``ledger append`` recorded.
 KNOWN_KINDS: Final = (
@@ -42,11 +42,7 @@ _COLORS: Final = {"deny": "31", "failed": "31", "ask": "33", "allow": "32", "don
                   "dim": "2", "code": "1"}
 
 
-class UsageError(Exception):
-    """Bad command-line usage: one line, then a hint (exit 2)."""
-
-
-class _Parser(argparse.ArgumentParser):
+class CommandParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line plus a hint instead of the usage block."""
 
     def error(self, message: str) -> NoReturn:
@@ -131,8 +127,13 @@ def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None)
         target = tool_target(_dict(body.get("tool_input")), cwd)
         decision = str(body.get("decision") or "")
         if kind == "hook.post":
+            # Format 2 keeps what changed in attribution.files and what was read in observed;
+            # format 1 kept them in data (changed, seen).
             data_ = _dict(body.get("data"))
-            changed = data_.get("changed") or list(_dict(data_.get("seen")))
+            files = _dict(body.get("attribution")).get("files")
+            changed = ([f.get("path") for f in files if isinstance(f, dict)]
+                       if isinstance(files, list) else None) or data_.get("changed") or list(
+                _dict(body.get("observed")) or _dict(data_.get("seen")))
             target = (targets or {}).get(str(body.get("invocation")), "") or (
                 _text(changed[0]) if isinstance(changed, list) and changed else "")
             if decision != "deny":
@@ -337,7 +338,7 @@ def matches(data: Mapping[str, Any], row: Summary, options: LogOptions, since: s
 
 def log_parser() -> argparse.ArgumentParser:
     """The options of ``ledger log``."""
-    parser = _Parser(
+    parser = CommandParser(
         prog="ledger log",
         description="Show recent records, one line each: time (UTC), session, tool, target, "
         "decision, code, reason. Not verified: run `ledger verify` for that.",
@@ -364,7 +365,7 @@ def log_parser() -> argparse.ArgumentParser:
 
 def show_parser() -> argparse.ArgumentParser:
     """The options of ``ledger show``."""
-    parser = _Parser(prog="ledger show",
+    parser = CommandParser(prog="ledger show",
                      description="Print one record in full (default: the last one).")
     parser.add_argument("seq", nargs="?", type=_non_negative, metavar="SEQ",
                         help="The record's seq, as `ledger log` shows it.")
@@ -417,6 +418,81 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+# --- reading, unverified and light ------------------------------------------------------------
+# The record format is one JSON object per line (README: The record format). Reading it for
+# display needs no key material: no cryptography, no orjson, which ``Ledger`` loads for appends.
+
+
+class Line(NamedTuple):
+    """One stored record: its bytes and their parse."""
+
+    raw: bytes
+    data: dict[str, Any]
+
+
+def ledger_path(root: str | None) -> Path:
+    """The workspace's ledger file (found like git), or why there is none."""
+    from ledger import NotInitializedError, Workspace, find_root  # noqa: PLC0415
+
+    workspace = Workspace(find_root(root))
+    if not workspace.ledger_path.exists():
+        raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
+    return workspace.ledger_path
+
+
+def _parse(raw: bytes) -> Line:
+    from ledger import StorageError  # noqa: PLC0415
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise StorageError("unreadable record line; run `ledger verify`")
+    return Line(raw, data)
+
+
+def _open(path: Path) -> IO[bytes]:
+    from ledger import StorageError  # noqa: PLC0415
+
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_lines(path: Path, start: int = 0) -> Iterator[Line]:
+    """Complete records from line ``start`` on (a torn last line, mid-append, is skipped)."""
+    with _open(path) as handle:
+        carry = b""
+        index = 0
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            parts = (carry + block).split(b"\n")
+            carry = parts.pop()
+            for raw in parts:
+                if index >= start and raw:
+                    yield _parse(raw)
+                index += 1
+
+
+def tail_lines(path: Path, count: int) -> list[Line]:
+    """The last ``count`` complete records, oldest first, read backwards from the end."""
+    with _open(path) as handle:
+        end = os.fstat(handle.fileno()).st_size
+        data = b""
+        position = end
+        while position > 0 and data.count(b"\n") <= count:
+            step = min(position, 1 << 16)
+            position -= step
+            handle.seek(position)
+            data = handle.read(step) + data
+    complete = data[: data.rfind(b"\n") + 1]  # drop a torn tail
+    lines = [raw for raw in complete.split(b"\n") if raw]
+    if position > 0:
+        lines = lines[1:]  # the first may be the end of a longer line
+    return [_parse(raw) for raw in lines[-count:]]
+
+
 # --- the commands ---------------------------------------------------------------------------
 
 
@@ -439,19 +515,17 @@ def _remember(targets: dict[str, str], data: Mapping[str, Any], row: Summary) ->
 
 def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
     """``ledger log``: print the matching records, then follow the file if asked."""
-    from ledger import Ledger  # noqa: PLC0415
-
     stream = out or sys.stdout
     _check_kinds(options.kinds)
     since = _since_bound(options.since) if options.since else None
-    ledger = Ledger.open(options.root)
+    path = ledger_path(options.root)
     targets: dict[str, str] = {}
     seen: set[str] = set()
-    picked: deque[tuple[Any, Summary]] = deque(maxlen=options.limit)
-    records = ledger.records() if options.filtered else iter(ledger.tail(options.limit))
+    picked: deque[tuple[Line, Summary]] = deque(maxlen=options.limit)
+    records = read_lines(path) if options.filtered else iter(tail_lines(path, options.limit))
     for record in records:
         data = record.data
-        seen.add(record.kind)
+        seen.add(str(data.get("kind")))
         row = summarize(data, targets)
         _remember(targets, data, row)
         if matches(data, row, options, since):
@@ -465,11 +539,11 @@ def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
     width = _terminal_width(stream)
     layout = layout_for([row for _, row in picked], width)
     for record, row in picked:
-        print(record.line.decode() if options.as_json else format_line(row, layout, color=color),
+        print(record.raw.decode() if options.as_json else format_line(row, layout, color=color),
               file=stream)
     stream.flush()
     if options.follow:
-        _follow(ledger.workspace.ledger_path, options, since, targets, stream, color, width)
+        _follow(path, options, since, targets, stream, color, width)
     return OK
 
 
@@ -549,35 +623,22 @@ def render_record(data: Mapping[str, Any], width: int = 100) -> str:
 
 def run_show(seq: int | None, root: str | None, as_json: bool, out: IO[str] | None = None) -> int:
     """``ledger show [SEQ]``: one record in full (``--json``: the stored line itself)."""
-    from ledger import Ledger  # noqa: PLC0415
-
     stream = out or sys.stdout
-    ledger = Ledger.open(root)
+    path = ledger_path(root)
     if seq is None:
-        found = ledger.tail(1)
+        found = tail_lines(path, 1)
         record = found[0] if found else None
-    else:
-        record = next(iter(ledger.records(start=seq)), None)
-    if record is None or (seq is not None and record.seq != seq):
-        last = ledger.tail(1)
-        end = f"the last is seq {last[0].seq}" if last else "the ledger is empty"
+    else:  # seqs are contiguous from 0, so seq N is line N (verify checks that)
+        record = next(read_lines(path, start=seq), None)
+    if record is None or (seq is not None and record.data.get("seq") != seq):
+        last = tail_lines(path, 1)
+        end = f"the last is seq {last[0].data.get('seq')}" if last else "the ledger is empty"
         raise UsageError(f"no record with seq {seq} ({end})\nhint: ledger log")
     if as_json:
-        print(record.line.decode(), file=stream)
+        print(record.raw.decode(), file=stream)
     else:
         print(render_record(record.data, _terminal_width(stream) or 100), file=stream)
     return OK
-
-
-def _usage_guard(run: Any) -> int:  # noqa: ANN401 -- a thunk
-    try:
-        return int(run())
-    except UsageError as exc:
-        message, _, hint = str(exc).partition("\n")
-        print(f"ledger: error: {message}", file=sys.stderr)
-        if hint:
-            print(hint, file=sys.stderr)
-        return UNVERIFIABLE
 
 
 def log_main(args: list[str]) -> int:
@@ -585,11 +646,10 @@ def log_main(args: list[str]) -> int:
 
     def run() -> int:
         ns = log_parser().parse_args(args)
-        options = LogOptions(ns.count, tuple(ns.kind), ns.session, ns.intent, ns.decision,
-                             ns.code, ns.tool, ns.since, ns.follow, ns.root, ns.as_json)
-        return guarded(lambda: run_log(options))
+        return run_log(LogOptions(ns.count, tuple(ns.kind), ns.session, ns.intent, ns.decision,
+                                  ns.code, ns.tool, ns.since, ns.follow, ns.root, ns.as_json))
 
-    return _usage_guard(run)
+    return guarded(run)
 
 
 def show_main(args: list[str]) -> int:
@@ -597,6 +657,6 @@ def show_main(args: list[str]) -> int:
 
     def run() -> int:
         ns = show_parser().parse_args(args)
-        return guarded(lambda: run_show(ns.seq, ns.root, ns.as_json))
+        return run_show(ns.seq, ns.root, ns.as_json)
 
-    return _usage_guard(run)
+    return guarded(run)

@@ -37,7 +37,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import ConfigError
 
@@ -52,6 +52,7 @@ __all__ = [
     "Intent",
     "IntentsFile",
     "did_you_mean",
+    "expansion_problem",
     "intent_refusal",
     "load_intents_cached",
     "load_intents_file",
@@ -571,6 +572,41 @@ def load_intents_cached(
     parsed = parse_intents(_decode(data, str(path)), str(path))
     _write_cache(cache, stat.st_size, stat.st_mtime_ns, parsed)
     return parsed
+
+
+# --- scope expansions ---------------------------------------------------------------------------
+
+#: Paths a glob is tried against: a glob matching any of them would open ``.orchestration/``.
+_PROTECTED_PROBES: Final = (
+    ".orchestration/agent_trace.jsonl", ".orchestration/active_intents.yaml",
+    ".orchestration/keys/ed25519-0000000000000000.json", ".orchestration/hooks.yaml",
+)
+
+
+def expansion_problem(glob: str) -> str | None:
+    """Why ``glob`` may not be granted by ``ledger intent expand`` (``None``: it may).
+
+    Refused: empty or absolute globs, globs with a ``..`` segment (they leave the workspace),
+    invalid gitwildmatch globs, and globs that would match anything in ``.orchestration/``
+    (agents may never write there, and a grant must not say otherwise).
+    """
+    text = glob.strip()
+    if not text:
+        return "an empty glob grants nothing"
+    body = text.removeprefix("!")
+    if body.startswith(("/", "~")) or (len(body) > 1 and body[1] == ":"):
+        return f"{glob!r} is absolute; globs are relative to the workspace root"
+    if ".." in body.replace("\\", "/").split("/"):
+        return f"{glob!r} leaves the workspace (..)"
+    check = _glob_check()
+    try:
+        pattern: Any = check(text)
+    except ValueError as exc:
+        return f"{glob!r} is not a valid gitwildmatch glob: {exc}"
+    if not text.startswith("!") and any(pattern.match_file(p) for p in _PROTECTED_PROBES):
+        return (f"{glob!r} would match .orchestration/, which agents may never write; name "
+                "narrower globs (e.g. 'src/**')")
+    return None
 
 
 # --- context for the agent ---------------------------------------------------------------------

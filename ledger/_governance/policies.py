@@ -39,6 +39,7 @@ from ledger._governance.intents import (
     WORKABLE_STATUSES,
     Intent,
     IntentsFile,
+    expansion_problem,
     intent_refusal,
     render_intent_context,
 )
@@ -408,6 +409,10 @@ class Governance:
                                additional_context=render_intent_context(intent, recent),
                                data={"intent_command": "select", "intent_id": intent.id})
         globs = list(request.globs)
+        problems = [p for p in map(expansion_problem, globs) if p is not None]
+        if problems:
+            return _deny("SCOPE_VIOLATION", f"cannot expand {intent.id}: {problems[0]}", inv,
+                         intent_id=intent.id, globs=globs)
         reason = (f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
                   f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason
                                                     else ""))

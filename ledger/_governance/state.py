@@ -84,6 +84,10 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
     elif kind == "intent.scope_expanded":
         globs = state.grants.setdefault(str(body.get("intent_id")), [])
         globs.extend(g for g in body.get("globs", []) if g not in globs)
+    elif kind == "intent.scope_withdrawn":
+        withdrawn = set(body.get("globs", []))
+        kept = [g for g in state.grants.get(str(body.get("intent_id")), []) if g not in withdrawn]
+        state.grants[str(body.get("intent_id"))] = kept
     elif kind in ("hook.pre", "hook.post", "hook.event"):
         session = state.session(session_id)
         if actor.get("model"):

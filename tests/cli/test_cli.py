@@ -381,16 +381,42 @@ def test_key_list_rotate_revoke(ledger: CLI) -> None:
     assert f"{old}  created" in listing
     assert "REVOKED from seq 5" in listing
     assert f"{new}  created" in listing
-    assert "(active)" in listing
+    assert "(active: signs new records)" in listing
     assert ledger.run("verify", "--root", str(ledger.ws)).returncode == OK
 
-    # Revoking from a seq the old key did sign makes those records fail verification.
-    ledger.ok("key", "revoke", old, "--from-seq", "2", "--root", str(ledger.ws))
+    # Revoking from a seq the old key did sign makes those records fail verification: refused
+    # (exit 2, nothing written) until --yes.
+    before = ledger.ledger_path.read_bytes()
+    refused = ledger.run("key", "revoke", old, "--from-seq", "2", "--root", str(ledger.ws))
+    assert refused.returncode == UNVERIFIABLE
+    error, hint = refused.stderr.decode().splitlines()
+    assert error.startswith(f"ledger: error: revoking {old} from seq 2 makes 3 record(s) it "
+                            "already signed invalid (seq 2..4)")
+    assert hint == "hint: to stop it signing only new records, use --from-seq 7"
+    assert ledger.ledger_path.read_bytes() == before
+    out = ledger.ok("key", "revoke", old, "--from-seq", "2", "--yes", "--root", str(ledger.ws))
+    assert "3 record(s) it signed (seq 2..4) no longer verify" in out
     done = ledger.run("verify", "--root", str(ledger.ws), "--json")
     assert done.returncode == INTEGRITY
     problems = json.loads(done.stdout)["problems"]
     assert [(p["code"], p["seq"]) for p in problems] == [
         ("revoked-key", 2), ("revoked-key", 3), ("revoked-key", 4)]
+
+
+def test_key_list_marks_rotated_out_and_revoking_the_active_key_says_it_made_a_new_one(
+        ledger: CLI) -> None:
+    (first,) = json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
+    ledger.ok("key", "rotate", "--root", str(ledger.ws))
+    rows = json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
+    assert {r["kid"]: r["status"] for r in rows}[first["kid"]] == "rotated-out"
+    assert "rotated out after seq 4" in ledger.ok("key", "list", "--root", str(ledger.ws))
+    active = next(r["kid"] for r in rows if r["active"])
+    out = ledger.ok("key", "revoke", active, "--from-seq", "5", "--root", str(ledger.ws))
+    successor = json.loads(ledger.lines()[-1])["body"]["successor"]
+    assert f"it was the active key, so a new key {successor} was made" in out
+    statuses = {r["kid"]: r["status"] for r in json.loads(
+        ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))}
+    assert statuses == {first["kid"]: "rotated-out", active: "revoked", successor: "active"}
 
 
 def test_key_revoke_unknown_key_exits_2(ledger: CLI) -> None:

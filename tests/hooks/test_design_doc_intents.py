@@ -258,3 +258,18 @@ def test_intent_list_says_when_the_file_is_missing_or_misnamed(tmp_path: Path) -
     missing = run_cli(["intent", "list", "--root", str(root)], env)
     assert missing.returncode == 2
     assert "run `ledger init` to write a template" in missing.stderr.decode()
+
+
+@pytest.mark.parametrize("glob", ["../elsewhere/**", "**", ".orchestration/keys/*"])
+def test_agent_expansion_request_for_an_unsafe_glob_is_denied_not_asked(
+    design_doc_workspace: tuple[Path, dict[str, str]], glob: str,
+) -> None:
+    root, env = design_doc_workspace
+    agent = Agent(root, env)
+    assert agent.select("INT-001")[0] == "allow"
+    decision, reason = agent.pre("Bash", {"command": f"ledger intent expand INT-001 '{glob}'"})
+    assert decision == "deny"
+    assert "SCOPE_VIOLATION" in reason
+    assert "cannot expand INT-001" in reason
+    decision, reason = agent.pre("Bash", {"command": "ledger intent expand INT-001 'docs/**'"})
+    assert decision == "ask"
