@@ -114,19 +114,21 @@ def append(
     _run(lambda: _append.run(options, sys.stdin.buffer))
 
 
-def _passthrough(name: str, summary: str, main: Callable[[list[str]], int]) -> None:
+def _passthrough(group: typer.Typer, name: str, summary: str,
+                 main: Callable[[list[str]], int]) -> None:
     """Register a command that parses its own arguments (a Typer-free fast path, dispatched
     first by ``cli._entry``; this entry puts it in the command list and shell completion)."""
 
     def command(ctx: typer.Context) -> None:
         raise typer.Exit(main(list(ctx.args)))
 
-    app.command(name, help=summary, add_help_option=False, context_settings={
+    group.command(name, help=summary, add_help_option=False, context_settings={
         "allow_extra_args": True, "ignore_unknown_options": True})(command)
 
 
-_passthrough("log", "Show recent records, one line each; filters; -f follows.", _log.log_main)
-_passthrough("show", "Print one record in full (default: the last).", _log.show_main)
+_passthrough(app, "log", "Show recent records, one line each; filters; -f follows.",
+             _log.log_main)
+_passthrough(app, "show", "Print one record in full (default: the last).", _log.show_main)
 
 
 def _progress_printer() -> Callable[[int, int], None] | None:
@@ -452,11 +454,8 @@ SessionOption = Annotated[str | None, typer.Option(
     help="The agent session (default: the session this runs in; required elsewhere).")]
 
 
-@intent_app.command("list", add_help_option=False, context_settings={
-    "allow_extra_args": True, "ignore_unknown_options": True})
-def intent_list(ctx: typer.Context) -> None:
-    """List intents, their status and scope, and the sessions working under each."""
-    raise typer.Exit(_intent.list_main(list(ctx.args)))  # Typer-free, like cli._entry runs it
+_passthrough(intent_app, "list", "List intents, their status and scope, and the sessions "
+             "working under each.", _intent.list_main)
 
 
 @intent_app.command("select")

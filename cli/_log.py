@@ -411,13 +411,6 @@ def _unknown_kinds(wanted: Iterable[str], seen: set[str]) -> list[str]:
             and not any(_kind_matches(kind, (w,)) for kind in (*KNOWN_KINDS, *seen))]
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str:
-    import difflib  # noqa: PLC0415 - only on the error path
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 # --- reading, unverified and light ------------------------------------------------------------
 # The record format is one JSON object per line (README: The record format). Reading it for
 # display needs no key material: no cryptography, no orjson, which ``Ledger`` loads for appends.
@@ -532,8 +525,10 @@ def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
             picked.append((record, row))
     unknown = _unknown_kinds(options.kinds, seen)
     if unknown:
+        from ledger._governance.intents import did_you_mean  # noqa: PLC0415 - error path
+
         raise UsageError(f"--kind {unknown[0]!r}: no such kind in this ledger"
-                         f"{_did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
+                         f"{did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
                          f"hint: kinds here: {', '.join(sorted(seen))}")
     color = color_enabled(stream)
     width = _terminal_width(stream)
