@@ -10,11 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append, _keys
+from cli import _append, _intent, _keys, _log
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
-from ledger._errors import InputError, StorageError
+from ledger._errors import StorageError
 from ledger._evidence.ledger import Ledger
-from ledger._evidence.record import Record
 from ledger._evidence.verify import VerifyReport
 
 app = typer.Typer(
@@ -22,10 +21,14 @@ app = typer.Typer(
     help="Governed, auditable AI coding agents: a signed, hash-chained ledger of every "
     f"agent tool call.\n\n{EXIT_CODES_HELP}",
     no_args_is_help=True,
-    add_completion=False,
+    # `ledger --install-completion` (bash, zsh, fish, PowerShell) and `--show-completion`.
+    add_completion=True,
     # Locals can hold key material; never print them (Typer's default has varied by release).
     pretty_exceptions_show_locals=False,
     pretty_exceptions_enable=False,
+    # Plain help: no Rich import (~40 ms), no type column (flags showed a `<bool>` metavar).
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 key_app = typer.Typer(help="Signing keys: list, rotate, revoke, add, pin, verifier.",
                       no_args_is_help=True)
@@ -55,20 +58,44 @@ def init(
     root: Annotated[Path, typer.Option("--root", envvar="LEDGER_ROOT",
                                        help="Workspace root (default: current directory).")
                     ] = Path(),
+    parents: Annotated[bool, typer.Option(
+        "--parents", help="Create the workspace directory if it does not exist.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Create .orchestration/, pin a signing key and write the genesis record."""
+    """Make this clone's ledger and signing key; keep the shared files (intents, hooks.yaml,
+    keys/). Idempotent."""
+    from ledger import init_workspace  # noqa: PLC0415
 
     def action() -> int:
-        ledger = Ledger.init(root)
-        first = next(ledger.records())
-        info = {"ledger_id": first.ledger_id, "ledger": str(ledger.file.path),
-                "key": first.key, "keyring": str(ledger.workspace.keys_dir)}
+        report = init_workspace(root, parents=parents)
+        ledger = report.ledger
+        info = {"created": report.created, "kept": list(report.kept),
+                "key": report.key, "keyring": str(ledger.workspace.keys_dir),
+                "ledger": str(ledger.file.path), "ledger_id": ledger.tail(1)[0].ledger_id,
+                "moved_from_elsewhere": report.moved_from_elsewhere,
+                "elsewhere_key": report.elsewhere_key, "private_key": report.private_key,
+                "written": list(report.written)}
         if as_json:
             _emit_json(info)
-        else:
-            print(f"ledger {info['ledger_id']} at {info['ledger']}")
-            print(f"signing key {info['key']} (public key pinned in {info['keyring']})")
+            return OK
+        if report.moved_from_elsewhere:
+            print(f"the ledger here was written on another machine (its key "
+                  f"{report.elsewhere_key} cannot sign here): moved it, unchanged, to "
+                  f"{report.moved_from_elsewhere} (if git tracks it: `git rm --cached "
+                  ".orchestration/agent_trace.jsonl`)")
+        state = "created" if report.created else "already initialised"
+        print(f"ledger {info['ledger_id']} at {info['ledger']} ({state})")
+        where = report.private_key or "$LEDGER_SIGNING_KEY"
+        print(f"signing key {report.key}: private key {where}; public key pinned in "
+              f"{info['keyring']}")
+        for name in report.written:
+            print(f"wrote {name}")
+        if report.kept:
+            print(f"kept shared files: {', '.join(report.kept)}")
+        if report.created:
+            print("next: edit .orchestration/active_intents.yaml, `ledger install claude`, "
+                  "commit .orchestration/ (its .gitignore keeps this clone's ledger out), "
+                  "`ledger doctor`")
         return OK
 
     _run(action)
@@ -89,41 +116,21 @@ def append(
     _run(lambda: _append.run(options, sys.stdin.buffer))
 
 
-def _format_record(record: Record) -> str:
-    actor = record.data.get("actor", {})
-    who = "/".join(str(actor[k]) for k in ("client", "session") if actor.get(k))
-    body = json.dumps(record.data.get("body"), sort_keys=True, ensure_ascii=False)
-    if len(body) > 70:
-        body = body[:69] + "…"
-    return f"{record.seq:>6}  {record.ts[:23]}Z  {record.kind:<18} {who[:28]:<28} {body}"
+def _passthrough(group: typer.Typer, name: str, summary: str,
+                 main: Callable[[list[str]], int]) -> None:
+    """Register a command that parses its own arguments (a Typer-free fast path, dispatched
+    first by ``cli._entry``; this entry puts it in the command list and shell completion)."""
+
+    def command(ctx: typer.Context) -> None:
+        raise typer.Exit(main(list(ctx.args)))
+
+    group.command(name, help=summary, add_help_option=False, context_settings={
+        "allow_extra_args": True, "ignore_unknown_options": True})(command)
 
 
-@app.command()
-def log(
-    count: Annotated[int, typer.Option("-n", "--count", min=1, help="How many records.")] = 20,
-    kind: Annotated[str | None, typer.Option(help="Only records of this kind.")] = None,
-    root: RootOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Show the most recent records (not verified; run `ledger verify` for that)."""
-
-    def action() -> int:
-        ledger = Ledger.open(root)
-        if kind is None:
-            records = ledger.tail(count)
-        else:
-            from collections import deque  # noqa: PLC0415
-
-            records = list(deque((r for r in ledger.records() if r.kind == kind), maxlen=count))
-        if as_json:
-            for record in records:
-                print(record.line.decode())
-        else:
-            for record in records:
-                print(_format_record(record))
-        return OK
-
-    _run(action)
+_passthrough(app, "log", "Show recent records, one line each; filters; -f follows.",
+             _log.log_main)
+_passthrough(app, "show", "Print one record in full (default: the last).", _log.show_main)
 
 
 def _progress_printer() -> Callable[[int, int], None] | None:
@@ -189,6 +196,20 @@ def verify(
     _run(action)
 
 
+@app.command()
+def doctor(
+    checkpoint: Annotated[list[Path] | None, typer.Option(
+        "--checkpoint", help="A checkpoint file to verify and date. Repeatable.")] = None,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check this workspace, one line each: ledger, signing key, intents, hooks.yaml,
+    installed hooks, last checkpoint. Exit 1 when something is broken."""
+    from cli._doctor import run as run_doctor  # noqa: PLC0415
+
+    _run(lambda: run_doctor(root, checkpoint or [], as_json))
+
+
 @app.command(name="checkpoint")
 def checkpoint_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o",
@@ -246,26 +267,31 @@ def repair(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 @key_app.command("list")
 def key_list(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """List pinned public keys and which one signs now."""
+    """List pinned public keys: which one signs now, which were rotated out or revoked."""
+    from ledger import active_key_id  # noqa: PLC0415
 
     def action() -> int:
         ledger = Ledger.open(root)
         entries = sorted(ledger.keyring(), key=lambda e: e.created or "")
         tail = ledger.tail(1)
-        active = None
-        if tail:
-            last = tail[0]
-            active = last.body.get("new_key") if last.kind == "key.rotated" else last.key
-        rows = [{"active": e.kid == active, "created": e.created, "kid": e.kid,
-                 "revoked_from_seq": e.revoked_from_seq} for e in entries]
+        active = active_key_id(tail[0]) if tail else None
+        rows: list[dict[str, Any]] = []
+        for e in entries:
+            status = ("revoked" if e.revoked_from_seq is not None else "active"
+                      if e.kid == active else "rotated-out" if e.retired_after_seq is not None
+                      else "pinned")
+            rows.append({"active": e.kid == active, "created": e.created, "kid": e.kid,
+                         "retired_after_seq": e.retired_after_seq,
+                         "revoked_from_seq": e.revoked_from_seq, "status": status})
         if as_json:
             _emit_json(rows)
-        else:
-            for row in rows:
-                flags = " (active)" if row["active"] else ""
-                if row["revoked_from_seq"] is not None:
-                    flags += f" REVOKED from seq {row['revoked_from_seq']}"
-                print(f"{row['kid']}  created {row['created']}{flags}")
+            return OK
+        for row in rows:
+            flags = {"active": " (active: signs new records)",
+                     "revoked": f" REVOKED from seq {row['revoked_from_seq']}",
+                     "rotated-out": f" rotated out after seq {row['retired_after_seq']}",
+                     "pinned": " (pinned; has signed nothing here since)"}[row["status"]]
+            print(f"{row['kid']}  created {row['created']}{flags}")
         return OK
 
     _run(action)
@@ -289,21 +315,42 @@ def key_rotate(root: RootOption = None, as_json: JsonOption = False) -> None:
 
 @key_app.command("revoke")
 def key_revoke(
-    kid: Annotated[str, typer.Argument(help="Key id to revoke.")],
+    kid: Annotated[str, typer.Argument(metavar="KID", help="Key id to revoke.")],
     from_seq: Annotated[int, typer.Option("--from-seq", min=0,
                                           help="First seq at which the key is invalid.")],
     reason: Annotated[str, typer.Option(help="Why (recorded).")] = "",
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Revoke even though records the key already signed become invalid.")
+    ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Revoke a key from a seq onwards (records it signed from then on fail verify)."""
+    """Revoke a key from a seq onwards (records it signed from then on fail verify). Revoking
+    the active key makes a new one, which signs from then on."""
+    from cli._exit import UsageError  # noqa: PLC0415
 
     def action() -> int:
-        record = Ledger.open(root).revoke_key(kid, from_seq=from_seq, reason=reason)
+        ledger = Ledger.open(root)
+        signed = [r.seq for r in ledger.records(start=from_seq) if r.key == kid]
+        if signed and not yes:
+            raise UsageError(
+                f"revoking {kid} from seq {from_seq} makes {len(signed)} record(s) it already "
+                f"signed invalid (seq {signed[0]}..{signed[-1]}): `ledger verify` will fail on "
+                "them. Re-run with --yes if the key was compromised before they were written\n"
+                f"hint: to stop it signing only new records, use --from-seq "
+                f"{ledger.tail(1)[0].seq + 1}")
+        record = ledger.revoke_key(kid, from_seq=from_seq, reason=reason)
+        successor = record.body.get("successor")
         if as_json:
-            _emit_json(record.data)
-        else:
-            print(f"revoked {kid} from seq {from_seq} (recorded at seq {record.seq})")
+            _emit_json({**record.data, "invalidated_records": len(signed)})
+            return OK
+        print(f"revoked {kid} from seq {from_seq} (recorded at seq {record.seq})")
+        if successor:
+            print(f"it was the active key, so a new key {successor} was made; it signed the "
+                  "revocation and signs from now on")
+        if signed:
+            print(f"{len(signed)} record(s) it signed (seq {signed[0]}..{signed[-1]}) no longer "
+                  "verify")
         return OK
 
     _run(action)
@@ -315,8 +362,19 @@ def _clients_help() -> str:
     return f"{', '.join(CLIENT_NAMES[:-1])} or {CLIENT_NAMES[-1]}"
 
 
+def _known_client(name: str) -> str:
+    """An unknown client name is bad usage (exit 2), like any other invalid argument."""
+    from ledger import CLIENT_NAMES  # noqa: PLC0415
+
+    if name not in CLIENT_NAMES:
+        raise typer.BadParameter(f"{name!r} is not one of {', '.join(CLIENT_NAMES)}")
+    return name
+
+
 CLIENTS_HELP = _clients_help()
-intent_app = typer.Typer(help="Intents: list them, select one for a session, expand scope.",
+ClientArgument = Annotated[str, typer.Argument(metavar="CLIENT", callback=_known_client,
+                                               help=f"The agent client: {CLIENTS_HELP}.")]
+intent_app = typer.Typer(help="Intents: list, select, clear, expand, expansions, withdraw.",
                          no_args_is_help=True)
 app.add_typer(intent_app, name="intent")
 
@@ -369,7 +427,7 @@ def _install_action(do: Callable[..., tuple[Path, list[Any]]], client: str, user
 
 @app.command()
 def install(
-    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    client: ClientArgument,
     user: ScopeOption = False,
     root: RootOption = None,
     as_json: JsonOption = False,
@@ -385,7 +443,7 @@ def install(
 
 @app.command()
 def uninstall(
-    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    client: ClientArgument,
     user: ScopeOption = False,
     root: RootOption = None,
     as_json: JsonOption = False,
@@ -398,124 +456,75 @@ def uninstall(
 
 SessionOption = Annotated[str | None, typer.Option(
     envvar=["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"],
-    help="Session to bind (default: the agent session this runs in, if any).")]
+    help="The agent session (default: the session this runs in; required elsewhere).")]
 
 
-def _governance(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
-    from ledger._hooks.service import GovernedWorkspace  # noqa: PLC0415
-    from ledger._workspace import find_root  # noqa: PLC0415
-
-    return GovernedWorkspace(find_root(root))
-
-
-def _intent_or_fail(workspace: Any, intent_id: str) -> Any:  # noqa: ANN401
-    intents, error = workspace.load_intents()
-    if intents is None:
-        raise InputError(str(error))
-    intent = intents.get(intent_id)
-    if intent is None:
-        known = ", ".join(i.id for i in intents.intents) or "none"
-        raise InputError(f"unknown intent {intent_id} (known: {known})")
-    return intent
-
-
-@intent_app.command("list")
-def intent_list(root: RootOption = None, as_json: JsonOption = False) -> None:
-    """List intents and the sessions working under each."""
-
-    def action() -> int:
-        workspace = _governance(root)
-        intents, error = workspace.load_intents()
-        if intents is None:
-            raise InputError(str(error))
-        sessions: dict[str, list[str]] = {}
-        for sid, info in workspace.state.sessions.items():
-            if info.get("intent"):
-                sessions.setdefault(info["intent"], []).append(sid or "(default)")
-        rows = [{"id": i.id, "name": i.name, "owned_scope": list(i.owned_scope)
-                 + workspace.state.grants.get(i.id, []), "sessions": sessions.get(i.id, []),
-                 "status": i.status} for i in intents.intents]
-        if as_json:
-            _emit_json(rows)
-        else:
-            for row in rows:
-                print(f"{row['id']:<10} {row['status']:<12} {row['name']}")
-                print(f"{'':<10} scope: {', '.join(row['owned_scope'])}")
-                if row["sessions"]:
-                    print(f"{'':<10} sessions: {', '.join(row['sessions'])}")
-        return OK
-
-    _run(action)
+_passthrough(intent_app, "list", "List intents, their status and scope, and the sessions "
+             "working under each.", _intent.list_main)
 
 
 @intent_app.command("select")
 def intent_select(
-    intent_id: Annotated[str, typer.Argument(help="Intent id, e.g. INT-001.")],
+    intent_id: Annotated[str, typer.Argument(metavar="ID", help="Intent id, e.g. INT-001.")],
     session: SessionOption = None,
     root: RootOption = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Select an intent for a session (recorded); prints the <intent_context> block."""
-    from ledger._governance.intents import render_intent_context  # noqa: PLC0415
-
-    def action() -> int:
-        workspace = _governance(root)
-        intent = _intent_or_fail(workspace, intent_id)
-        if workspace.state.intent_of(session) != intent.id:
-            workspace.ledger.append("intent.selected", {
-                "intent_id": intent.id, "session": session, "via": "cli"},
-                actor={"client": "ledger-cli", "session": session})
-        print(render_intent_context(intent, list(reversed(
-            workspace.state.recent.get(intent.id, [])))))
-        return OK
-
-    _run(action)
+    """Select an IN_PROGRESS intent for an agent session (recorded); prints the
+    <intent_context> block. The hook applies the same rule when an agent selects."""
+    _run(lambda: _intent.run_select(intent_id, session, root, as_json))
 
 
 @intent_app.command("clear")
-def intent_clear(session: SessionOption = None, root: RootOption = None) -> None:
+def intent_clear(session: SessionOption = None, root: RootOption = None,
+                 as_json: JsonOption = False) -> None:
     """Clear a session's intent (recorded)."""
+    _run(lambda: _intent.run_clear(session, root, as_json))
 
-    def action() -> int:
-        workspace = _governance(root)
-        workspace.ledger.append("intent.cleared", {"session": session, "via": "cli"},
-                                actor={"client": "ledger-cli", "session": session})
-        print("intent cleared")
-        return OK
 
-    _run(action)
+ReasonOption = Annotated[str, typer.Option(help="Why (recorded).")]
 
 
 @intent_app.command("expand")
 def intent_expand(
-    intent_id: Annotated[str, typer.Argument(help="Intent id.")],
-    globs: Annotated[list[str], typer.Argument(help="Globs to add to the intent's scope.")],
-    reason: Annotated[str, typer.Option(help="Why (recorded).")] = "",
+    intent_id: Annotated[str, typer.Argument(metavar="ID", help="Intent id.")],
+    globs: Annotated[list[str], typer.Argument(metavar="GLOB...",
+                                               help="Globs to add to the intent's scope.")],
+    reason: ReasonOption = "",
     session: SessionOption = None,
     root: RootOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Grant extra scope to an intent. Run by a person, this is the approval (recorded);
-    requested by an agent, the hook first asks a human."""
+    requested by an agent, the hook first asks a human. Globs leaving the workspace or
+    matching .orchestration/ are refused."""
+    _run(lambda: _intent.run_expand(intent_id, globs, reason, session, root, as_json))
 
-    def action() -> int:
-        workspace = _governance(root)
-        intent = _intent_or_fail(workspace, intent_id)
-        granted = workspace.state.grants.get(intent.id, [])
-        new = [g for g in globs if g not in granted and g not in intent.owned_scope]
-        if new and not sys.stdin.isatty():
-            # The approval proof (ledger/_governance/state.py) is a person at a terminal; run
-            # from an agent's shell, the hook's `ask` was the approval and the hook records it.
-            print(f"not recorded here: without a terminal, the grant is the one the hook "
-                  f"records after a person approved it ({intent.id}: {', '.join(new)})")
-            return OK
-        if new:
-            workspace.ledger.append("intent.scope_expanded", {
-                "approval": "tty", "approved_via": "cli", "globs": new, "intent_id": intent.id,
-                "reason": reason or None, "session": session, "tool_use_id": None},
-                actor={"client": "ledger-cli", "session": session})
-        print(f"{intent.id} scope: {', '.join([*intent.owned_scope, *granted, *new])}")
-        return OK
 
-    _run(action)
+@intent_app.command("expansions")
+def intent_expansions(
+    intent_id: Annotated[str | None, typer.Argument(metavar="[ID]",
+                                                    help="Only this intent.")] = None,
+    include_withdrawn: Annotated[bool, typer.Option(
+        "--all", help="Also the withdrawn expansions.")] = False,
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List scope expansions in force: glob, the record that granted it, how, why."""
+    _run(lambda: _intent.run_expansions(intent_id, root, include_withdrawn, as_json))
+
+
+@intent_app.command("withdraw")
+def intent_withdraw(
+    intent_id: Annotated[str, typer.Argument(metavar="ID", help="Intent id.")],
+    globs: Annotated[list[str], typer.Argument(metavar="GLOB...",
+                                               help="Expanded globs to withdraw.")],
+    reason: ReasonOption = "",
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Withdraw scope an expansion granted (recorded as intent.scope_withdrawn)."""
+    _run(lambda: _intent.run_withdraw(intent_id, globs, reason, root, as_json))
 
 
 @app.command()
@@ -532,15 +541,18 @@ def demo(
 
 
 def run_app(args: list[str]) -> int:
-    """Run the Typer app and return its exit code (errors already printed)."""
+    """Run the Typer app and return its exit code (errors already printed).
+
+    A usage error is one line and a hint (exit 2), like the Typer-free commands'.
+    """
     try:
         result = app(args=args, prog_name="ledger", standalone_mode=False)
     except typer.TyperException as exc:  # usage errors (Typer's vendored Click)
-        show = getattr(exc, "show", None)
-        if show is not None:
-            show()
-        else:  # pragma: no cover
-            print(f"ledger: error: {exc.format_message()}", file=sys.stderr)
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "ledger"
+        message = " ".join(exc.format_message().split()).replace("Value error, ", "")
+        print(f"ledger: error: {message}", file=sys.stderr)
+        print(f"hint: {where} --help", file=sys.stderr)
         return int(getattr(exc, "exit_code", UNVERIFIABLE))
     except typer.Abort:
         print("ledger: aborted", file=sys.stderr)

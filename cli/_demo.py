@@ -43,24 +43,51 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
         if directory is None and not keep:
             shutil.rmtree(base, ignore_errors=True)
         else:
-            _say(f"\nworkspace kept at {workspace} (try: ledger --help; "
-                 f"LEDGER_HOME={environ['LEDGER_HOME']} ledger log --root {workspace})")
+            _say(f"\nworkspace kept at {workspace}; look around with:\n"
+                 f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger log --root {workspace}\n"
+                 f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger doctor --root {workspace}")
     return OK
 
 
 _INTENTS = """\
-intents:
-  - id: INT-001
-    name: JWT hardening
-    status: active
-    owned_scope: ["src/auth/**"]
-    constraints: ["Pin the JWT algorithm to HS256", "Verify the issuer from config"]
-    acceptance_criteria: ["npm test -- src/auth passes"]
-  - id: INT-002
-    name: API docs
-    status: planned
-    owned_scope: ["docs/**"]
+active_intents:
+    - id: "INT-001"
+      name: "JWT hardening"
+      status: "IN_PROGRESS"
+      owned_scope:
+          - "src/auth/**"
+      constraints:
+          - "Pin the JWT algorithm to HS256"
+          - "Verify the issuer from config"
+      acceptance_criteria:
+          - "npm test -- src/auth passes"
+    - id: "INT-002"
+      name: "API docs"
+      status: "PLANNED"
+      owned_scope:
+          - "docs/**"
 """
+#: What the words in the answers mean, said once, the first time each appears.
+_GLOSSARY = {
+    "INTENT_REQUIRED": "a tool that changes files needs an IN_PROGRESS intent selected first",
+    "SCOPE_VIOLATION": "the file is outside what the selected intent owns (its owned_scope)",
+    "DESTRUCTIVE": "the command deletes or overwrites files, so a person decides",
+    "INTENT_EVOLUTION": "mutation class: the change alters what the code offers (public "
+    "definitions added, removed or changed; a file deleted), not just how it reads "
+    "(AST_REFACTOR)",
+    "ORCHESTRATION_PROTECTED": "agents may never write .orchestration/, where the ledger, its "
+    "keys and the intents live",
+    "STALE_FILE": "the file changed since this session read it; it must read it again",
+}
+_NEXT_STEPS = """\
+next, in a real project:
+  cd your-project && ledger init           # this clone's ledger and signing key
+  $EDITOR .orchestration/active_intents.yaml   # what agents may work on (README: The intents file)
+  ledger install claude                    # or cursor, gemini, codex, cline
+  ledger doctor                            # checks the ledger, key, intents and hooks
+  ... work with your agent, then:
+  ledger log --decision deny               # what was it blocked on?
+  ledger checkpoint -o ../audit/ledger.ckpt   # keep it off this machine"""
 _MIDDLEWARE = (
     'import jwt from "jsonwebtoken";\n'
     "\n"
@@ -100,11 +127,31 @@ class _Agent:
 
     def tool(self, label: str, tool: str, tool_input: Mapping[str, object]) -> dict[str, object]:
         answer = self.send("PreToolUse", tool_name=tool, tool_input=tool_input)
+        # No opinion and an explicit allow both let the call through: one label for both.
+        decision = str(answer["decision"] or "allow")
+        _say(f"  [{self.session[:8]}] {label:<46} -> {decision}")
         reason = str(answer["reason"] or "").splitlines()[0] if answer["reason"] else ""
-        shown = answer['decision'] or 'no objection'
-        _say(f"  [{self.session[:9]}] {label:<44} -> {shown}"
-             + (f"  ({reason[:90]})" if reason and answer["decision"] != "allow" else ""))
+        reason = reason.replace(f"{self.workspace}/", "")  # paths as the labels show them
+        if reason and decision != "allow":
+            _wrapped(reason)
+            for term, meaning in _GLOSSARY.items():
+                if term in reason and term not in _glossed:
+                    _glossed.add(term)
+                    _wrapped(f"({term}: {meaning})")
         return answer
+
+
+_glossed: set[str] = set()
+
+
+def _wrapped(text: str, indent: int = 6) -> None:
+    """``text`` wrapped to the terminal, indented, never cut in the middle of a word."""
+    import textwrap  # noqa: PLC0415
+
+    width = max(shutil.get_terminal_size((100, 24)).columns, 60) - 1
+    for line in textwrap.wrap(text, width=width - indent, break_long_words=False,
+                              break_on_hyphens=False):
+        _say(" " * indent + line)
 
 
 def _run(workspace: Path, base: Path, environ: dict[str, str]) -> None:
@@ -137,6 +184,8 @@ def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:
 
 def _session(workspace: Path, environ: dict[str, str]) -> None:
     _step("a Claude Code session, every hook through `ledger hook claude`")
+    _say("  allow: ledger lets the call through (the agent's own permission rules still apply);")
+    _say("  deny: blocked, with the reason the agent is shown; ask: a person decides.")
     env = {**environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     alice = _Agent(workspace, "a11ce0de-7b4d-4e8a-9c51-2d6f0b8e4a17", env)
     bob = _Agent(workspace, "b0b5e551-0000-4e8a-9c51-2d6f0b8e4a17", env)
@@ -147,11 +196,11 @@ def _session(workspace: Path, environ: dict[str, str]) -> None:
                {"file_path": str(workspace / "src/auth/tokens.ts"), "content": "x\n"})
     answer = alice.tool("Bash: ledger intent select INT-001", "Bash",
                         {"command": "ledger intent select INT-001"})
-    _say("      additionalContext: " + str(answer["context"]).splitlines()[0] + " ... "
-         + str(answer["context"]).splitlines()[-1])
+    _wrapped("the agent is handed the intent as context: <intent_context> (id, name, scope, "
+             "constraints, acceptance criteria) </intent_context>")
+    alice.tool("Read src/auth/middleware.ts", "Read", {"file_path": mw})
     alice.send("PostToolUse", tool_name="Read", tool_input={"file_path": mw},
                tool_response={"type": "text", "file": {"filePath": mw}})
-    _say(f"  [{alice.session[:9]}] Read src/auth/middleware.ts                  -> recorded")
     old = "  const payload = jwt.verify(token, config.jwtSecret);\n"
     new = '  const payload = jwt.verify(token, config.jwtSecret, { algorithms: ["HS256"] });\n'
     edit = {"file_path": mw, "old_string": old, "new_string": new}
@@ -189,7 +238,7 @@ def _session(workspace: Path, environ: dict[str, str]) -> None:
     preview = [line for line in str(answer["reason"]).splitlines()[1:] if line.strip()][:6]
     for line in preview:
         if not line.startswith("{"):
-            _say(f"      {line}")
+            _say(f"        {line}")
     alice.send("Stop", stop_hook_active=False)
     alice.send("SessionEnd", reason="prompt_input_exit")
     bob.send("SessionEnd", reason="prompt_input_exit")
@@ -241,6 +290,8 @@ def _integrity(ledger: Ledger, base: Path, workspace: Path, environ: dict[str, s
     verified = time.perf_counter() - started
     _say(f"  appended 2000 records in {appended * 1000:.0f} ms (one fsync); "
          f"verified {report.records} in {verified * 1000:.0f} ms: {report.summary()}")
+    _say()
+    _say(_NEXT_STEPS)
 
 
 def _edit_first(workspace: Path, old: bytes, new: bytes) -> None:

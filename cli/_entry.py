@@ -1,18 +1,38 @@
 """Console-script entry point.
 
-``ledger append`` and ``ledger hook`` run on every agent tool call, so they are
-dispatched here without importing Typer, Click, Rich or pydantic (~100 ms together). Every
-other command, and ``--help`` anywhere, goes to the Typer app in ``cli._app``.
+``ledger append`` and ``ledger hook`` run on every agent tool call, and ``log``, ``show``,
+``intent list`` and the top-level help are interactive, so they are dispatched here without
+importing Typer, Click, Rich or pydantic (~100 ms together). Every other command goes to the
+Typer app in ``cli._app``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``ledger`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
+    if args in ([], ["-h"], ["--help"]) and "_LEDGER_COMPLETE" not in os.environ:
+        from cli._help import top_help  # noqa: PLC0415
+
+        sys.stdout.write(top_help())
+        return 0
+    if args[:1] in (["--version"], ["-V"]):
+        from ledger._version import __version__  # noqa: PLC0415
+
+        print(f"ledger {__version__}")
+        return 0
+    if args and args[0] in ("log", "show"):  # they parse (and print --help) themselves
+        from cli import _log  # noqa: PLC0415
+
+        return (_log.log_main if args[0] == "log" else _log.show_main)(args[1:])
+    if args[:2] == ["intent", "list"]:
+        from cli._intent import list_main  # noqa: PLC0415
+
+        return list_main(args[2:])
     fast = args and args[0] in ("append", "hook") and not {"--help", "-h"} & set(args)
     if fast and args[0] == "append":
         from cli._append import main as append_main  # noqa: PLC0415

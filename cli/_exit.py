@@ -43,13 +43,24 @@ def exit_code_for(error: LedgerError) -> int:
     return UNVERIFIABLE
 
 
+class UsageError(Exception):
+    """Bad command-line usage: one line, then optionally a ``hint: ...`` line (exit 2)."""
+
+
 def guarded(action: Callable[[], int]) -> int:
-    """Run ``action``; a :class:`LedgerError` becomes one stderr line and its exit code.
+    """Run ``action``; a :class:`LedgerError` becomes one stderr line and its exit code, a
+    :class:`UsageError` one line and a hint (exit 2).
 
     No traceback is printed for user errors, and none ever shows locals.
     """
     try:
         return action()
+    except UsageError as error:
+        message, _, hint = str(error).partition("\n")
+        print(f"ledger: error: {message}", file=sys.stderr)
+        if hint:
+            print(hint, file=sys.stderr)
+        return UNVERIFIABLE
     except LedgerError as error:
         print(f"ledger: error: {error}", file=sys.stderr)
         return exit_code_for(error)

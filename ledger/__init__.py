@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from ledger._clients.install import HookStatus, hook_status, install, uninstall
     from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
+    from ledger._doctor import Check, run_checks
     from ledger._evidence.canonical import canonical_bytes
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint, read_checkpoint_file
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
@@ -67,8 +68,17 @@ if TYPE_CHECKING:
         MergedDecision,
     )
     from ledger._governance.executors import CommandHook, HttpHook, PromptHook
-    from ledger._governance.intents import Intent, IntentsFile, load_intents_file
+    from ledger._governance.intents import (
+        INTENT_STATUSES,
+        WORKABLE_STATUSES,
+        Intent,
+        IntentsFile,
+        intent_refusal,
+        load_intents_file,
+        render_intent_context,
+    )
     from ledger._hooks.service import handle_event, run_hook
+    from ledger._setup import InitReport, active_key_id, init_workspace
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
@@ -76,10 +86,13 @@ __all__ = [
     "CLIENTS",
     "CLIENT_NAMES",
     "FORMAT_VERSION",
+    "INTENT_STATUSES",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
+    "WORKABLE_STATUSES",
     "AutoCheckpoint",
     "CanonicalizationError",
+    "Check",
     "Checkpoint",
     "CheckpointError",
     "CheckpointResult",
@@ -94,6 +107,7 @@ __all__ = [
     "HookResponse",
     "HookStatus",
     "HttpHook",
+    "InitReport",
     "InputError",
     "IntegrityError",
     "Intent",
@@ -121,16 +135,21 @@ __all__ = [
     "Workspace",
     "WorkspaceNotFoundError",
     "__version__",
+    "active_key_id",
     "canonical_bytes",
     "find_root",
     "handle_event",
     "hook_status",
+    "init_workspace",
     "install",
+    "intent_refusal",
     "load_intents_file",
     "parse_checkpoint",
     "parse_payload",
     "read_checkpoint_file",
+    "render_intent_context",
     "render_response",
+    "run_checks",
     "run_hook",
     "uninstall",
     "verify_lines",
@@ -153,16 +172,25 @@ _LAZY = {
     "run_hook": "ledger._hooks.service",
     "MAX_PAYLOAD_BYTES": "ledger._clients",
     "HookResponse": "ledger._clients",
+    "InitReport": "ledger._setup",
+    "active_key_id": "ledger._setup",
+    "init_workspace": "ledger._setup",
     "install": "ledger._clients.install",
     "HookStatus": "ledger._clients.install",
     "hook_status": "ledger._clients.install",
     "CLIENTS": "ledger._clients.registry",
     "CLIENT_NAMES": "ledger._clients.registry",
     "ClientSpec": "ledger._clients.registry",
+    "Check": "ledger._doctor",
+    "run_checks": "ledger._doctor",
     "uninstall": "ledger._clients.install",
     "Intent": "ledger._governance.intents",
     "IntentsFile": "ledger._governance.intents",
     "load_intents_file": "ledger._governance.intents",
+    "INTENT_STATUSES": "ledger._governance.intents",
+    "WORKABLE_STATUSES": "ledger._governance.intents",
+    "intent_refusal": "ledger._governance.intents",
+    "render_intent_context": "ledger._governance.intents",
     "canonical_bytes": "ledger._evidence.canonical",
     "Checkpoint": "ledger._evidence.checkpoint",
     "parse_checkpoint": "ledger._evidence.checkpoint",

@@ -10,7 +10,16 @@ from typing import Final
 
 from ledger._errors import WorkspaceNotFoundError
 
-__all__ = ["ORCHESTRATION_DIR", "ROOT_ENV", "Workspace", "find_root", "scaffold", "utc_now"]
+__all__ = [
+    "LOCAL_PATHS",
+    "ORCHESTRATION_DIR",
+    "ROOT_ENV",
+    "SHARED_PATHS",
+    "Workspace",
+    "find_root",
+    "scaffold",
+    "utc_now",
+]
 
 ORCHESTRATION_DIR: Final = ".orchestration"
 INTENTS_FILE: Final = "active_intents.yaml"
@@ -61,27 +70,57 @@ class Workspace:
 INTENTS_TEMPLATE: Final = """\
 # active_intents.yaml: the intents agents may work on, and the files each one owns.
 # An agent selects one (`ledger intent select INT-001` in its shell) before it may write, and
-# may then write only what owned_scope matches. Errors are reported as file:line: what.
+# may then write only what owned_scope matches. Only an intent whose status is IN_PROGRESS can
+# be selected; PLANNED, BLOCKED, COMPLETE (or DONE) and ABANDONED ones are refused, saying why.
+# Errors are reported as file:line: what. Uncomment and edit the example:
 #
-# intents:
-#   - id: INT-001                       # letter, then letters, digits, _ . -
-#     name: JWT hardening
-#     status: active                # planned|active|in_progress|blocked|done|abandoned
-#     description: Pin the JWT algorithm to HS256.
-#     owned_scope: ["src/auth/**"]      # gitwildmatch globs, relative to the workspace root
-#     constraints: ["Read secrets from config only"]
-#     acceptance_criteria: ["npm test -- src/auth passes"]
-intents: []
+# active_intents:
+#     - id: "INT-001"                    # a letter, then letters, digits, _ . -
+#       name: "JWT Authentication Migration"
+#       status: "IN_PROGRESS"            # PLANNED | IN_PROGRESS | BLOCKED | COMPLETE | ABANDONED
+#       owned_scope:                     # gitwildmatch globs, relative to the workspace root
+#           - "src/auth/**"
+#           - "src/middleware/jwt.ts"
+#       constraints:
+#           - "Must not use external auth providers"
+#       acceptance_criteria:
+#           - "Unit tests in tests/auth/ pass"
+active_intents: []
 """
 
 
-def scaffold(orchestration: Path) -> None:
+#: Committed with the repository: the same in every clone (README: "Sharing a workspace").
+SHARED_PATHS: Final = ("active_intents.yaml", "hooks.yaml", "hooks.json", "keys/", "README.md",
+                       ".gitignore")
+#: Each clone's own, never committed: its ledger (two machines appending to one committed file
+#: would fork its chain), derived caches, quarantined torn bytes, ledgers written elsewhere.
+LOCAL_PATHS: Final = ("agent_trace.jsonl", ".cache/", "quarantine/", "other-ledgers/")
+GITIGNORE_HEADER: Final = (
+    "# This clone's own state, never committed: its ledger, derived caches, quarantined torn\n"
+    "# bytes, ledgers written on other machines. Intents, hooks.yaml and keys/ (public keys)\n"
+    "# are shared. Written by `ledger init`.\n"
+)
+
+
+def scaffold(orchestration: Path) -> list[str]:
     """Create what a new workspace needs beside the ledger, leaving existing files alone: an
-    intents template, and a .gitignore for the derived caches (never evidence)."""
-    for name, text in (("active_intents.yaml", INTENTS_TEMPLATE), (".gitignore", ".cache/\n")):
-        path = orchestration / name
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
+    intents template, and a .gitignore for this clone's own files (an existing .gitignore gets
+    the missing entries appended). Returns the names of the files created or completed."""
+    written = []
+    intents = orchestration / "active_intents.yaml"
+    if not intents.exists():
+        intents.write_text(INTENTS_TEMPLATE, encoding="utf-8")
+        written.append(intents.name)
+    ignore = orchestration / ".gitignore"
+    current = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+    have = {line.strip() for line in current.splitlines()}
+    missing = [path for path in LOCAL_PATHS if path not in have]
+    if missing:
+        prefix = GITIGNORE_HEADER if not current else ("" if current.endswith("\n") else "\n")
+        with ignore.open("a", encoding="utf-8") as handle:
+            handle.write(prefix + "".join(f"{path}\n" for path in missing))
+        written.append(ignore.name)
+    return written
 
 
 def find_root(

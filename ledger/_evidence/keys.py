@@ -171,8 +171,9 @@ def load_signing_key(kid: str | None, environ: Mapping[str, str] | None = None) 
         data = path.read_bytes()
     except FileNotFoundError:
         raise KeyNotFoundError(
-            f"this machine has no signing key for this ledger ({kid}, looked for {path}): run "
-            f"`ledger init` to make one for this clone, or set ${SIGNING_KEY_ENV}"
+            f"this machine has no signing key for this ledger ({kid} not found at {path}): "
+            "run `ledger init` to make one for this clone (a ledger written elsewhere is moved "
+            f"aside), or set ${SIGNING_KEY_ENV} / restore the key"
         ) from None
     except OSError as exc:
         raise KeyNotFoundError(f"signing key {path} is unreadable ({exc.strerror})") from None

@@ -343,6 +343,16 @@ class ScopeExpandedBody(_Strict):
     tool_use_id: StrictStr | None
 
 
+class ScopeWithdrawnBody(_Strict):
+    """``intent.scope_withdrawn``: a person withdrew globs an earlier expansion granted."""
+
+    globs: list[StrictStr]
+    intent_id: StrictStr
+    reason: StrictStr | None
+    session: StrictStr | None
+    via: StrictStr = Field(description="'cli': a person ran ledger intent withdraw.")
+
+
 KIND_BODIES: dict[str, type[BaseModel]] = {
     GENESIS_KIND: GenesisBody,
     REPAIRED_KIND: LedgerRepairedBody,
@@ -357,6 +367,7 @@ KIND_BODIES: dict[str, type[BaseModel]] = {
     "intent.selected": IntentSelectedBody,
     "intent.cleared": IntentClearedBody,
     "intent.scope_expanded": ScopeExpandedBody,
+    "intent.scope_withdrawn": ScopeWithdrawnBody,
 }
 
 

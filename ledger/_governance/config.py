@@ -20,8 +20,15 @@ from ledger._errors import ConfigError, InputError, LedgerError
 from ledger._fsutil import atomic_write
 from ledger._governance.analysis.paths import ScopeSpec
 from ledger._governance.engine import HookEngine
-from ledger._governance.intents import IntentsFile, load_intents_cached
+from ledger._governance.intents import (
+    INTENTS_FILE,
+    IntentsFile,
+    did_you_mean,
+    load_intents_cached,
+    missing_intents_message,
+)
 from ledger._governance.policies import GovernanceConfig
+from ledger._workspace import ORCHESTRATION_DIR
 
 __all__ = ["WorkspaceConfig", "policy_config", "read_hook_config", "register_configured_hooks"]
 
@@ -63,15 +70,37 @@ def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
     return loaded
 
 
+_TOP_LEVEL: Final = ("policies", "hooks")
+
+
 def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig:
+    """The policy switches of ``hooks.yaml`` (``policies:``), checked key by key.
+
+    Raises:
+        ConfigError: an unknown key (with a did-you-mean), or a value of the wrong type.
+    """
+    where = f"{ORCHESTRATION_DIR}/{path.name}"
+    settings = GovernanceConfig._fields
+    for key in config or {}:
+        if key not in _TOP_LEVEL:
+            hint = (" (put it under policies:)" if key in settings
+                    else did_you_mean(str(key), _TOP_LEVEL))
+            raise ConfigError(f"{where}: unknown top-level setting {key!r}{hint}; the top level "
+                              "takes policies: and hooks:")
     policies = (config or {}).get("policies") or {}
     if not isinstance(policies, dict):
-        raise ConfigError(f"{path}: policies must be a mapping")
-    unknown = set(policies) - set(GovernanceConfig._fields)
-    if unknown:
-        raise ConfigError(f"{path}: unknown policy setting(s): {', '.join(sorted(unknown))}")
-    if policies.get("destructive", "ask") not in ("ask", "deny", "allow"):
-        raise ConfigError(f"{path}: policies.destructive must be ask, deny or allow")
+        raise ConfigError(f"{where}: policies must be a mapping of settings "
+                          f"({', '.join(settings)})")
+    for key, value in policies.items():
+        if key not in settings:
+            raise ConfigError(f"{where}: unknown setting {key!r}{did_you_mean(str(key), settings)}"
+                              f"; the settings are {', '.join(settings)}")
+        if key == "destructive":
+            if value not in ("ask", "deny", "allow"):
+                raise ConfigError(f"{where}: policies.destructive must be ask, deny or allow, "
+                                  f"not {value!r}")
+        elif not isinstance(value, bool):
+            raise ConfigError(f"{where}: policies.{key} must be true or false, not {value!r}")
     return GovernanceConfig(**policies)
 
 
@@ -132,9 +161,9 @@ class WorkspaceConfig:
 
     def intents(self) -> tuple[IntentsFile | None, str | None]:
         """The intents file (or why it cannot be used)."""
-        path = self.orchestration / "active_intents.yaml"
+        path = self.orchestration / INTENTS_FILE
         if not path.exists():
-            return IntentsFile((), ""), None
+            return IntentsFile((), "", missing_intents_message(self.orchestration)), None
         try:
             return load_intents_cached(path, self.cache_dir), None
         except ConfigError as exc:

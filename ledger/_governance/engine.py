@@ -431,7 +431,8 @@ def _call_quietly(fn: HookFn, inv: Invocation) -> None:
 
 
 def _crash_outcome(spec: HookSpec, exc: Exception, *, deny: bool) -> HookOutcome:
-    message = f"hook {spec.name} failed: {type(exc).__name__}: {_one_line(exc)}"
+    message = (f"hook {spec.name} failed: {type(exc).__name__}: {_one_line(exc)}; run `ledger "
+               f"doctor`, and fix or switch off {spec.name} in .orchestration/hooks.yaml")
     error = hook_error(HOOK_ERROR_CODES.HOOK_ERROR, message, meta={"hook": spec.name},
                        error_type="hook_error")
     if deny:  # PreToolUse fails closed by default

@@ -1,15 +1,20 @@
 """The intents file, ``.orchestration/active_intents.yaml``: what each intent may touch.
 
-Format::
+Format (the design documents' own form; ``intents:`` is accepted as an alias of the root key)::
 
-    intents:
-      - id: INT-001                   # ^[A-Za-z][A-Za-z0-9_.-]*$, unique
-        name: JWT hardening
-        status: in_progress           # planned|active|in_progress|blocked|done|abandoned
-        owned_scope: ["src/auth/**"]  # non-empty list of gitwildmatch globs
-        constraints: [...]            # optional list of strings
-        acceptance_criteria: [...]    # optional list of strings
-        description: ...              # optional string
+    active_intents:
+        - id: "INT-001"                   # ^[A-Za-z][A-Za-z0-9_.-]*$, unique
+          name: "JWT Authentication Migration"
+          status: "IN_PROGRESS"           # see INTENT_STATUSES; any case, "-" or "_"
+          owned_scope:                    # non-empty list of gitwildmatch globs
+              - "src/auth/**"
+          constraints: [...]              # optional list of strings
+          acceptance_criteria: [...]      # optional list of strings
+          description: ...                # optional string
+
+Which statuses let an agent select an intent and write under it is defined once, here
+(:data:`WORKABLE_STATUSES`, :func:`intent_refusal`); the hook and ``ledger intent select`` both ask
+:func:`intent_refusal`.
 
 :func:`parse_intents` is pure (text in, data out). It walks PyYAML's node tree
 (``yaml.compose``) instead of loading plain Python objects, so every error names the file and the
@@ -32,7 +37,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import ConfigError
 
@@ -40,16 +45,47 @@ if TYPE_CHECKING:
     from yaml.nodes import Node
 
 __all__ = [
+    "INTENTS_FILE",
     "INTENT_STATUSES",
+    "ROOT_KEY",
+    "WORKABLE_STATUSES",
     "Intent",
     "IntentsFile",
+    "did_you_mean",
+    "expansion_problem",
+    "intent_refusal",
     "load_intents_cached",
     "load_intents_file",
+    "missing_intents_message",
+    "normalize_status",
     "parse_intents",
     "render_intent_context",
 ]
 
-INTENT_STATUSES: Final = ("planned", "active", "in_progress", "blocked", "done", "abandoned")
+INTENTS_FILE: Final = "active_intents.yaml"
+#: The canonical root key (the design documents' form); ``intents`` is accepted as an alias.
+ROOT_KEY: Final = "active_intents"
+_ROOT_KEYS: Final = (ROOT_KEY, "intents")
+
+#: Every status, in canonical (lower-case) spelling. The file may write them in any case and with
+#: ``-`` for ``_`` (``IN_PROGRESS``, ``In-Progress``); ``completed`` reads as ``complete``.
+INTENT_STATUSES: Final = (
+    "planned", "active", "in_progress", "blocked", "complete", "done", "abandoned",
+)
+#: The statuses under which an agent may select an intent and write files: work in progress.
+#: ``active`` is the older spelling of ``in_progress``.
+WORKABLE_STATUSES: Final = frozenset({"in_progress", "active"})
+_STATUS_ALIASES: Final = {"completed": "complete", "inprogress": "in_progress"}
+# Why each other status refuses selection and writes, and what to do about it.
+_REFUSALS: Final = {
+    "planned": "is planned, not started: set its status to IN_PROGRESS in "
+    f".orchestration/{INTENTS_FILE} to work on it",
+    "blocked": "is blocked: resolve what blocks it, then set its status back to IN_PROGRESS in "
+    f".orchestration/{INTENTS_FILE}",
+    "complete": "is complete: its work is finished; add a new intent for further changes",
+    "done": "is done: its work is finished; add a new intent for further changes",
+    "abandoned": "was abandoned: add a new intent if the work is wanted after all",
+}
 
 _ID_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _REQUIRED_KEYS: Final = ("id", "name", "status", "owned_scope")
@@ -58,7 +94,7 @@ _ALLOWED_KEYS: Final = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _NULL_TAG: Final = "tag:yaml.org,2002:null"
 
-_CACHE_FORMAT: Final = "ledger.intents-cache/1"
+_CACHE_FORMAT: Final = "ledger.intents-cache/2"  # /2: statuses stored in canonical spelling
 _CACHE_MAX_BYTES: Final = 16 * 1024 * 1024
 
 
@@ -68,7 +104,7 @@ class Intent(NamedTuple):
     Attributes:
         id: the intent id, e.g. ``INT-001``.
         name: a short human name.
-        status: one of :data:`INTENT_STATUSES`.
+        status: one of :data:`INTENT_STATUSES` (canonical spelling, whatever the file wrote).
         owned_scope: gitwildmatch globs (relative to the workspace root) the intent may write.
         constraints: rules the agent must follow while working on it.
         acceptance_criteria: what "done" means.
@@ -90,10 +126,13 @@ class IntentsFile(NamedTuple):
     Attributes:
         intents: the intents, in file order.
         source_sha256: hex SHA-256 of the file's bytes (UTF-8 text), for audit records.
+        missing: set when there is no intents file: why, and what to do (see
+            :func:`missing_intents_message`).
     """
 
     intents: tuple[Intent, ...]
     source_sha256: str
+    missing: str | None = None
 
     def get(self, intent_id: str) -> Intent | None:
         """The intent with id ``intent_id``, or ``None``."""
@@ -149,6 +188,33 @@ def _compose(text: str, errors: _Errors) -> Node | None:
 
 # Node kinds by their ``id`` class attribute, so that validation needs no yaml.nodes import.
 _SCALAR, _SEQUENCE, _MAPPING = "scalar", "sequence", "mapping"
+
+
+def normalize_status(text: str) -> str | None:
+    """The canonical spelling of a status (``"IN_PROGRESS"`` → ``"in_progress"``), or ``None``."""
+    key = text.strip().lower().replace("-", "_").replace(" ", "_")
+    key = _STATUS_ALIASES.get(key, key)
+    return key if key in INTENT_STATUSES else None
+
+
+def intent_refusal(intent: Intent) -> str | None:
+    """Why an agent may not select ``intent`` or write under it (``None``: it may).
+
+    The one rule for both the hook and ``ledger intent select``: only work in progress
+    (:data:`WORKABLE_STATUSES`) is open. The message starts after the intent's id, e.g.
+    ``"is blocked: resolve what blocks it, ..."``.
+    """
+    if intent.status in WORKABLE_STATUSES:
+        return None
+    return _REFUSALS.get(intent.status, f"has status {intent.status!r}, which is not open")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``."""
+    import difflib  # noqa: PLC0415 - only on the error path
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _kind(node: Node) -> str:
@@ -257,10 +323,12 @@ def _intent(node: Node, index: int, errors: _Errors, check: _GlobCheck) -> Inten
         if key not in fields:
             raise errors.at(node, f"{label}missing required key {key!r}")
     status_node = fields["status"][1]
-    status = _string(status_node, errors, f"{label}status")
-    if status not in INTENT_STATUSES:
-        choices = ", ".join(INTENT_STATUSES)
-        raise errors.at(status_node, f"{label}status {status!r} must be one of {choices}")
+    written = _string(status_node, errors, f"{label}status")
+    status = normalize_status(written)
+    if status is None:
+        choices = ", ".join(s.upper() for s in INTENT_STATUSES)
+        raise errors.at(status_node, f"{label}status {written!r} must be one of {choices} "
+                        f"(any case){did_you_mean(written.lower(), INTENT_STATUSES)}")
     description = fields.get("description")
     return Intent(
         id=intent_id,
@@ -293,22 +361,33 @@ def parse_intents(text: str, filename: str) -> IntentsFile:
     errors = _Errors(filename)
     root = _compose(text, errors)
     if root is None:
-        raise errors.at(None, "empty intents file; expected a top-level 'intents:' list")
+        raise errors.at(None, f"empty intents file; expected a top-level '{ROOT_KEY}:' list")
     if _kind(root) != _MAPPING:
-        raise errors.at(root, f"expected a mapping with an 'intents' list, got {_describe(root)}")
+        raise errors.at(root, f"expected a mapping with an '{ROOT_KEY}' list, got "
+                        f"{_describe(root)}")
     top = _mapping(root, errors, "")
     for key, (key_node, _value) in top.items():
-        if key != "intents":
-            raise errors.at(key_node, f"unknown top-level key {key!r} (allowed: intents)")
-    if "intents" not in top:
-        raise errors.at(root, "missing top-level key 'intents'")
-    items = top["intents"][1]
-    if _kind(items) != _SEQUENCE:
-        raise errors.at(items, f"'intents' must be a list, got {_describe(items)}")
+        if key not in _ROOT_KEYS:
+            raise errors.at(key_node, f"unknown top-level key {key!r} (allowed: {ROOT_KEY}, or "
+                            f"its alias intents){did_you_mean(key, _ROOT_KEYS)}")
+    present = [key for key in _ROOT_KEYS if key in top]
+    if not present:
+        raise errors.at(root, f"missing top-level key '{ROOT_KEY}'")
+    if len(present) > 1:
+        raise errors.at(top["intents"][0], f"'intents' is an alias of '{ROOT_KEY}': use one "
+                        "of them, not both")
+    root_key = present[0]
+    items = top[root_key][1]
+    if _is_null(items):
+        items_list: list[Node] = []  # `active_intents:` with nothing under it: no intents yet
+    elif _kind(items) != _SEQUENCE:
+        raise errors.at(items, f"'{root_key}' must be a list, got {_describe(items)}")
+    else:
+        items_list = items.value
     check = _glob_check()
     intents: list[Intent] = []
     first_line: dict[str, int] = {}
-    for index, node in enumerate(items.value):
+    for index, node in enumerate(items_list):
         intent = _intent(node, index, errors, check)
         if intent.id in first_line:
             raise errors.at(
@@ -350,6 +429,26 @@ def load_intents_file(path: str | os.PathLike[str]) -> IntentsFile:
     file = Path(path)
     data, _stat = _read(file)
     return parse_intents(_decode(data, str(path)), str(path))
+
+
+def missing_intents_message(orchestration: Path) -> str:
+    """Why a workspace has no intents file, naming a misnamed one if there is one nearby.
+
+    E.g. ``no .orchestration/active_intents.yaml (found active_intents.yml: rename it to
+    active_intents.yaml)``.
+    """
+    try:
+        names = sorted(
+            entry.name
+            for entry in orchestration.iterdir()
+            if "intent" in entry.name.lower() and entry.name != INTENTS_FILE
+        )
+    except OSError:
+        names = []
+    where = f"{orchestration.name}/{INTENTS_FILE}"
+    if names:
+        return f"no {where} (found {', '.join(names)}: rename it to {INTENTS_FILE})"
+    return f"no {where}; run `ledger init` to write a template, then add an intent"
 
 
 def _cache_file(path: Path, cache_dir: Path) -> Path:
@@ -473,6 +572,41 @@ def load_intents_cached(
     parsed = parse_intents(_decode(data, str(path)), str(path))
     _write_cache(cache, stat.st_size, stat.st_mtime_ns, parsed)
     return parsed
+
+
+# --- scope expansions ---------------------------------------------------------------------------
+
+#: Paths a glob is tried against: a glob matching any of them would open ``.orchestration/``.
+_PROTECTED_PROBES: Final = (
+    ".orchestration/agent_trace.jsonl", ".orchestration/active_intents.yaml",
+    ".orchestration/keys/ed25519-0000000000000000.json", ".orchestration/hooks.yaml",
+)
+
+
+def expansion_problem(glob: str) -> str | None:
+    """Why ``glob`` may not be granted by ``ledger intent expand`` (``None``: it may).
+
+    Refused: empty or absolute globs, globs with a ``..`` segment (they leave the workspace),
+    invalid gitwildmatch globs, and globs that would match anything in ``.orchestration/``
+    (agents may never write there, and a grant must not say otherwise).
+    """
+    text = glob.strip()
+    if not text:
+        return "an empty glob grants nothing"
+    body = text.removeprefix("!")
+    if body.startswith(("/", "~")) or (len(body) > 1 and body[1] == ":"):
+        return f"{glob!r} is absolute; globs are relative to the workspace root"
+    if ".." in body.replace("\\", "/").split("/"):
+        return f"{glob!r} leaves the workspace (..)"
+    check = _glob_check()
+    try:
+        pattern: Any = check(text)
+    except ValueError as exc:
+        return f"{glob!r} is not a valid gitwildmatch glob: {exc}"
+    if not text.startswith("!") and any(pattern.match_file(p) for p in _PROTECTED_PROBES):
+        return (f"{glob!r} would match .orchestration/, which agents may never write; name "
+                "narrower globs (e.g. 'src/**')")
+    return None
 
 
 # --- context for the agent ---------------------------------------------------------------------

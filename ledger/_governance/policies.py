@@ -49,7 +49,14 @@ from ledger._governance.analysis.paths import (
 )
 from ledger._governance.analysis.protected import KEY_AREA, ProtectedAreas, expand_glob, has_glob
 from ledger._governance.engine import HookEngine, HookOutcome, Invocation
-from ledger._governance.intents import Intent, IntentsFile, render_intent_context
+from ledger._governance.intents import (
+    WORKABLE_STATUSES,
+    Intent,
+    IntentsFile,
+    expansion_problem,
+    intent_refusal,
+    render_intent_context,
+)
 from ledger._governance.state import WorkspaceState
 from ledger._governance.vocabulary import SHELL_TOOLS, Permission, hook_error
 
@@ -64,7 +71,6 @@ PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
 _BLOB_LIMIT: Final = 512 * 1024
-_LIVE_STATUSES: Final = frozenset({"planned", "active", "in_progress", "blocked"})
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
 _READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "show", "--help", "-h",
@@ -450,10 +456,15 @@ class Governance:
         return found
 
     def _available(self) -> str:
+        if self.intents is not None and self.intents.missing:
+            return self.intents.missing
         if self.intents is None or not self.intents.intents:
             return "no intents are defined in .orchestration/active_intents.yaml"
-        live = [i for i in self.intents.intents if i.status in _LIVE_STATUSES]
-        listing = ", ".join(f"{i.id} ({i.name})" for i in live) or "none is open"
+        live = [i for i in self.intents.intents if i.status in WORKABLE_STATUSES]
+        if not live:
+            return ("no intent is IN_PROGRESS in .orchestration/active_intents.yaml; a person "
+                    "sets one's status to IN_PROGRESS")
+        listing = ", ".join(f"{i.id} ({i.name})" for i in live)
         return f"available: {listing}; select one with `ledger intent select <ID>`"
 
     # --- pre policies ------------------------------------------------------------------------
@@ -560,16 +571,17 @@ class Governance:
             return None
         session = inv.session_id
         if self.intents is None:
-            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
+            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}; fix "
+                         ".orchestration/active_intents.yaml (`ledger doctor` checks it)", inv)
         if request.action == "clear":
             self.records.append(("intent.cleared", {"session": session, "via": "hook"}))
             self.state.session(session)["intent"] = None
             return HookOutcome(decision="allow", reason="intent cleared",
                                data={"intent_command": "clear"})
         intent = self.intents.get(str(request.intent_id))
-        if intent is None or intent.status not in _LIVE_STATUSES:
-            what = "unknown" if intent is None else f"{intent.status}"
-            return _deny("INTENT_REQUIRED", f"intent {request.intent_id} is {what}; "
+        refusal = "is unknown" if intent is None else intent_refusal(intent)
+        if intent is None or refusal is not None:
+            return _deny("INTENT_REQUIRED", f"intent {request.intent_id} {refusal}; "
                          f"{self._available()}", inv, intent_id=request.intent_id)
         if request.action == "select":
             if self.state.intent_of(session) != intent.id:
@@ -582,6 +594,10 @@ class Governance:
                                additional_context=render_intent_context(intent, recent),
                                data={"intent_command": "select", "intent_id": intent.id})
         globs = list(request.globs)
+        problems = [p for p in map(expansion_problem, globs) if p is not None]
+        if problems:
+            return _deny("SCOPE_VIOLATION", f"cannot expand {intent.id}: {problems[0]}", inv,
+                         intent_id=intent.id, globs=globs)
         reason = (f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
                   f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason
                                                     else ""))
@@ -597,12 +613,14 @@ class Governance:
         if not analysis.mutating:
             return None
         if self.intents is None:
-            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}", inv)
+            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}; fix "
+                         ".orchestration/active_intents.yaml (`ledger doctor` checks it)", inv)
         intent = self._intent(inv)
         selected = self.state.intent_of(inv.session_id)
-        if intent is None or intent.status not in _LIVE_STATUSES:
+        refusal = None if intent is None else intent_refusal(intent)
+        if intent is None or refusal is not None:
             why = ("no intent is selected for this session" if selected is None
-                   else f"intent {selected} is no longer open")
+                   else f"intent {selected} {refusal or 'is no longer defined'}")
             return _deny("INTENT_REQUIRED", f"{inv.tool_name} changes files but {why}; "
                          f"{self._available()}", inv, paths=list(analysis.paths))
         return HookOutcome(data={"intent_id": intent.id})

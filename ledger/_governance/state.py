@@ -88,6 +88,10 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
         globs.extend(g for g in body.get("globs", []) if g not in globs)
     elif kind == "governance.config_changed":
         state.config = body.get("after")
+    elif kind == "intent.scope_withdrawn":
+        withdrawn = set(body.get("globs", []))
+        kept = [g for g in state.grants.get(str(body.get("intent_id")), []) if g not in withdrawn]
+        state.grants[str(body.get("intent_id"))] = kept
     elif kind in ("hook.pre", "hook.post", "hook.event"):
         if isinstance(body.get("config"), dict):
             state.config = body["config"]

@@ -175,6 +175,8 @@ def run_hook(client: str, raw: bytes, *, expected_event: str | None = None,
         return render_response(client, event, decision)
     except Exception as exc:  # noqa: BLE001 -- every failure gets the client's fail-closed answer
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
+        if "`ledger " not in message and "did you mean" not in message:
+            message += "; run `ledger doctor` to see what is wrong and how to fix it"
         _record_failure(client, message, raw, event, root=root, environ=environ)
         return fail_closed_response(client, event, message, raw=raw,
                                     expected_event=expected_event)

@@ -53,7 +53,7 @@ class CLI:
         return done.stdout.decode()
 
     def init(self) -> None:
-        self.ok("init", "--root", str(self.ws))
+        self.ok("init", "--parents", "--root", str(self.ws))
 
     def append(self, body: object, *extra: str) -> str:
         return self.ok("append", "--root", str(self.ws), *extra,
@@ -100,11 +100,12 @@ def squash(text: str) -> str:
 
 
 def test_init_creates_workspace_and_private_key(cli: CLI) -> None:
-    out = cli.ok("init", "--root", str(cli.ws))
+    out = cli.ok("init", "--parents", "--root", str(cli.ws))
     assert out.startswith("ledger ")
     assert "signing key ed25519-" in out
     info = json.loads(cli.ok("init", "--root", str(cli.ws), "--json"))  # idempotent
-    assert set(info) == {"key", "keyring", "ledger", "ledger_id"}
+    assert {"key", "keyring", "ledger", "ledger_id"} <= set(info)
+    assert info["created"] is False
     assert info["ledger_id"] in out
     assert Path(info["ledger"]) == cli.ledger_path
     assert len(cli.lines()) == 1
@@ -176,9 +177,7 @@ def test_log_shows_recent_records(ledger: CLI) -> None:
     rows = out.splitlines()
     assert [int(row.split()[0]) for row in rows] == [0, 1, 2, 3, 4]
     assert "ledger.genesis" in rows[0]
-    assert "app.check" in rows[4]
-    assert "cc/s9" in rows[4]
-    assert '{"tool": "Bash"}' in rows[4]
+    assert rows[4].split()[3:5] == ["s9", "Bash"]  # session, tool
     last_two = ledger.ok("log", "--root", str(ledger.ws), "-n", "2").splitlines()
     assert [int(row.split()[0]) for row in last_two] == [3, 4]
 
@@ -189,8 +188,9 @@ def test_log_json_prints_raw_lines_and_filters_by_kind(ledger: CLI) -> None:
     assert out.encode().splitlines() == ledger.lines()  # the canonical bytes themselves
     steps = ledger.ok("log", "--root", str(ledger.ws), "--json", "--kind", "app.step", "-n", "2")
     assert [json.loads(line)["body"]["i"] for line in steps.splitlines()] == [1, 2]
-    none = ledger.ok("log", "--root", str(ledger.ws), "--kind", "no.such.kind")
-    assert none == ""
+    unknown = ledger.run("log", "--root", str(ledger.ws), "--kind", "app.stpe")
+    assert unknown.returncode == UNVERIFIABLE  # an unknown kind is an error, not silence
+    assert "(did you mean 'app.step'?)" in unknown.stderr.decode()
 
 
 def test_log_count_must_be_positive(ledger: CLI) -> None:
@@ -384,16 +384,42 @@ def test_key_list_rotate_revoke(ledger: CLI) -> None:
     assert f"{old}  created" in listing
     assert "REVOKED from seq 5" in listing
     assert f"{new}  created" in listing
-    assert "(active)" in listing
+    assert "(active: signs new records)" in listing
     assert ledger.run("verify", "--root", str(ledger.ws)).returncode == OK
 
-    # Revoking from a seq the old key did sign makes those records fail verification.
-    ledger.ok("key", "revoke", old, "--from-seq", "2", "--root", str(ledger.ws))
+    # Revoking from a seq the old key did sign makes those records fail verification: refused
+    # (exit 2, nothing written) until --yes.
+    before = ledger.ledger_path.read_bytes()
+    refused = ledger.run("key", "revoke", old, "--from-seq", "2", "--root", str(ledger.ws))
+    assert refused.returncode == UNVERIFIABLE
+    error, hint = refused.stderr.decode().splitlines()
+    assert error.startswith(f"ledger: error: revoking {old} from seq 2 makes 3 record(s) it "
+                            "already signed invalid (seq 2..4)")
+    assert hint == "hint: to stop it signing only new records, use --from-seq 7"
+    assert ledger.ledger_path.read_bytes() == before
+    out = ledger.ok("key", "revoke", old, "--from-seq", "2", "--yes", "--root", str(ledger.ws))
+    assert "3 record(s) it signed (seq 2..4) no longer verify" in out
     done = ledger.run("verify", "--root", str(ledger.ws), "--json")
     assert done.returncode == INTEGRITY
     problems = json.loads(done.stdout)["problems"]
     assert [(p["code"], p["seq"]) for p in problems] == [
         ("revoked-key", 2), ("revoked-key", 3), ("revoked-key", 4)]
+
+
+def test_key_list_marks_rotated_out_and_revoking_the_active_key_says_it_made_a_new_one(
+        ledger: CLI) -> None:
+    (first,) = json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
+    ledger.ok("key", "rotate", "--root", str(ledger.ws))
+    rows = json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
+    assert {r["kid"]: r["status"] for r in rows}[first["kid"]] == "rotated-out"
+    assert "rotated out after seq 4" in ledger.ok("key", "list", "--root", str(ledger.ws))
+    active = next(r["kid"] for r in rows if r["active"])
+    out = ledger.ok("key", "revoke", active, "--from-seq", "5", "--root", str(ledger.ws))
+    successor = json.loads(ledger.lines()[-1])["body"]["successor"]
+    assert f"it was the active key, so a new key {successor} was made" in out
+    statuses = {r["kid"]: r["status"] for r in json.loads(
+        ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))}
+    assert statuses == {first["kid"]: "rotated-out", active: "revoked", successor: "active"}
 
 
 def test_key_revoke_unknown_key_exits_2(ledger: CLI) -> None:
@@ -430,7 +456,7 @@ def test_root_option_env_and_walking_up(ledger: CLI) -> None:
         "root", "env", "walk-up"]
     # --root wins over LEDGER_ROOT.
     other = ledger.tmp / "other"
-    ledger.ok("init", "--root", str(other))
+    ledger.ok("init", "--parents", "--root", str(other))
     ledger.ok("append", "--root", str(other), stdin=b"{}", cwd=elsewhere, env=env)
     assert len((other / ".orchestration" / "agent_trace.jsonl").read_bytes().splitlines()) == 2
 
@@ -555,7 +581,8 @@ def test_unwritable_workspace_directory_exits_2(cli: CLI, permissions_bind: list
     parent.mkdir()
     parent.chmod(0o555)
     try:
-        done = cli.run("init", "--root", str(parent / "ws"), prefix=permissions_bind)
+        done = cli.run("init", "--parents", "--root", str(parent / "ws"),
+                       prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "cannot create")
     finally:
         parent.chmod(0o755)
@@ -566,7 +593,7 @@ def test_workspace_under_a_regular_file_exits_2(cli: CLI) -> None:
     # Works for every user, root included (ENOTDIR).
     parent = cli.tmp / "not-a-dir"
     parent.write_bytes(b"")
-    done = cli.run("init", "--root", str(parent / "ws"))
+    done = cli.run("init", "--parents", "--root", str(parent / "ws"))
     assert_clean_error(done, UNVERIFIABLE, "cannot create")
     assert parent.read_bytes() == b""
 

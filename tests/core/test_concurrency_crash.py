@@ -44,7 +44,7 @@ PER_PROCESS = 5
 def test_concurrent_cli_appends_are_all_recorded_exactly_once(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     ws = tmp_path / "ws"
-    init = subprocess.run([str(LEDGER_BIN), "init", "--root", str(ws)], env=env,
+    init = subprocess.run([str(LEDGER_BIN), "init", "--parents", "--root", str(ws)], env=env,
                           capture_output=True, check=False)
     assert init.returncode == 0, init.stderr
 

@@ -95,8 +95,9 @@ def test_template_file_is_valid():
     assert [i.id for i in parsed.intents] == ["INT-001", "INT-002"]
     jwt = parsed.get("INT-001")
     assert jwt is not None
-    assert jwt.name == "JWT hardening"
-    assert jwt.owned_scope == ("src/auth/**",)
+    assert jwt.name == "JWT Authentication Migration"
+    assert jwt.status == "in_progress"
+    assert jwt.owned_scope == ("src/auth/**", "src/middleware/jwt.ts")
     tests = parsed.get("INT-002")
     assert tests is not None
     assert any(glob.startswith("tests/") for glob in tests.owned_scope)
@@ -218,7 +219,7 @@ ERRORS = [
             owned_scope: ["x"]
         """,
         4,
-        "intent INT-001: status 'wip' must be one of planned, active, in_progress",
+        "intent INT-001: status 'wip' must be one of PLANNED, ACTIVE, IN_PROGRESS",
     ),
     (
         "bad_id",
@@ -379,7 +380,8 @@ ERRORS = [
         6,
         "(a glob starting with '*' must be quoted)",
     ),
-    ("top_level_list", "- a\n- b\n", 1, "expected a mapping with an 'intents' list, got a list"),
+    ("top_level_list", "- a\n- b\n", 1,
+     "expected a mapping with an 'active_intents' list, got a list"),
     ("empty_file", "", 1, "empty intents file"),
     ("missing_intents", "version: 1\n", 1, "unknown top-level key 'version'"),
     ("intents_not_list", "\n\nintents: {}\n", 3, "'intents' must be a list, got a mapping"),
@@ -398,7 +400,7 @@ def test_errors_name_file_line_and_problem(text: str, line: int, fragment: str):
 
 
 def test_missing_intents_key():
-    assert error_of("{}\n") == f"{NAME}:1: missing top-level key 'intents'"
+    assert error_of("{}\n") == f"{NAME}:1: missing top-level key 'active_intents'"
 
 
 def test_control_character_is_reported_with_its_line():
@@ -479,14 +481,14 @@ def test_corrupt_cache_is_ignored_and_rewritten(workspace: tuple[Path, Path], da
             "garbage": "\x00not json",
             "truncated": text[: len(text) // 2],
             "empty": "",
-            "wrong_format": text.replace("ledger.intents-cache/1", "other/9"),
+            "wrong_format": text.replace(intents_module._CACHE_FORMAT, "other/9"),
             "list": "[1, 2]",
             "huge_number": text.replace('"size":', '"size":1e999,"x":'),
             "deep": "[" * 100_000,
         }[damage]
     )
     assert load_intents_cached(path, cache) == good
-    assert json.loads(file.read_text())["format"] == "ledger.intents-cache/1"
+    assert json.loads(file.read_text())["format"] == intents_module._CACHE_FORMAT
 
 
 def test_tampered_cache_is_never_trusted_over_the_yaml(workspace: tuple[Path, Path]):

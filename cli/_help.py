@@ -1,0 +1,47 @@
+"""``ledger``, ``ledger -h`` and ``ledger --help`` without importing Typer (~100 ms with pydantic).
+
+The command list must name every command of the Typer app in ``cli._app``; a test compares them.
+``ledger COMMAND --help`` is answered by the command itself.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from cli._exit import EXIT_CODES_HELP
+
+COMMANDS: Final = (
+    ("init", "Make this clone's ledger and signing key; keep the shared files."),
+    ("log", "Recent records, one line each; filters; -f follows new ones."),
+    ("show", "One record in full (default: the last)."),
+    ("verify", "Verify every hash, signature, key, link and seq (and checkpoints)."),
+    ("doctor", "Check this workspace: ledger, key, intents, hooks, checkpoint."),
+    ("checkpoint", "Sign a checkpoint of the head; keep it off this machine."),
+    ("repair", "Recover from a torn tail (crash mid-append)."),
+    ("append", "Append one record whose body is the JSON object on stdin."),
+    ("intent", "Intents: list, select, clear, expand, expansions, withdraw."),
+    ("key", "Signing keys: list, rotate, revoke."),
+    ("install", "Add ledger's hooks to an agent client's settings."),
+    ("uninstall", "Remove ledger's hooks from an agent client's settings."),
+    ("hook", "Run as a client hook (what installed hooks call)."),
+    ("demo", "A governed agent session on a throwaway workspace, narrated."),
+)
+
+
+def top_help() -> str:
+    """The text of ``ledger --help``."""
+    width = max(len(name) for name, _ in COMMANDS)
+    commands = "\n".join(f"  {name:<{width}}  {summary}" for name, summary in COMMANDS)
+    return (
+        "Usage: ledger [OPTIONS] COMMAND [ARGS]...\n\n"
+        "  Governed, auditable AI coding agents: a signed, hash-chained ledger of every agent\n"
+        "  tool call.\n\n"
+        f"Commands:\n{commands}\n\n"
+        "Options:\n"
+        "  -V, --version         Print the version and exit.\n"
+        "  --install-completion  Install shell completion (bash, zsh, fish, PowerShell).\n"
+        "  --show-completion     Print the completion script, to install it yourself.\n"
+        "  -h, --help            Show this message and exit.\n\n"
+        f"{EXIT_CODES_HELP}\n"
+        "Run `ledger COMMAND --help` for a command's options.\n"
+    )

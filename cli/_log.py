@@ -1,0 +1,657 @@
+"""``ledger log`` and ``ledger show``: what happened, one line per record; one record in full.
+
+Interactive commands, so they skip Typer (and with it pydantic, ~100 ms): ``cli._entry``
+dispatches them here, and the Typer app registers the same commands (for the command list and
+shell completion) with the same options, which a test keeps in step with :func:`log_parser`.
+
+One line per record::
+
+    seq  MM-DD HH:MM:SS (UTC)  session  tool  target  decision  code  reason
+
+Long values are shortened at a word (or path) boundary, never in the middle of a word. Colour
+only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Final, NamedTuple, NoReturn
+
+from cli._exit import OK, UsageError, guarded
+
+#: The kinds ledger itself writes; application kinds are whatever ``ledger append`` recorded.
+KNOWN_KINDS: Final = (
+    "ledger.genesis", "ledger.repaired", "key.rotated", "key.revoked", "hook.pre", "hook.post",
+    "hook.event", "hook.error", "intent.selected", "intent.cleared", "intent.scope_expanded",
+    "intent.scope_withdrawn",
+)
+DECISIONS: Final = ("deny", "ask", "allow")
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_TARGET_WIDTH: Final = 32
+_PIPE_TARGET_WIDTH: Final = 60
+_CORRELATE_LIMIT: Final = 4096  # pre-call targets remembered to label the post-call records
+_FOLLOW_INTERVAL: Final = 0.2
+_COLORS: Final = {"deny": "31", "failed": "31", "ask": "33", "allow": "32", "done": "32",
+                  "dim": "2", "code": "1"}
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line plus a hint instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        extra = message.removeprefix("unrecognized arguments: ")
+        if extra != message and extra.startswith("-"):
+            message = f"No such option: {extra}"  # as Click words it for the other commands
+        raise UsageError(f"{message}\nhint: {self.prog} --help")
+
+
+# --- what a record says ---------------------------------------------------------------------
+
+
+class Summary(NamedTuple):
+    """The columns of one log line (all plain strings; ``""`` when not applicable)."""
+
+    seq: int
+    ts: str
+    session: str
+    what: str
+    target: str
+    decision: str
+    code: str
+    reason: str
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _relative(path: str, cwd: str) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+def tool_target(tool_input: Mapping[str, Any], cwd: str = "") -> str:
+    """What a tool call acts on: its file (relative to ``cwd``), command, pattern or URL."""
+    for key in ("file_path", "notebook_path", "path"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return _relative(value, cwd)
+    for key in ("command", "pattern", "url", "query", "prompt"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return _text(value)
+    return ""
+
+
+def _intent_of(body: Mapping[str, Any]) -> str:
+    for source in (body, _dict(body.get("data")), _dict(_dict(body.get("error")).get("meta"))):
+        value = source.get("intent_id")
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None) -> Summary:
+    """The log columns of one record (``data`` is the parsed record).
+
+    ``targets`` maps invocation ids to the target of their pre-call record, so that a post-call
+    record, which does not repeat the tool input, is labelled with the same file or command.
+    """
+    body = _dict(data.get("body"))
+    actor = _dict(data.get("actor"))
+    kind = str(data.get("kind", ""))
+    session = actor.get("session") or body.get("session")
+    error = _dict(body.get("error"))
+    code = str(error.get("code") or "")
+    reason = _text(error.get("message")) or _text(body.get("reason"))
+    cwd = str(body.get("cwd") or "")
+    if cwd:  # paths in reasons read as the target does: relative to where the agent ran
+        reason = reason.replace(cwd.rstrip("/") + "/", "")
+    if code and reason.startswith(code.split("_", maxsplit=1)[0] + ":"):
+        reason = reason.partition(":")[2].strip()  # "DESTRUCTIVE: rm ..." under its code
+    what, target, decision = kind, "", ""
+    if kind.startswith("hook."):
+        what = str(body.get("tool") or body.get("client_event") or body.get("event") or kind)
+        target = tool_target(_dict(body.get("tool_input")), cwd)
+        decision = str(body.get("decision") or "")
+        if kind == "hook.post":
+            # Format 2 keeps what changed in attribution.files and what was read in observed;
+            # format 1 kept them in data (changed, seen).
+            data_ = _dict(body.get("data"))
+            files = _dict(body.get("attribution")).get("files")
+            changed = ([f.get("path") for f in files if isinstance(f, dict)]
+                       if isinstance(files, list) else None) or data_.get("changed") or list(
+                _dict(body.get("observed")) or _dict(data_.get("seen")))
+            target = (targets or {}).get(str(body.get("invocation")), "") or (
+                _text(changed[0]) if isinstance(changed, list) and changed else "")
+            if decision != "deny":
+                decision = "failed" if body.get("outcome") == "failure" else "done"
+            reason = reason or _text(body.get("tool_error"))
+        elif kind == "hook.event":
+            target = _text(body.get("prompt")) or _text(body.get("source")) or _text(
+                body.get("event_reason"))
+            if decision == "allow" and not code:
+                decision = ""  # an observed event decides nothing
+        elif kind == "hook.error":
+            what, reason = "hook error", _text(body.get("message"))
+    elif kind.startswith("intent."):
+        target = _intent_of(body)
+        globs = body.get("globs")
+        if isinstance(globs, list):
+            target += " " + " ".join(str(glob) for glob in globs)
+        via = body.get("via") or body.get("approved_via")
+        reason = reason or (f"via {via}" if via else "")
+    elif kind == "key.rotated":
+        target = f"{body.get('old_key')} -> {body.get('new_key')}"
+    elif kind == "key.revoked":
+        target = f"{body.get('kid', body.get('key', ''))} from seq {body.get('from_seq')}"
+    elif kind == "ledger.genesis":
+        target = f"key {body.get('key')}"
+    elif kind == "ledger.repaired":
+        target = str(body.get("quarantine_file") or "")
+        reason = f"{body.get('removed_bytes')} torn byte(s) quarantined"
+    else:
+        reason = reason or json.dumps(body, sort_keys=True, ensure_ascii=False)
+    return Summary(int(data.get("seq", -1)), str(data.get("ts", "")),
+                   str(session or ""), what, target.strip(), decision, code, reason)
+
+
+# --- shortening, never mid-word ---------------------------------------------------------------
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line, at most ``width`` characters when that is possible without cutting
+    a word: cut at the last space that fits and end with ``…``. A first word longer than
+    ``width`` is kept whole (then ``…`` if more follows): a word is never cut."""
+    text = " ".join(text.split())
+    if width <= 0 or len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width)  # text[:cut] + "…" has at most width characters
+    if cut <= 0:
+        first = text.split(" ", 1)[0]
+        return first if first == text else first + "…"
+    return text[:cut].rstrip(" ,;:") + "…"
+
+
+def shorten_path(text: str, width: int) -> str:
+    """A path (or a command) within ``width``: a path keeps its last components
+    (``…/middleware/jwt.ts``), cut only at ``/``; anything else goes to :func:`shorten`."""
+    text = " ".join(text.split())
+    if width <= 0 or len(text) <= width:
+        return text
+    if " " in text or "/" not in text:
+        return shorten(text, width)
+    start = text.find("/")
+    while start != -1:
+        if len(text) - start + 1 <= width:
+            return "…" + text[start:]
+        start = text.find("/", start + 1)
+    return "…/" + text.rsplit("/", 1)[1]
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+def color_enabled(stream: IO[str], environ: Mapping[str, str] | None = None) -> bool:
+    """Colour on a terminal only, and never with ``NO_COLOR`` set (to anything non-empty)."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    code = _COLORS.get(style)
+    return f"\x1b[{code}m{text}\x1b[0m" if color and code and text else text
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - len(text))
+
+
+class Layout(NamedTuple):
+    """Column widths for a batch of lines (``width`` 0: no limit, as in a pipe)."""
+
+    seq: int
+    what: int
+    target: int
+    decision: int
+    code: int
+    width: int
+
+
+def layout_for(rows: Iterable[Summary], width: int) -> Layout:
+    """Widths that fit ``rows``: each column as wide as its longest value, within bounds."""
+    rows = list(rows)
+    target_cap = _TARGET_WIDTH if width else _PIPE_TARGET_WIDTH
+    return Layout(
+        seq=max((len(str(r.seq)) for r in rows), default=1),
+        what=min(max((len(r.what) for r in rows), default=0), 16),
+        target=min(max((len(r.target) for r in rows), default=0), target_cap),
+        decision=max((len(r.decision) for r in rows), default=0),
+        code=min(max((len(r.code) for r in rows), default=0), 26),
+        width=width,
+    )
+
+
+def format_line(row: Summary, layout: Layout, *, color: bool = False) -> str:
+    """One aligned log line; the reason takes what is left of the terminal width."""
+    ts = row.ts[5:19].replace("T", " ")  # MM-DD HH:MM:SS; `ledger show` has the year
+    session = (row.session[:8] or "-").ljust(8)
+    what = shorten(row.what, layout.what)
+    target = shorten_path(row.target, layout.target)
+    fixed = [
+        str(row.seq).rjust(layout.seq),
+        _paint(ts, "dim", color),
+        session,
+        _pad(what, layout.what),
+        _pad(target, layout.target),
+        _paint(_pad(row.decision, layout.decision), row.decision, color),
+        _paint(_pad(row.code, layout.code), "code", color),
+    ]
+    used = (layout.seq + 14 + 8 + max(len(what), layout.what) + max(len(target), layout.target)
+            + layout.decision + max(len(row.code), layout.code) + 7)
+    room = layout.width - used if layout.width else 0
+    reason = shorten(row.reason, max(room, 30)) if layout.width else " ".join(row.reason.split())
+    return " ".join([*fixed, reason]).rstrip()
+
+
+# --- options, filters -----------------------------------------------------------------------
+
+
+def _since_bound(text: str, now: float | None = None) -> str:
+    """The RFC 3339 lower bound of ``--since``: ``30m``, ``2h``, ``3d``, ``1w`` ago, or a date
+    or time (``2026-11-21``, ``2026-11-21T10:00``, ``2026-11-21 10:00:00``; UTC)."""
+    raw = text.strip()
+    if len(raw) >= 2 and raw[-1] in _UNITS and raw[:-1].isdigit():
+        seconds = (time.time() if now is None else now) - int(raw[:-1]) * _UNITS[raw[-1]]
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    import datetime as dt  # noqa: PLC0415 - only for an absolute --since
+
+    try:
+        parsed = dt.datetime.fromisoformat(raw.removesuffix("Z").replace(" ", "T"))
+    except ValueError:
+        raise UsageError(f"--since {text!r}: use a duration (30m, 2h, 3d, 1w) or a UTC date/time "
+                         "(2026-11-21, 2026-11-21T10:00)\nhint: ledger log --help") from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+class LogOptions(NamedTuple):
+    """Options of ``ledger log``."""
+
+    limit: int = 20
+    kinds: tuple[str, ...] = ()
+    session: str | None = None
+    intent: str | None = None
+    decision: str | None = None
+    code: str | None = None
+    tool: str | None = None
+    since: str | None = None
+    follow: bool = False
+    root: str | None = None
+    as_json: bool = False
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter is set (else the tail of the file is enough)."""
+        return bool(self.kinds or self.session or self.intent or self.decision or self.code
+                    or self.tool or self.since)
+
+
+def _kind_matches(kind: str, wanted: tuple[str, ...]) -> bool:
+    return not wanted or any(
+        kind == w or (w.endswith(".*") and kind.startswith(w[:-1])) for w in wanted)
+
+
+def matches(data: Mapping[str, Any], row: Summary, options: LogOptions, since: str | None) -> bool:
+    """Whether a record passes every filter of ``options``."""
+    body = _dict(data.get("body"))
+    if not _kind_matches(str(data.get("kind", "")), options.kinds):
+        return False
+    if options.session and not row.session.startswith(options.session):
+        return False
+    if options.intent and _intent_of(body).lower() != options.intent.lower():
+        return False
+    if options.decision and row.decision != options.decision:
+        return False
+    if options.code and row.code.lower() != options.code.lower():
+        return False
+    if options.tool and str(body.get("tool") or "").lower() != options.tool.lower():
+        return False
+    return not (since and row.ts[:19] < since)
+
+
+def log_parser() -> argparse.ArgumentParser:
+    """The options of ``ledger log``."""
+    parser = CommandParser(
+        prog="ledger log",
+        description="Show recent records, one line each: time (UTC), session, tool, target, "
+        "decision, code, reason. Not verified: run `ledger verify` for that.",
+        epilog="Examples: ledger log --decision deny; ledger log --session 3f1c --since 1h; "
+        "ledger log -f; ledger show SEQ for one record in full.",
+    )
+    parser.add_argument("-n", "--count", type=_positive, default=20,
+                        help="How many records (the most recent that match; default 20).")
+    parser.add_argument("--kind", action="append", default=[], metavar="KIND",
+                        help="Only records of this kind (e.g. hook.pre, or hook.* for a prefix). "
+                        "Repeatable.")
+    parser.add_argument("--session", help="Only this session (a prefix of its id is enough).")
+    parser.add_argument("--intent", help="Only records about this intent, e.g. INT-001.")
+    parser.add_argument("--decision", choices=DECISIONS, help="Only this decision.")
+    parser.add_argument("--code", help="Only this error code, e.g. SCOPE_VIOLATION.")
+    parser.add_argument("--tool", help="Only this tool, e.g. Write or Bash.")
+    parser.add_argument("--since", help="Only records since a duration ago (30m, 2h, 3d, 1w) or "
+                        "a UTC date/time (2026-11-21, 2026-11-21T10:00).")
+    parser.add_argument("-f", "--follow", action="store_true",
+                        help="Keep printing new records as they are appended (Ctrl-C stops).")
+    _common_options(parser)
+    return parser
+
+
+def show_parser() -> argparse.ArgumentParser:
+    """The options of ``ledger show``."""
+    parser = CommandParser(prog="ledger show",
+                     description="Print one record in full (default: the last one).")
+    parser.add_argument("seq", nargs="?", type=_non_negative, metavar="SEQ",
+                        help="The record's seq, as `ledger log` shows it.")
+    _common_options(parser)
+    return parser
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT") or None,
+                        help="Workspace root (default: nearest parent holding .orchestration/; "
+                        "env LEDGER_ROOT).")
+    parser.add_argument("--json", dest="as_json", action="store_true",
+                        help="Print machine-readable JSON (full records).")
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+    return value
+
+
+def _check_kinds(kinds: Iterable[str]) -> None:
+    for kind in kinds:
+        stem = kind[:-2] if kind.endswith(".*") else kind
+        if not stem or not all(c.isalnum() or c in "._-" for c in stem) or not stem[0].isalpha():
+            raise UsageError(f"--kind {kind!r} is not a record kind (e.g. hook.pre, or hook.* for "
+                             "a prefix)\nhint: ledger log --help")
+
+
+def _unknown_kinds(wanted: Iterable[str], seen: set[str]) -> list[str]:
+    return [w for w in wanted if w not in KNOWN_KINDS
+            and not any(_kind_matches(kind, (w,)) for kind in (*KNOWN_KINDS, *seen))]
+
+
+# --- reading, unverified and light ------------------------------------------------------------
+# The record format is one JSON object per line (README: The record format). Reading it for
+# display needs no key material: no cryptography, no orjson, which ``Ledger`` loads for appends.
+
+
+class Line(NamedTuple):
+    """One stored record: its bytes and their parse."""
+
+    raw: bytes
+    data: dict[str, Any]
+
+
+def ledger_path(root: str | None) -> Path:
+    """The workspace's ledger file (found like git), or why there is none."""
+    from ledger import NotInitializedError, Workspace, find_root  # noqa: PLC0415
+
+    workspace = Workspace(find_root(root))
+    if not workspace.ledger_path.exists():
+        raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
+    return workspace.ledger_path
+
+
+def _parse(raw: bytes) -> Line:
+    from ledger import StorageError  # noqa: PLC0415
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise StorageError("unreadable record line; run `ledger verify`")
+    return Line(raw, data)
+
+
+def _open(path: Path) -> IO[bytes]:
+    from ledger import StorageError  # noqa: PLC0415
+
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_lines(path: Path, start: int = 0) -> Iterator[Line]:
+    """Complete records from line ``start`` on (a torn last line, mid-append, is skipped)."""
+    with _open(path) as handle:
+        carry = b""
+        index = 0
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            parts = (carry + block).split(b"\n")
+            carry = parts.pop()
+            for raw in parts:
+                if index >= start and raw:
+                    yield _parse(raw)
+                index += 1
+
+
+def tail_lines(path: Path, count: int) -> list[Line]:
+    """The last ``count`` complete records, oldest first, read backwards from the end."""
+    with _open(path) as handle:
+        end = os.fstat(handle.fileno()).st_size
+        data = b""
+        position = end
+        while position > 0 and data.count(b"\n") <= count:
+            step = min(position, 1 << 16)
+            position -= step
+            handle.seek(position)
+            data = handle.read(step) + data
+    complete = data[: data.rfind(b"\n") + 1]  # drop a torn tail
+    lines = [raw for raw in complete.split(b"\n") if raw]
+    if position > 0:
+        lines = lines[1:]  # the first may be the end of a longer line
+    return [_parse(raw) for raw in lines[-count:]]
+
+
+# --- the commands ---------------------------------------------------------------------------
+
+
+def _terminal_width(stream: IO[str]) -> int:
+    isatty = getattr(stream, "isatty", None)
+    if isatty and isatty():
+        import shutil  # noqa: PLC0415
+
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else 0
+
+
+def _remember(targets: dict[str, str], data: Mapping[str, Any], row: Summary) -> None:
+    if data.get("kind") == "hook.pre" and row.target:
+        targets[str(_dict(data.get("body")).get("invocation"))] = row.target
+        if len(targets) > _CORRELATE_LIMIT:
+            del targets[next(iter(targets))]
+
+
+def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
+    """``ledger log``: print the matching records, then follow the file if asked."""
+    stream = out or sys.stdout
+    _check_kinds(options.kinds)
+    since = _since_bound(options.since) if options.since else None
+    path = ledger_path(options.root)
+    targets: dict[str, str] = {}
+    seen: set[str] = set()
+    picked: deque[tuple[Line, Summary]] = deque(maxlen=options.limit)
+    records = read_lines(path) if options.filtered else iter(tail_lines(path, options.limit))
+    for record in records:
+        data = record.data
+        seen.add(str(data.get("kind")))
+        row = summarize(data, targets)
+        _remember(targets, data, row)
+        if matches(data, row, options, since):
+            picked.append((record, row))
+    unknown = _unknown_kinds(options.kinds, seen)
+    if unknown:
+        from ledger._governance.intents import did_you_mean  # noqa: PLC0415 - error path
+
+        raise UsageError(f"--kind {unknown[0]!r}: no such kind in this ledger"
+                         f"{did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
+                         f"hint: kinds here: {', '.join(sorted(seen))}")
+    color = color_enabled(stream)
+    width = _terminal_width(stream)
+    layout = layout_for([row for _, row in picked], width)
+    for record, row in picked:
+        print(record.raw.decode() if options.as_json else format_line(row, layout, color=color),
+              file=stream)
+    stream.flush()
+    if options.follow:
+        _follow(path, options, since, targets, stream, color, width)
+    return OK
+
+
+def _new_lines(path: Path, offset: int) -> tuple[list[bytes], int]:
+    """Complete lines appended after ``offset`` and the offset after them (a partial line,
+    mid-append, waits for its newline)."""
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size < offset:  # `ledger repair` truncated a torn tail
+            return [], size
+        handle.seek(offset)
+        data = handle.read(size - offset)
+    end = data.rfind(b"\n") + 1
+    return [line for line in data[:end].split(b"\n") if line], offset + end
+
+
+def _follow_lines(path: Path, interval: float) -> Iterator[bytes]:
+    offset = path.stat().st_size
+    while True:
+        lines, offset = _new_lines(path, offset)
+        yield from lines
+        if not lines:
+            time.sleep(interval)
+
+
+def _follow(path: Path, options: LogOptions, since: str | None, targets: dict[str, str],
+            stream: IO[str], color: bool, width: int) -> None:
+    layout = Layout(seq=5, what=12, target=24 if width else _PIPE_TARGET_WIDTH, decision=5,
+                    code=16, width=width)
+    try:
+        for line in _follow_lines(path, _FOLLOW_INTERVAL):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue  # verify reports it; following goes on
+            if not isinstance(data, dict):
+                continue
+            row = summarize(data, targets)
+            _remember(targets, data, row)
+            if matches(data, row, options, since):
+                print(line.decode() if options.as_json else format_line(row, layout, color=color),
+                      file=stream, flush=True)
+    except KeyboardInterrupt:
+        return
+
+
+def _wrap(label: str, text: str, width: int) -> list[str]:
+    import textwrap  # noqa: PLC0415
+
+    indent = " " * 10
+    lines = textwrap.wrap(" ".join(text.split()), width=max(width, 40) - len(indent),
+                          break_long_words=False, break_on_hyphens=False) or [""]
+    return [f"{label:<10}{lines[0]}", *(indent + line for line in lines[1:])]
+
+
+def render_record(data: Mapping[str, Any], width: int = 100) -> str:
+    """One record in full, for a person: what it says first, then the whole body and envelope."""
+    row = summarize(data)
+    actor = _dict(data.get("actor"))
+    who = ", ".join(f"{k} {actor[k]}" for k in ("client", "model", "agent") if actor.get(k))
+    out = [f"seq {row.seq}  {data.get('kind')}  {row.ts.replace('T', ' ').removesuffix('Z')} UTC"]
+    if row.session or who:
+        out.append(f"{'session':<10}{row.session or '-'}" + (f"  ({who})" if who else ""))
+    if row.what != data.get("kind") or row.target:
+        out.append(f"{'what':<10}{row.what}  {row.target}".rstrip())
+    if row.decision or row.code:
+        out.append(f"{'decision':<10}{row.decision}  {row.code}".rstrip())
+    if row.reason:
+        out += _wrap("reason", row.reason, width)
+    body = json.dumps(data.get("body"), indent=2, sort_keys=True, ensure_ascii=False)
+    out.append("body")
+    out += ["  " + line for line in body.splitlines()]
+    for field in ("key", "hash", "prev", "ledger", "sig", "v"):
+        out.append(f"{field:<10}{data.get(field)}")
+    return "\n".join(out)
+
+
+def run_show(seq: int | None, root: str | None, as_json: bool, out: IO[str] | None = None) -> int:
+    """``ledger show [SEQ]``: one record in full (``--json``: the stored line itself)."""
+    stream = out or sys.stdout
+    path = ledger_path(root)
+    if seq is None:
+        found = tail_lines(path, 1)
+        record = found[0] if found else None
+    else:  # seqs are contiguous from 0, so seq N is line N (verify checks that)
+        record = next(read_lines(path, start=seq), None)
+    if record is None or (seq is not None and record.data.get("seq") != seq):
+        last = tail_lines(path, 1)
+        end = f"the last is seq {last[0].data.get('seq')}" if last else "the ledger is empty"
+        raise UsageError(f"no record with seq {seq} ({end})\nhint: ledger log")
+    if as_json:
+        print(record.raw.decode(), file=stream)
+    else:
+        print(render_record(record.data, _terminal_width(stream) or 100), file=stream)
+    return OK
+
+
+def log_main(args: list[str]) -> int:
+    """``ledger log`` without Typer."""
+
+    def run() -> int:
+        ns = log_parser().parse_args(args)
+        return run_log(LogOptions(ns.count, tuple(ns.kind), ns.session, ns.intent, ns.decision,
+                                  ns.code, ns.tool, ns.since, ns.follow, ns.root, ns.as_json))
+
+    return guarded(run)
+
+
+def show_main(args: list[str]) -> int:
+    """``ledger show`` without Typer."""
+
+    def run() -> int:
+        ns = show_parser().parse_args(args)
+        return run_show(ns.seq, ns.root, ns.as_json)
+
+    return guarded(run)

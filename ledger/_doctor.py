@@ -1,0 +1,270 @@
+"""``ledger doctor``: is this workspace governed and its evidence sound? One line per check.
+
+Each :class:`Check` says OK, or what is wrong and the command that fixes it. The checks:
+
+1. the ledger verifies (with any checkpoints given and, where the evidence layer keeps them,
+   the automatic ones);
+2. this machine can sign: the active key's private half is here, pinned, not revoked;
+3. ``active_intents.yaml`` is valid and has an IN_PROGRESS intent;
+4. ``hooks.yaml`` (or ``hooks.json``) is valid;
+5. for each agent client found (its project settings directory, its hooks, or its executable on
+   ``PATH``): ledger's hooks are installed, guarded, trusted, and their command's executable
+   starts (the clients layer's :func:`~ledger._clients.install.hook_status` decides);
+6. the last checkpoint is recent.
+
+Pure reporting: nothing is written, except the derived caches that loading the configuration
+refreshes anyway.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, NamedTuple
+
+from ledger._clients.install import hook_status
+from ledger._clients.registry import CLIENTS, ClientSpec
+from ledger._errors import ConfigError, KeyNotFoundError, LedgerError
+from ledger._evidence.keys import load_signing_key
+from ledger._evidence.ledger import Ledger
+from ledger._evidence.verify import VerifyReport
+from ledger._governance.intents import (
+    INTENTS_FILE,
+    WORKABLE_STATUSES,
+    load_intents_file,
+    missing_intents_message,
+)
+from ledger._hooks.service import GovernedWorkspace
+from ledger._setup import active_key_id
+from ledger._workspace import ORCHESTRATION_DIR, find_root
+
+__all__ = ["Check", "run_checks"]
+
+Status = Literal["ok", "warn", "fail"]
+
+#: A checkpoint is "recent" while it is at most this many records and this many days behind.
+RECENT_RECORDS: Final = 1000
+RECENT_DAYS: Final = 7
+#: Executables that identify a client being used on this machine.
+_CLIENT_EXECUTABLES: Final = {"claude": ("claude",), "cursor": ("cursor-agent", "cursor"),
+                              "gemini": ("gemini",), "codex": ("codex",), "cline": ("cline",)}
+
+
+class Check(NamedTuple):
+    """One line of the report.
+
+    Attributes:
+        name: what was checked, e.g. ``signing key`` or ``hooks: claude``.
+        status: ``ok``; ``warn`` (works, but needs attention); ``fail`` (broken).
+        message: what was found.
+        fix: the command or edit that fixes it (``None`` when OK).
+    """
+
+    name: str
+    status: Status
+    message: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return self._asdict()
+
+
+def _verify(ledger: Ledger, checkpoints: Sequence[tuple[str, str]]) -> tuple[Check, VerifyReport
+                                                                               | None]:
+    try:
+        report = ledger.verify(checkpoints=checkpoints)
+    except LedgerError as exc:
+        return Check("ledger", "fail", f"could not verify: {exc}",
+                     "run `ledger verify` for details"), None
+    if report.ok:
+        return Check("ledger", "ok", report.summary()), report
+    fix = "run `ledger repair`" if report.only_torn_tail else (
+        "run `ledger verify` for every problem; the records are evidence: do not edit them, "
+        "keep a copy and investigate")
+    return Check("ledger", "fail", report.summary(), fix), report
+
+
+def _signing_key(ledger: Ledger, environ: Mapping[str, str] | None) -> Check:
+    tail = ledger.tail(1)
+    if not tail:
+        return Check("signing key", "fail", "the ledger has no records", "run `ledger init`")
+    last = tail[0]
+    kid = active_key_id(last)
+    try:
+        key = load_signing_key(kid, environ)
+    except KeyNotFoundError as exc:
+        return Check("signing key", "fail", str(exc),
+                     "run `ledger init` to make this clone's own ledger and key, or restore the "
+                     "key")
+    if key.kid != kid:
+        return Check("signing key", "fail",
+                     f"$LEDGER_SIGNING_KEY holds {key.kid}, but this ledger's active key is {kid}",
+                     "set $LEDGER_SIGNING_KEY to the active key")
+    entry = ledger.keyring().get(kid)
+    if entry is None:
+        return Check("signing key", "fail", f"{kid} is not pinned in "
+                     f"{ledger.workspace.keys_dir}", "restore .orchestration/keys/ from git")
+    refusal = entry.refuses_signing_at(last.seq + 1)
+    if refusal is not None:
+        return Check("signing key", "fail", refusal, "run `ledger key rotate`")
+    return Check("signing key", "ok", f"{kid} is active and its private key is on this machine")
+
+
+def _intents(root: Path) -> Check:
+    orchestration = root / ORCHESTRATION_DIR
+    path = orchestration / INTENTS_FILE
+    if not path.exists():
+        return Check("intents", "fail", missing_intents_message(orchestration),
+                     f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (README: The intents file)")
+    try:
+        parsed = load_intents_file(path)
+    except ConfigError as exc:
+        return Check("intents", "fail", str(exc), f"fix {ORCHESTRATION_DIR}/{INTENTS_FILE}")
+    open_ = [i.id for i in parsed.intents if i.status in WORKABLE_STATUSES]
+    summary = f"{len(parsed.intents)} intent(s), {len(open_)} IN_PROGRESS"
+    if not open_:
+        return Check("intents", "warn", f"{summary}: agents cannot write until one is",
+                     f"set an intent's status to IN_PROGRESS in {ORCHESTRATION_DIR}/"
+                     f"{INTENTS_FILE}")
+    return Check("intents", "ok", f"{summary} ({', '.join(open_)})")
+
+
+def _hooks_config(root: Path, environ: Mapping[str, str] | None) -> Check:
+    orchestration = root / ORCHESTRATION_DIR
+    names = [n for n in ("hooks.yaml", "hooks.json") if (orchestration / n).exists()]
+    name = names[0] if names else "hooks.yaml"
+    try:
+        GovernedWorkspace(root, environ=environ).build()
+    except ConfigError as exc:
+        return Check("hooks.yaml", "fail", str(exc), f"fix {ORCHESTRATION_DIR}/{name}")
+    except LedgerError as exc:
+        return Check("hooks.yaml", "fail", f"could not load: {exc}", "see the lines above")
+    if not names:
+        return Check("hooks.yaml", "ok", "none: the built-in policies with their defaults")
+    return Check("hooks.yaml", "ok", f"{name} is valid")
+
+
+def _client_found(spec: ClientSpec, root: Path) -> str | None:
+    """Why we think ``spec``'s client is used here: its project folder, or its executable."""
+    folder = Path(spec.shared_file).parts[0]
+    if (root / folder).exists():
+        return f"{folder}/ exists"
+    for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
+        if shutil.which(name):
+            return f"`{name}` is on PATH"
+    return None
+
+
+def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> Check | None:
+    """The installed hooks of one client, as the clients layer sees them (``hook_status``)."""
+    name = f"hooks: {spec.name}"
+    try:
+        status = hook_status(spec.name, root, home=home)
+    except LedgerError as exc:
+        return Check(name, "fail", str(exc), f"fix it, then `ledger install {spec.name}`")
+    if status.command_runs is None:  # nothing installed
+        why = _client_found(spec, root)
+        if why is None:
+            return None  # and no sign the client is used here
+        return Check(name, "fail" if "exists" in why else "warn",
+                     f"{why}, but ledger's hooks are not installed: {spec.title}'s tool calls "
+                     "are not governed", f"run `ledger install {spec.name}`")
+    if status.problems:
+        message, _, fix = status.problems[0].rpartition(": run ")
+        more = f" (and {len(status.problems) - 1} more)" if len(status.problems) > 1 else ""
+        return Check(name, "fail", f"{message or status.problems[0]}{more}",
+                     f"run {fix}" if message else None)
+    return Check(name, "ok", f"installed in {status.path}; the command starts"
+                 + ("; trusted" if status.trusted else ""))
+
+
+def _stored_checkpoints(ledger_id: str, environ: Mapping[str, str] | None
+                        ) -> list[tuple[Path, int]]:
+    """Automatic checkpoints the evidence layer keeps outside the workspace, when it does."""
+    try:
+        anchors: Any = importlib.import_module("ledger._evidence.anchors")
+    except ImportError:
+        return []
+    try:
+        return [(c.path, c.size) for c in anchors.CheckpointStore.for_ledger(
+            ledger_id, environ).list()]
+    except LedgerError:
+        return []
+
+
+def _checkpoint(report: VerifyReport | None, given: Sequence[tuple[str, str]],
+                environ: Mapping[str, str] | None, now: float) -> Check:
+    how = ("run `ledger checkpoint -o <file>` and keep the file off this machine (git, CI "
+           "artifacts); `ledger doctor --checkpoint <file>` checks it")
+    if report is None or report.ledger_id is None:
+        return Check("checkpoint", "warn", "not checked: the ledger could not be verified", how)
+    found: list[tuple[float, int, str]] = []
+    for name, text in given:
+        lines = text.splitlines()
+        size = int(lines[1]) if len(lines) > 1 and lines[1].isdigit() else 0
+        try:
+            mtime = Path(name).stat().st_mtime
+        except OSError:
+            mtime = now
+        found.append((mtime, size, name))
+    for path, size in _stored_checkpoints(report.ledger_id, environ):
+        try:
+            found.append((path.stat().st_mtime, size, str(path)))
+        except OSError:
+            continue
+    if not found:
+        return Check("checkpoint", "warn", "no checkpoint found: a hash chain cannot prove its "
+                     "own tail was not cut off", how)
+    mtime, size, name = max(found, key=lambda item: (item[1], item[0]))
+    behind = report.records - size
+    days = (now - mtime) / 86400
+    message = f"{name}: {size} records, {behind} behind, {days:.0f} day(s) old"
+    if behind > RECENT_RECORDS or days > RECENT_DAYS:
+        return Check("checkpoint", "warn", f"{message}: not recent", how)
+    return Check("checkpoint", "ok", message)
+
+
+def run_checks(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    checkpoints: Sequence[tuple[str, str]] = (),
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    now: float | None = None,
+) -> list[Check]:
+    """Every check of ``ledger doctor``, in order. Never raises :class:`LedgerError`: a check
+    that cannot run is a failed check.
+
+    Args:
+        root: the workspace root (found like git when omitted).
+        checkpoints: ``(name, text)`` of checkpoint files to verify and date.
+        environ: environment for key lookup.
+        home: the user's home (client user-scope settings); default ``Path.home()``.
+        now: the time, for checkpoint ages.
+    """
+    try:
+        base = find_root(root, environ=environ)
+        ledger = Ledger.open(base, environ=environ)
+    except LedgerError as exc:
+        return [Check("workspace", "fail", str(exc), "run `ledger init`")]
+    checks = [Check("workspace", "ok", str(base))]
+    verified, report = _verify(ledger, checkpoints)
+    checks.append(verified)
+    try:
+        checks.append(_signing_key(ledger, environ))
+    except LedgerError as exc:
+        checks.append(Check("signing key", "fail", str(exc), "see the ledger line above"))
+    checks.append(_intents(base))
+    checks.append(_hooks_config(base, environ))
+    client_checks = [c for c in (_client_hooks(spec, base, home) for spec in CLIENTS.values())
+                     if c is not None]
+    checks += client_checks or [Check(
+        "hooks", "warn", "no agent client found (no .claude/, .cursor/, .gemini/, .codex/, "
+        ".clinerules/, nor one on PATH)", "run `ledger install <client>` for the agent you use")]
+    checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
+    return checks
