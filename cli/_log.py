@@ -30,7 +30,7 @@ from cli._exit import OK, UsageError, guarded
 KNOWN_KINDS: Final = (
     "ledger.genesis", "ledger.repaired", "key.rotated", "key.revoked", "hook.pre", "hook.post",
     "hook.event", "hook.error", "intent.selected", "intent.cleared", "intent.scope_expanded",
-    "intent.scope_withdrawn",
+    "intent.scope_withdrawn", "key.added", "governance.config_changed",
 )
 DECISIONS: Final = ("deny", "ask", "allow")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -177,7 +177,8 @@ def test_log_shows_recent_records(ledger: CLI) -> None:
     rows = out.splitlines()
     assert [int(row.split()[0]) for row in rows] == [0, 1, 2, 3, 4]
     assert "ledger.genesis" in rows[0]
-    assert rows[4].split()[3:5] == ["s9", "Bash"]  # session, tool
+    # session, then what happened: the kind, for an application record (hook.* is reserved)
+    assert rows[4].split()[3:5] == ["s9", "app.check"]
     last_two = ledger.ok("log", "--root", str(ledger.ws), "-n", "2").splitlines()
     assert [int(row.split()[0]) for row in last_two] == [3, 4]
 

@@ -33,6 +33,21 @@ def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
                           env=env, cwd=cwd, timeout=120)
 
 
+def run_at_terminal(*args: str, env: dict[str, str] | None = None
+                    ) -> subprocess.CompletedProcess[str]:
+    """As a person types it: stdin is a terminal (a pty). A scope grant counts only when a
+    person made it (ledger/_governance/state.py); from a pipe, `intent expand` records nothing."""
+    import pty  # noqa: PLC0415
+
+    controller, terminal = pty.openpty()
+    try:
+        return subprocess.run([str(LEDGER), *args], stdin=terminal, capture_output=True,
+                              text=True, check=False, env=env, timeout=120)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "CLAUDE_",
@@ -143,8 +158,8 @@ def test_intent_expand_refuses_globs_leaving_the_workspace_or_opening_orchestrat
 def test_expansions_are_listed_and_withdrawn_as_records(ws: tuple[Path, dict[str, str]]) -> None:
     root, env = ws
     base = ["--root", str(root)]
-    assert run("intent", "expand", "INT-001", "docs/**", "--reason", "API docs", *base,
-               env=env).returncode == 0
+    assert run_at_terminal("intent", "expand", "INT-001", "docs/**", "--reason", "API docs",
+                           *base, env=env).returncode == 0
     (grant,) = json.loads(run("intent", "expansions", "--json", *base, env=env).stdout)
     assert (grant["glob"], grant["via"], grant["reason"], grant["withdrawn_seq"]) == (
         "docs/**", "cli", "API docs", None)

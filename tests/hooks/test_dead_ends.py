@@ -88,7 +88,7 @@ def _break(name: str, root: Path, env: dict[str, str], tmp_path: Path) -> dict[s
                                  "policies:)"),
         ("hooks-yaml-invalid", "`ledger doctor`"),
         ("intents-invalid", "fix .orchestration/active_intents.yaml (`ledger doctor` checks it)"),
-        ("keyring-missing", "`ledger doctor`"),
+        ("keyring-missing", "run `ledger init` to make a key for this clone"),
     ],
 )
 def test_every_fail_closed_denial_names_its_fix(workspace: tuple[Path, dict[str, str]],

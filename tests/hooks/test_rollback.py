@@ -46,7 +46,9 @@ def committed(tmp_path: Path) -> Workspace:
     """A workspace whose 1-record ledger is committed to git."""
     ws = make_workspace(tmp_path)
     git(ws, "init", "-q")
-    git(ws, "add", ".orchestration")
+    # A team that commits its ledger (the README's default keeps it local): git can then roll
+    # it back, which is the attack.
+    git(ws, "add", "--force", ".orchestration")
     git(ws, "commit", "-q", "-m", "ledger")
     return ws
 
