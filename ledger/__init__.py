@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     )
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
+    from ledger._export import discover_sources
     from ledger._governance.engine import (
         HookEngine,
         HookOutcome,
@@ -69,6 +70,16 @@ if TYPE_CHECKING:
     from ledger._governance.executors import CommandHook, HttpHook, PromptHook
     from ledger._governance.intents import Intent, IntentsFile, load_intents_file
     from ledger._hooks.service import handle_event, run_hook
+    from ledger._query import (
+        QUERY_FORMATS,
+        LedgerSource,
+        QuerySession,
+        register_view,
+        registered_views,
+        view_schema_json,
+        view_schema_text,
+        write_result,
+    )
     from ledger._workspace import Workspace, find_root
 
 __all__ = [
@@ -79,6 +90,7 @@ __all__ = [
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
     "AutoCheckpoint",
+    "QUERY_FORMATS",
     "CanonicalizationError",
     "Checkpoint",
     "CheckpointError",
@@ -105,11 +117,13 @@ __all__ = [
     "Keyring",
     "Ledger",
     "LedgerError",
+    "LedgerSource",
     "MergedDecision",
     "NotInitializedError",
     "PolicyError",
     "Problem",
     "PromptHook",
+    "QuerySession",
     "Record",
     "RepairRefusedError",
     "RepairResult",
@@ -122,6 +136,7 @@ __all__ = [
     "WorkspaceNotFoundError",
     "__version__",
     "canonical_bytes",
+    "discover_sources",
     "find_root",
     "handle_event",
     "hook_status",
@@ -130,13 +145,27 @@ __all__ = [
     "parse_checkpoint",
     "parse_payload",
     "read_checkpoint_file",
+    "register_view",
+    "registered_views",
     "render_response",
     "run_hook",
     "uninstall",
     "verify_lines",
+    "view_schema_json",
+    "view_schema_text",
+    "write_result",
 ]
 
 _LAZY = {
+    "QUERY_FORMATS": "ledger._query",
+    "LedgerSource": "ledger._query",
+    "QuerySession": "ledger._query",
+    "discover_sources": "ledger._export",
+    "register_view": "ledger._query",
+    "registered_views": "ledger._query",
+    "view_schema_json": "ledger._query",
+    "view_schema_text": "ledger._query",
+    "write_result": "ledger._query",
     "HookDecision": "ledger._clients",
     "HookEvent": "ledger._clients",
     "parse_payload": "ledger._clients",
