@@ -14,13 +14,19 @@ from typing import Annotated
 
 import typer
 
-from cli._exit import EXIT_CODES_HELP, OK, guarded
+from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, guarded
+from cli._progress import progress_bars
 from ledger import (
+    EXPORT_FORMATS,
     QUERY_FORMATS,
+    ExportOptions,
     InputError,
+    Ledger,
     LedgerSource,
     QuerySession,
     discover_sources,
+    export_ledger,
+    verify_export,
     view_schema_json,
     view_schema_text,
     write_result,
@@ -115,6 +121,84 @@ def register(app: typer.Typer) -> None:
                     _warn(warning)
                 write_result(session.run(), fmt, out, force=force)  # type: ignore[arg-type]
             return OK
+
+        _run(action)
+
+    @app.command(name="export", epilog=EXIT_CODES_HELP)
+    def export_cmd(
+        out: Annotated[Path, typer.Option("--out", "-o", help="Directory to create.")],
+        fmt: Annotated[str, typer.Option(
+            "--format", help=f"Data format: {'|'.join(EXPORT_FORMATS)}.")] = "parquet",
+        since: Annotated[str | None, typer.Option(
+            help="Records at or after this time (YYYY-MM-DD or RFC 3339, UTC).")] = None,
+        until: Annotated[str | None, typer.Option(
+            help="Records before this time; a date includes that whole day.")] = None,
+        intent: Annotated[str | None, typer.Option(help="Only this intent's records.")] = None,
+        session: Annotated[str | None, typer.Option(help="Only this session's records.")
+                           ] = None,
+        retention_months: Annotated[int, typer.Option(
+            help="Retention period written to the manifest (EU AI Act Art. 19: at least 6; "
+            "PCI DSS 10.5.1: 12).")] = 6,
+        verify: Annotated[bool, typer.Option(
+            "--verify/--no-verify", help="Verify the whole ledger first (default); the result "
+            "goes into the manifest.")] = True,
+        force: ForceOption = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the manifest.")] = False,
+        root: RootOption = None,
+    ) -> None:
+        """Export records with the raw ledger segment they came from, the public keys and a
+        signed manifest, for auditors (check it with `ledger verify-export DIR`)."""
+
+        def action() -> int:
+            options = ExportOptions(out, fmt, since, until, intent, session, force, verify,
+                                    retention_months)
+            ledger = Ledger.open(root)
+            with progress_bars() as progress:
+                result = export_ledger(ledger, options, progress)
+            manifest = result.manifest
+            if as_json:
+                print(json.dumps(manifest, indent=2, sort_keys=True))
+            else:
+                seg = manifest["segment"]
+                data = [f for f in manifest["files"] if f["role"] == "data"]
+                print(f"exported {manifest['selected_records']} records of ledger "
+                      f"{manifest['ledger_id']} to {result.directory}")
+                print(f"  segment seqs {seg['first_seq']}..{seg['last_seq']}, "
+                      f"{len(data)} data file(s), gaps: {manifest['gaps']['state']}, "
+                      f"verification: {manifest['verification']['state']}")
+                print(f"  signed by {manifest['signing_key']}; check with: ledger verify-export "
+                      f"{result.directory}")
+            if manifest["verification"]["state"] == "failed":
+                _warn(f"the ledger failed verification: {manifest['verification']['summary']}")
+            return OK
+
+        _run(action)
+
+    @app.command(name="verify-export", epilog=EXIT_CODES_HELP)
+    def verify_export_cmd(
+        directory: Annotated[Path, typer.Argument(help="An export directory.")],
+        trusted_key: Annotated[list[str] | None, typer.Option(
+            "--trusted-key", help="Key id the manifest must be signed by (repeatable); pin "
+            "the organisation's key ids you got out of band.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Check an export on its own: manifest signature, every file's hash and row count,
+        the raw segment's chain, and every exported row against the segment. Exit 0 intact,
+        1 problems found, 2 could not check."""
+
+        def action() -> int:
+            with progress_bars() as progress:
+                check = verify_export(
+                    directory, trusted_keys=frozenset(trusted_key or ()),
+                    progress=None if progress is None else
+                    (lambda done, total: progress("verify", done, total)))
+            if as_json:
+                print(json.dumps(check.to_json(), indent=2, sort_keys=True))
+            else:
+                print(check.summary())
+                for problem in check.problems:
+                    print(f"  {problem.path}: {problem.code}: {problem.message}")
+            return OK if check.ok else INTEGRITY
 
         _run(action)
 

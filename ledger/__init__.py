@@ -59,7 +59,16 @@ if TYPE_CHECKING:
     )
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
-    from ledger._export import discover_sources
+    from ledger._export import (
+        EXPORT_FORMATS,
+        ExportCheck,
+        ExportOptions,
+        ExportProblem,
+        ExportResult,
+        discover_sources,
+        export_ledger,
+        verify_export,
+    )
     from ledger._governance.engine import (
         HookEngine,
         HookOutcome,
@@ -86,6 +95,7 @@ __all__ = [
     "APPEND_RESERVED_PREFIXES",
     "CLIENTS",
     "CLIENT_NAMES",
+    "EXPORT_FORMATS",
     "FORMAT_VERSION",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
@@ -99,6 +109,10 @@ __all__ = [
     "CommandHook",
     "ConfigError",
     "Entry",
+    "ExportCheck",
+    "ExportOptions",
+    "ExportProblem",
+    "ExportResult",
     "HookDecision",
     "HookEngine",
     "HookEvent",
@@ -137,6 +151,7 @@ __all__ = [
     "__version__",
     "canonical_bytes",
     "discover_sources",
+    "export_ledger",
     "find_root",
     "handle_event",
     "hook_status",
@@ -150,6 +165,7 @@ __all__ = [
     "render_response",
     "run_hook",
     "uninstall",
+    "verify_export",
     "verify_lines",
     "view_schema_json",
     "view_schema_text",
@@ -157,6 +173,13 @@ __all__ = [
 ]
 
 _LAZY = {
+    "EXPORT_FORMATS": "ledger._export",
+    "ExportCheck": "ledger._export",
+    "ExportOptions": "ledger._export",
+    "ExportProblem": "ledger._export",
+    "ExportResult": "ledger._export",
+    "export_ledger": "ledger._export",
+    "verify_export": "ledger._export",
     "QUERY_FORMATS": "ledger._query",
     "LedgerSource": "ledger._query",
     "QuerySession": "ledger._query",

@@ -39,7 +39,15 @@ if TYPE_CHECKING:
 
     from ledger._query.sources import LedgerSource
 
-__all__ = ["QuerySession", "ndjson_scan", "one_line", "sandboxed_connection"]
+__all__ = [
+    "QuerySession",
+    "complete_extent",
+    "lock_down",
+    "ndjson_scan",
+    "one_line",
+    "sandboxed_connection",
+    "snapshot_prefix",
+]
 
 _TAIL_WINDOW: Final = 1024 * 1024
 #: Records are at most 4 MiB (MAX_RECORD_BYTES); DuckDB's default object limit is 16 MiB.
@@ -82,7 +90,7 @@ def complete_extent(path: Path) -> tuple[int, int]:
         raise StorageError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _snapshot(path: Path, end: int, directory: Path, index: int) -> Path:
+def snapshot_prefix(path: Path, end: int, directory: Path, index: int) -> Path:
     """A private copy of the first ``end`` bytes (complete lines only)."""
     target = directory / f"snapshot-{index}.jsonl"
     with path.open("rb") as src, target.open("wb") as dst:
@@ -189,7 +197,7 @@ class QuerySession:
             con.close()
             con = sandboxed_connection(self._temp)
             con.execute(ATTRIBUTION_RANGES_MACRO)
-            snapshots = [_snapshot(p, complete_extent(p)[1], self._temp, i)
+            snapshots = [snapshot_prefix(p, complete_extent(p)[1], self._temp, i)
                          for i, p in enumerate(paths)]
             self._materialize(con, needed, sql_views, ndjson_scan(snapshots, ignore_errors=True))
             self.warnings.append("some lines are not valid JSON records and were skipped "
@@ -207,7 +215,7 @@ class QuerySession:
                 self.warnings.append(f"{source.label}: the ledger holds no records")
                 continue
             paths.append(source.jsonl if end == size
-                         else _snapshot(source.jsonl, end, self._temp, index))
+                         else snapshot_prefix(source.jsonl, end, self._temp, index))
         if not paths:
             raise NotInitializedError("the ledger holds no records; run `ledger init` first")
         return paths
@@ -216,7 +224,7 @@ class QuerySession:
                      sql_views: list[SqlView], scan: str) -> None:
         events = events_relation(scan)
         if "events" in needed or len(sql_views) > 1:
-            con.execute(f"CREATE TABLE events AS SELECT * FROM {events}")  # noqa: S608 -- registry SQL, quoted paths
+            con.execute(f"CREATE TABLE events AS SELECT * FROM {events}")
             events = "events"
         for name in needed:
             view = get_view(name)

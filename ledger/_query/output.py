@@ -118,7 +118,7 @@ def _copy(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, path: Path, spil
         writer.register("result_batches", reader)
         target = "'" + str(path).replace("'", "''") + "'"
         copied = writer.execute(
-            f"COPY (SELECT * FROM result_batches) TO {target} ({_copy_options(fmt)})"  # noqa: S608 -- quoted path, fixed options
+            f"COPY (SELECT * FROM result_batches) TO {target} ({_copy_options(fmt)})"
         ).fetchone()
     except duckdb.Error as exc:
         raise StorageError(f"cannot write {path}: {' '.join(str(exc).split())}") from None

@@ -160,7 +160,7 @@ class FoldView(NamedTuple):
         for source in sources:
             batch = [list(row) for row in self.rows(source)]
             if batch:
-                con.executemany(f"INSERT INTO {self.name} VALUES ({marks})",  # noqa: S608 -- registry name
+                con.executemany(f"INSERT INTO {self.name} VALUES ({marks})",
                                 batch)
 
 

@@ -53,6 +53,7 @@ def governed_workspace(tmp_path: Path) -> Governed:
                      ).code == "ORCHESTRATION_PROTECTED"
     bob.event("SessionStart", source="startup", model="claude-opus-4-1")
     bob.select("INT-001")
+    alice.event("UserPromptSubmit", prompt="Keep going.")
     bob.read("src/auth/middleware.ts")
     before = mw.read_text()
     content = before + "// reviewed\n"
