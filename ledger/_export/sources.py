@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import os
 from pathlib import Path
 
 from ledger._errors import InputError
@@ -35,7 +36,7 @@ def discover_sources(pattern: str) -> list[LedgerSource]:
     found: list[LedgerSource] = []
     seen: set[Path] = set()
     # glob.glob, not Path.glob: the pattern may be absolute.
-    for name in sorted(glob.glob(pattern, recursive=True)):  # noqa: PTH207
+    for name in sorted(glob.glob(os.path.expanduser(pattern), recursive=True)):  # noqa: PTH207, PTH111
         source = _source_for(Path(name))
         if source is not None and source.jsonl.resolve() not in seen:
             seen.add(source.jsonl.resolve())

@@ -3,6 +3,8 @@
 from ledger._query.engine import QuerySession
 from ledger._query.output import FORMATS as QUERY_FORMATS
 from ledger._query.output import format_table, write_result
+from ledger._query.report import build_report
+from ledger._query.report_html import render_report_html
 from ledger._query.sources import LedgerSource, Verification
 from ledger._query.views import (
     Column,
@@ -24,9 +26,11 @@ __all__ = [
     "SqlView",
     "Verification",
     "ViewDefinition",
+    "build_report",
     "format_table",
     "register_view",
     "registered_views",
+    "render_report_html",
     "view_schema_json",
     "view_schema_text",
     "write_result",

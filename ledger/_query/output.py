@@ -49,7 +49,10 @@ def check_output_path(path: Path, *, force: bool) -> None:
 
 
 def _cell(value: Any) -> str:  # noqa: ANN401 -- any DuckDB value
-    text = "NULL" if value is None else str(value)
+    if isinstance(value, list):
+        text = ", ".join("NULL" if v is None else str(v) for v in value)
+    else:
+        text = "NULL" if value is None else str(value)
     text = text.replace("\n", "\\n")
     return text if len(text) <= _CELL_WIDTH else text[: _CELL_WIDTH - 1] + "…"
 

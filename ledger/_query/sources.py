@@ -35,15 +35,17 @@ class LedgerSource:
         label: how messages name it (a workspace root or an export directory).
         jsonl: the file DuckDB reads.
         intents_path: ``active_intents.yaml`` of a workspace; None for exports.
+        root: the workspace root (its files are the live files); None for exports.
     """
 
     def __init__(self, label: str, jsonl: Path, *,
                  records: Callable[[], Iterator[Record]],
                  verify: Callable[[], Verification],
-                 intents_path: Path | None = None) -> None:
+                 intents_path: Path | None = None, root: Path | None = None) -> None:
         self.label = label
         self.jsonl = jsonl
         self.intents_path = intents_path
+        self.root = root
         self._records = records
         self._verify = verify
         self._ledger_id: str | None = None
@@ -59,7 +61,8 @@ class LedgerSource:
 
         return cls(str(ledger.workspace.root), ledger.file.path, records=ledger.records,
                    verify=verify,
-                   intents_path=ledger.workspace.orchestration / "active_intents.yaml")
+                   intents_path=ledger.workspace.orchestration / "active_intents.yaml",
+                   root=ledger.workspace.root)
 
     @property
     def ledger_id(self) -> str:
