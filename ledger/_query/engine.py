@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ledger._errors import InputError, NotInitializedError, StorageError
 from ledger._query.views import (
@@ -121,6 +121,53 @@ def sandboxed_connection(temp_dir: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+class _Analysis(NamedTuple):
+    tables: frozenset[str] | None  # names used as tables (None: unknown, load every view)
+    columns: frozenset[str] | None  # names used as columns (None: all of them)
+
+
+def _analyze(con: duckdb.DuckDBPyConnection, sql: str) -> _Analysis:
+    """The tables and columns a statement could use, from DuckDB's own parse tree.
+
+    ``json_serialize_sql`` parses without binding (``get_table_names`` binds, and so touches
+    files named in table functions). Columns: column references and ``USING`` columns; a ``*``,
+    ``COLUMNS(...)``, a NATURAL join or a whole row used as a value means "all". Over-
+    approximating only loads more; a miss is caught by the binder and retried in full.
+    """
+    import json  # noqa: PLC0415
+
+    try:
+        found = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
+        tree = json.loads(found[0]) if found else {"error": True}
+    except Exception:  # noqa: BLE001 -- any failure only means "load everything"
+        return _Analysis(None, None)
+    if tree.get("error"):
+        return _Analysis(None, None)
+    tables: set[str] = set()
+    columns: set[str] | None = set()
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        kind = node.get("class")
+        if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
+            tables.add(node["table_name"].lower())
+        if kind == "STAR" or node.get("ref_type") == "NATURAL":
+            columns = None
+        if columns is not None:
+            if kind == "COLUMN_REF":
+                columns.update(str(n).lower() for n in node.get("column_names", []))
+            columns.update(str(n).lower() for n in node.get("using_columns") or [])
+        stack.extend(node.values())
+    if columns is not None and columns & tables:  # a whole row used as a value
+        columns = None
+    return _Analysis(frozenset(tables), None if columns is None else frozenset(columns))
+
+
 class QuerySession:
     """A locked, in-memory DuckDB holding the views one statement needs.
 
@@ -142,11 +189,12 @@ class QuerySession:
         self.sources = list(sources)
         self.warnings: list[str] = []
         self._unknown: list[str] = []
+        self._columns: frozenset[str] | None = None
         self._temp = Path(tempfile.mkdtemp(prefix="ledger-query-"))
         self.con: duckdb.DuckDBPyConnection | None = None
         try:
-            self.statement, needed = self._check(sql)
-            self.con = self._load(needed)
+            self.statement, self._views = self._check(sql)
+            self.con = self._load(self._views)
             lock_down(self.con)
         except BaseException:
             self.close()
@@ -171,14 +219,14 @@ class QuerySession:
                 kind = str(statement.type).rsplit(".", 1)[-1]
                 raise InputError(f"ledger query is read-only: only a SELECT statement is "
                                  f"accepted, not {kind}")
-            try:
-                names = scratch.get_table_names(statement.query)
-            except duckdb.Error as exc:
-                raise InputError(one_line(exc)) from None
+            analysis = _analyze(scratch, statement.query)
+            self._columns = analysis.columns
         finally:
             scratch.close()
-        self._unknown = sorted(n for n in names if get_view(n) is None)
-        return statement.query, sorted(n for n in names if get_view(n) is not None)
+        if analysis.tables is None:
+            return statement.query, [v.name for v in registered_views()]
+        self._unknown = sorted(n for n in analysis.tables if get_view(n) is None)
+        return statement.query, sorted(n for n in analysis.tables if get_view(n) is not None)
 
     def _load(self, needed: list[str]) -> duckdb.DuckDBPyConnection:
         import duckdb  # noqa: PLC0415
@@ -229,7 +277,7 @@ class QuerySession:
         for name in needed:
             view = get_view(name)
             if view is not None and not (name == "events" and events == "events"):
-                view.materialize(con, events, self.sources)
+                view.materialize(con, events, self.sources, self._columns)
 
     def run(self) -> duckdb.DuckDBPyRelation:
         """The statement's result, as a relation on the locked connection.
@@ -242,6 +290,15 @@ class QuerySession:
         assert self.con is not None  # noqa: S101 -- set in __init__
         try:
             return self.con.sql(self.statement)
+        except duckdb.BinderException:
+            if self._columns is None:
+                raise
+            # A column the analysis missed: load every column and run it again (only slower).
+            self.con.close()
+            self._columns = None
+            self.con = self._load(self._views)
+            lock_down(self.con)
+            return self.run()
         except duckdb.CatalogException as exc:
             views = ", ".join(v.name for v in registered_views())
             missing = [n for n in self._unknown if f"name {n} does not exist" in str(exc)]

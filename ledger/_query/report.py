@@ -32,7 +32,8 @@ __all__ = ["build_report"]
 
 Progress = Callable[[str, int, int], None]
 TOP_FILES: Final = 15
-_LOAD: Final = "SELECT 1 FROM events, decisions, tool_calls, file_ranges LIMIT 0"
+# A star: the report reads every column of these views with its own queries.
+_LOAD: Final = "SELECT * FROM events, decisions, tool_calls, file_ranges LIMIT 0"
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:

@@ -332,3 +332,41 @@ def test_cli_many_ledgers_union_with_ledger_id(governed: Governed, tmp_path: Pat
     none = cli("query", "SELECT 1", "--ledgers", str(tmp_path / "nothing*"))
     assert none.returncode == 3
     assert "matches no workspace" in none.stderr
+
+
+# --- loading only the columns a statement uses ------------------------------------------------
+
+PRUNED = [
+    "SELECT decision, code, count(*) FROM decisions GROUP BY ALL ORDER BY ALL",
+    "SELECT count(*) FROM decisions",
+    "SELECT d.tool, d.paths FROM decisions AS d WHERE d.code IS NOT NULL ORDER BY d.seq",
+    "SELECT a.seq, b.seq FROM decisions a JOIN decisions b USING (invocation) ORDER BY 1",
+    "SELECT path, sum(line_count) FROM file_ranges GROUP BY path",
+    "SELECT * EXCLUDE (reason) FROM decisions ORDER BY seq",
+    "SELECT decisions FROM decisions ORDER BY seq",
+    "SELECT COLUMNS('^c') FROM decisions ORDER BY seq",
+    "SELECT t.outcome, f.path FROM tool_calls t JOIN file_ranges f USING (invocation)",
+    "SELECT seq FROM decisions NATURAL JOIN file_ranges",
+]
+
+
+@pytest.mark.parametrize("sql", PRUNED)
+def test_loading_only_used_columns_gives_the_full_answer(governed: Governed, sql: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    pruned = rows(governed, sql)
+    import ledger._query.engine as engine  # noqa: PLC0415
+
+    full = engine._Analysis
+    real = engine._analyze
+    monkeypatch.setattr(engine, "_analyze", lambda con, sql: full(real(con, sql).tables, None))
+    assert rows(governed, sql) == pruned
+
+
+def test_a_column_the_analysis_misses_is_retried_in_full(governed: Governed,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import ledger._query.engine as engine  # noqa: PLC0415
+
+    real = engine._analyze
+    monkeypatch.setattr(engine, "_analyze", lambda con, sql: engine._Analysis(
+        real(con, sql).tables, frozenset({"seq"})))
+    assert len(rows(governed, "SELECT reason FROM decisions WHERE code IS NOT NULL")) == 5
