@@ -354,7 +354,7 @@ PRUNED = [
 def test_loading_only_used_columns_gives_the_full_answer(governed: Governed, sql: str,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     pruned = rows(governed, sql)
-    import ledger._query.engine as engine  # noqa: PLC0415
+    from ledger._query import engine  # noqa: PLC0415
 
     full = engine._Analysis
     real = engine._analyze
@@ -364,7 +364,7 @@ def test_loading_only_used_columns_gives_the_full_answer(governed: Governed, sql
 
 def test_a_column_the_analysis_misses_is_retried_in_full(governed: Governed,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import ledger._query.engine as engine  # noqa: PLC0415
+    from ledger._query import engine  # noqa: PLC0415
 
     real = engine._analyze
     monkeypatch.setattr(engine, "_analyze", lambda con, sql: engine._Analysis(
