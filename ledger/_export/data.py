@@ -125,8 +125,10 @@ def base_select(events: str, filters: ExportFilters) -> str:
 
 
 def parquet_select(filters: ExportFilters, segment: str) -> str:
-    """The rows of every Parquet file, with the partition columns PARTITION_BY consumes."""
-    return f"SELECT * FROM ({base_select(segment_events(segment), filters)}) ORDER BY seq"
+    """The rows of every Parquet file, with the partition columns PARTITION_BY consumes (in
+    segment order: DuckDB preserves insertion order, and sorting would hold every row in
+    memory)."""
+    return base_select(segment_events(segment), filters)
 
 
 def file_query(fmt: ExportFormat, filters: ExportFilters, segment: str,

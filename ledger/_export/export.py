@@ -29,7 +29,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from ledger._errors import InputError, NotInitializedError, StorageError
+from ledger._errors import InputError, IntegrityError, NotInitializedError, StorageError
 from ledger._evidence.keys import KeyEntry
 from ledger._export.agent_trace import trace_lines
 from ledger._export.data import (
@@ -170,6 +170,8 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 def _build(ledger: Ledger, tmp: Path, *, fmt: ExportFormat, filters: ExportFilters,
            report: VerifyReport | None, options: ExportOptions, signing_kid: str,
            progress: Progress | None) -> dict[str, Any]:
+    import duckdb  # noqa: PLC0415 -- DuckDB loads with the export, never with the library
+
     segment = tmp / SEGMENT
     segment.parent.mkdir(parents=True)
     spill = Path(tempfile.mkdtemp(prefix="ledger-export-"))
@@ -177,15 +179,18 @@ def _build(ledger: Ledger, tmp: Path, *, fmt: ExportFormat, filters: ExportFilte
     try:
         con.execute(ATTRIBUTION_RANGES_MACRO)
         _write_segment(ledger, con, segment, filters=filters, tmp=tmp, progress=progress)
-        seg = segment_events(segment)
-        facts = _segment_facts(con, seg)
-        selected = _scalar(con, f"SELECT count(*) FROM {seg} WHERE {filters.where()}")
-        if selected == 0:
-            raise InputError("no record matches the filters; nothing exported")
         files = _write_data(con, tmp, fmt=fmt, filters=filters, segment=segment,
                             progress=progress)
-        keys = _write_keys(ledger, con, tmp, seg, signing_kid)
-        gaps = _gaps(con, seg, report)
+        _stage_meta(con, tmp, fmt=fmt, filters=filters, segment=segment)
+        facts = _segment_facts(con)
+        selected = _scalar(con, "SELECT count(*) FILTER (selected) FROM seg_meta")
+        if selected == 0:
+            raise InputError("no record matches the filters; nothing exported")
+        keys = _write_keys(ledger, con, tmp, signing_kid)
+        gaps = _gaps(con, report)
+    except duckdb.InvalidInputException:
+        raise IntegrityError("the ledger holds lines that are not JSON records; run "
+                             "`ledger verify` (and `ledger repair` for a torn tail)") from None
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
@@ -251,22 +256,48 @@ def _write_segment(ledger: Ledger, con: duckdb.DuckDBPyConnection, segment: Path
 
 
 def _copy_prefix(path: Path, end: int, target: Path, progress: Progress | None) -> None:
+    """Copy the first ``end`` bytes in the kernel (``copy_file_range``; a reflink where the
+    file system can), falling back to read/write."""
     with path.open("rb") as src, target.open("wb") as dst:
         done = 0
         while done < end:
-            chunk = src.read(min(_CHUNK, end - done))
-            if not chunk:
+            want = min(_CHUNK * 8, end - done)
+            try:
+                moved = os.copy_file_range(src.fileno(), dst.fileno(), want, done, done)
+            except OSError:
+                dst.seek(done)
+                moved = dst.write(os.pread(src.fileno(), want, done))
+            if moved == 0:
                 break
-            dst.write(chunk)
-            done += len(chunk)
+            done += moved
             if progress is not None:
                 progress("segment", done, end)
 
 
-def _segment_facts(con: duckdb.DuckDBPyConnection, seg: str) -> dict[str, Any]:
-    row = con.execute(f"""
+def _stage_meta(con: duckdb.DuckDBPyConnection, tmp: Path, *, fmt: ExportFormat,
+                filters: ExportFilters, segment: Path) -> None:
+    """``seg_meta``: the chain facts of every segment record, in one scan.
+
+    A full Parquet export holds every segment record, so the facts come from its columns
+    (fast); anything else scans the segment once.
+    """
+    if fmt == "parquet" and not filters.active:
+        files = "'" + str(tmp / DATA_DIR).replace("'", "''") + "/**/*.parquet'"
+        source, selected = f"read_parquet({files}, hive_partitioning = true)", "TRUE"
+    else:
+        source, selected = segment_events(segment), filters.where()
+    con.execute(f"""
+        CREATE TEMP TABLE seg_meta AS
+        SELECT ledger_id, seq, prev, hash, key,
+               CASE WHEN kind = 'key.rotated' THEN body->>'$.new_key' END AS new_key,
+               ({selected}) AS selected
+        FROM {source}""")
+
+
+def _segment_facts(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    row = con.execute("""
         SELECT any_value(ledger_id), min(seq), max(seq), arg_min(prev, seq), arg_min(hash, seq),
-               arg_max(hash, seq), count(*) FROM {seg}""").fetchone()
+               arg_max(hash, seq), count(*) FROM seg_meta""").fetchone()
     assert row is not None  # noqa: S101 -- an aggregate always returns one row
     names = ("ledger_id", "first_seq", "last_seq", "first_prev", "first_hash", "last_hash",
              "records")
@@ -347,7 +378,7 @@ def _write_lines(path: Path, lines: Iterator[bytes]) -> int:
     return count
 
 
-def _write_keys(ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path, seg: str,
+def _write_keys(ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path,
                 signing_kid: str) -> dict[str, Any]:
     """Ship the pinned keys that signed the segment (and the manifest), with their windows."""
     from cryptography.hazmat.primitives.serialization import (  # noqa: PLC0415
@@ -356,11 +387,11 @@ def _write_keys(ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path, seg: 
     )
 
     signed = {str(k): (int(a), int(b)) for k, a, b in con.execute(
-        f"SELECT key, min(seq), max(seq) FROM {seg} GROUP BY key").fetchall()}
+        "SELECT key, min(seq), max(seq) FROM seg_meta GROUP BY key").fetchall()}
     keyring = ledger.keyring()
     wanted = set(signed) | {signing_kid}
-    rotated = con.execute(f"SELECT DISTINCT body->>'$.new_key' FROM {seg} "
-                          "WHERE kind = 'key.rotated'").fetchall()
+    rotated = con.execute("SELECT DISTINCT new_key FROM seg_meta "
+                          "WHERE new_key IS NOT NULL").fetchall()
     wanted |= {str(r[0]) for r in rotated if r[0]}
     directory = tmp / KEYS_DIR
     directory.mkdir()
@@ -383,12 +414,12 @@ def _write_keys(ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path, seg: 
     return {"paths": paths, "windows": windows}
 
 
-def _gaps(con: duckdb.DuckDBPyConnection, seg: str, report: VerifyReport | None
+def _gaps(con: duckdb.DuckDBPyConnection, report: VerifyReport | None
           ) -> list[dict[str, Any]]:
-    runs = con.execute(f"""
+    runs = con.execute("""
         SELECT prev_seq + 1, seq - 1 FROM (
             SELECT seq, lag(seq) OVER (ORDER BY seq) AS prev_seq FROM (SELECT DISTINCT seq
-            FROM {seg}))
+            FROM seg_meta))
         WHERE seq - prev_seq > 1 ORDER BY 1""").fetchall()
     reported = {p.seq for p in report.problems if p.code == "seq-gap"} if report else set()
     return [{"from_seq": int(a), "to_seq": int(b),
