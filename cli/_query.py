@@ -327,3 +327,32 @@ def report_text(data: dict[str, object]) -> list[str]:
 
 
 __all__ = ["register"]
+
+
+def demo_finale(workspace: Path, base: Path, environ: dict[str, str]) -> None:
+    """The end of ``ledger demo``: a query, a report and an export that verify-export accepts."""
+    print("\n== ledger query  (DuckDB over the ledger, locked: it can read nothing else)")
+    sql = ("SELECT decision, code, count(*) AS n FROM decisions GROUP BY ALL "
+           "ORDER BY n DESC, code")
+    print(f"  {sql}")
+    with QuerySession([LedgerSource.workspace(workspace)], sql) as session:
+        from ledger import format_table  # noqa: PLC0415
+
+        relation = session.run()
+        for line in format_table(relation.columns, relation.fetchall()):
+            print(f"  {line}")
+    source = LedgerSource.workspace(workspace)
+    data = build_report([source], verifications=[source.verify()])
+    write_report_dir(base / "report", render_report_html(data))
+    print(f"\n== ledger report --out {base / 'report'}  (open report.html in a browser)")
+    print(f"  {len(data['sessions'])} sessions, "
+          f"{sum(r['n'] for r in data['decisions_by_code'] if r['decision'] == 'deny')} denials")
+    out = base / "export"
+    ledger = Ledger.open(workspace, environ=environ)
+    result = export_ledger(ledger, ExportOptions(out, "agent-trace"))
+    print(f"\n== ledger export --format agent-trace --out {out}")
+    print(f"  {result.manifest['selected_records']} records, segment seqs "
+          f"{result.manifest['segment']['first_seq']}..{result.manifest['segment']['last_seq']}"
+          f", signed by {result.manifest['signing_key']}")
+    print(f"\n== ledger verify-export {out}  (what an auditor runs, without the workspace)")
+    print(f"  {verify_export(out).summary()}")
