@@ -49,14 +49,21 @@ def tool_call(rng: random.Random, turn: int, session: str, intent: str
     out: list[tuple[str, dict[str, Any]]] = [("hook.pre", pre)]
     if decision == "deny":
         return out
-    data: dict[str, Any] = {"intent_id": intent}
-    if tool in ("Edit", "Write", "MultiEdit"):
+    observed: dict[str, str] = {}
+    attribution = None
+    if tool in ("Edit", "Write", "MultiEdit"):  # format 2: typed attribution (models.py)
         digest = f"{rng.getrandbits(256):064x}"
         start = rng.randint(1, 400)
-        data.update({"seen": {path: digest}, "changed": [path], "file_sha256": digest,
-                     "added_lines": {path: [[start, start + rng.randint(0, 30)]]}})
+        observed = {path: digest}
+        attribution = {"source": "structured_patch", "files": [{
+            "path": path, "change": "modified", "previous_path": None, "sha256": digest,
+            "mutation_class": None, "exact": False, "hunks": [{
+                "old_start": None, "old_lines": None, "new_start": start,
+                "new_lines": rng.randint(1, 30),
+                "content_hash": f"sha256:{rng.getrandbits(256):064x}"}]}]}
     post = {**common, "event": "PostToolUse", "decision": "allow", "error": None,
-            "reason": None, "data": data, "outcome": "success",
+            "reason": None, "data": {"intent_id": intent}, "observed": observed,
+            "attribution": attribution, "outcome": "success",
             "duration_ms": rng.randint(5, 4000), "tool_error": None,
             "edit": None if tool == "Bash" else {"new_string": f"x = {turn}",
                                                   "old_string": "x = 1"}}

@@ -2,7 +2,8 @@
 
 One trace record per ``hook.post`` record that attributed lines: each attributed file becomes a
 ``files[]`` entry with one conversation (the session), contributor ``ai`` with the model, ranges
-with a ``sha256:`` content hash where the recorded edit lets us rebuild the range's text, and
+with a ``sha256:`` content hash (recorded by format-2 hooks; for format 1 rebuilt from the
+recorded edit where it can be: same definition, the written lines each ending in LF), and
 ``related`` links for the session and the intent. Ledger's own ids (seq, record hash, the
 pre-hook decision) go under ``metadata["dev.ledger"]``. Deletions and integrity cannot be
 expressed in the format (RFC #11); they stay in ledger's records.
@@ -101,9 +102,12 @@ def trace_record(row: Mapping[str, Any]) -> dict[str, Any]:
     by_path: dict[str, list[dict[str, Any]]] = {}
     for item in row["ranges"]:
         entry: dict[str, Any] = {"start_line": item["start_line"], "end_line": item["end_line"]}
-        text = range_text(edit, item["start_line"], item["end_line"])
-        if text is not None:
-            entry["content_hash"] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        if item.get("content_hash"):  # format 2 records it at hook time
+            entry["content_hash"] = item["content_hash"]
+        else:  # format 1: rebuild the written text from the recorded edit, where it can be
+            text = range_text(edit, item["start_line"], item["end_line"])
+            if text is not None:
+                entry["content_hash"] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
         by_path.setdefault(item["path"], []).append(entry)
     files = []
     for path, ranges in by_path.items():

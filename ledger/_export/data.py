@@ -157,10 +157,10 @@ def trace_sql(events: str, filters: ExportFilters) -> str:
            p.client, p.session, p.model, p.body->>'$.git_head' AS git_head,
            p.body->>'$.data.intent_id' AS intent, p.body->>'$.invocation' AS invocation,
            p.body->>'$.tool' AS tool, CAST(p.body->'$.edit' AS VARCHAR) AS edit,
-           attribution_ranges(p.body) AS ranges, pre.decision
+           attribution_ranges(p.v, p.body) AS ranges, pre.decision
     FROM seg p LEFT JOIN pre
       ON pre.ledger_id = p.ledger_id AND pre.invocation = p.body->>'$.invocation'
-    WHERE p.kind = 'hook.post' AND len(attribution_ranges(p.body)) > 0
+    WHERE p.kind = 'hook.post' AND len(attribution_ranges(p.v, p.body)) > 0
       AND ({filters.where("p.")})
     ORDER BY p.seq
     """

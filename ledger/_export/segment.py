@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-import orjson
-
-from ledger._errors import StorageError
 from ledger._evidence.keys import KeyEntry
+from ledger._evidence.read import read_records
 from ledger._evidence.record import Record
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import VerifyReport
@@ -18,17 +16,10 @@ __all__ = ["segment_records", "verify_segment"]
 
 
 def segment_records(path: Path) -> Iterator[Record]:
-    """The complete records of a segment file, in file order (not verified)."""
-    for line, complete in LedgerFile(path).iter_lines():
-        if not complete:
-            return
-        try:
-            data = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise StorageError(f"{path}: unreadable record line") from None
-        if type(data) is not dict:
-            raise StorageError(f"{path}: unreadable record line")
-        yield Record(line, data)
+    """The complete records of a segment file, in file order (not verified; upcast by the one
+    read path)."""
+    for stored in read_records(path):
+        yield Record(stored.line, stored.data)
 
 
 def verify_segment(path: Path, keys: Mapping[str, KeyEntry], start: tuple[int, str],

@@ -115,17 +115,31 @@ SELECT ledger AS ledger_id, seq, TRY_CAST(rtrim(ts, 'Z') AS TIMESTAMP) AS ts, ki
 FROM {source}
 """
 
-#: Attribution ranges of one record as ``LIST(STRUCT(path, start_line, end_line, file_sha256))``.
-#: Today they live in free keys of ``hook.post`` bodies (``data.added_lines``: path -> [[start,
-#: end], ...], ``data.seen``: path -> sha256). When the typed ``body.attribution`` field lands,
-#: this macro is the one place to change.
+#: Attribution ranges of one record as ``LIST(STRUCT(path, start_line, end_line, file_sha256,
+#: content_hash))``, the one place that knows where attribution lives in a body. Format 2 has
+#: the typed ``body.attribution`` (files → hunks, ``ledger/_evidence/models.py``); format 1
+#: kept ranges in free ``data`` keys (``added_lines``: path → [[start, end], ...], ``seen``:
+#: path → sha256), read here as ``ledger/_evidence/upcast.py`` upcasts them. DuckDB reads the
+#: stored bytes, so the upcast happens in SQL.
 ATTRIBUTION_RANGES_MACRO: Final = """
-CREATE OR REPLACE TEMP MACRO attribution_ranges(body) AS flatten(list_transform(
+CREATE OR REPLACE TEMP MACRO attribution_ranges(v, body) AS CASE WHEN v >= 2 THEN
+    list_filter(flatten(list_transform(
+        TRY_CAST(json_extract(body, '$.attribution.files') AS STRUCT(
+            path VARCHAR, sha256 VARCHAR,
+            hunks STRUCT(new_start BIGINT, new_lines BIGINT, content_hash VARCHAR)[])[]),
+        lambda f: list_transform(f.hunks, lambda h: {
+            'path': f.path, 'start_line': h.new_start,
+            'end_line': h.new_start + h.new_lines - 1, 'file_sha256': f.sha256,
+            'content_hash': h.content_hash}))),
+        lambda r: r.end_line >= r.start_line)
+ELSE flatten(list_transform(
     map_entries(TRY_CAST(json_extract(body, '$.data.added_lines') AS MAP(VARCHAR, BIGINT[][]))),
     lambda entry: list_transform(entry.value, lambda r: {
         'path': entry.key, 'start_line': r[1], 'end_line': r[2],
         'file_sha256': TRY_CAST(json_extract(body, '$.data.seen') AS MAP(VARCHAR, VARCHAR))
-                       [entry.key]})))
+                       [entry.key],
+        'content_hash': NULL::VARCHAR})))
+END
 """
 
 
@@ -361,6 +375,8 @@ FILE_RANGES = JsonView(
                   expr="r.end_line - r.start_line + 1"),
         JsonField("file_sha256", "VARCHAR", "SHA-256 of the whole file after the write.",
                   expr="r.file_sha256"),
+        JsonField("content_hash", "VARCHAR", "'sha256:' of the written lines (format 2; NULL "
+                  "when unknown).", expr="r.content_hash"),
         JsonField("tool", "VARCHAR", "Neutral tool name.", path="$.tool"),
         JsonField("intent", "VARCHAR", "Intent id.", path="$.data.intent_id"),
         *_ACTOR_FIELDS,
@@ -368,7 +384,7 @@ FILE_RANGES = JsonView(
         JsonField("hash", "VARCHAR", "Record hash.", meta="hash"),
     ),
     where="kind = 'hook.post'",
-    unnest="attribution_ranges(body)",
+    unnest="attribution_ranges(v, body)",
 )
 
 

@@ -370,3 +370,36 @@ def test_a_column_the_analysis_misses_is_retried_in_full(governed: Governed,
     monkeypatch.setattr(engine, "_analyze", lambda con, sql: engine._Analysis(
         real(con, sql).tables, frozenset({"seq"})))
     assert len(rows(governed, "SELECT reason FROM decisions WHERE code IS NOT NULL")) == 5
+
+
+# --- attribution in both record formats -------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_paths = st.text(alphabet="abc/._-é", min_size=1, max_size=12)
+_ranges = st.lists(st.tuples(st.integers(1, 500), st.integers(0, 40)).map(
+    lambda t: [t[0], t[0] + t[1]]), max_size=3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(_paths, _ranges, max_size=3))
+def test_attribution_macro_reads_v1_as_the_upcaster_does(added: dict[str, list[list[int]]]
+                                                          ) -> None:
+    from ledger._evidence.upcast import upcast  # noqa: PLC0415
+    from ledger._query.views import ATTRIBUTION_RANGES_MACRO  # noqa: PLC0415
+
+    seen = {path: f"{abs(hash(path)):064x}"[:64] for path in added}
+    v1_body = {"data": {"added_lines": added, "seen": seen, "changed": sorted(added)}}
+    v2 = upcast({"v": 1, "kind": "hook.post", "body": v1_body})
+    con = duckdb.connect()
+    con.execute(ATTRIBUTION_RANGES_MACRO)
+
+    def ranges(v: int, body: dict) -> list[tuple[object, ...]]:
+        found = con.execute("SELECT unnest(attribution_ranges(?, ?::JSON), recursive := true)",
+                            [v, json.dumps(body)]).fetchall()
+        return sorted((r[0], r[1], r[2], r[3]) for r in found)
+
+    expected = sorted((path, a, b, seen[path]) for path, rs in added.items() for a, b in rs)
+    assert ranges(1, v1_body) == expected
+    assert ranges(2, v2["body"]) == expected
