@@ -547,7 +547,6 @@ def verify_lines(
     revoked_from: Mapping[str, int] | None = None,
     checkpoints: Sequence[CheckpointTarget] = (),
     trusted: Mapping[str, int] | None = None,
-    start: tuple[int, str] | None = None,
 ) -> VerifyReport:
     """Verify complete lines in-process (pure: no file access).
 
@@ -560,8 +559,7 @@ def verify_lines(
         trusted: keys pinned outside the workspace (key id → first seq); ``None``: trust
             the genesis key and what it introduces.
     """
-    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted,
-                         start=start)
+    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted)
     for line in lines:
         fold.feed(check_line(line, keys))
     if torn_tail:

@@ -6,14 +6,15 @@ from them (``python -m ledger._export.manifest``) and a test fails when the two 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-__all__ = ["MANIFEST_FORMAT", "ExportManifest", "generate_schemas", "main"]
+from ledger._evidence.schema import render
+
+__all__ = ["MANIFEST_FORMAT", "ExportManifest", "generate_schemas", "main", "render"]
 
 MANIFEST_FORMAT = "ledger.export/1"
 Hex64 = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
@@ -149,11 +150,6 @@ class ExportManifest(_Strict):
 def generate_schemas() -> dict[str, dict[str, Any]]:
     """File name (under ``schemas/``) → JSON Schema."""
     return {"export/manifest.v1.schema.json": ExportManifest.model_json_schema()}
-
-
-def render(schema: dict[str, Any]) -> str:
-    """Stable text form of a schema."""
-    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,12 +29,6 @@ _CELL_WIDTH: Final = 60
 _BATCH_ROWS: Final = 65_536
 
 
-def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> None:
-    """Refuse an unknown format with the list of known ones."""
-    if fmt not in allowed:
-        raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(allowed)}")
-
-
 def check_output_path(path: Path, *, force: bool) -> None:
     """Refuse an existing target (unless ``force``) or a directory we cannot write into."""
     if path.is_dir():

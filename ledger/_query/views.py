@@ -269,12 +269,7 @@ _ACTOR_FIELDS = (
     JsonField("model", "VARCHAR", "Model id.", meta="model"),
     JsonField("agent", "VARCHAR", "Subagent id.", meta="agent"),
 )
-_ACTOR = (
-    Column("session", "VARCHAR", "Client session id."),
-    Column("client", "VARCHAR", "Agent client."),
-    Column("model", "VARCHAR", "Model id."),
-    Column("agent", "VARCHAR", "Subagent id."),
-)
+_ACTOR = tuple(Column(f.name, f.type, f.description) for f in _ACTOR_FIELDS)
 
 EVENTS = SqlView(
     "events", "Every record, typed envelope columns, body as JSON.", EVENT_COLUMNS,
