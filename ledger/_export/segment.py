@@ -23,12 +23,15 @@ def segment_records(path: Path) -> Iterator[Record]:
 
 
 def verify_segment(path: Path, keys: Mapping[str, KeyEntry], start: tuple[int, str],
-                   progress: Callable[[int, int], None] | None = None) -> VerifyReport:
+                   progress: Callable[[int, int], None] | None = None,
+                   trusted: frozenset[str] = frozenset()) -> VerifyReport:
     """Verify a segment's chain from ``start`` = (first seq, its prev) with the shipped keys,
     on every core.
 
     A key rotated out before the segment is pinned with ``retired_after_seq``; it counts as
     revoked from the next seq, so the verdict does not depend on records outside the segment.
+    ``trusted``: key ids the auditor pins (``--trusted-key``); without them the segment's first
+    signer is the trust root, as the genesis key is for a whole ledger.
     """
     revoked: dict[str, int] = {}
     for kid, entry in keys.items():
@@ -38,4 +41,5 @@ def verify_segment(path: Path, keys: Mapping[str, KeyEntry], start: tuple[int, s
         if limits:
             revoked[kid] = min(limits)
     return verify_file(LedgerFile(path), {kid: e.public_raw for kid, e in keys.items()},
-                       revoked_from=revoked, start=start, progress=progress)
+                       revoked_from=revoked, start=start, progress=progress,
+                       trusted=dict.fromkeys(trusted, 0) if trusted else None)

@@ -194,7 +194,7 @@ class _Checker:
         entries = {e.kid: e for e in keys}
         try:
             report = verify_segment(path, entries, (seg.first_seq, seg.first_prev),
-                                    self.progress)
+                                    self.progress, self.trusted)
         except LedgerError as exc:
             self.problem("segment-unverifiable", SEGMENT, str(exc))
             return None
