@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         verify_extra += ["--reps", str(args.verify_reps)]
     plan = [("bench_append.py", common), ("bench_verify.py", verify_extra),
             ("bench_cli_append.py", common), ("bench_hook.py", common),
-            ("bench_cli_start.py", common)]
+            ("bench_cli_start.py", common),
+            ("bench_query.py", common)]
 
     started = time.perf_counter()
     docs: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append, _intent, _keys, _log
+from cli import _append, _intent, _keys, _log, _query
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
 from ledger._errors import StorageError
 from ledger._evidence.ledger import Ledger
@@ -538,6 +538,9 @@ def demo(
     from cli._demo import run_demo  # noqa: PLC0415
 
     _run(lambda: run_demo(directory, keep=keep))
+
+
+_query.register(app)  # query, export, verify-export, report (cli/_query.py)
 
 
 def run_app(args: list[str]) -> int:

@@ -158,6 +158,9 @@ def _run(workspace: Path, base: Path, environ: dict[str, str]) -> None:
     ledger = _setup(workspace, environ)
     _session(workspace, environ)
     _integrity(ledger, base, workspace, environ)
+    from cli._query import demo_finale  # noqa: PLC0415 -- query lane: query, report, export
+
+    demo_finale(workspace, base, environ)
 
 
 def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:

@@ -275,6 +275,16 @@ class Ledger:
             return Keyring(entries), None, notes
         return Keyring(entries), {p.kid: p.from_seq for p in pins.values()}, notes
 
+    def active_signing_key(self) -> SigningKey:
+        """The key that would sign the next record (pinned and allowed to sign), e.g. to sign
+        an export manifest with the ledger's own key.
+
+        Raises:
+            KeyNotFoundError: no usable, pinned signing key.
+        """
+        with self.file.transaction() as tx:
+            return self._signing_key_for(tx.tail())
+
     def _pin(self, key: SigningKey, created: str | None = None) -> None:
         path = self.workspace.keys_dir / f"{key.kid}.json"
         if not path.exists():

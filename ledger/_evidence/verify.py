@@ -297,7 +297,11 @@ class ChainVerifier:
         revoked_from: Mapping[str, int] | None = None,
         checkpoints: Sequence[CheckpointTarget] = (),
         trusted: Mapping[str, int] | None = None,
+        start: tuple[int, str] | None = None,
     ) -> None:
+        # ``start`` = (seq, prev): verify a segment of a chain (an export) instead of a whole
+        # ledger; its first record must be that seq and link to that hash.
+        self._start = start
         self._revoked: dict[str, int] = dict(revoked_from or {})
         # None: nothing is pinned outside the workspace; the genesis key becomes the root.
         self._trusted: dict[str, int] | None = None if trusted is None else dict(trusted)
@@ -309,7 +313,7 @@ class ChainVerifier:
         self._problems: list[Problem] = []
         self._problem_count = 0
         self._ledger_id: str | None = None
-        self._expected = 0
+        self._expected = 0 if start is None else start[0]
         self._last_hash: str | None = None
         self._head: tuple[int, str] | None = None
         self._records = 0
@@ -335,7 +339,11 @@ class ChainVerifier:
             return
         seq = facts.seq
         if self._ledger_id is None and self._records == 0:
-            if facts.kind != GENESIS_KIND or seq != 0 or facts.prev != GENESIS_PREV:
+            if self._start is not None:
+                if (seq, facts.prev) != self._start:
+                    self._report("bad-anchor", seq, f"the segment should start at seq "
+                                 f"{self._start[0]} linked to {self._start[1][:16]}…")
+            elif facts.kind != GENESIS_KIND or seq != 0 or facts.prev != GENESIS_PREV:
                 self._report("bad-genesis", seq, "the first record is not a genesis record")
             self._ledger_id = facts.ledger
             if self._trusted is None:

@@ -93,6 +93,7 @@ def verify_file(
     jobs: int | None = None,
     end: int | None = None,
     progress: Progress | None = None,
+    start: tuple[int, str] | None = None,
 ) -> VerifyReport:
     """Verify ``ledger_file`` against the pinned ``raw_keys`` (key id → 32-byte public key).
 
@@ -105,8 +106,11 @@ def verify_file(
         jobs: worker processes; default: all cores. ``1`` verifies in-process.
         end: stop at this byte offset (used by ``repair`` to check everything before a torn tail).
         progress: called with ``(bytes_done, bytes_total)`` after each chunk.
+        start: ``(seq, prev)`` when the file is a segment of a chain (an export's), not a
+            whole ledger from genesis.
     """
-    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted)
+    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted,
+                         start=start)
     total = ledger_file.path.stat().st_size if end is None else end
     jobs = jobs or os.cpu_count() or 1
     chunks = _bounded_chunks(ledger_file, end)

@@ -1,0 +1,11 @@
+"""Names inside an export directory (README "For auditors")."""
+
+from __future__ import annotations
+
+from typing import Final
+
+MANIFEST: Final = "manifest.json"
+SIGNATURE: Final = "manifest.sig"
+SEGMENT: Final = "segment/agent_trace.jsonl"
+KEYS_DIR: Final = "keys"
+DATA_DIR: Final = "data"

@@ -1,0 +1,142 @@
+"""Writing a query result: an aligned text table, or JSON / CSV / Parquet through DuckDB.
+
+The locked connection cannot write files (that is the point of the lock), so file formats go
+through Arrow record batches into a *second* in-memory DuckDB that never sees user SQL and only
+writes the one output file. Files are written to a temporary name beside the target and renamed,
+so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, get_args
+
+from ledger._errors import InputError, StorageError
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["FORMATS", "OutputFormat", "check_output_path", "format_table", "write_result"]
+
+OutputFormat = Literal["table", "json", "csv", "parquet"]
+FORMATS: Final = get_args(OutputFormat)
+_CELL_WIDTH: Final = 60
+_BATCH_ROWS: Final = 65_536
+
+
+def check_output_path(path: Path, *, force: bool) -> None:
+    """Refuse an existing target (unless ``force``) or a directory we cannot write into."""
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; --out takes a file name")
+    if path.exists() and not force:
+        raise InputError(f"{path} exists; pass --force to replace it")
+    parent = path.parent if str(path.parent) else Path()
+    if not parent.is_dir():
+        raise InputError(f"{parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StorageError(f"cannot write into {parent}: permission denied")
+
+
+def _cell(value: Any) -> str:  # noqa: ANN401 -- any DuckDB value
+    if isinstance(value, list):
+        text = ", ".join("NULL" if v is None else str(v) for v in value)
+    else:
+        text = "NULL" if value is None else str(value)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= _CELL_WIDTH else text[: _CELL_WIDTH - 1] + "…"
+
+
+def format_table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterable[str]:
+    """Lines of an aligned text table (every row; long cells are clipped)."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    yield "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()
+    yield "  ".join("-" * w for w in widths)
+    for row in cells:
+        yield "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+    yield f"({len(cells)} row{'s' if len(cells) != 1 else ''})"
+
+
+def _copy_options(fmt: OutputFormat) -> str:
+    if fmt == "json":
+        return "FORMAT json, ARRAY true"
+    if fmt == "csv":
+        return "FORMAT csv, HEADER true"
+    return "FORMAT parquet, COMPRESSION zstd"
+
+
+def write_result(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, out: Path | None,
+                 *, force: bool = False, stream: IO[str] | None = None) -> int:
+    """Write ``relation`` as ``fmt`` to ``out`` (or ``stream``, default stdout); the row count.
+
+    Raises:
+        InputError: Parquet without ``out``, an existing ``out`` without ``force``.
+        StorageError: the file could not be written.
+    """
+    stream = stream or sys.stdout
+    if fmt == "table":
+        rows = relation.fetchall()
+        lines = format_table(relation.columns, rows)
+        if out is None:
+            for line in lines:
+                stream.write(line + "\n")
+        else:
+            check_output_path(out, force=force)
+            _atomic_write(out, lambda path: path.write_text(
+                "".join(line + "\n" for line in lines), encoding="utf-8"))
+        return len(rows)
+    if fmt == "parquet" and out is None:
+        raise InputError("--format parquet writes a file: pass --out FILE")
+    if out is not None:
+        check_output_path(out, force=force)
+    with tempfile.TemporaryDirectory(prefix="ledger-out-") as spill:
+        if out is not None:
+            return _atomic_write(out, lambda path: _copy(relation, fmt, path, Path(spill)))
+        target = Path(spill) / f"result.{fmt}"
+        count = _copy(relation, fmt, target, Path(spill))
+        with target.open(encoding="utf-8") as handle:
+            shutil.copyfileobj(handle, stream)
+        return count
+
+
+def _copy(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, path: Path, spill: Path) -> int:
+    """Stream the locked relation's batches into a writer database that COPYs them out."""
+    import duckdb  # noqa: PLC0415
+
+    reader = relation.fetch_record_batch(_BATCH_ROWS)
+    writer = duckdb.connect(":memory:")
+    try:
+        writer.execute("SET temp_directory = ?", [str(spill)])
+        writer.register("result_batches", reader)
+        target = "'" + str(path).replace("'", "''") + "'"
+        copied = writer.execute(
+            f"COPY (SELECT * FROM result_batches) TO {target} ({_copy_options(fmt)})"
+        ).fetchone()
+    except duckdb.Error as exc:
+        raise StorageError(f"cannot write {path}: {' '.join(str(exc).split())}") from None
+    finally:
+        writer.close()
+    return int(copied[0]) if copied else 0
+
+
+def _atomic_write(out: Path, write: Any) -> int:  # noqa: ANN401 -- a writer callback
+    """Run ``write(tmp)`` for a temporary file beside ``out``, then rename it into place."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise StorageError(f"cannot write into {out.parent}: {exc.strerror or exc}") from None
+    os.close(handle)
+    tmp = Path(name)
+    try:
+        result = write(tmp)
+        tmp.replace(out)
+    except OSError as exc:
+        raise StorageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return int(result) if isinstance(result, int) else 0

@@ -1,0 +1,86 @@
+"""The ledgers a query reads: a workspace's ledger, or the raw segment of an export.
+
+A source knows its JSONL file (which DuckDB reads with explicit columns), how to stream its
+records through the shared read path (for views folded in Python), and how to verify itself.
+Export directories are sources too; the export layer builds those (``ledger/_export``), and
+``discover_sources`` there finds both kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from ledger._errors import LedgerError, NotInitializedError
+from ledger._evidence.ledger import Ledger
+
+if TYPE_CHECKING:
+    from ledger._evidence.record import Record
+
+__all__ = ["LedgerSource", "Verification"]
+
+
+class Verification(NamedTuple):
+    """How a source's integrity was established."""
+
+    state: Literal["verified", "failed", "unverified"]
+    summary: str
+
+
+class LedgerSource:
+    """One ledger to query.
+
+    Attributes:
+        label: how messages name it (a workspace root or an export directory).
+        jsonl: the file DuckDB reads.
+        intents_path: ``active_intents.yaml`` of a workspace; None for exports.
+        root: the workspace root (its files are the live files); None for exports.
+    """
+
+    def __init__(self, label: str, jsonl: Path, *,
+                 records: Callable[[], Iterator[Record]],
+                 verify: Callable[[], Verification],
+                 intents_path: Path | None = None, root: Path | None = None) -> None:
+        self.label = label
+        self.jsonl = jsonl
+        self.intents_path = intents_path
+        self.root = root
+        self._records = records
+        self._verify = verify
+        self._ledger_id: str | None = None
+
+    @classmethod
+    def workspace(cls, root: str | Path | None) -> LedgerSource:
+        """The ledger of the workspace at ``root`` (found like git when None)."""
+        ledger = Ledger.open(root)
+
+        def verify() -> Verification:
+            report = ledger.verify()
+            return Verification("verified" if report.ok else "failed", report.summary())
+
+        return cls(str(ledger.workspace.root), ledger.file.path, records=ledger.records,
+                   verify=verify,
+                   intents_path=ledger.workspace.orchestration / "active_intents.yaml",
+                   root=ledger.workspace.root)
+
+    @property
+    def ledger_id(self) -> str:
+        """The ledger id of the first record."""
+        if self._ledger_id is None:
+            first = next(self.records(), None)
+            if first is None:
+                raise NotInitializedError(f"{self.label}: the ledger holds no records")
+            self._ledger_id = first.ledger_id
+        return self._ledger_id
+
+    def records(self) -> Iterator[Record]:
+        """Stream the records (not verified)."""
+        return self._records()
+
+    def verify(self) -> Verification:
+        """Verify the chain; a ledger that cannot be checked is ``unverified``, not an error."""
+        try:
+            return self._verify()
+        except LedgerError as exc:
+            return Verification("unverified", f"could not verify: {exc}")

@@ -1,0 +1,143 @@
+"""``ledger report``: the numbers, and the HTML page rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ledger import LedgerSource, build_report, render_report_html
+from tests.query._governed import ALICE, BOB, Governed, governed_workspace
+
+LEDGER_BIN = Path(sys.executable).parent / "ledger"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+#: Debian's chromium, headless, offline (env/machines/python.md: without the background
+#: networking flags it keeps trying to reach Google's hosts).
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
+                  "--v=0", "--window-size=1200,1800")
+
+
+@pytest.fixture(scope="module")
+def governed(tmp_path_factory: pytest.TempPathFactory) -> Governed:
+    return governed_workspace(tmp_path_factory.mktemp("governed"))
+
+
+@pytest.fixture(scope="module")
+def report(governed: Governed) -> dict:
+    source = LedgerSource.workspace(governed.ws.root)
+    return build_report([source], verifications=[source.verify()])
+
+
+def test_report_counts_decisions_denials_and_approvals(report: dict) -> None:
+    by_code = {(r["decision"], r["code"]): r["n"] for r in report["decisions_by_code"]}
+    assert by_code[("deny", "STALE_FILE")] == 1
+    assert sum(n for (d, _), n in by_code.items() if d == "deny") == 4
+    intents = {r["intent"]: r for r in report["per_intent"]}
+    assert intents["INT-001"]["asks"] == 1
+    assert [d["outcome"] for d in report["destructive"]] == ["no answer recorded"]
+    sessions = {s["session"]: s for s in report["sessions"]}
+    assert set(sessions) == {ALICE, BOB}
+    assert sessions[BOB]["lines_written"] == 1
+    assert report["ledgers"][0]["verification"] == "verified"
+    assert report["top_files"][0]["path"] == "src/auth/middleware.ts"
+    assert report["top_files"][0]["writes"] == 2
+
+
+def test_lines_estimate_counts_the_last_write_while_the_file_is_unchanged(
+        report: dict) -> None:
+    assert report["lines_basis"] == "estimate"
+    (row,) = report["lines_by_directory"]
+    assert row["directory"] == "src/auth"
+    assert row["agent"] == 1  # bob's write added one line; the file is as he left it
+    assert row["human"] == 0
+    assert row["agent"] + row["unknown"] == 6  # the file has six lines
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
+                       capture_output=True, timeout=900)
+        found = shutil.which("chromium")
+    if found is None:
+        pytest.skip("Debian's chromium is not installed and cannot be installed here "
+                    "(.ci/run installs it)")
+    return found
+
+
+@pytest.mark.slow
+def test_report_html_renders_in_headless_chromium(report: dict, tmp_path: Path) -> None:
+    chromium = _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(render_report_html(report), encoding="utf-8")
+    profile = tmp_path / "profile"
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    dom = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                          "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    for chart in ("chart-timeline", "chart-denials", "chart-lines"):
+        assert re.search(rf'<svg id="{chart}"[^>]*>.*?<rect', dom.stdout, re.S), chart
+    assert '<table id="sessions">' in dom.stdout
+    assert ALICE in dom.stdout
+    console = [line for line in dom.stderr.splitlines()
+               if "CONSOLE" in line or "Refused to" in line or "Uncaught" in line]
+    assert console == []
+    rendered = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                               f"--screenshot={shot}", page.as_uri()],
+                              capture_output=True, text=True, timeout=120, check=False)
+    assert rendered.returncode == 0, rendered.stderr[-2000:]
+    assert shot.stat().st_size > 10_000  # a real page, not a blank one
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_page_is_self_contained(report: dict) -> None:
+    page = render_report_html(report)
+    assert "default-src 'none'" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "<script" not in page
+
+
+def cli(governed: Governed, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
+    return subprocess.run([str(LEDGER_BIN), *args, "--root", str(governed.ws.root)],
+                          capture_output=True, text=True, check=False, env=env, timeout=120)
+
+
+def test_cli_report_writes_the_page_and_refuses_to_overwrite(governed: Governed,
+                                                             tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    done = cli(governed, "report", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "Decisions by code" in done.stdout
+    assert "STALE_FILE" in done.stdout
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert oct((out / "report.html").stat().st_mode & 0o777) == "0o644"
+    again = cli(governed, "report", "--out", str(out))
+    assert again.returncode == 3
+    assert "--force" in again.stderr
+    assert cli(governed, "report", "--out", str(out), "--force").returncode == 0
+    data = json.loads(cli(governed, "report", "--json").stdout)
+    assert data["overview"]["records"] == len(governed.ledger_path.read_bytes().splitlines())
+
+
+def test_cli_report_compares_checkpoints(governed: Governed, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
+    env["LEDGER_HOME"] = str(governed.ws.home)
+    ckpt = tmp_path / "ledger.ckpt"
+    made = subprocess.run([str(LEDGER_BIN), "checkpoint", "--root", str(governed.ws.root),
+                           "--out", str(ckpt)], env=env, capture_output=True, text=True,
+                          check=False)
+    assert made.returncode == 0, made.stderr
+    done = cli(governed, "report", "--checkpoint", str(ckpt), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["checkpoints"][0]["ok"] is True
