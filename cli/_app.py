@@ -12,9 +12,7 @@ import typer
 
 from cli import _append, _intent, _keys, _log, _query
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
-from ledger._errors import StorageError
-from ledger._evidence.ledger import Ledger
-from ledger._evidence.verify import VerifyReport
+from ledger import Ledger, StorageError, VerifyReport
 
 app = typer.Typer(
     name="ledger",
@@ -414,7 +412,7 @@ ScopeOption = Annotated[bool, typer.Option(
 
 def _install_action(do: Callable[..., tuple[Path, list[Any]]], client: str, user: bool,
                     root: str | None, as_json: bool, **options: Any) -> None:  # noqa: ANN401
-    from ledger._workspace import find_root  # noqa: PLC0415
+    from ledger import find_root  # noqa: PLC0415
 
     def action() -> int:
         base = find_root(root) if (root or not user) else Path.cwd()

@@ -12,32 +12,13 @@ import sys
 from typing import BinaryIO, Final, NamedTuple, TextIO
 
 from cli._exit import OK, UNVERIFIABLE, guarded
-from ledger import APPEND_RESERVED_PREFIXES
-from ledger._errors import InputError
-from ledger._evidence.canonical import _decoder
-from ledger._evidence.ledger import MAX_RECORD_BYTES, Ledger
+from ledger import APPEND_RESERVED_PREFIXES, MAX_RECORD_BYTES, InputError, Ledger, loads_ledger_json
 
 USAGE: Final = (
     "usage: ledger append [--kind KIND] [--root DIR] [--json] [--client C] [--session S] "
     "[--agent A] [--model M] < body.json"
 )
 _VALUE_OPTIONS: Final = ("kind", "root", "client", "session", "agent", "model")
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    body: dict[str, object] = {}
-    for key, value in pairs:
-        if key in body:
-            raise ValueError(f"duplicate key {key!r}")
-        body[key] = value
-    return body
-
-
-# The number rules of ledger JSON (no floats, no integers beyond ±(2**53 - 1), no NaN), plus:
-# a duplicate key is an error, never a silent "last one wins".
-_body_decoder: Final = json.JSONDecoder(
-    parse_float=_decoder.parse_float, parse_int=_decoder.parse_int,
-    parse_constant=_decoder.parse_constant, object_pairs_hook=_no_duplicate_keys)
 
 
 class UsageError(Exception):
@@ -101,7 +82,7 @@ def read_body(stream: BinaryIO) -> dict[str, object]:
     if not text.strip():
         raise InputError("no JSON body on stdin")
     try:
-        body = _body_decoder.decode(text)
+        body = loads_ledger_json(text)
     except ValueError as exc:
         reason = str(exc).splitlines()[0]
         if reason.startswith("float"):

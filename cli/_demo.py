@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cli._exit import OK
-from ledger._evidence.ledger import Entry, Ledger
+from ledger import Entry, Ledger
 
 
 def _say(text: str = "") -> None:
@@ -177,7 +177,7 @@ def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:
     _say("wrote .orchestration/active_intents.yaml (INT-001 owns src/auth/**) and src/auth/")
 
     _step("ledger install claude  (merges hooks into .claude/settings.json)")
-    from ledger._clients.install import install  # noqa: PLC0415
+    from ledger import install  # noqa: PLC0415
 
     path, changes = install("claude", root=workspace,
                             ledger_cmd=f"{sys.executable} -m cli._entry")

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(top_help())
         return 0
     if args[:1] in (["--version"], ["-V"]):
-        from ledger._version import __version__  # noqa: PLC0415
+        from ledger import __version__  # noqa: PLC0415
 
         print(f"ledger {__version__}")
         return 0

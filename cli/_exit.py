@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
-from ledger._errors import InputError, IntegrityError, LedgerError
+from ledger import InputError, IntegrityError, LedgerError
 
 OK: Final = 0
 INTEGRITY: Final = 1

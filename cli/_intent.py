@@ -20,8 +20,7 @@ _ACTOR = "ledger-cli"
 
 
 def _workspace(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
-    from ledger._hooks.service import GovernedWorkspace  # noqa: PLC0415
-    from ledger._workspace import find_root  # noqa: PLC0415
+    from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
 
     return GovernedWorkspace(find_root(root))
 
@@ -68,13 +67,13 @@ def run_list(root: str | None, as_json: bool) -> int:
     Reads only the cached intents and the cached state projection (an interactive command:
     neither the hook engine nor any key material is loaded)."""
     from cli._log import ledger_path, read_lines  # noqa: PLC0415
-    from ledger._governance.intents import (  # noqa: PLC0415
+    from ledger import (  # noqa: PLC0415
+        GOVERNANCE_STATE,
         INTENTS_FILE,
+        ProjectionCache,
         load_intents_cached,
         missing_intents_message,
     )
-    from ledger._projections.cache import ProjectionCache  # noqa: PLC0415
-    from ledger._projections.governance import GOVERNANCE_STATE  # noqa: PLC0415
 
     path = ledger_path(root)
     orchestration = path.parent
@@ -174,7 +173,7 @@ def run_clear(session: str | None, root: str | None, as_json: bool) -> int:
 def run_expand(intent_id: str, globs: list[str], reason: str, session: str | None,
                root: str | None, as_json: bool) -> int:
     """A person grants extra scope to an intent (recorded); unsafe globs are refused."""
-    from ledger._governance.intents import expansion_problem  # noqa: PLC0415
+    from ledger import expansion_problem  # noqa: PLC0415
 
     for glob in globs:
         problem = expansion_problem(glob)

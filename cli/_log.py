@@ -412,8 +412,9 @@ def _unknown_kinds(wanted: Iterable[str], seen: set[str]) -> list[str]:
 
 
 # --- reading, unverified and light ------------------------------------------------------------
-# The record format is one JSON object per line (README: The record format). Reading it for
-# display needs no key material: no cryptography, no orjson, which ``Ledger`` loads for appends.
+# Records are read through ledger's one read path (``read_records``/``tail_records``: one parser,
+# old formats upcast). Reading them for display needs no key material: the read path does not
+# load ``cryptography``.
 
 
 class Line(NamedTuple):
@@ -434,56 +435,26 @@ def ledger_path(root: str | None) -> Path:
 
 
 def _parse(raw: bytes) -> Line:
-    from ledger import StorageError  # noqa: PLC0415
+    from ledger import parse_stored  # noqa: PLC0415
 
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        raise StorageError("unreadable record line; run `ledger verify`")
-    return Line(raw, data)
-
-
-def _open(path: Path) -> IO[bytes]:
-    from ledger import StorageError  # noqa: PLC0415
-
-    try:
-        return path.open("rb")
-    except OSError as exc:
-        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
+    return Line(raw, parse_stored(raw))
 
 
 def read_lines(path: Path, start: int = 0) -> Iterator[Line]:
-    """Complete records from line ``start`` on (a torn last line, mid-append, is skipped)."""
-    with _open(path) as handle:
-        carry = b""
-        index = 0
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            parts = (carry + block).split(b"\n")
-            carry = parts.pop()
-            for raw in parts:
-                if index >= start and raw:
-                    yield _parse(raw)
-                index += 1
+    """Complete records from line ``start`` on, through ledger's one read path (upcast; a torn
+    last line, mid-append, is skipped)."""
+    from ledger import read_records  # noqa: PLC0415
+
+    for index, stored in enumerate(read_records(path)):
+        if index >= start:
+            yield Line(stored.line, stored.data)
 
 
 def tail_lines(path: Path, count: int) -> list[Line]:
     """The last ``count`` complete records, oldest first, read backwards from the end."""
-    with _open(path) as handle:
-        end = os.fstat(handle.fileno()).st_size
-        data = b""
-        position = end
-        while position > 0 and data.count(b"\n") <= count:
-            step = min(position, 1 << 16)
-            position -= step
-            handle.seek(position)
-            data = handle.read(step) + data
-    complete = data[: data.rfind(b"\n") + 1]  # drop a torn tail
-    lines = [raw for raw in complete.split(b"\n") if raw]
-    if position > 0:
-        lines = lines[1:]  # the first may be the end of a longer line
-    return [_parse(raw) for raw in lines[-count:]]
+    from ledger import tail_records  # noqa: PLC0415
+
+    return [Line(stored.line, stored.data) for stored in tail_records(path, count)]
 
 
 # --- the commands ---------------------------------------------------------------------------
@@ -525,7 +496,7 @@ def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
             picked.append((record, row))
     unknown = _unknown_kinds(options.kinds, seen)
     if unknown:
-        from ledger._governance.intents import did_you_mean  # noqa: PLC0415 - error path
+        from ledger import did_you_mean  # noqa: PLC0415 - error path
 
         raise UsageError(f"--kind {unknown[0]!r}: no such kind in this ledger"
                          f"{did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
@@ -568,14 +539,14 @@ def _follow(path: Path, options: LogOptions, since: str | None, targets: dict[st
             stream: IO[str], color: bool, width: int) -> None:
     layout = Layout(seq=5, what=12, target=24 if width else _PIPE_TARGET_WIDTH, decision=5,
                     code=16, width=width)
+    from ledger import LedgerError  # noqa: PLC0415
+
     try:
         for line in _follow_lines(path, _FOLLOW_INTERVAL):
             try:
-                data = json.loads(line)
-            except ValueError:
+                data = _parse(line).data
+            except LedgerError:
                 continue  # verify reports it; following goes on
-            if not isinstance(data, dict):
-                continue
             row = summarize(data, targets)
             _remember(targets, data, row)
             if matches(data, row, options, since):

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ledger._clients.install import HookStatus, hook_status, install, uninstall
     from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
     from ledger._doctor import Check, run_checks
-    from ledger._evidence.canonical import canonical_bytes
+    from ledger._evidence.canonical import canonical_bytes, loads_ledger_json
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint, read_checkpoint_file
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
     from ledger._evidence.ledger import (
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         Ledger,
         RepairResult,
     )
+    from ledger._evidence.read import StoredRecord, parse_stored, read_records, tail_records
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
     from ledger._export import (
@@ -80,14 +81,20 @@ if TYPE_CHECKING:
     from ledger._governance.executors import CommandHook, HttpHook, PromptHook
     from ledger._governance.intents import (
         INTENT_STATUSES,
+        INTENTS_FILE,
         WORKABLE_STATUSES,
         Intent,
         IntentsFile,
+        did_you_mean,
+        expansion_problem,
         intent_refusal,
+        load_intents_cached,
         load_intents_file,
+        missing_intents_message,
         render_intent_context,
     )
-    from ledger._hooks.service import handle_event, run_hook
+    from ledger._hooks.service import GovernedWorkspace, handle_event, run_hook
+    from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._query import (
         QUERY_FORMATS,
         LedgerSource,
@@ -111,9 +118,12 @@ __all__ = [
     "CLIENT_NAMES",
     "EXPORT_FORMATS",
     "FORMAT_VERSION",
+    "GOVERNANCE_STATE",
+    "INTENTS_FILE",
     "INTENT_STATUSES",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
+    "PROJECTIONS",
     "QUERY_FORMATS",
     "WORKABLE_STATUSES",
     "AutoCheckpoint",
@@ -130,6 +140,7 @@ __all__ = [
     "ExportOptions",
     "ExportProblem",
     "ExportResult",
+    "GovernedWorkspace",
     "HookDecision",
     "HookEngine",
     "HookEvent",
@@ -154,6 +165,8 @@ __all__ = [
     "NotInitializedError",
     "PolicyError",
     "Problem",
+    "Projection",
+    "ProjectionCache",
     "PromptHook",
     "QuerySession",
     "Record",
@@ -161,6 +174,7 @@ __all__ = [
     "RepairResult",
     "SigningKey",
     "StorageError",
+    "StoredRecord",
     "TornTailError",
     "UnverifiableError",
     "Verification",
@@ -171,7 +185,9 @@ __all__ = [
     "active_key_id",
     "build_report",
     "canonical_bytes",
+    "did_you_mean",
     "discover_sources",
+    "expansion_problem",
     "export_ledger",
     "find_root",
     "format_table",
@@ -180,10 +196,15 @@ __all__ = [
     "init_workspace",
     "install",
     "intent_refusal",
+    "load_intents_cached",
     "load_intents_file",
+    "loads_ledger_json",
+    "missing_intents_message",
     "parse_checkpoint",
     "parse_payload",
+    "parse_stored",
     "read_checkpoint_file",
+    "read_records",
     "register_view",
     "registered_views",
     "render_intent_context",
@@ -191,6 +212,7 @@ __all__ = [
     "render_response",
     "run_checks",
     "run_hook",
+    "tail_records",
     "uninstall",
     "verify_export",
     "verify_lines",
@@ -200,6 +222,21 @@ __all__ = [
 ]
 
 _LAZY = {
+    "did_you_mean": "ledger._governance.intents",
+    "expansion_problem": "ledger._governance.intents",
+    "load_intents_cached": "ledger._governance.intents",
+    "missing_intents_message": "ledger._governance.intents",
+    "INTENTS_FILE": "ledger._governance.intents",
+    "GovernedWorkspace": "ledger._hooks.service",
+    "ProjectionCache": "ledger._projections",
+    "GOVERNANCE_STATE": "ledger._projections",
+    "PROJECTIONS": "ledger._projections",
+    "Projection": "ledger._projections",
+    "read_records": "ledger._evidence.read",
+    "tail_records": "ledger._evidence.read",
+    "parse_stored": "ledger._evidence.read",
+    "StoredRecord": "ledger._evidence.read",
+    "loads_ledger_json": "ledger._evidence.canonical",
     "format_table": "ledger._query",
     "Verification": "ledger._query",
     "build_report": "ledger._query",

@@ -11,12 +11,14 @@ from typing import Final
 from ledger._errors import WorkspaceNotFoundError
 
 __all__ = [
+    "HOME_ENV",
     "LOCAL_PATHS",
     "ORCHESTRATION_DIR",
     "ROOT_ENV",
     "SHARED_PATHS",
     "Workspace",
     "find_root",
+    "ledger_home",
     "scaffold",
     "utc_now",
 ]
@@ -158,3 +160,17 @@ def utc_now() -> str:
     micros = time.time_ns() // 1000
     seconds, fraction = divmod(micros, 1_000_000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
+
+
+HOME_ENV: Final = "LEDGER_HOME"
+
+
+def ledger_home(environ: Mapping[str, str] | None = None) -> Path:
+    """This user's ledger home, outside every workspace: ``$LEDGER_HOME``, else
+    ``$XDG_CONFIG_HOME/ledger``, else ``~/.config/ledger``. Private keys, the pinned trust
+    roots and the projection caches' MAC secret live here."""
+    env = os.environ if environ is None else environ
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV])
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ledger"

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from ledger._errors import StorageError
-from ledger._evidence.keys import HOME_ENV, key_home
+from ledger._evidence.keys import key_home
+from ledger._workspace import HOME_ENV
 
 __all__ = [
     "CheckpointStore",

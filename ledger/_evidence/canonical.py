@@ -43,6 +43,7 @@ __all__ = [
     "canonical_bytes",
     "domain_bytes",
     "domain_digest",
+    "loads_ledger_json",
     "parse_canonical",
 ]
 
@@ -212,6 +213,34 @@ def _safe_int(text: str) -> int:
 _decoder: Final = json.JSONDecoder(
     parse_float=_reject_float, parse_int=_safe_int, parse_constant=_reject_constant
 )
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    body: dict[str, object] = {}
+    for key, value in pairs:
+        if key in body:
+            raise ValueError(f"duplicate key {key!r}")
+        body[key] = value
+    return body
+
+
+# Input (a body to record) is held to the same number rules, and a duplicate key is an error,
+# never a silent "last one wins".
+_input_decoder: Final = json.JSONDecoder(
+    parse_float=_reject_float, parse_int=_safe_int, parse_constant=_reject_constant,
+    object_pairs_hook=_no_duplicate_keys)
+
+
+def loads_ledger_json(text: str) -> object:
+    """Parse JSON text under ledger's rules: no floats, no NaN, integers within ±(2**53 − 1),
+    no duplicate keys.
+
+    Raises:
+        ValueError: the text breaks a rule or is not JSON; the first line of the message says
+            which (``float 1.5``, ``duplicate key 'a'``, ...).
+        RecursionError: it nests too deeply.
+    """
+    return _input_decoder.decode(text)
 
 
 def parse_canonical(line: bytes) -> tuple[dict[str, Any] | None, str | None]:

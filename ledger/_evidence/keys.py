@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ledger._errors import ConfigError, KeyNotFoundError, StorageError
 from ledger._evidence.canonical import KEY_ID_DOMAIN, domain_digest
+from ledger._workspace import ledger_home
 
 __all__ = [
     "KeyEntry",
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 SIGNING_KEY_ENV: Final = "LEDGER_SIGNING_KEY"
-HOME_ENV: Final = "LEDGER_HOME"
 _NOTE_ED25519: Final = b"\x01"  # the signature-type byte of C2SP signed notes
 _PKCS8_ED25519_PREFIX: Final = bytes.fromhex("302e020100300506032b657004220420")
 # PKCS#8 PEM armour (RFC 7468 §10), assembled from its label so that secret scanners looking
@@ -134,12 +134,8 @@ def _decode_pem(data: bytes) -> SigningKey:
 
 
 def key_home(environ: Mapping[str, str] | None = None) -> Path:
-    """Directory holding private keys: ``$LEDGER_HOME``, else ``$XDG_CONFIG_HOME/ledger``."""
-    env = os.environ if environ is None else environ
-    if env.get(HOME_ENV):
-        return Path(env[HOME_ENV])
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "ledger"
+    """Directory holding private keys: the user's ledger home (:func:`ledger_home`)."""
+    return ledger_home(environ)
 
 
 def private_key_path(kid: str, environ: Mapping[str, str] | None = None) -> Path:

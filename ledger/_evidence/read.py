@@ -13,18 +13,21 @@ A record's ``offset`` is the byte offset of its line in the file; the line ends 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import orjson
 
 from ledger._errors import StorageError
-from ledger._evidence.record import FORMAT_VERSION
+from ledger._evidence.format import FORMAT_VERSION
 from ledger._evidence.store import READ_CHUNK, LedgerFile
 from ledger._evidence.upcast import upcast
 
-__all__ = ["StoredRecord", "parse_stored", "read_records"]
+__all__ = ["StoredRecord", "parse_stored", "read_records", "tail_records"]
+
+_TAIL_STEP: Final = 64 * 1024
 
 
 class StoredRecord(NamedTuple):
@@ -85,3 +88,35 @@ def read_records(path: Path, *, start: int = 0,
             line = chunk[position:newline]
             yield StoredRecord(line, offset + position, parse_stored(line))
             position = newline + 1
+
+
+def tail_records(path: Path, count: int) -> list[StoredRecord]:
+    """The last ``count`` complete records, oldest first, read backwards from the end of the
+    file without a lock (a torn last line, mid-append, is not a record).
+
+    Raises:
+        StorageError: the file or a line in the window cannot be read (run ``ledger verify``).
+    """
+    if count <= 0:
+        return []
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        start, data = size, b""
+        while start > 0 and data.count(b"\n") <= count:
+            step = min(start, max(_TAIL_STEP, len(data)))
+            start -= step
+            handle.seek(start)
+            data = handle.read(step) + data
+    end = data.rfind(b"\n") + 1  # drop a torn tail
+    first = 0 if start == 0 else data.index(b"\n") + 1  # the window may begin mid-line
+    lines: list[tuple[int, bytes]] = []
+    position = first
+    while position < end:
+        newline = data.index(b"\n", position)
+        lines.append((start + position, data[position:newline]))
+        position = newline + 1
+    return [StoredRecord(line, offset, parse_stored(line)) for offset, line in lines[-count:]]

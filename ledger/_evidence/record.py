@@ -42,6 +42,7 @@ from ledger._evidence.canonical import (
     domain_bytes,
     parse_canonical,
 )
+from ledger._evidence.format import FORMAT_VERSION, SUPPORTED_FORMATS
 from ledger._evidence.keys import SigningKey
 
 __all__ = [
@@ -58,13 +59,6 @@ __all__ = [
     "rotation_statement",
 ]
 
-#: The record format this ledger writes. v2 (this release): ``hook.post`` bodies carry the typed
-#: ``attribution`` and ``observed`` fields instead of free keys in ``data``. v1 records stay on
-#: disk as they were signed; readers upcast them (:mod:`ledger._evidence.upcast`).
-FORMAT_VERSION: Final = 2
-#: Every format version whose records verify. The envelope, the hash and the signature rules are
-#: the same in all of them, so a chain may mix versions (a ledger started before an upgrade).
-SUPPORTED_FORMATS: Final = frozenset({1, 2})
 GENESIS_PREV: Final = "0" * 64
 ACTOR_FIELDS: Final = ("agent", "client", "model", "session")
 _ENVELOPE: Final = frozenset(

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ledger._errors import InputError
-from ledger._evidence.record import FORMAT_VERSION
+from ledger._evidence.format import FORMAT_VERSION
 
 __all__ = ["UPCASTERS", "upcast"]
 

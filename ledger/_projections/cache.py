@@ -34,10 +34,10 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from ledger._errors import StorageError
-from ledger._evidence.keys import key_home
 from ledger._evidence.read import parse_stored, read_records
 from ledger._fsutil import atomic_write
 from ledger._projections.interface import Projection, StateT
+from ledger._workspace import ledger_home
 
 __all__ = ["CACHE_FORMAT", "Position", "ProjectionCache"]
 
@@ -60,7 +60,7 @@ _START: Final = Position(0, -1, "")
 def _cache_secret(environ: Mapping[str, str] | None) -> bytes | None:
     """The per-user MAC secret, created on first use; ``None`` when it cannot be had (then
     caches are neither trusted nor written, and every call rebuilds: slower, same answers)."""
-    path = key_home(environ) / _SECRET_FILE
+    path = ledger_home(environ) / _SECRET_FILE
     try:
         return path.read_bytes()
     except FileNotFoundError:
