@@ -15,7 +15,6 @@ Typical use from hook code::
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from ledger._errors import (
@@ -320,7 +319,9 @@ def __getattr__(name: str) -> Any:  # noqa: ANN401 -- PEP 562 returns any public
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ledger' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    # __import__ (the import statement's own path), not importlib.import_module: the same
+    # result, and `python -X importtime` then reports what a lazy name loads.
+    value = getattr(__import__(module, fromlist=(name,)), name)
     globals()[name] = value
     return value
 
