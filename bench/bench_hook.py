@@ -94,6 +94,8 @@ def run_hook(cmd: list[str], env: dict[str, str], data: bytes) -> dict[str, obje
     if proc.returncode != 0:
         raise RuntimeError(f"hook exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
     answer = json.loads(proc.stdout or b"{}")
+    if not isinstance(answer, dict):
+        raise TypeError(f"hook answered {type(answer).__name__}, not a JSON object")
     specific = answer.get("hookSpecificOutput", {})
     if specific.get("permissionDecision") == "deny":
         raise RuntimeError(f"hook denied: {specific.get('permissionDecisionReason')}")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -24,7 +26,7 @@ json_values = st.recursive(
 )
 
 
-def _ticks() -> object:
+def _ticks() -> Callable[[], str]:
     state = {"n": 0}
 
     def clock() -> str:
@@ -113,7 +115,7 @@ def test_governed_session_records_match_their_body_models(tmp_path: Path) -> Non
     target = root / "src" / "a.py"
     target.write_text("def f(x):\n    return x\n")
     common = {"session_id": "s1", "cwd": str(root), "transcript_path": "/t.jsonl"}
-    events = [
+    events: list[dict[str, Any]] = [
         {"hook_event_name": "SessionStart", "source": "startup", "model": "m"},
         {"hook_event_name": "UserPromptSubmit", "prompt": "go"},
         {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "t0",

@@ -102,7 +102,9 @@ class Invocation(NamedTuple):
     event_reason: str | None = None
 
 
-HookFn = Callable[[Invocation], "HookOutcome | None"]
+# A hook may also answer with a plain mapping of HookOutcome's fields (as a judge may); it is
+# normalized, and an invalid one fails closed (_normalize).
+HookFn = Callable[[Invocation], "HookOutcome | Mapping[str, Any] | None"]
 
 
 class HookSpec(NamedTuple):

@@ -49,7 +49,8 @@ def asks(event: HookEvent, response: HookResponse) -> bool:
     """Whether the client would ask a human (the native ``ask``)."""
     out = output(response)
     if event.client in ("claude", "codex"):
-        return out.get("hookSpecificOutput", {}).get("permissionDecision") == "ask"
+        permission: object = out.get("hookSpecificOutput", {}).get("permissionDecision")
+        return permission == "ask"
     if event.client == "cursor":
         return out.get("permission") == "ask"
     return False

@@ -16,6 +16,7 @@ from ledger._clients import (
     CLIENTS,
     MAX_PAYLOAD_BYTES,
     HookDecision,
+    HookEvent,
     event_phase,
     parse_payload,
     render_response,
@@ -645,7 +646,9 @@ def test_cursor_session_id_falls_back_to_session_id_and_cwd_to_workspace_root():
 
 def test_relative_file_paths_are_made_absolute_against_cwd():
     def path(client: str, payload: dict[str, Any]) -> str:
-        return parse_payload(client, json.dumps(payload).encode()).tool_input["file_path"]
+        value = parse_payload(client, json.dumps(payload).encode()).tool_input["file_path"]
+        assert isinstance(value, str)
+        return value
 
     gem = {"hook_event_name": "BeforeTool", "session_id": "s", "tool_name": "write_file"}
     assert (
@@ -856,8 +859,8 @@ _extra_fields = st.dictionaries(
 )
 
 
-def _neutral(event: Any) -> tuple[Any, ...]:
-    return event._replace(raw=None)
+def _neutral(event: HookEvent) -> HookEvent:
+    return event._replace(raw={})
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -132,6 +132,7 @@ def wait_until_writing(writers: list[tuple[subprocess.Popen[bytes], Path]]) -> N
     for proc, out in writers:
         while out.stat().st_size == 0:
             if proc.poll() is not None:
+                assert proc.stderr is not None
                 pytest.fail(f"writer exited early: {proc.stderr.read().decode()}")
             if time.monotonic() > deadline:
                 pytest.fail("writer produced no record within 60 s")
@@ -180,6 +181,7 @@ def test_killed_writers_lose_nothing_they_returned(tmp_path: Path) -> None:
             writers[index][0].send_signal(signal.SIGKILL)
         for proc, out in writers:
             code = proc.wait(timeout=60)
+            assert proc.stderr is not None
             stderr = proc.stderr.read().decode()
             proc.stderr.close()
             if code != -signal.SIGKILL:

@@ -11,13 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ledger_attacks import (
-    fields,
-    forge_rotation_cosignature,
-    join_lines,
-    resign_with_key,
-    split_file,
-)
 
 from ledger import (
     InputError,
@@ -30,6 +23,14 @@ from ledger import (
 )
 from ledger._evidence.keys import KeyEntry, load_signing_key
 from ledger._evidence.record import rotation_statement
+
+from .ledger_attacks import (
+    fields,
+    forge_rotation_cosignature,
+    join_lines,
+    resign_with_key,
+    split_file,
+)
 
 A = SigningKey.from_seed(bytes([0xA1]) * 32)
 B = SigningKey.from_seed(bytes([0xB2]) * 32)

@@ -17,7 +17,20 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ledger_attacks import (
+
+from ledger import (
+    Entry,
+    IntegrityError,
+    Ledger,
+    SigningKey,
+    VerifyReport,
+    verify_lines,
+)
+from ledger._evidence import verify_file as parallel_module
+from ledger._evidence.checkpoint import parse_checkpoint
+from ledger._evidence.verify_file import PARALLEL_THRESHOLD
+
+from .ledger_attacks import (
     corrupt_byte,
     delete_record,
     duplicate_record,
@@ -36,18 +49,6 @@ from ledger_attacks import (
     tear_tail,
     truncate_records,
 )
-
-from ledger import (
-    Entry,
-    IntegrityError,
-    Ledger,
-    SigningKey,
-    VerifyReport,
-    verify_lines,
-)
-from ledger._evidence import verify_file as parallel_module
-from ledger._evidence.checkpoint import parse_checkpoint
-from ledger._evidence.verify_file import PARALLEL_THRESHOLD
 
 KEY = SigningKey.from_seed(bytes(32))
 UNTRUSTED = SigningKey.from_seed(bytes([0xEE]) * 32)

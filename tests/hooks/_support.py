@@ -126,11 +126,24 @@ class Fired(NamedTuple):
 
     @property
     def permission(self) -> str | None:
-        return self.out.get("hookSpecificOutput", {}).get("permissionDecision")
+        permission: str | None = self.out.get("hookSpecificOutput", {}).get("permissionDecision")
+        return permission
 
     @property
     def code(self) -> str | None:
         return (self.decision.error or {}).get("code")
+
+    @property
+    def reason(self) -> str:
+        """The decision's one-line reason; fails the test if the decision carries none."""
+        assert self.decision.reason is not None, self.decision
+        return self.decision.reason
+
+    @property
+    def error(self) -> dict[str, Any]:
+        """The decision's standardized error object; fails the test if there is none."""
+        assert self.decision.error is not None, self.decision
+        return self.decision.error
 
 
 def fire(ws: Workspace, payload: dict[str, Any]) -> Fired:

@@ -72,7 +72,9 @@ class Answer(NamedTuple):
 
     @property
     def specific(self) -> dict[str, Any]:
-        return self.json.get("hookSpecificOutput", {})
+        value = self.json.get("hookSpecificOutput", {})
+        assert isinstance(value, dict), self.stdout
+        return value
 
     @property
     def permission(self) -> str | None:
@@ -387,7 +389,7 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
 
 
 def _payload(root: Path, event: str, **fields: Any) -> dict[str, Any]:
-    base = {"session_id": str(uuid.uuid4()), "transcript_path": "/home/dev/t.jsonl",
+    base: dict[str, Any] = {"session_id": str(uuid.uuid4()), "transcript_path": "/home/dev/t.jsonl",
             "cwd": str(root), "permission_mode": "default", "hook_event_name": event,
             "tool_name": "Write", "tool_use_id": "toolu_01Broken",
             "tool_input": {"file_path": str(root / "src" / "auth" / "x.ts"), "content": "x"}}

@@ -15,8 +15,10 @@ import pytest
 from ledger._errors import LedgerError, PolicyError
 from ledger._governance.engine import (
     HookEngine,
+    HookFn,
     HookOutcome,
     Invocation,
+    RecordFn,
     invocation_id_for,
     merge_outcomes,
 )
@@ -36,7 +38,7 @@ def inv(tool: str | None = "Write", tool_input: dict[str, Any] | None = None, *,
                       session_id=session, cwd=cwd, client=extra.pop("client", None), **extra)
 
 
-def recorder() -> tuple[list[tuple[str, dict[str, Any], Invocation]], Any]:
+def recorder() -> tuple[list[tuple[str, dict[str, Any], Invocation]], RecordFn]:
     seen: list[tuple[str, dict[str, Any], Invocation]] = []
 
     def record(kind: str, body: dict[str, Any], invocation: Invocation) -> None:
@@ -45,8 +47,13 @@ def recorder() -> tuple[list[tuple[str, dict[str, Any], Invocation]], Any]:
     return seen, record
 
 
-def say(decision: str | None = None, **fields: Any) -> Any:
+def say(decision: str | None = None, **fields: Any) -> HookFn:
     return lambda _inv: HookOutcome(decision=decision, **fields)
+
+
+def crash(_inv: Invocation) -> None:
+    """A hook with a bug in it."""
+    raise ZeroDivisionError("division by zero")
 
 
 # --- ordering -------------------------------------------------------------------------------
@@ -56,7 +63,10 @@ def test_pre_hooks_run_in_registration_order() -> None:
     calls: list[str] = []
     engine = HookEngine()
     for name in ("c", "a", "b", "z", "m"):
-        engine.register_pre_hook(name, lambda _i, n=name: calls.append(n))
+        def hook(_inv: Invocation, n: str = name) -> None:
+            calls.append(n)
+
+        engine.register_pre_hook(name, hook)
     merged = engine.run_pre(inv())
     assert calls == ["c", "a", "b", "z", "m"]
     assert [h["name"] for h in merged.hooks] == ["c", "a", "b", "z", "m"]
@@ -304,7 +314,7 @@ def test_crashing_pre_hook_denies_with_hook_error() -> None:
 
 def test_crashing_pre_hook_with_fail_closed_off_does_not_block() -> None:
     engine = HookEngine(fail_closed=False)
-    engine.register_pre_hook("boom", lambda _i: 1 / 0)
+    engine.register_pre_hook("boom", crash)
     merged = engine.run_pre(inv())
     assert merged.decision == "allow"
     assert merged.hooks[0]["error"]["code"] == "HOOK_ERROR"
@@ -313,7 +323,7 @@ def test_crashing_pre_hook_with_fail_closed_off_does_not_block() -> None:
 def test_crashing_post_hook_never_blocks() -> None:
     calls: list[str] = []
     engine = HookEngine()
-    engine.register_post_hook("boom", lambda _i: 1 / 0)
+    engine.register_post_hook("boom", crash)
     engine.register_post_hook("deny", say("deny", reason="too late"))
     engine.register_post_hook("after", lambda _i: calls.append("after"))
     merged = engine.run_post(inv(event="PostToolUse", outcome="success"))
@@ -366,10 +376,15 @@ def test_execute_tool_runs_the_tool_when_allowed_and_links_records() -> None:
     engine.register_pre_hook("rewrite", say(None, updated_input={"file_path": "b.txt"}))
     engine.register_post_hook("observe", lambda i: HookOutcome(data={"outcome": i.outcome}))
     ran: list[dict[str, Any]] = []
+
+    def write(data: dict[str, Any]) -> str:
+        ran.append(data)
+        return "written"
+
     result = engine.execute_tool(
         "Write", {"file_path": "a.txt"},
         {"session_id": "s1", "tool_use_id": "toolu_1", "client": "sdk", "cwd": "/ws"},
-        execute=lambda data: ran.append(data) or "written")
+        execute=write)
     assert ran == [{"file_path": "b.txt"}]
     assert result.executed
     assert result.outcome == "success"
@@ -467,7 +482,7 @@ def test_execute_tool_ledger_errors_from_the_tool_propagate() -> None:
 
 def test_execute_tool_crashing_pre_hook_fails_closed() -> None:
     engine = HookEngine()
-    engine.register_pre_hook("boom", lambda _i: 1 / 0)
+    engine.register_pre_hook("boom", crash)
     ran: list[Any] = []
     result = engine.execute_tool("Write", {"file_path": "a"}, execute=ran.append)
     assert ran == []
@@ -730,7 +745,7 @@ def test_http_hook_under_the_engine(http_hook_server: tuple[str, list[dict[str, 
 def test_prompt_hook_with_a_judge() -> None:
     asked: list[tuple[str, str | None]] = []
 
-    def judge(prompt: str, invocation: Invocation) -> dict[str, Any] | None:
+    def judge(prompt: str, invocation: Invocation) -> HookOutcome | dict[str, Any] | None:
         asked.append((prompt, invocation.tool_name))
         if invocation.tool_name == "Bash":
             return {"decision": "ask", "reason": "judge unsure", "ignored": 1}

@@ -152,7 +152,7 @@ USER_CONFIG: dict[str, dict[str, Any]] = {
 }
 
 
-def _contains(big: Any, small: Any) -> bool:
+def _contains(big: object, small: object) -> bool:
     """Every key/value of ``small`` is in ``big`` (lists: every item appears)."""
     if isinstance(small, dict):
         return isinstance(big, dict) and all(k in big and _contains(big[k], v)
@@ -239,6 +239,7 @@ def test_claude_settings_with_wrong_shapes_are_refused(tmp_path: Path) -> None:
     root, home = dirs(tmp_path)
     path = root / PROJECT_PATHS["claude"]
     path.parent.mkdir(parents=True)
+    shape: dict[str, Any]
     for shape in ({"hooks": []}, {"hooks": {"PreToolUse": {}}}):
         path.write_text(json.dumps(shape), encoding="utf-8")
         with pytest.raises(ConfigError):

@@ -17,6 +17,7 @@ from ledger._errors import ConfigError
 from ledger._governance.engine import invocation_id_for
 
 from ._support import (
+    Fired,
     Session,
     Workspace,
     added_ranges,
@@ -54,11 +55,11 @@ def last(ws: Workspace, kind: str) -> Any:
     return next(r for r in reversed(ws.records()) if r.kind == kind)
 
 
-def blocked(fired: Any) -> bool:
+def blocked(fired: Fired) -> bool:
     return fired.permission == "deny"
 
 
-def passes(fired: Any) -> bool:
+def passes(fired: Fired) -> bool:
     """Neither denied nor sent to a human."""
     return fired.permission in (None, "allow") and fired.response.exit_code == 0
 
@@ -181,8 +182,8 @@ def test_selecting_an_unknown_or_closed_intent_is_denied(ws: Workspace, intent_i
     fired = session.select(intent_id)
     assert blocked(fired)
     assert fired.code == "INTENT_REQUIRED"
-    assert word in fired.decision.reason
-    assert "INT-001" in fired.decision.reason
+    assert word in fired.reason
+    assert "INT-001" in fired.reason
     assert "intent.selected" not in kinds(ws)
     assert session.pre("Write", {"file_path": str(ws.path("legacy/a.ts")),
                                  "content": "x"}).code == "INTENT_REQUIRED"
@@ -296,8 +297,8 @@ def test_scope_attacks_are_denied(ws: Workspace, tmp_path: Path, attack: str,
     fired = session.pre(tool, tool_input)
     assert blocked(fired), fired.response
     assert fired.code in (code if isinstance(code, set) else {code})
-    assert words in fired.decision.reason
-    assert "\n" not in fired.decision.reason  # one line for these refusals
+    assert words in fired.reason
+    assert "\n" not in fired.reason  # one line for these refusals
     assert fired.decision.error is not None
     assert fired.decision.error["meta"]["tool"] == tool
     assert error_json_from_reason(
@@ -326,7 +327,7 @@ def test_scope_violation_error_meta(ws: Workspace) -> None:
     tool_use_id = session.tool_use_id()
     fired = session.pre("Write", {"file_path": str(ws.path("src/other/x.ts")), "content": "x"},
                         tool_use_id=tool_use_id)
-    error = fired.decision.error
+    error = fired.error
     assert error["type"] == "tool_error"
     assert error["code"] == "SCOPE_VIOLATION"
     assert "src/other/x.ts" in error["message"]
@@ -408,11 +409,11 @@ def test_stale_file_after_another_sessions_write(ws: Workspace) -> None:
     fired = a.pre("Edit", _edit(ws))
     assert blocked(fired)
     assert fired.code == "STALE_FILE"
-    reason = fired.decision.reason
+    reason = fired.reason
     assert reason.startswith("STALE_FILE: src/auth/middleware.ts changed on disk")
     assert "-export const line7 = 7;" in reason  # the diff preview
     assert "+export const line7 = 777;" in reason
-    meta = fired.decision.error["meta"]
+    meta = fired.error["meta"]
     assert meta["path"] == AUTH_FILE
     assert meta["current_sha256"] == sha256_hex(path)
     assert meta["expected_sha256"] != meta["current_sha256"]
@@ -433,8 +434,8 @@ def test_stale_file_after_a_human_edit(ws: Workspace) -> None:
     path.write_text(path.read_text(encoding="utf-8") + "// a human was here\n", encoding="utf-8")
     fired = a.pre("Edit", _edit(ws))
     assert fired.code == "STALE_FILE"
-    assert "+// a human was here" in fired.decision.reason
-    assert len(fired.decision.reason.splitlines()) <= 1 + 20  # message + at most 20 lines
+    assert "+// a human was here" in fired.reason
+    assert len(fired.reason.splitlines()) <= 1 + 20  # message + at most 20 lines
 
 
 def test_own_edits_update_what_the_session_has_seen(ws: Workspace) -> None:
@@ -460,7 +461,7 @@ def test_observed_content_hash_mismatch_denies(ws: Workspace) -> None:
     wrong = {**_edit(ws), "observed_content_hash": "sha256:" + "0" * 64}
     fired = a.pre("Edit", wrong)
     assert fired.code == "STALE_FILE"
-    assert fired.decision.error["meta"]["current_sha256"] == sha256_hex(path)
+    assert fired.error["meta"]["current_sha256"] == sha256_hex(path)
     right = {**_edit(ws), "observed_content_hash": "sha256:" + sha256_hex(path)}
     assert passes(a.pre("Edit", right))
     bare = {**_edit(ws), "observed_content_hash": sha256_hex(path)}
@@ -485,7 +486,7 @@ def test_stale_file_error_message_is_one_line(ws: Workspace) -> None:
     b.select()
     fired = a.pre("Edit", _edit(ws))
     assert fired.code == "STALE_FILE"
-    assert "\n" not in fired.decision.error["message"]
+    assert "\n" not in fired.error["message"]
 
 
 # --- DESTRUCTIVE ------------------------------------------------------------------------------
@@ -507,7 +508,7 @@ def test_destructive_bash_in_scope_asks_with_a_preview(ws: Workspace) -> None:
     assert 0 < len(preview) <= 20  # the file has 40 lines: the preview is cut at 20
     assert preview[0] == f"--- {AUTH_FILE}"
     assert preview[1] == "-export const line1 = 1;"
-    error = fired.decision.error
+    error = fired.error
     assert error["code"] == "DESTRUCTIVE_COMMAND"
     assert error["meta"]["risk"] == "DESTRUCTIVE"
     assert error["meta"]["mutation_class"] == "INTENT_EVOLUTION"
@@ -525,7 +526,7 @@ def test_destructive_directory_preview_counts_files(ws: Workspace) -> None:
     session.select()
     fired = session.pre("Bash", {"command": "rm -rf src/auth"})
     assert fired.permission == "ask"
-    assert "--- src/auth/ (directory: 2 files)" in fired.decision.reason
+    assert "--- src/auth/ (directory: 2 files)" in fired.reason
 
 
 @pytest.mark.parametrize(("setting", "expected"), [("deny", "deny"), ("ask", "ask"),
@@ -565,9 +566,9 @@ def test_scope_expansion_asks_and_the_approval_is_recorded(ws: Workspace) -> Non
     asked = session.pre("Bash", command, tool_use_id=tool_use_id)
     assert asked.permission == "ask"
     assert asked.code == "SCOPE_EXPANSION_REQUESTED"
-    assert "docs/**" in asked.decision.reason
-    assert "INT-001" in asked.decision.reason
-    assert asked.decision.error["meta"]["globs"] == ["docs/**"]
+    assert "docs/**" in asked.reason
+    assert "INT-001" in asked.reason
+    assert asked.error["meta"]["globs"] == ["docs/**"]
     assert session.pre("Write", docs).code == "SCOPE_VIOLATION"  # not granted by asking
     assert "intent.scope_expanded" not in kinds(ws)
 
@@ -643,7 +644,7 @@ def test_invalid_intents_file_fails_closed_for_writes_only(tmp_path: Path, text:
     fired = session.pre("Write", {"file_path": str(ws.path(AUTH_FILE)), "content": "x"})
     assert blocked(fired)
     assert fired.code == "HOOK_ERROR"
-    reason = fired.decision.reason
+    reason = fired.reason
     assert "\n" not in reason
     found = re.search(r"active_intents\.yaml:(\d+):", reason)
     assert found is not None, reason

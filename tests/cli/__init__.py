@@ -1,0 +1,1 @@
+"""Tests of the ledger command: the installed entry point and its commands."""

@@ -1,0 +1,1 @@
+"""Tests of the evidence layer: canonical JSON, records, keys, tamper and crash resistance."""

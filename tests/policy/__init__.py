@@ -1,0 +1,1 @@
+"""Tests of the governance analysis: intents, matchers, paths, shell commands, mutation."""
