@@ -1,4 +1,11 @@
-"""Every ``ledger`` command end to end, through the installed console script.
+"""Every ``ledger`` command end to end.
+
+Commands run in-process through the console script's own entry point (``cli._entry.main``) with
+their own environment, working directory and standard streams, which is what a command's
+behaviour depends on. The installed console script itself runs (``spawn=True``) where only a
+real process proves the point: that the installed command works, exits with the documented code
+and prints no traceback on bad input, runs under dropped privileges, survives input that nests
+deep enough to exhaust a fresh interpreter's stack, and imports nothing heavy.
 
 Each test gets its own ``LEDGER_HOME`` (private keys) and workspace; ``LEDGER_SIGNING_KEY`` and
 ``LEDGER_ROOT`` are removed from the inherited environment. Exit codes (cli/_exit.py):
@@ -7,6 +14,7 @@ Each test gets its own ``LEDGER_HOME`` (private keys) and workspace; ``LEDGER_SI
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -18,12 +26,45 @@ from pathlib import Path
 
 import pytest
 
+from cli._entry import main as entry_main
+
 LEDGER_BIN = Path(sys.executable).parent / "ledger"
 OK, INTEGRITY, UNVERIFIABLE, INVALID_INPUT = 0, 1, 2, 3
 
 
+def run_in_process(args: list[str], *, stdin: bytes, cwd: Path,
+                   env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Call the console script's entry point as its process would: with ``env`` as the whole
+    environment, ``cwd`` as the working directory and fresh standard streams; the exit status is
+    what ``sys.exit(main())`` would make of it. An exception escaping ``main`` fails the test,
+    as the traceback it would print fails the subprocess tests."""
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
+               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
+                                write_through=True))
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_cwd, saved_env = Path.cwd(), dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.stdin, sys.stdout, sys.stderr = streams
+    try:
+        code = entry_main(args)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    finally:
+        streams[1].flush()
+        streams[2].flush()
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["ledger", *args], code, out.getvalue(), err.getvalue())
+
+
 class CLI:
-    """Runs the real binary with an isolated environment."""
+    """Runs ``ledger`` with an isolated environment: in-process, or as the installed binary."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
@@ -40,15 +81,25 @@ class CLI:
 
     def run(self, *args: str, stdin: bytes = b"", cwd: Path | None = None,
             env: dict[str, str] | None = None,
-            prefix: Sequence[str] = ()) -> subprocess.CompletedProcess[bytes]:
+            spawn: bool = False) -> subprocess.CompletedProcess[bytes]:
+        """``ledger *args``: in-process, or (``spawn``) as the installed console script."""
+        if spawn:
+            return self.spawn(*args, stdin=stdin, cwd=cwd, env=env)
+        return run_in_process(list(args), stdin=stdin, cwd=cwd or self.tmp,
+                              env=env or self.env)
+
+    def spawn(self, *args: str, stdin: bytes = b"", cwd: Path | None = None,
+              env: dict[str, str] | None = None,
+              prefix: Sequence[str] = ()) -> subprocess.CompletedProcess[bytes]:
+        """``ledger *args`` as the installed console script, in its own process."""
         return subprocess.run(
             [*prefix, str(LEDGER_BIN), *args], input=stdin, capture_output=True, check=False,
             cwd=cwd or self.tmp, env=env or self.env, timeout=120,
         )
 
     def ok(self, *args: str, stdin: bytes = b"", cwd: Path | None = None,
-           env: dict[str, str] | None = None) -> str:
-        done = self.run(*args, stdin=stdin, cwd=cwd, env=env)
+           env: dict[str, str] | None = None, spawn: bool = False) -> str:
+        done = self.run(*args, stdin=stdin, cwd=cwd, env=env, spawn=spawn)
         assert done.returncode == OK, (args, done.stdout, done.stderr)
         return done.stdout.decode()
 
@@ -100,10 +151,10 @@ def squash(text: str) -> str:
 
 
 def test_init_creates_workspace_and_private_key(cli: CLI) -> None:
-    out = cli.ok("init", "--parents", "--root", str(cli.ws))
+    out = cli.ok("init", "--parents", "--root", str(cli.ws), spawn=True)
     assert out.startswith("ledger ")
     assert "signing key ed25519-" in out
-    info = json.loads(cli.ok("init", "--root", str(cli.ws), "--json"))  # idempotent
+    info = json.loads(cli.ok("init", "--root", str(cli.ws), "--json", spawn=True))  # idempotent
     assert {"key", "keyring", "ledger", "ledger_id"} <= set(info)
     assert info["created"] is False
     assert info["ledger_id"] in out
@@ -217,7 +268,7 @@ def test_verify_tampering_exits_1(ledger: CLI) -> None:
     lines = ledger.lines()
     lines[2] = lines[2].replace(b'"i":1', b'"i":5')
     ledger.ledger_path.write_bytes(b"\n".join(lines) + b"\n")
-    done = ledger.run("verify", "--root", str(ledger.ws))
+    done = ledger.run("verify", "--root", str(ledger.ws), spawn=True)
     assert done.returncode == INTEGRITY
     assert done.stdout.decode().startswith("FAILED: 1 problem(s); first at seq 2: bad-hash")
     done = ledger.run("verify", "--root", str(ledger.ws), "--json")
@@ -486,7 +537,7 @@ BAD_BODIES = [
 @pytest.mark.parametrize(("body", "fragment"), BAD_BODIES)
 def test_bad_body_is_refused(ledger: CLI, body: bytes, fragment: str) -> None:
     before = ledger.ledger_path.read_bytes()
-    done = ledger.run("append", "--root", str(ledger.ws), stdin=body)
+    done = ledger.run("append", "--root", str(ledger.ws), stdin=body, spawn=True)
     assert_clean_error(done, INVALID_INPUT, fragment)
     assert ledger.ledger_path.read_bytes() == before
 
@@ -494,7 +545,7 @@ def test_bad_body_is_refused(ledger: CLI, body: bytes, fragment: str) -> None:
 def test_deeply_nested_body_is_refused(ledger: CLI) -> None:
     before = ledger.ledger_path.read_bytes()
     body = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    done = ledger.run("append", "--root", str(ledger.ws), stdin=body)
+    done = ledger.run("append", "--root", str(ledger.ws), stdin=body, spawn=True)
     assert ledger.ledger_path.read_bytes() == before
     assert_clean_error(done, INVALID_INPUT, "body on stdin")
 
@@ -531,7 +582,7 @@ def test_missing_workspace_exits_2(cli: CLI) -> None:
     for args in (["append"], ["verify"], ["log"], ["key", "list"], ["repair"]):
         done = cli.run(*args, stdin=b"{}", cwd=empty)
         assert_clean_error(done, UNVERIFIABLE, "no .orchestration/ found")
-    done = cli.run("append", "--root", str(cli.tmp / "nowhere"), stdin=b"{}")
+    done = cli.run("append", "--root", str(cli.tmp / "nowhere"), stdin=b"{}", spawn=True)
     assert_clean_error(done, UNVERIFIABLE, "run `ledger init`")
     assert not (cli.tmp / "nowhere").exists()
 
@@ -558,10 +609,10 @@ def test_unwritable_ledger_file_exits_2(ledger: CLI, permissions_bind: list[str]
     before = ledger.ledger_path.read_bytes()
     ledger.ledger_path.chmod(0o444)
     try:
-        done = ledger.run("append", "--root", str(ledger.ws), stdin=b'{"a": 1}',
-                          prefix=permissions_bind)
+        done = ledger.spawn("append", "--root", str(ledger.ws), stdin=b'{"a": 1}',
+                            prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "Permission denied")
-        done = ledger.run("repair", "--root", str(ledger.ws), prefix=permissions_bind)
+        done = ledger.spawn("repair", "--root", str(ledger.ws), prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "cannot open")
     finally:
         ledger.ledger_path.chmod(0o644)
@@ -571,7 +622,7 @@ def test_unwritable_ledger_file_exits_2(ledger: CLI, permissions_bind: list[str]
 def test_unreadable_ledger_file_verify_exits_2(ledger: CLI, permissions_bind: list[str]) -> None:
     ledger.ledger_path.chmod(0o000)
     try:
-        done = ledger.run("verify", "--root", str(ledger.ws), prefix=permissions_bind)
+        done = ledger.spawn("verify", "--root", str(ledger.ws), prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "Permission denied")
     finally:
         ledger.ledger_path.chmod(0o644)
@@ -582,8 +633,8 @@ def test_unwritable_workspace_directory_exits_2(cli: CLI, permissions_bind: list
     parent.mkdir()
     parent.chmod(0o555)
     try:
-        done = cli.run("init", "--parents", "--root", str(parent / "ws"),
-                       prefix=permissions_bind)
+        done = cli.spawn("init", "--parents", "--root", str(parent / "ws"),
+                         prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "cannot create")
     finally:
         parent.chmod(0o755)
