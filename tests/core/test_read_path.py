@@ -14,7 +14,7 @@ from ledger._evidence.read import read_records
 from ledger._governance.state import fold
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-V1_POST_BODY = {  # a whole hook.post body as the previous release wrote it
+V1_POST_BODY: dict[str, object] = {  # a whole hook.post body as the previous release wrote it
     "invocation": "inv-1", "event": "PostToolUse", "client_event": "PostToolUse",
     "tool": "Edit", "tool_use_id": "toolu_1", "git_head": None, "cwd": "/ws",
     "decision": "allow", "reason": None, "error": None, "hooks": [],
