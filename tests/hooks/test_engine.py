@@ -23,6 +23,7 @@ from ledger._governance.engine import (
     merge_outcomes,
 )
 from ledger._governance.executors import CommandHook, HttpHook, PromptHook, parse_hook_output
+from ledger._governance.vocabulary import Permission
 
 from ._support import Session, make_workspace
 
@@ -47,7 +48,7 @@ def recorder() -> tuple[list[tuple[str, dict[str, Any], Invocation]], RecordFn]:
     return seen, record
 
 
-def say(decision: str | None = None, **fields: Any) -> HookFn:
+def say(decision: Permission | None = None, **fields: Any) -> HookFn:
     return lambda _inv: HookOutcome(decision=decision, **fields)
 
 
@@ -208,7 +209,7 @@ def test_once_across_hook_processes_through_the_ledger(tmp_path: Path) -> None:
     (["deny", "ask"], "deny"),
     (["ask", None, "allow"], "ask"),
 ])
-def test_merge_most_restrictive_wins(decisions: list[str | None], expected: str) -> None:
+def test_merge_most_restrictive_wins(decisions: list[Permission | None], expected: str) -> None:
     merged = merge_outcomes((f"h{i}", HookOutcome(decision=d, reason=f"r{i}"))
                             for i, d in enumerate(decisions))
     assert merged.decision == expected
@@ -247,7 +248,7 @@ def test_deny_stops_later_hooks() -> None:
     calls: list[str] = []
     engine = HookEngine()
 
-    def hook(name: str, decision: str | None) -> Any:
+    def hook(name: str, decision: Permission | None) -> HookFn:
         def run(_inv: Invocation) -> HookOutcome:
             calls.append(name)
             return HookOutcome(decision=decision, reason=name)
