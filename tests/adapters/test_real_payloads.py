@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance._harness import INTENTS_YAML
-from conformance._payloads import REAL_FIXTURES, allowed_unread, unread_fields, unread_table
 
 from ledger import HookDecision, parse_payload, render_response
 
+from ..conformance._harness import INTENTS_YAML
+from ..conformance._payloads import REAL_FIXTURES, allowed_unread, unread_fields, unread_table
 from ._support import blocks
 
 REAL_FILES = sorted(REAL_FIXTURES.glob("*/*/*.json"))

@@ -492,8 +492,9 @@ def test_fail_closed_recovers_a_pre_event_from_unparseable_bytes(client: str):
            "gemini": "BeforeTool", "cline": "PreToolUse"}[client]  # fmt: skip
     raw = f'{{"{key}": "{pre}", "tool_input": {{"command": "rm -rf'.encode()
     response = fail_closed_response(client, None, "payload is not valid JSON", raw=raw)
-    tool = {"cline": {"preToolUse": {"toolName": "execute_command"}},
-            "cursor": {"command": "ls"}}.get(client, {"tool_name": "Bash"})
+    tools: dict[str, dict[str, object]] = {
+        "cline": {"preToolUse": {"toolName": "execute_command"}}, "cursor": {"command": "ls"}}
+    tool = tools.get(client, {"tool_name": "Bash"})
     stub = parse_payload(client, json.dumps({key: pre, **tool}).encode())
     assert blocks(stub, response)
     assert "HOOK_ERROR" in response.stdout

@@ -29,7 +29,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 
 def _reasons(out: str) -> list[str]:
     """Each refusal reason as printed: the indented lines under a `-> deny|ask` line, joined."""
-    reasons, current = [], None
+    reasons: list[list[str]] = []
+    current: list[str] | None = None
     for line in out.splitlines():
         if re.search(r"-> (deny|ask)$", line):
             current = []

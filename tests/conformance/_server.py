@@ -27,7 +27,7 @@ class Call:
 
     tool: str
     args: dict[str, Any]
-    before: Callable[[], None] | None = None
+    before: Callable[[], object] | None = None  # runs before the step; its result is unused
 
 
 @dataclass(frozen=True)
@@ -185,13 +185,13 @@ def _responses(script: Script, path: str, body: dict[str, Any]) -> tuple[int, st
         item = {"type": "message", "id": f"msg_conformance_{index:02d}", "role": "assistant",
                 "status": "completed",
                 "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
-    response = {"id": f"resp_conformance_{index:02d}", "object": "response",
+    response: dict[str, Any] = {"id": f"resp_conformance_{index:02d}", "object": "response",
                 "status": "in_progress", "model": body.get("model"), "output": []}
     done = {**response, "status": "completed", "output": [item],
             "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
                       "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens_details": {"reasoning_tokens": 0}}}
-    events = [("response.created", {"type": "response.created", "response": response}),
+    events: list[tuple[str, dict[str, Any]]] = [("response.created", {"type": "response.created", "response": response}),
               ("response.output_item.added", {"type": "response.output_item.added",
                                               "output_index": 0, "item": item}),
               ("response.output_item.done", {"type": "response.output_item.done",

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import jsonschema
@@ -40,7 +41,7 @@ def open_ledger(governed: Governed) -> Ledger:
     return Ledger.open(governed.ws.root, environ=governed.ws.env)
 
 
-def export(governed: Governed, out: Path, fmt: str = "parquet", **options: object) -> dict:
+def export(governed: Governed, out: Path, fmt: str = "parquet", **options: object) -> dict[str, Any]:
     return export_ledger(open_ledger(governed), ExportOptions(out, fmt, **options)).manifest  # type: ignore[arg-type]
 
 
@@ -81,7 +82,7 @@ def test_parquet_is_hive_partitioned_by_ledger_and_date(governed: Governed,
                                                        tmp_path: Path) -> None:
     manifest = export(governed, tmp_path / "x")
     ledger_id = manifest["ledger_id"]
-    found = duckdb.sql(
+    found = duckdb.execute(
         f"SELECT ledger_id, count(*) FROM read_parquet('{tmp_path}/x/data/**/*.parquet', "
         "hive_partitioning = true) GROUP BY ALL").fetchall()
     assert found == [(ledger_id, manifest["selected_records"])]

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shell_corpus import EVERYDAY, attack_corpus
 
 from ledger._governance.analysis.shell import MAX_COMMAND_CHARS, classify_command
 from ledger._governance.engine import Invocation
 from ledger._governance.intents import IntentsFile
 from ledger._governance.policies import Governance
 from ledger._governance.state import WorkspaceState
+
+from .shell_corpus import EVERYDAY, attack_corpus
 
 _RANK = {"allow": 0, "ask": 1, "deny": 2}
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -253,7 +254,7 @@ def test_cli_formats(governed: Governed, tmp_path: Path) -> None:
     out = tmp_path / "r.parquet"
     done = cli("query", sql, "--root", root, "--format", "parquet", "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert duckdb.sql(f"SELECT sum(n) FROM '{out}'").fetchall() == [(4,)]
+    assert duckdb.execute(f"SELECT sum(n) FROM '{out}'").fetchall() == [(4,)]
     again = cli("query", sql, "--root", root, "--format", "parquet", "--out", str(out))
     assert again.returncode == 3
     assert "--force" in again.stderr
@@ -395,7 +396,7 @@ def test_attribution_macro_reads_v1_as_the_upcaster_does(added: dict[str, list[l
     con = duckdb.connect()
     con.execute(ATTRIBUTION_RANGES_MACRO)
 
-    def ranges(v: int, body: dict) -> list[tuple[object, ...]]:
+    def ranges(v: int, body: dict[str, Any]) -> list[tuple[object, ...]]:
         found = con.execute("SELECT unnest(attribution_ranges(?, ?::JSON), recursive := true)",
                             [v, json.dumps(body)]).fetchall()
         return sorted((r[0], r[1], r[2], r[3]) for r in found)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,12 +32,12 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Governed:
 
 
 @pytest.fixture(scope="module")
-def report(governed: Governed) -> dict:
+def report(governed: Governed) -> dict[str, Any]:
     source = LedgerSource.workspace(governed.ws.root)
     return build_report([source], verifications=[source.verify()])
 
 
-def test_report_counts_decisions_denials_and_approvals(report: dict) -> None:
+def test_report_counts_decisions_denials_and_approvals(report: dict[str, Any]) -> None:
     by_code = {(r["decision"], r["code"]): r["n"] for r in report["decisions_by_code"]}
     assert by_code[("deny", "STALE_FILE")] == 1
     assert sum(n for (d, _), n in by_code.items() if d == "deny") == 4
@@ -52,7 +53,7 @@ def test_report_counts_decisions_denials_and_approvals(report: dict) -> None:
 
 
 def test_lines_estimate_counts_the_last_write_while_the_file_is_unchanged(
-        report: dict) -> None:
+        report: dict[str, Any]) -> None:
     assert report["lines_basis"] == "estimate"
     (row,) = report["lines_by_directory"]
     assert row["directory"] == "src/auth"
@@ -74,7 +75,7 @@ def _chromium() -> str:
 
 
 @pytest.mark.slow
-def test_report_html_renders_in_headless_chromium(report: dict, tmp_path: Path) -> None:
+def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Path) -> None:
     chromium = _chromium()
     page = tmp_path / "report.html"
     page.write_text(render_report_html(report), encoding="utf-8")
@@ -100,7 +101,7 @@ def test_report_html_renders_in_headless_chromium(report: dict, tmp_path: Path) 
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_report_page_is_self_contained(report: dict) -> None:
+def test_report_page_is_self_contained(report: dict[str, Any]) -> None:
     page = render_report_html(report)
     assert "default-src 'none'" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
