@@ -191,7 +191,8 @@ def _responses(script: Script, path: str, body: dict[str, Any]) -> tuple[int, st
             "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
                       "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens_details": {"reasoning_tokens": 0}}}
-    events: list[tuple[str, dict[str, Any]]] = [("response.created", {"type": "response.created", "response": response}),
+    events: list[tuple[str, dict[str, Any]]] = [
+              ("response.created", {"type": "response.created", "response": response}),
               ("response.output_item.added", {"type": "response.output_item.added",
                                               "output_index": 0, "item": item}),
               ("response.output_item.done", {"type": "response.output_item.done",

@@ -41,7 +41,8 @@ def open_ledger(governed: Governed) -> Ledger:
     return Ledger.open(governed.ws.root, environ=governed.ws.env)
 
 
-def export(governed: Governed, out: Path, fmt: str = "parquet", **options: object) -> dict[str, Any]:
+def export(governed: Governed, out: Path, fmt: str = "parquet",
+           **options: object) -> dict[str, Any]:
     return export_ledger(open_ledger(governed), ExportOptions(out, fmt, **options)).manifest  # type: ignore[arg-type]
 
 
