@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     )
     from ledger._hooks.service import GovernedWorkspace, handle_event, run_hook
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
+    from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
     from ledger._query import (
         QUERY_FORMATS,
         LedgerSource,
@@ -126,6 +127,8 @@ __all__ = [
     "QUERY_FORMATS",
     "WORKABLE_STATUSES",
     "AutoCheckpoint",
+    "BlameLine",
+    "BlameReport",
     "CanonicalizationError",
     "Check",
     "Checkpoint",
@@ -182,8 +185,10 @@ __all__ = [
     "WorkspaceNotFoundError",
     "__version__",
     "active_key_id",
+    "blame_file",
     "build_report",
     "canonical_bytes",
+    "current_lines",
     "did_you_mean",
     "discover_sources",
     "expansion_problem",
@@ -275,6 +280,10 @@ _LAZY = {
     "InitReport": "ledger._setup",
     "active_key_id": "ledger._setup",
     "init_workspace": "ledger._setup",
+    "BlameLine": "ledger._projections.explain",
+    "BlameReport": "ledger._projections.explain",
+    "blame_file": "ledger._projections.explain",
+    "current_lines": "ledger._projections.explain",
     "install": "ledger._clients.install",
     "HookStatus": "ledger._clients.install",
     "hook_status": "ledger._clients.install",
