@@ -19,6 +19,10 @@ intents:
     name: Also everything
     status: active
     owned_scope: ["**"]
+  - id: INT-NARROW
+    name: Docs only
+    status: active
+    owned_scope: ["docs/**"]
 """
 
 
@@ -56,6 +60,8 @@ class World:
         s = self.session(session)
         path = self.root / relative
         old = self.text(relative)
+        if old is not None:
+            s.read(relative)  # as agents do (and STALE_FILE requires) before a write
         tool_input = {"file_path": str(path), "content": content}
         tid = s.tool_use_id()
         pre = s.pre("Write", tool_input, tool_use_id=tid)
@@ -73,6 +79,7 @@ class World:
         path = self.root / relative
         old = self.text(relative)
         assert old is not None and old_string in old
+        s.read(relative)
         tool_input = {"file_path": str(path), "old_string": old_string,
                       "new_string": new_string, "replace_all": replace_all}
         tid = s.tool_use_id()
