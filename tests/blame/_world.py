@@ -55,7 +55,7 @@ class World:
         path = self.root / relative
         return path.read_text(encoding="utf-8") if path.exists() else None
 
-    def write(self, session: str, relative: str, content: str) -> None:
+    def write(self, session: str, relative: str, content: str) -> str:
         """Claude Write (create or update), pre and post."""
         s = self.session(session)
         path = self.root / relative
@@ -72,9 +72,10 @@ class World:
                                     "filePath": str(path), "content": content,
                                     "structuredPatch": [], "originalFile": old}
         s.post("Write", tool_input, response, tool_use_id=tid)
+        return tid
 
     def edit(self, session: str, relative: str, old_string: str, new_string: str, *,
-             replace_all: bool = False, send_original: bool = True) -> None:
+             replace_all: bool = False, send_original: bool = True) -> str:
         s = self.session(session)
         path = self.root / relative
         old = self.text(relative)
@@ -92,6 +93,7 @@ class World:
         if send_original:
             response["originalFile"] = old
         s.post("Edit", tool_input, response, tool_use_id=tid)
+        return tid
 
     def blame(self, relative: str) -> BlameReport:
         return blame_file(str(self.root / relative), root=self.root, environ=self.ws.env)
