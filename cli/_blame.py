@@ -1,18 +1,19 @@
 """``ledger blame PATH[:LINE[-END]]``: who wrote each line, under which intent, or why not known."""
 
-from __future__ import annotations
-
+import argparse
 import json
 import os
 import re
 import sys
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-import typer
 
 from cli._exit import OK, UNVERIFIABLE, guarded
 from ledger import BlameReport, InputError, blame_file
+
+if TYPE_CHECKING:
+    import typer
 
 _RANGE = re.compile(r"^(?P<path>.+?):(?P<first>\d+)(?:-(?P<last>\d+))?$")
 _NOT_COMMITTED = "0" * 40
@@ -95,21 +96,9 @@ def _porcelain(report: BlameReport) -> str:
     return "\n".join(out)
 
 
-def blame(
-    target: Annotated[str, typer.Argument(metavar="PATH[:LINE[-END]]",
-                                          help="A file, optionally a line or a line range.")],
-    at: Annotated[int | None, typer.Option("--at", min=0, metavar="SEQ",
-                                           help="The line model as of a record (no disk, "
-                                           "no git).")] = None,
-    porcelain: Annotated[bool, typer.Option("--porcelain", help="git blame --line-porcelain "
-                                            "fields, ledger facts as x-ledger-* keys.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="schemas/blame.v1.schema.json.")
-                       ] = False,
-    root: Annotated[str | None, typer.Option("--root", envvar="LEDGER_ROOT",
-                                             help="Workspace root.")] = None,
-) -> None:
-    """Who wrote each line: agent (the tool call, intent, session, model), git (unchanged since
-    a commit) or unknown (with the reason). A gap is acceptable, a misattribution is not."""
+def run(target: str, *, at: int | None = None, porcelain: bool = False, as_json: bool = False,
+        root: str | None = None) -> int:
+    """Blame ``target`` and print it; returns the exit code."""
 
     def action() -> int:
         path, lines = target, None
@@ -131,11 +120,57 @@ def blame(
             print(_human(report))
         return OK
 
-    code = guarded(action)
-    if code != OK:
-        raise typer.Exit(code)
+    return guarded(action)
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``blame`` to the CLI."""
-    app.command(name="blame")(blame)
+_HELP = ("Who wrote each line: agent (the tool call, intent, session, model), git (unchanged "
+         "since a commit) or unknown (with the reason). A gap is acceptable, a "
+         "misattribution is not.")
+
+
+def main(argv: list[str]) -> int:
+    """``ledger blame`` without Typer: it is run interactively and from editors, where start-up
+    time is the whole wall time (bench/bench_blame.py compares it with ``git blame -L``)."""
+    parser = argparse.ArgumentParser(prog="ledger blame", description=_HELP)
+    parser.add_argument("target", metavar="PATH[:LINE[-END]]")
+    parser.add_argument("--at", type=int, metavar="SEQ",
+                        help="the line model as of a record (no disk, no git)")
+    parser.add_argument("--porcelain", action="store_true",
+                        help="git blame --line-porcelain fields, ledger facts as x-ledger-* keys")
+    parser.add_argument("--json", action="store_true", dest="as_json",
+                        help="schemas/blame.v1.schema.json")
+    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT"),
+                        help="workspace root")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
+        return int(exc.code or 0)
+    if args.at is not None and args.at < 0:
+        print("ledger: error: --at must be >= 0", file=sys.stderr)
+        return UNVERIFIABLE
+    return run(args.target, at=args.at, porcelain=args.porcelain, as_json=args.as_json,
+               root=args.root)
+
+
+def register(app: "typer.Typer") -> None:  # noqa: UP037 -- typer loads lazily
+    """Add ``blame`` to the Typer app (for ``ledger --help``; runs are dispatched to
+    :func:`main` by ``cli._entry``)."""
+    import typer  # noqa: PLC0415
+
+    # No `from __future__ import annotations` in this module: Typer evaluates these
+    # annotations, and `typer` is only a local name here.
+    @app.command(name="blame", help=_HELP)
+    def blame(
+        target: Annotated[str, typer.Argument(metavar="PATH[:LINE[-END]]")],
+        at: Annotated[int | None, typer.Option("--at", min=0, metavar="SEQ", help=(
+            "The line model as of a record (no disk, no git).")) ] = None,
+        porcelain: Annotated[bool, typer.Option("--porcelain", help=(
+            "git blame --line-porcelain fields, ledger facts as x-ledger-* keys."))] = False,
+        as_json: Annotated[bool, typer.Option("--json", help=(
+            "schemas/blame.v1.schema.json."))] = False,
+        root: Annotated[str | None, typer.Option("--root", envvar="LEDGER_ROOT",
+                                                 help="Workspace root.")] = None,
+    ) -> None:
+        code = run(target, at=at, porcelain=porcelain, as_json=as_json, root=root)
+        if code != OK:
+            raise typer.Exit(code)

@@ -173,8 +173,9 @@ class BlameState:
                 replayable = (model is None and old_sha is None and change.get("change") in (
                     "created", None)) or (model is not None and model["sha"] == old_sha
                                           and old_sha is not None)
-                hashes = list(model["hashes"]) if replayable and model else []
-                refs = list(model["refs"]) if replayable and model else []
+                # The model's own lists are updated in place (the state is the fold's).
+                hashes = model["hashes"] if replayable and model else []
+                refs = model["refs"] if replayable and model else []
                 if not replayable:
                     count = change.get("lines") or 0
                     base = _old_length(hunks, count)
