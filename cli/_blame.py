@@ -8,7 +8,6 @@ import sys
 import time
 from typing import TYPE_CHECKING, Annotated
 
-
 from cli._exit import OK, UNVERIFIABLE, guarded
 from ledger import BlameReport, InputError, blame_file
 
@@ -152,7 +151,7 @@ def main(argv: list[str]) -> int:
                root=args.root)
 
 
-def register(app: "typer.Typer") -> None:  # noqa: UP037 -- typer loads lazily
+def register(app: "typer.Typer") -> None:
     """Add ``blame`` to the Typer app (for ``ledger --help``; runs are dispatched to
     :func:`main` by ``cli._entry``)."""
     import typer  # noqa: PLC0415

@@ -40,17 +40,14 @@ def _short(line: str) -> str:
 
 def attempted_line_hashes(tool_input: dict[str, Any]) -> list[str]:
     """Short hashes of the lines a (refused) write tried to put in the file."""
-    texts: list[str] = []
-    for key in ("content", "new_string", "new_source"):
-        if isinstance(tool_input.get(key), str):
-            texts.append(tool_input[key])
+    texts = [tool_input[key] for key in ("content", "new_string", "new_source")
+             if isinstance(tool_input.get(key), str)]
     edits = tool_input.get("edits")
     if isinstance(edits, list):
         texts.extend(e["new_string"] for e in edits
                      if isinstance(e, dict) and isinstance(e.get("new_string"), str))
-    out: list[str] = []
-    for text in texts:
-        out.extend(_short(line) for line in text.replace("\r\n", "\n").split("\n") if line)
+    out = [_short(line) for text in texts for line in text.replace("\r\n", "\n").split("\n")
+           if line]
     return out[:_DENIED_LINES]
 
 
@@ -214,7 +211,7 @@ class BlameState:
         self._live_at_compaction = len(self.refs)
 
 
-def _relative(path: str, cwd: Any, state: BlameState) -> str:  # noqa: ANN401, ARG001
+def _relative(path: str, cwd: Any, state: BlameState) -> str:  # noqa: ANN401
     """A pre record's raw path, workspace-relative where it plainly is (a model path ends it)."""
     if not path.startswith("/"):
         return path.removeprefix("./")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-__all__ = ["BlameOutput", "SCHEMA_FILE", "blame_schema", "main"]
+__all__ = ["SCHEMA_FILE", "BlameOutput", "blame_schema", "main"]
 
 SCHEMA_FILE = "blame.v1.schema.json"
 

@@ -222,21 +222,26 @@ def blame_file(path: str, *, root: str | os.PathLike[str] | None = None,
             facts["denied"] = denied[disk_hashes[index]]
         rows.append(BlameLine(number, texts[index], status, disk_hashes[index], facts))
     if needs_git:
-        found, why = _git_blame(root_path, relative, content, (min(needs_git), max(needs_git)))
-        for row in rows:
-            if row.status != "unknown":
-                continue
-            commit = found.get(row.line)
-            if commit is not None:
-                row.facts.pop("reason", None)
-                row.facts.update(commit=commit["commit"], author=commit.get("author"),
-                                 author_time=commit.get("author_time"),
-                                 orig_line=commit["orig_line"],
-                                 orig_file=commit.get("orig_file"))
-                rows[row.line - first] = row._replace(status="git")
-            else:
-                row.facts["reason"] += f"; {why or 'not committed to git'}"
+        _ask_git(root_path, relative, content, rows, needs_git=needs_git, first=first)
     return BlameReport(relative, rows, fast, None)
+
+
+def _ask_git(root: Path, relative: str, content: bytes, rows: list[BlameLine], *,
+             needs_git: list[int], first: int) -> None:
+    """Turn the ``unknown`` rows that git explains into ``git`` rows (in place)."""
+    found, why = _git_blame(root, relative, content, (min(needs_git), max(needs_git)))
+    for row in list(rows):
+        if row.status != "unknown":
+            continue
+        commit = found.get(row.line)
+        if commit is not None:
+            row.facts.pop("reason", None)
+            row.facts.update(commit=commit["commit"], author=commit.get("author"),
+                             author_time=commit.get("author_time"),
+                             orig_line=commit["orig_line"], orig_file=commit.get("orig_file"))
+            rows[row.line - first] = row._replace(status="git")
+        else:
+            row.facts["reason"] += f"; {why or 'not committed to git'}"
 
 
 def _range(lines: tuple[int, int] | None, count: int, path: str) -> tuple[int, int]:

@@ -79,7 +79,8 @@ class World:
         s = self.session(session)
         path = self.root / relative
         old = self.text(relative)
-        assert old is not None and old_string in old
+        assert old is not None
+        assert old_string in old
         s.read(relative)
         tool_input = {"file_path": str(path), "old_string": old_string,
                       "new_string": new_string, "replace_all": replace_all}

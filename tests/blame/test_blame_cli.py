@@ -49,7 +49,8 @@ def test_json_output_is_valid_and_complete(world: World) -> None:
     for key in ("seq", "record_hash", "invocation_id", "tool_use_id", "tool", "intent_id",
                 "session_id", "client", "ts"):
         assert agent[key] is not None, key
-    assert data["lines"][0]["commit"] and data["lines"][0]["author"] == "Ann"
+    assert data["lines"][0]["commit"]
+    assert data["lines"][0]["author"] == "Ann"
     assert data["lines"][3]["reason"]
     assert data["summary"]["agent"] == {"lines": 1, "percent": 25.0}
 
@@ -65,14 +66,16 @@ def test_porcelain_keeps_git_field_meanings(world: World) -> None:
     assert "x-ledger-status git" in done.stdout
     agent = _cli(world, "blame", "--porcelain", "app.py:3").stdout
     assert agent.splitlines()[0].startswith("0" * 40 + " 3 3 1")
-    assert "x-ledger-status agent" in agent and "x-ledger-session-id s1" in agent
+    assert "x-ledger-status agent" in agent
+    assert "x-ledger-session-id s1" in agent
 
 
 def test_human_output_and_range(world: World) -> None:
     done = _cli(world, "blame", "app.py:2-3")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split()[2] == "agent" and lines[0].endswith("| TWO")
+    assert lines[0].split()[2] == "agent"
+    assert lines[0].endswith("| TWO")
     assert "\x1b[" not in done.stdout  # not a terminal: no colour
 
 
@@ -92,7 +95,8 @@ def test_bad_targets_are_one_line_exit_2(world: World, target: str) -> None:
     (world.root / "src").mkdir(exist_ok=True)
     done = _cli(world, "blame", target)
     assert done.returncode == 2
-    assert done.stderr.startswith("ledger: error: ") and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("ledger: error: ")
+    assert done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
 
 

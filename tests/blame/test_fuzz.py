@@ -37,7 +37,7 @@ FILES = ("src/a.py", "src/b.py", "c.txt")
 
 class Fuzz:
     def __init__(self, tmp_path: Path, seed: int) -> None:
-        self.rng = random.Random(seed)
+        self.rng = random.Random(seed)  # noqa: S311 -- replayable by seed, not a secret
         self.world = World(tmp_path)
         self.creator: dict[str, str] = {}
         self.counter = 0
@@ -84,7 +84,6 @@ class Fuzz:
         old = self.lines(relative)
         new = self.mutate(old, f"agent:{session}") if old else self.fresh(f"agent:{session}", 4)
         self.world.write(session, relative, self.join(new))
-        return None
 
     def op_edit(self, session: str, relative: str) -> None:
         old = self.lines(relative)
@@ -202,7 +201,7 @@ class Fuzz:
                     assert row.facts.get("reason"), where
                     self.gaps[truth.split(":")[0]] += 1
                     if truth.startswith("agent") and os.environ.get("BLAME_FUZZ_VERBOSE"):
-                        print("agent gap:", self.log[-3:], row.facts["reason"])
+                        print("agent gap:", self.log[-3:], row.facts["reason"])  # noqa: T201 -- BLAME_FUZZ_VERBOSE
 
 
 @pytest.mark.slow
@@ -214,7 +213,7 @@ def test_no_wrong_attribution(tmp_path: Path, seed: int) -> None:
         if len(fuzz.log) % 4 == 0:
             fuzz.check(seed)
     fuzz.check(seed)
-    print(f"seed {seed}: {fuzz.checked} line checks, gaps by truth {dict(fuzz.gaps)}")
+    print(f"seed {seed}: {fuzz.checked} line checks, gaps by truth {dict(fuzz.gaps)}")  # noqa: T201 -- the report
 
 
 @pytest.mark.slow
