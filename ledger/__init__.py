@@ -95,6 +95,11 @@ if TYPE_CHECKING:
     from ledger._hooks.service import GovernedWorkspace, handle_event, run_hook
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
+    from ledger._projections.intent_state import (
+        intent_map_markdown,
+        intent_summaries,
+        write_intent_map,
+    )
     from ledger._query import (
         QUERY_FORMATS,
         LedgerSource,
@@ -199,7 +204,9 @@ __all__ = [
     "hook_status",
     "init_workspace",
     "install",
+    "intent_map_markdown",
     "intent_refusal",
+    "intent_summaries",
     "load_intents_cached",
     "load_intents_file",
     "loads_ledger_json",
@@ -222,6 +229,7 @@ __all__ = [
     "verify_lines",
     "view_schema_json",
     "view_schema_text",
+    "write_intent_map",
     "write_result",
 ]
 
@@ -284,6 +292,9 @@ _LAZY = {
     "BlameReport": "ledger._projections.explain",
     "blame_file": "ledger._projections.explain",
     "current_lines": "ledger._projections.explain",
+    "intent_map_markdown": "ledger._projections.intent_state",
+    "intent_summaries": "ledger._projections.intent_state",
+    "write_intent_map": "ledger._projections.intent_state",
     "install": "ledger._clients.install",
     "HookStatus": "ledger._clients.install",
     "hook_status": "ledger._clients.install",
