@@ -297,6 +297,21 @@ def _added_ranges(edit: dict[str, Any], content: str | None) -> list[list[int]]:
     return out
 
 
+def _certain_ranges(edit: dict[str, Any], content: str | None) -> list[tuple[int, int]]:
+    """The written ranges, only where they are certain: a structured patch, a whole-file
+    write, or new strings that each occur exactly once (a second occurrence would make the
+    range a guess, and a guess can misattribute)."""
+    if content is None:
+        return []
+    if not edit.get("structured_patch") and not ("content" in edit and "old_string" not in edit):
+        news = [edit.get("new_string")] if "new_string" in edit else [
+            e.get("new_string") for e in edit.get("edits") or [] if isinstance(e, dict)]
+        if edit.get("replace_all") or not news or any(
+                not isinstance(n, str) or content.count(n) != 1 for n in news):
+            return []
+    return [(a, b) for a, b in _added_ranges(edit, content)]
+
+
 def _patch_moves(patch: str) -> dict[str, str]:
     """``destination -> source`` of each ``*** Move to:`` in an apply_patch body."""
     moves: dict[str, str] = {}
@@ -883,7 +898,7 @@ class Governance:
             files.append(file_change(
                 relative, old=old, old_known=known, old_sha256=old_digest, new=content,
                 new_sha256=digest, previous_path=previous_rel, mutation_class=mutation,
-                written=[(a, b) for a, b in _added_ranges(edit, content)]))
+                written=_certain_ranges(edit, content)))
         source = ("structured_patch" if edit.get("structured_patch") else
                   "patch" if inv.tool_name in PATCH_TOOLS else
                   "content" if "content" in edit and "old_string" not in edit else "edit")
