@@ -151,6 +151,7 @@ class BlameState:
                            attribution: dict[str, Any]) -> None:
         agent: int | None = None
         unknown: int | None = None
+        conflict: int | None = None
         for change in attribution["files"]:
             if not isinstance(change, dict) or not isinstance(change.get("path"), str):
                 continue
@@ -173,12 +174,21 @@ class BlameState:
                 # The model's own lists are updated in place (the state is the fold's).
                 hashes = model["hashes"] if replayable and model else []
                 refs = model["refs"] if replayable and model else []
+                ref = agent if agent is not None else BASE
+                suspect: set[str | None] = set()
                 if not replayable:
                     count = change.get("lines") or 0
                     base = _old_length(hunks, count)
                     hashes, refs = [None] * base, [BASE] * base
+                    # The call's old side is not the file the records describe. A "new" line
+                    # the records already had may not be this call's: a gap, not a guess.
+                    suspect = set(model["hashes"]) - {None} if model else set()
+                    if suspect and conflict is None:
+                        conflict = self._new_ref(record, body, status="unknown", reason=(
+                            f"seq {record.get('seq')} wrote it over a version of the file the "
+                            "records do not describe, and the records had it before"))
                 for hunk in reversed(hunks):
-                    _replay(hashes, refs, hunk, agent if agent is not None else BASE)
+                    _replay(hashes, refs, hunk, ref, suspect=suspect, conflict=conflict)
             else:
                 if unknown is None:
                     tool = body.get("tool") or "a tool call"
@@ -229,20 +239,22 @@ def _old_length(hunks: list[dict[str, Any]], new_count: int) -> int:
                            for h in hunks)
 
 
-def _replay(hashes: list[str | None], refs: list[int], hunk: dict[str, Any], ref: int) -> None:
+def _replay(hashes: list[str | None], refs: list[int], hunk: dict[str, Any], ref: int, *,
+            suspect: set[str | None], conflict: int | None) -> None:
     old_start, old_lines = int(hunk.get("old_start") or 0), int(hunk.get("old_lines") or 0)
     new_lines = int(hunk.get("new_lines", 0))
     at = old_start - 1 if old_lines else old_start
     written = list(hunk.get("line_hashes") or [None] * new_lines)
     hashes[at:at + old_lines] = written
-    refs[at:at + old_lines] = [ref] * len(written)
+    refs[at:at + old_lines] = [conflict if conflict is not None and h in suspect else ref
+                               for h in written]
 
 
 class BlameProjection:
     """The line model behind ``ledger blame`` (see the module docstring)."""
 
     name: Final = "blame"
-    version: Final = 1
+    version: Final = 2  # 2: lines of a mismatched old side the records already had are gaps
 
     def initial(self) -> BlameState:
         """No files."""
