@@ -32,6 +32,8 @@ BLOB_LIMIT: Final = 512 * 1024
 SKIP_DIRS: Final = frozenset({".git", ".orchestration", "node_modules"})
 SNAPSHOT_SECONDS: Final = 0.3
 SNAPSHOT_FILES: Final = 20_000
+_KEEP: Final = 64
+_MAX_AGE_SECONDS: Final = 24 * 3600
 
 
 class StatSnapshot(NamedTuple):
@@ -119,9 +121,22 @@ def save_before(cache_dir: Path, invocation_id: str, before: Before) -> None:
     path = _path(cache_dir, invocation_id)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
+        _prune(path.parent)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         tmp.replace(path)
+
+
+def _prune(folder: Path) -> None:
+    """Drop snapshots whose post never came (a rejected ``ask``, a crashed client)."""
+    entries = list(os.scandir(folder))
+    if len(entries) <= _KEEP:
+        return
+    cutoff = time.time() - _MAX_AGE_SECONDS
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)  # noqa: PTH108
 
 
 def load_before(cache_dir: Path, invocation_id: str) -> Before | None:

@@ -108,3 +108,34 @@ def test_unknown_old_side_is_never_guessed(tmp_path: Path) -> None:
     rows = w.blame("d.py").lines
     # which "dup" the edit wrote is not certain: no line is claimed for anyone
     assert [x.status for x in rows] == ["unknown"] * 4
+
+
+def test_a_shell_command_with_unknown_previous_content_leaves_unknown_lines(
+        tmp_path: Path) -> None:
+    """A generator script rewrites a file the analyzer cannot name: the stat snapshot sees
+    the change, the old bytes were not kept, so every line is unknown (with the reason)."""
+    from tests.blame.test_fuzz import Fuzz  # noqa: PLC0415
+
+    fuzz = Fuzz(tmp_path, 5)
+    w = fuzz.world
+    w.write("s1", "gen.txt", "old 1\nold 2\n")
+    (w.root / "gen.sh").write_text("printf 'made 1\\nold 2\\n' > gen.txt\n", encoding="utf-8")
+    fuzz.shell("s1", "bash gen.sh")
+    change = next(f for f in _last_attribution(w)["files"] if f["path"] == "gen.txt")
+    assert change["exact"] is False
+    rows = w.blame("gen.txt").lines
+    assert [x.status for x in rows] == ["unknown", "unknown"]
+    assert "previous content was not captured" in rows[0].facts["reason"]
+
+
+def test_snapshot_budget_is_reported(tmp_path: Path) -> None:
+    from ledger._governance.snapshot import stat_snapshot  # noqa: PLC0415
+
+    for i in range(5):
+        (tmp_path / f"f{i}").write_text("x", encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "skipped").write_text("x", encoding="utf-8")
+    assert stat_snapshot(str(tmp_path), max_files=2).complete is False
+    full = stat_snapshot(str(tmp_path))
+    assert full.complete is True
+    assert sorted(full.files) == [f"f{i}" for i in range(5)]
