@@ -23,8 +23,14 @@ Pre-tool policies, in order (the first deny wins and skips the rest):
    ``eval`` of a run-time value, arithmetic with expansions, an unrecognised program...) goes to
    a human (``ask``): what is not recognised never passes silently. Always on.
 
-The post-tool ``observe`` policy records what the session saw and changed (content hashes,
-added line ranges) so the next decisions, and ``ledger blame``, can be rebuilt from the ledger.
+7. ``before``: never blocks; keeps each target's bytes (and, for shell commands, a bounded
+   stat snapshot of the working tree) so the post record can hold the exact diff
+   (:mod:`ledger._governance.snapshot`).
+
+The post-tool ``observe`` policy records what the session saw and changed: content hashes, and
+per changed file git's zero-context hunks with a hash per written line
+(:mod:`ledger._governance.attribution`), so the next decisions, and ``ledger blame``, can be
+rebuilt from the ledger.
 
 Mutating tools: Write, Edit, MultiEdit, NotebookEdit, Delete (Cursor), ApplyPatch, and
 DESTRUCTIVE shell commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far
