@@ -123,7 +123,7 @@ def _wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
 def _rss_fold(records: int, files: int) -> int:
     """Peak RSS (KiB) of a child folding ``records`` in-memory posts over ``files`` files."""
     code = f"""
-import resource, sys
+import sys
 sys.path.insert(0, {str(ROOT)!r})
 from ledger._projections import BLAME
 state = BLAME.initial()
@@ -137,7 +137,9 @@ for n in range({records}):
         "new_lines": 1, "line_hashes": [f"{{n:012x}}"]}}] if path in state.files else
         [{{"old_start": 0, "old_lines": 0, "new_start": 1, "new_lines": 60,
            "line_hashes": [f"{{n:06x}}{{i:06x}}" for i in range(60)]}}]}}]}}}}}})
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child of this (large)
+# process would report the parent's peak.
+print(next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM")))
 """
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True)

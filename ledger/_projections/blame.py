@@ -25,8 +25,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-__all__ = ["BASE", "BLAME", "BlameProjection", "BlameState", "attempted_line_hashes"]
+__all__ = ["BASE", "BLAME", "REF_FIELDS", "BlameProjection", "BlameState", "attempted_line_hashes"]
 
+REF_FIELDS: Final = ("client", "intent_id", "invocation_id", "model", "reason", "record_hash",
+                     "seq", "session_id", "status", "tool", "tool_use_id", "ts")
+"""The fields of an attribution, in the order ``BlameState.refs`` keeps them."""
 BASE: Final = -1
 """Reference of a line no record explains (predates the ledger, or changed outside it)."""
 _DENIED_PER_FILE: Final = 20
@@ -56,7 +59,8 @@ class BlameState:
 
     Attributes:
         files: path -> ``{"sha": sha256|None, "hashes": [short|None], "refs": [int]}``.
-        refs: attribution table; a line's ref indexes it (:data:`BASE` = none).
+        refs: attribution table, each in :data:`REF_FIELDS` order; a line's ref indexes it
+            (:data:`BASE` = none); read one with :meth:`ref`.
         denied: path -> refused attempts ``{seq, record_hash, session_id, tool, code,
             intent_id, lines: [short]}`` (the last few).
         pending: tool_use_id -> an ``ask`` attempt waiting for its outcome.
@@ -66,7 +70,7 @@ class BlameState:
     def __init__(self, data: dict[str, Any] | None = None) -> None:
         data = data or {}
         self.files: dict[str, dict[str, Any]] = data.get("files", {})
-        self.refs: list[dict[str, Any]] = data.get("refs", [])
+        self.refs: list[list[Any]] = data.get("refs", [])
         self.denied: dict[str, list[dict[str, Any]]] = data.get("denied", {})
         self.pending: dict[str, dict[str, Any]] = data.get("pending", {})
         self.seq: int = data.get("seq", -1)
@@ -79,7 +83,7 @@ class BlameState:
 
     def ref(self, index: int) -> dict[str, Any] | None:
         """The attribution of a line's ref (``None`` for :data:`BASE`)."""
-        return None if index < 0 else self.refs[index]
+        return None if index < 0 else dict(zip(REF_FIELDS, self.refs[index], strict=True))
 
     # --- the fold ----------------------------------------------------------------------------
 
@@ -139,12 +143,13 @@ class BlameState:
                  reason: str | None) -> int:
         actor = record.get("actor") or {}
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
-        self.refs.append({
-            "client": actor.get("client"), "intent_id": (data or {}).get("intent_id"),
-            "invocation_id": body.get("invocation"), "model": actor.get("model"),
-            "reason": reason, "record_hash": record.get("hash"), "seq": record.get("seq"),
-            "session_id": actor.get("session"), "status": status, "tool": body.get("tool"),
-            "tool_use_id": body.get("tool_use_id"), "ts": record.get("ts")})
+        # A list in REF_FIELDS order, not a dict: the cache holds one per live attribution,
+        # and blame loads the cache on every run.
+        self.refs.append([
+            actor.get("client"), (data or {}).get("intent_id"), body.get("invocation"),
+            actor.get("model"), reason, record.get("hash"), record.get("seq"),
+            actor.get("session"), status, body.get("tool"), body.get("tool_use_id"),
+            record.get("ts")])
         return len(self.refs) - 1
 
     def _apply_attribution(self, record: dict[str, Any], body: dict[str, Any],
@@ -254,7 +259,8 @@ class BlameProjection:
     """The line model behind ``ledger blame`` (see the module docstring)."""
 
     name: Final = "blame"
-    version: Final = 2  # 2: lines of a mismatched old side the records already had are gaps
+    # 2: lines of a mismatched old side the records already had are gaps; 3: refs as lists
+    version: Final = 3
 
     def initial(self) -> BlameState:
         """No files."""

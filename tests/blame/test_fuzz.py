@@ -274,5 +274,7 @@ def test_compaction_keeps_answers(tmp_path: Path) -> None:
         BLAME.apply(state, post(seq, str(seq)))
     assert len(state.refs) < 1100  # not 10,000: memory follows the live lines
     (ref,) = state.files["f.py"]["refs"]
-    assert state.refs[ref]["seq"] == 4999
-    assert state.refs[ref]["session_id"] == "s1"
+    attribution = state.ref(ref)
+    assert attribution is not None
+    assert attribution["seq"] == 4999
+    assert attribution["session_id"] == "s1"
