@@ -805,7 +805,7 @@ class Governance:
             relative, absolute = self._resolve(path, inv)
             if relative is None or absolute is None:
                 continue
-            if not os.path.lexists(absolute):  # noqa: PTH110 -- no pathlib on the hook path
+            if not os.path.lexists(absolute):
                 hashes[relative] = None
                 continue
             data = _read_regular(absolute, _BLOB_LIMIT + 1)  # never opens a FIFO
