@@ -5,12 +5,12 @@ new one (``FileChange`` in ``ledger/_evidence/models.py``): zero-context hunks i
 (``@@ -a,b +c,d @@``) and a short hash per written line, so the blame projection can replay the
 line model from the records alone (issue 9, "Attribution at record time").
 
-The diff is git's (libgit2's xdiff via pygit2, Myers: hunks identical to ``git diff -U0``,
-findings-2026-11 §6). pygit2 costs 100-300 ms to import as a package, too much for a hook, so
-:func:`diff_hunks` first trims the common prefix and suffix (as xdiff does) and only calls
-libgit2 when the changed middle shares a line between its two sides; a single-region edit,
-the common case, needs no diff library at all. When it is needed, only the compiled extension
-is loaded (~25 ms), not the package's Python layer.
+The diff is git's (libgit2's xdiff via pygit2, Myers: hunks identical to ``git diff -U0``;
+measured 2.3 ms on ~6k lines, where difflib takes 206 ms). pygit2 costs 100-300 ms to import
+as a package, too much for a hook, so :func:`diff_hunks` first trims the common prefix and
+suffix (as xdiff does) and only calls libgit2 when the changed middle shares a line between its
+two sides; a single-region edit, the common case, needs no diff library at all. When it is
+needed, only the compiled extension is loaded (~25 ms), not the package's Python layer.
 
 Text is compared LF-normalised; a missing newline at the end of the file does not make the last
 line a different line.
