@@ -808,7 +808,7 @@ class Governance:
             if not os.path.lexists(absolute):
                 hashes[relative] = None
                 continue
-            data = _read_regular(absolute, _BLOB_LIMIT + 1)  # never opens a FIFO
+            data = self._content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
                 hashes[relative] = keep_blob(self.cache_dir, data)
         save_before(self.cache_dir, inv.id, Before(hashes, snapshot))
