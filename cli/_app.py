@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append, _intent, _keys, _log, _query
+from cli import _append, _blame, _intent, _intents, _keys, _log, _query
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
 from ledger import Ledger, StorageError, VerifyReport
 
@@ -32,6 +32,7 @@ key_app = typer.Typer(help="Signing keys: list, rotate, revoke, add, pin, verifi
                       no_args_is_help=True)
 app.add_typer(key_app, name="key")
 _keys.register(key_app)
+_blame.register(app)
 
 RootOption = Annotated[
     str | None,
@@ -375,6 +376,7 @@ ClientArgument = Annotated[str, typer.Argument(metavar="CLIENT", callback=_known
 intent_app = typer.Typer(help="Intents: list, select, clear, expand, expansions, withdraw.",
                          no_args_is_help=True)
 app.add_typer(intent_app, name="intent")
+_intents.register(app, intent_app)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -106,6 +106,7 @@ class _Agent:
         self.session = session
         self.environ = environ
         self.calls = 0
+        self.last_pre: str | None = None
 
     def send(self, event: str, **fields: object) -> dict[str, object]:
         self.calls += 1
@@ -113,7 +114,11 @@ class _Agent:
                    "transcript_path": f"~/.claude/projects/demo/{self.session}.jsonl",
                    "permission_mode": "default", "hook_event_name": event, **fields}
         if "tool_name" in fields:
+            # A post carries its pre's tool_use_id, as Claude Code sends them (blame pairs them).
+            if event != "PreToolUse" and self.last_pre is not None:
+                payload.setdefault("tool_use_id", self.last_pre)
             payload.setdefault("tool_use_id", f"toolu_{self.session[:4]}{self.calls:04d}")
+            self.last_pre = str(payload["tool_use_id"]) if event == "PreToolUse" else None
         done = subprocess.run(  # noqa: S603 -- our own CLI, as Claude Code would run it
             [sys.executable, "-m", "cli._entry", "hook", "claude", "--event", event],
             input=json.dumps(payload).encode(), capture_output=True, env=self.environ,
@@ -161,6 +166,7 @@ def _run(workspace: Path, base: Path, environ: dict[str, str]) -> None:
     from cli._query import demo_finale  # noqa: PLC0415 -- query lane: query, report, export
 
     demo_finale(workspace, base, environ)
+    _blame(workspace, environ)
 
 
 def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:
@@ -311,3 +317,35 @@ def _truncate_lines(workspace: Path, count: int) -> None:
     path = workspace / ".orchestration" / "agent_trace.jsonl"
     lines = path.read_bytes().split(b"\n")[:-1]
     path.write_bytes(b"\n".join(lines[:-count]) + b"\n")
+
+
+def _blame(workspace: Path, environ: dict[str, str]) -> None:
+    """Blame lane: a shell command and a human edit on top of the two sessions' lines."""
+    from cli._blame import run as blame_run  # noqa: PLC0415
+
+    _step("a shell command (sed -i, approved) and a human edit, then ledger blame")
+    env = {**environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    bob = _Agent(workspace, "b0b5e551-0000-4e8a-9c51-2d6f0b8e4a17", env)
+    bob.calls = 100  # tool_use_ids after the session's own
+    command = {"command": "sed -i 's/return payload;/return Object.freeze(payload);/' "
+               "src/auth/middleware.ts"}
+    bob.tool("Bash: sed -i ... src/auth/middleware.ts", "Bash", command)
+    subprocess.run(["bash", "-c", str(command["command"])], cwd=workspace, check=True)  # noqa: S603, S607
+    bob.send("PostToolUse", tool_name="Bash", tool_input=command,
+             tool_response={"stdout": "", "stderr": "", "interrupted": False})
+    path = workspace / "src/auth/middleware.ts"
+    path.write_text(path.read_text() + "// TODO(human): rotate the secret\n")
+    _say("  a person appended a line in their editor")
+    _say("$ ledger blame src/auth/middleware.ts")
+    cwd = Path.cwd()
+    try:
+        os.chdir(workspace)
+        old = os.environ.get("LEDGER_HOME")
+        os.environ["LEDGER_HOME"] = environ["LEDGER_HOME"]
+        blame_run("src/auth/middleware.ts", root=str(workspace))
+    finally:
+        os.chdir(cwd)
+        if old is None:
+            os.environ.pop("LEDGER_HOME", None)
+        else:
+            os.environ["LEDGER_HOME"] = old

@@ -1,9 +1,9 @@
 """Console-script entry point.
 
 ``ledger append`` and ``ledger hook`` run on every agent tool call, and ``log``, ``show``,
-``intent list`` and the top-level help are interactive, so they are dispatched here without
-importing Typer, Click, Rich or pydantic (~100 ms together). Every other command goes to the
-Typer app in ``cli._app``.
+``intent list``, ``blame`` and the top-level help are interactive, so they are dispatched here
+without importing Typer, Click, Rich or pydantic (~100 ms together). Every other command goes to
+the Typer app in ``cli._app``.
 """
 
 from __future__ import annotations
@@ -33,11 +33,15 @@ def main(argv: list[str] | None = None) -> int:
         from cli._intent import list_main  # noqa: PLC0415
 
         return list_main(args[2:])
-    fast = args and args[0] in ("append", "hook") and not {"--help", "-h"} & set(args)
+    fast = args and args[0] in ("append", "hook", "blame") and not {"--help", "-h"} & set(args)
     if fast and args[0] == "append":
         from cli._append import main as append_main  # noqa: PLC0415
 
         return append_main(args[1:])
+    if fast and args[0] == "blame":
+        from cli._blame import main as blame_main  # noqa: PLC0415
+
+        return blame_main(args[1:])
     if fast:
         from cli._hook import main as hook_main  # noqa: PLC0415
 

@@ -94,6 +94,12 @@ if TYPE_CHECKING:
     )
     from ledger._hooks.service import GovernedWorkspace, handle_event, run_hook
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
+    from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
+    from ledger._projections.intent_state import (
+        intent_map_markdown,
+        intent_summaries,
+        write_intent_map,
+    )
     from ledger._query import (
         QUERY_FORMATS,
         LedgerSource,
@@ -126,6 +132,8 @@ __all__ = [
     "QUERY_FORMATS",
     "WORKABLE_STATUSES",
     "AutoCheckpoint",
+    "BlameLine",
+    "BlameReport",
     "CanonicalizationError",
     "Check",
     "Checkpoint",
@@ -182,8 +190,10 @@ __all__ = [
     "WorkspaceNotFoundError",
     "__version__",
     "active_key_id",
+    "blame_file",
     "build_report",
     "canonical_bytes",
+    "current_lines",
     "did_you_mean",
     "discover_sources",
     "expansion_problem",
@@ -194,7 +204,9 @@ __all__ = [
     "hook_status",
     "init_workspace",
     "install",
+    "intent_map_markdown",
     "intent_refusal",
+    "intent_summaries",
     "load_intents_cached",
     "load_intents_file",
     "loads_ledger_json",
@@ -217,6 +229,7 @@ __all__ = [
     "verify_lines",
     "view_schema_json",
     "view_schema_text",
+    "write_intent_map",
     "write_result",
 ]
 
@@ -275,6 +288,13 @@ _LAZY = {
     "InitReport": "ledger._setup",
     "active_key_id": "ledger._setup",
     "init_workspace": "ledger._setup",
+    "BlameLine": "ledger._projections.explain",
+    "BlameReport": "ledger._projections.explain",
+    "blame_file": "ledger._projections.explain",
+    "current_lines": "ledger._projections.explain",
+    "intent_map_markdown": "ledger._projections.intent_state",
+    "intent_summaries": "ledger._projections.intent_state",
+    "write_intent_map": "ledger._projections.intent_state",
     "install": "ledger._clients.install",
     "HookStatus": "ledger._clients.install",
     "hook_status": "ledger._clients.install",

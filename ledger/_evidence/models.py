@@ -221,6 +221,7 @@ class HookPreBody(_HookBody):
 
 
 Sha256Ref = Annotated[StrictStr, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+ShortLineHash = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{12}$")]
 
 
 class LineHunk(_Strict):
@@ -240,6 +241,10 @@ class LineHunk(_Strict):
     content_hash: Sha256Ref | None = Field(
         description="'sha256:' of the written lines, LF-normalised, each ending in LF; null "
         "when nothing was written or the text was not available.")
+    line_hashes: list[ShortLineHash] | None = Field(
+        description="Per written line, the first 12 hex digits of the SHA-256 of its text "
+        "(no terminator): the line model's identity of each line, so blame can reconcile the "
+        "file on disk with the records; null when the text was not available (v1).")
 
 
 class FileChange(_Strict):
@@ -252,11 +257,17 @@ class FileChange(_Strict):
         description="For a rename: the path the file had before.")
     sha256: Hex64 | None = Field(
         description="SHA-256 of the file's bytes after the change; null if deleted/unreadable.")
+    old_sha256: Hex64 | None = Field(
+        description="SHA-256 of the file before the change, when the hunks were computed "
+        "against it (exact); null when the file did not exist or the old side is unknown.")
+    lines: SafeInt | None = Field(
+        description="Line count of the file after the change; null when unknown.")
     mutation_class: StrictStr | None = Field(
         description="AST_REFACTOR, INTENT_EVOLUTION, ... (see the policies), when classified.")
     exact: StrictBool = Field(
-        description="True when the hunks are the exact diff (git's, old side included) so "
-        "the line model can be replayed; false when only the written ranges are known.")
+        description="True when the hunks are the exact diff (git's zero-context Myers hunks, "
+        "old side included) so the line model can be replayed; false when only the written "
+        "ranges are known (old_start/old_lines are then null).")
     hunks: list[LineHunk]
 
 

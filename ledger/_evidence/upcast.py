@@ -45,10 +45,11 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
         ranges = added if isinstance(added, dict) else {}
         body["attribution"] = {"source": "v1", "files": [
             {"path": path, "change": None, "previous_path": None,
-             "sha256": observed.get(path), "mutation_class": facts.get("mutation_class"),
-             "exact": False,
+             "sha256": observed.get(path), "old_sha256": None, "lines": None,
+             "mutation_class": facts.get("mutation_class"), "exact": False,
              "hunks": [{"old_start": None, "old_lines": None, "new_start": start,
-                        "new_lines": end - start + 1, "content_hash": None}
+                        "new_lines": end - start + 1, "content_hash": None,
+                        "line_hashes": None}
                        for start, end in ranges.get(path, [])]}
             for path in changed if isinstance(path, str)]}
     out["body"] = body

@@ -23,8 +23,14 @@ Pre-tool policies, in order (the first deny wins and skips the rest):
    ``eval`` of a run-time value, arithmetic with expansions, an unrecognised program...) goes to
    a human (``ask``): what is not recognised never passes silently. Always on.
 
-The post-tool ``observe`` policy records what the session saw and changed (content hashes,
-added line ranges) so the next decisions, and ``ledger blame``, can be rebuilt from the ledger.
+7. ``before``: never blocks; keeps each target's bytes (and, for shell commands, a bounded
+   stat snapshot of the working tree) so the post record can hold the exact diff
+   (:mod:`ledger._governance.snapshot`).
+
+The post-tool ``observe`` policy records what the session saw and changed: content hashes, and
+per changed file git's zero-context hunks with a hash per written line
+(:mod:`ledger._governance.attribution`), so the next decisions, and ``ledger blame``, can be
+rebuilt from the ledger.
 
 Mutating tools: Write, Edit, MultiEdit, NotebookEdit, Delete (Cursor), ApplyPatch, and
 DESTRUCTIVE shell commands. Other tools (Read, Grep, MCP tools ...) are not file writes as far
@@ -57,6 +63,15 @@ from ledger._governance.intents import (
     intent_refusal,
     render_intent_context,
 )
+from ledger._governance.snapshot import (
+    BLOB_LIMIT,
+    Before,
+    keep_blob,
+    load_before,
+    read_blob,
+    save_before,
+    stat_snapshot,
+)
 from ledger._governance.state import WorkspaceState
 from ledger._governance.vocabulary import SHELL_TOOLS, Permission, hook_error
 
@@ -70,7 +85,7 @@ DELETE_TOOLS: Final = frozenset({"Delete"})  # Cursor's documented Delete tool
 PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
-_BLOB_LIMIT: Final = 512 * 1024
+_BLOB_LIMIT: Final = BLOB_LIMIT
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
 _READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "show", "--help", "-h",
@@ -288,28 +303,33 @@ def _added_ranges(edit: dict[str, Any], content: str | None) -> list[list[int]]:
     return out
 
 
-def _lf_lines(content: str) -> list[str]:
-    return content.replace("\r\n", "\n").split("\n")
+def _certain_ranges(edit: dict[str, Any], content: str | None) -> list[tuple[int, int]]:
+    """The written ranges, only where they are certain: a structured patch, a whole-file
+    write, or new strings that each occur exactly once (a second occurrence would make the
+    range a guess, and a guess can misattribute)."""
+    if content is None:
+        return []
+    if not edit.get("structured_patch") and not ("content" in edit and "old_string" not in edit):
+        news = [edit.get("new_string")] if "new_string" in edit else [
+            e.get("new_string") for e in edit.get("edits") or [] if isinstance(e, dict)]
+        if edit.get("replace_all") or not news or any(
+                not isinstance(n, str) or content.count(n) != 1 for n in news):
+            return []
+    return [(a, b) for a, b in _added_ranges(edit, content)]
 
 
-def _file_change(relative: str, digest: str | None, content: str | None,
-                 ranges: list[list[int]], mutation_class: str | None) -> dict[str, Any]:
-    """A ``FileChange`` (models.py) from the written line ranges of the file after the call.
-
-    Only the new side is known here, so ``exact`` is false: the ranges say which lines this call
-    wrote, not how to replay the diff.
-    """
-    lines = _lf_lines(content) if content is not None else None
-    hunks = []
-    for start, end in ranges:
-        content_hash = None
-        if lines is not None and 1 <= start <= end <= len(lines):
-            text = "".join(f"{line}\n" for line in lines[start - 1:end])
-            content_hash = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-        hunks.append({"content_hash": content_hash, "new_lines": end - start + 1,
-                      "new_start": start, "old_lines": None, "old_start": None})
-    return {"change": None, "exact": False, "hunks": hunks, "mutation_class": mutation_class,
-            "path": relative, "previous_path": None, "sha256": digest}
+def _patch_moves(patch: str) -> dict[str, str]:
+    """``destination -> source`` of each ``*** Move to:`` in an apply_patch body."""
+    moves: dict[str, str] = {}
+    current: str | None = None
+    for line in patch.splitlines():
+        if line.startswith("*** Update File: "):
+            current = line[len("*** Update File: "):].strip()
+        elif line.startswith("*** Move to: ") and current is not None:
+            moves[line[len("*** Move to: "):].strip()] = current
+        elif line.startswith("*** "):
+            current = None
+    return moves
 
 
 class Governance:
@@ -376,6 +396,8 @@ class Governance:
         if self.config.destructive != "allow":
             engine.register_pre_hook("destructive", self.destructive)
         engine.register_pre_hook("unanalysable", self.unanalysable)
+        if self.cache_dir is not None:
+            engine.register_pre_hook("before", self.before)
         engine.register_post_hook("observe", self.observe)
         engine.register_hook("PermissionDenied", "hitl", self.permission_denied)
 
@@ -764,6 +786,34 @@ class Governance:
                          unanalysable=list(command.unanalysable)),
             data={"risk": "UNANALYSABLE", "unanalysable": list(command.unanalysable)})
 
+    def before(self, inv: Invocation) -> HookOutcome | None:
+        """Keep what the files were before the call, for the post record's exact diff
+        (:mod:`ledger._governance.snapshot`). Never blocks; records nothing itself."""
+        if self.cache_dir is None:  # registered only with a cache
+            return None
+        tool = inv.tool_name
+        analysis = self.analyze(inv)
+        hashes: dict[str, str | None] = {}
+        snapshot = None
+        if tool in SHELL_TOOLS:
+            if analysis.command is None:
+                return None  # a recognised `ledger intent ...` command writes no file
+            snapshot = stat_snapshot(self.root)
+        elif tool not in FILE_WRITE_TOOLS and tool not in PATCH_TOOLS:
+            return None
+        for path in analysis.paths:
+            relative, absolute = self._resolve(path, inv)
+            if relative is None or absolute is None:
+                continue
+            if not os.path.lexists(absolute):
+                hashes[relative] = None
+                continue
+            data = self._content(absolute).head  # the call's one read (never a FIFO)
+            if data is not None and len(data) <= _BLOB_LIMIT:
+                hashes[relative] = keep_blob(self.cache_dir, data)
+        save_before(self.cache_dir, inv.id, Before(hashes, snapshot))
+        return None
+
     # --- post policies -----------------------------------------------------------------------
 
     def observe(self, inv: Invocation) -> HookOutcome | None:
@@ -776,30 +826,18 @@ class Governance:
             return HookOutcome(data=data)
         tool = inv.tool_name
         analysis = self.analyze(inv)
-        if tool in READ_TOOLS or tool in FILE_WRITE_TOOLS or tool in PATCH_TOOLS:
-            files: list[dict[str, Any]] = []
-            # The pre hook classified the edit against the file as it was before the call.
-            mutation = self.state.mutations.get(inv.tool_use_id or "")
-            raw_paths = analysis.paths if tool not in READ_TOOLS else tuple(
-                p for p in [inv.tool_input.get("file_path")] if isinstance(p, str))
-            edit = edit_payload(inv) or {}
-            for path in raw_paths:
-                relative, absolute = self._resolve(path, inv)
-                if relative is None or absolute is None:
-                    continue
-                content, digest = self._read_and_keep(absolute)
-                if digest is not None:
-                    self.observed[relative] = digest
-                if tool not in READ_TOOLS:
-                    files.append(_file_change(relative, digest, content,
-                                              _added_ranges(edit, content), mutation))
-            if tool not in READ_TOOLS:
-                source = ("structured_patch" if edit.get("structured_patch") else
-                          "patch" if tool in PATCH_TOOLS else
-                          "content" if "content" in edit and "old_string" not in edit else
-                          "edit")
-                self.attribution = {"files": sorted(files, key=lambda f: f["path"]),
-                                    "source": source}
+        if tool in READ_TOOLS:
+            for path in [inv.tool_input.get("file_path")]:
+                relative, absolute = self._resolve(path, inv) if isinstance(path, str) else (
+                    None, None)
+                if relative is not None and absolute is not None:
+                    digest = self._read_and_keep(absolute)[1]
+                    if digest is not None:
+                        self.observed[relative] = digest
+        elif tool in FILE_WRITE_TOOLS or tool in PATCH_TOOLS:
+            self._attribute_edit(inv, analysis)
+        elif tool in SHELL_TOOLS and analysis.command is not None:
+            self._attribute_shell(inv)
         request = analysis.intent_command
         if request is not None and request.action == "expand" and request.intent_id:
             granted = self.state.grants.get(request.intent_id, [])
@@ -811,6 +849,104 @@ class Governance:
                     "intent_id": request.intent_id, "reason": request.reason,
                     "session": inv.session_id, "tool_use_id": inv.tool_use_id}))
         return HookOutcome(data=data)
+
+    def _before(self, inv: Invocation) -> Before:
+        found = load_before(self.cache_dir, inv.id) if self.cache_dir is not None else None
+        return found or Before({}, None)
+
+    def _old_side(self, relative: str, before: Before) -> tuple[bool, str | None, str | None]:
+        """(known, text, sha256) of a file before the call, from the pre hook's copy."""
+        if relative not in before.hashes:
+            return False, None, None
+        digest = before.hashes[relative]
+        if digest is None:
+            return True, None, None
+        text = read_blob(self.cache_dir, digest) if self.cache_dir is not None else None
+        return (True, text, digest) if text is not None else (False, None, None)
+
+    def _attribute_edit(self, inv: Invocation, analysis: Analysis) -> None:
+        """The exact diff of each file a file tool wrote (old side: the client's
+        ``originalFile``, else the pre hook's copy, else reversed from the edit)."""
+        from ledger._governance.attribution import file_change, reconstruct_old  # noqa: PLC0415
+
+        edit = edit_payload(inv) or {}
+        if isinstance(inv.tool_input.get("diff"), str):
+            edit = {**edit, "diff": inv.tool_input["diff"]}  # Cline SEARCH/REPLACE blocks
+        response = inv.tool_response if isinstance(inv.tool_response, dict) else {}
+        mutation = self.state.mutations.get(inv.tool_use_id or "")
+        before = self._before(inv)
+        patch = inv.tool_input.get("patch") or inv.tool_input.get("command")
+        moves = _patch_moves(patch) if inv.tool_name in PATCH_TOOLS and isinstance(
+            patch, str) else {}
+        moved_from = set(moves.values())
+        files: list[dict[str, Any]] = []
+        for path in analysis.paths:
+            relative, absolute = self._resolve(path, inv)
+            if relative is None or absolute is None or path in moved_from:
+                continue
+            content, digest = self._read_and_keep(absolute)
+            if digest is not None:
+                self.observed[relative] = digest
+            previous = moves.get(path)
+            previous_rel = self._resolve(previous, inv)[0] if previous else None
+            known, old, old_digest = self._old_side(previous_rel or relative, before)
+            original = response.get("originalFile", ...)
+            if not known and isinstance(original, str) and inv.tool_name != "ApplyPatch":
+                known, old = True, original
+                old_digest = hashlib.sha256(original.encode("utf-8")).hexdigest()
+            elif not known and original is None:
+                known = True  # Claude: the file did not exist before this Write
+            if not known and content is not None:
+                old = reconstruct_old(content, edit)
+                if old is not None:
+                    known = True
+                    old_digest = hashlib.sha256(old.encode("utf-8")).hexdigest()
+            files.append(file_change(
+                relative, old=old, old_known=known, old_sha256=old_digest, new=content,
+                new_sha256=digest, previous_path=previous_rel, mutation_class=mutation,
+                written=_certain_ranges(edit, content)))
+        source = ("structured_patch" if edit.get("structured_patch") else
+                  "patch" if inv.tool_name in PATCH_TOOLS else
+                  "content" if "content" in edit and "old_string" not in edit else "edit")
+        self.attribution = {"files": sorted(files, key=lambda f: f["path"]), "source": source}
+
+    def _attribute_shell(self, inv: Invocation) -> None:
+        """What a shell command changed: the stat snapshots before and after it, diffed."""
+        before = self._before(inv)
+        if before.snapshot is None:
+            return
+        from ledger._governance.attribution import file_change  # noqa: PLC0415
+
+        after = stat_snapshot(self.root)
+        old_files, new_files = before.snapshot.files, after.files
+        complete = before.snapshot.complete and after.complete
+        changed = [p for p, st in new_files.items() if old_files.get(p) != st]
+        removed = [p for p in old_files if p not in new_files] if complete else []
+        # A rename keeps the inode, size and mtime (mv, git mv): the content came along.
+        by_inode = {st: p for p, st in old_files.items() if p in removed}
+        files: list[dict[str, Any]] = []
+        renamed_from: set[str] = set()
+        for relative in sorted(changed):
+            absolute = os.path.join(self.root, relative)  # noqa: PTH118
+            content, digest = self._read_and_keep(absolute)
+            source = by_inode.get(new_files[relative])
+            if source is not None:
+                renamed_from.add(source)
+                files.append(file_change(relative, old=content, old_known=content is not None,
+                                         old_sha256=digest, new=content, new_sha256=digest,
+                                         previous_path=source))
+                continue
+            if relative in old_files:
+                known, old, old_digest = self._old_side(relative, before)
+            else:
+                known, old, old_digest = complete, None, None  # new: did not exist before
+            files.append(file_change(relative, old=old, old_known=known, old_sha256=old_digest,
+                                     new=content, new_sha256=digest))
+        files.extend(file_change(p, old=None, old_known=True, old_sha256=None, new=None,
+                                 new_sha256=None) for p in removed if p not in renamed_from)
+        if files:
+            self.attribution = {"files": sorted(files, key=lambda f: f["path"]),
+                                "source": "snapshot"}
 
     def permission_denied(self, inv: Invocation) -> HookOutcome | None:
         """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""
@@ -836,16 +972,9 @@ class Governance:
             return None, None
         if len(data) > _BLOB_LIMIT:
             return None, sha256_file(absolute)
-        digest = hashlib.sha256(data).hexdigest()
-        blob = self._blob_path(digest)
-        if blob is not None and not blob.exists():
-            try:
-                blob.parent.mkdir(parents=True, exist_ok=True)
-                tmp = blob.with_name(f".{blob.name}.{os.getpid()}")
-                tmp.write_bytes(data)
-                tmp.replace(blob)
-            except OSError:
-                pass  # previews are a convenience
+        if self.cache_dir is None:
+            return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
+        digest = keep_blob(self.cache_dir, data)  # previews and the next call's old side
         return data.decode("utf-8", "replace"), digest
 
     def _diff_preview(self, expected: str, absolute: str) -> str:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ledger._projections.blame import BLAME
 from ledger._projections.cache import ProjectionCache
 from ledger._projections.governance import GOVERNANCE_STATE
+from ledger._projections.intent_state import INTENTS
 from ledger._projections.interface import Projection
 
-__all__ = ["GOVERNANCE_STATE", "PROJECTIONS", "Projection", "ProjectionCache"]
+__all__ = ["BLAME", "GOVERNANCE_STATE", "INTENTS", "PROJECTIONS", "Projection", "ProjectionCache"]
 
-PROJECTIONS: Final[dict[str, Projection[Any]]] = {GOVERNANCE_STATE.name: GOVERNANCE_STATE}
+PROJECTIONS: Final[dict[str, Projection[Any]]] = {
+    GOVERNANCE_STATE.name: GOVERNANCE_STATE, BLAME.name: BLAME, INTENTS.name: INTENTS}

@@ -1,0 +1,215 @@
+"""Line attribution at record time: the exact, git-identical diff of one file change.
+
+A ``hook.post`` record says, per changed file, how the file went from its old content to its
+new one (``FileChange`` in ``ledger/_evidence/models.py``): zero-context hunks in git's form
+(``@@ -a,b +c,d @@``) and a short hash per written line, so the blame projection can replay the
+line model from the records alone (issue 9, "Attribution at record time").
+
+The diff is git's (libgit2's xdiff via pygit2, Myers: hunks identical to ``git diff -U0``;
+measured 2.3 ms on ~6k lines, where difflib takes 206 ms). pygit2 costs 100-300 ms to import
+as a package, too much for a hook, so :func:`diff_hunks` first trims the common prefix and
+suffix (as xdiff does) and only calls libgit2 when the changed middle shares a line between its
+two sides; a single-region edit, the common case, needs no diff library at all. When it is
+needed, only the compiled extension is loaded (~25 ms), not the package's Python layer.
+
+Text is compared LF-normalised; a missing newline at the end of the file does not make the last
+line a different line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+__all__ = ["Hunk", "diff_hunks", "file_change", "line_hash", "reconstruct_old", "split_lines"]
+
+SHORT_HASH_HEX: Final = 12
+"""Hex digits of a line's short hash (48 bits): identity of a line within one file's model."""
+
+
+class Hunk(NamedTuple):
+    """A zero-context hunk: ``old_lines`` old lines at ``old_start`` became ``new_lines`` new
+    ones at ``new_start`` (git's numbering: an empty side's start is the line before)."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` without terminators, LF-normalised (``"a\\nb"`` and ``"a\\nb\\n"``
+    both have two lines)."""
+    if not text:
+        return []
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_hash(line: str) -> str:
+    """Short hash of one line (its text without the terminator)."""
+    return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:SHORT_HASH_HEX]
+
+
+def _load_patch_class() -> Any:  # noqa: ANN401 -- pygit2.Patch
+    """``pygit2.Patch`` from the compiled extension alone (see the module docstring)."""
+    loaded = sys.modules.get("pygit2._pygit2") or sys.modules.get("pygit2")
+    if loaded is not None and hasattr(loaded, "Patch"):
+        return loaded.Patch
+    spec = importlib.util.find_spec("pygit2")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            for candidate in sorted(Path(folder).glob("_pygit2*.so")) + sorted(
+                    Path(folder).glob("_pygit2*.pyd")):
+                ext = importlib.util.spec_from_file_location("pygit2._pygit2", candidate)
+                if ext is None or ext.loader is None:
+                    continue
+                try:
+                    module = importlib.util.module_from_spec(ext)
+                    ext.loader.exec_module(module)
+                except ImportError:
+                    break
+                sys.modules["pygit2._pygit2"] = module
+                return module.Patch
+    import pygit2  # noqa: PLC0415 -- the full package, when the extension cannot load alone
+
+    return pygit2.Patch
+
+
+def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:
+    """git's zero-context hunks from ``old`` to ``new`` (lines without terminators)."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    old_mid = old[prefix:len(old) - suffix]
+    new_mid = new[prefix:len(new) - suffix]
+    if not old_mid and not new_mid:
+        return []
+    if not old_mid or not new_mid or set(old_mid).isdisjoint(new_mid):
+        # One region with nothing in common: every diff algorithm gives this one hunk.
+        return [Hunk(prefix + 1 if old_mid else prefix, len(old_mid),
+                     prefix + 1 if new_mid else prefix, len(new_mid))]
+    patch = _load_patch_class().create_from(
+        "".join(f"{line}\n" for line in old), "".join(f"{line}\n" for line in new),
+        context_lines=0)
+    return [Hunk(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks]
+
+
+def _replace_once_reversed(text: str, before: str, after: str) -> str | None:
+    """``text`` with the one occurrence of ``after`` turned back into ``before``."""
+    if not after or text.count(after) != 1:
+        return None
+    return text.replace(after, before, 1)
+
+
+def _reverse_structured_patch(new: str, patch: list[Any]) -> str | None:
+    """The old text from the new one and Claude's ``structuredPatch`` (context hunks)."""
+    lines = split_lines(new)
+    for hunk in sorted((h for h in patch if isinstance(h, dict)),
+                       key=lambda h: int(h.get("newStart", 0)), reverse=True):
+        body = hunk.get("lines")
+        if not isinstance(body, list) or not all(isinstance(x, str) for x in body):
+            return None
+        new_side = [x[1:] for x in body if x[:1] in (" ", "+")]
+        old_side = [x[1:] for x in body if x[:1] in (" ", "-")]
+        start = int(hunk.get("newStart", 1)) - 1 if new_side else int(hunk.get("newStart", 0))
+        if lines[start:start + len(new_side)] != new_side:
+            return None
+        lines[start:start + len(new_side)] = old_side
+    return "".join(f"{line}\n" for line in lines)
+
+
+_SEARCH_REPLACE: Final = re.compile(
+    r"-{3,} SEARCH\n(.*?)\n?={3,}\n(.*?)\n?\+{3,} REPLACE", re.DOTALL)
+
+
+def reconstruct_old(new: str, edit: dict[str, Any]) -> str | None:
+    """The file before an edit, from the file after it and the edit, when that is certain.
+
+    Claude's ``structuredPatch`` is reversed exactly; ``old_string``/``new_string`` edits
+    (Claude Edit, Gemini replace, Cursor ``edits``, Cline SEARCH/REPLACE) are reversed only when
+    each new string occurs exactly once. Otherwise ``None``: the old side is unknown.
+    """
+    patch = edit.get("structured_patch")
+    if isinstance(patch, list) and patch:
+        return _reverse_structured_patch(new, patch)
+    steps: list[tuple[str, str]] = []
+    if isinstance(edit.get("old_string"), str) and isinstance(edit.get("new_string"), str):
+        if edit.get("replace_all"):
+            return None
+        steps.append((edit["old_string"], edit["new_string"]))
+    elif isinstance(edit.get("edits"), list):
+        for step in edit["edits"]:
+            if not isinstance(step, dict) or step.get("replace_all"):
+                return None
+            before, after = step.get("old_string"), step.get("new_string")
+            if not isinstance(before, str) or not isinstance(after, str):
+                return None
+            steps.append((before, after))
+    elif isinstance(edit.get("diff"), str):
+        steps.extend(_SEARCH_REPLACE.findall(edit["diff"]))
+    if not steps:
+        return None
+    text: str | None = new
+    for before, after in reversed(steps):
+        text = _replace_once_reversed(text, before, after) if text is not None else None
+    return text
+
+
+def _hunk_json(hunk: Hunk, new_lines: list[str], *, exact: bool) -> dict[str, Any]:
+    written = new_lines[hunk.new_start - 1:hunk.new_start - 1 + hunk.new_lines]
+    content_hash = None
+    if written:
+        text = "".join(f"{line}\n" for line in written)
+        content_hash = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")
+                                                  ).hexdigest()
+    return {"content_hash": content_hash, "line_hashes": [line_hash(x) for x in written],
+            "new_lines": hunk.new_lines, "new_start": hunk.new_start,
+            "old_lines": hunk.old_lines if exact else None,
+            "old_start": hunk.old_start if exact else None}
+
+
+def file_change(relative: str, *, old: str | None, old_known: bool, old_sha256: str | None,
+                new: str | None, new_sha256: str | None, previous_path: str | None = None,
+                mutation_class: str | None = None,
+                written: Iterable[tuple[int, int]] = ()) -> dict[str, Any]:
+    """A ``FileChange`` (models.py) for one file.
+
+    Args:
+        old: the file before the call (``None`` with ``old_known`` = it did not exist).
+        old_known: whether the old side is known; if not, only ``written`` (1-based inclusive
+            ranges of the new file the client says it wrote) is recorded, with ``exact`` false.
+        new: the file after the call (``None`` = deleted, or unreadable when ``new_sha256``
+            is set).
+    """
+    if new is None and new_sha256 is None:
+        change = "deleted"
+    elif previous_path is not None:
+        change = "renamed"
+    elif old_known and old is None:
+        change = "created"
+    else:
+        change = "modified"
+    new_lines = split_lines(new) if new is not None else []
+    exact = old_known and (new is not None or new_sha256 is None)
+    if exact:
+        hunks = diff_hunks(split_lines(old) if old is not None else [], new_lines)
+    else:
+        hunks = [Hunk(0, 0, start, end - start + 1) for start, end in written
+                 if 1 <= start <= end <= len(new_lines)]
+    return {"change": change, "exact": exact,
+            "hunks": [_hunk_json(h, new_lines, exact=exact) for h in hunks],
+            "lines": len(new_lines) if new is not None else None,
+            "mutation_class": mutation_class, "old_sha256": old_sha256 if old_known else None,
+            "path": relative, "previous_path": previous_path, "sha256": new_sha256}

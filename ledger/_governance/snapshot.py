@@ -1,0 +1,157 @@
+"""What a tool call found before it ran: kept by the pre hook, read by the post hook.
+
+The pre and post hooks of one call run in different processes. For the post record's exact
+diff (:mod:`ledger._governance.attribution`) the post hook needs the old side of each file:
+
+* file tools (Write, Edit, ApplyPatch ...): the SHA-256 of each target before the call, its
+  bytes kept as a content blob (``.orchestration/.cache/blobs/<sha256>``);
+* shell commands: a bounded stat-tuple snapshot of the working tree (as git-ai does), within a
+  time and file budget, plus the blobs of the targets the shell analyzer names. What changed
+  between the two snapshots is what the command wrote; a file whose old bytes were not kept
+  gets ``exact: false`` and its lines become ``unknown`` in blame, never a guess.
+
+The snapshot lives in ``.orchestration/.cache/before/<invocation id>.json`` and is deleted by
+the post hook. It is a cache: a missing or unreadable one only costs exactness, and a blob is
+used only when its bytes hash to its name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+__all__ = ["BLOB_LIMIT", "SKIP_DIRS", "Before", "StatSnapshot", "keep_blob", "load_before",
+           "read_blob", "save_before", "stat_snapshot"]
+
+BLOB_LIMIT: Final = 512 * 1024
+SKIP_DIRS: Final = frozenset({".git", ".orchestration", "node_modules"})
+SNAPSHOT_SECONDS: Final = 0.3
+SNAPSHOT_FILES: Final = 20_000
+_KEEP: Final = 64
+_MAX_AGE_SECONDS: Final = 24 * 3600
+
+
+class StatSnapshot(NamedTuple):
+    """``relative path -> (mtime_ns, size, inode)`` of the working tree's files."""
+
+    files: dict[str, tuple[int, int, int]]
+    complete: bool
+    """False when the time or file budget ran out before the walk finished."""
+
+
+def stat_snapshot(root: str, *, seconds: float = SNAPSHOT_SECONDS,
+                  max_files: int = SNAPSHOT_FILES) -> StatSnapshot:
+    """Walk ``root`` (skipping :data:`SKIP_DIRS` and symlinks) within the budget."""
+    deadline = time.monotonic() + seconds
+    files: dict[str, tuple[int, int, int]] = {}
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        try:
+            entries = os.scandir(os.path.join(root, prefix) if prefix else root)  # noqa: PTH118
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                rel = f"{prefix}/{entry.name}" if prefix else entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in SKIP_DIRS:
+                            stack.append(rel)
+                    elif entry.is_file(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        files[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+                except OSError:
+                    continue
+                if len(files) >= max_files or time.monotonic() > deadline:
+                    return StatSnapshot(files, complete=False)
+    return StatSnapshot(files, complete=True)
+
+
+def keep_blob(cache_dir: Path, data: bytes) -> str:
+    """Keep ``data`` as ``blobs/<sha256>`` (best effort) and return its SHA-256."""
+    digest = hashlib.sha256(data).hexdigest()
+    blob = cache_dir / "blobs" / digest
+    if not blob.exists():
+        try:
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            tmp = blob.with_name(f".{blob.name}.{os.getpid()}")
+            tmp.write_bytes(data)
+            tmp.replace(blob)
+        except OSError:
+            pass  # a missing blob only costs exactness
+    return digest
+
+
+def read_blob(cache_dir: Path, digest: str) -> str | None:
+    """The text of blob ``digest``, or ``None`` when absent or not what its name says."""
+    try:
+        data = (cache_dir / "blobs" / digest).read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+class Before(NamedTuple):
+    """What the pre hook kept for one invocation."""
+
+    hashes: dict[str, str | None]
+    """Relative path -> SHA-256 before the call (``None``: did not exist; absent key: unknown,
+    e.g. too large to keep)."""
+    snapshot: StatSnapshot | None
+
+
+def _path(cache_dir: Path, invocation_id: str) -> Path:
+    return cache_dir / "before" / f"{hashlib.sha256(invocation_id.encode()).hexdigest()[:32]}.json"
+
+
+def save_before(cache_dir: Path, invocation_id: str, before: Before) -> None:
+    """Write the snapshot for the post hook (best effort)."""
+    data: dict[str, Any] = {"hashes": before.hashes}
+    if before.snapshot is not None:
+        data["files"] = before.snapshot.files
+        data["complete"] = before.snapshot.complete
+    path = _path(cache_dir, invocation_id)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _prune(path.parent)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(path)
+
+
+def _prune(folder: Path) -> None:
+    """Drop snapshots whose post never came (a rejected ``ask``, a crashed client)."""
+    entries = list(os.scandir(folder))
+    if len(entries) <= _KEEP:
+        return
+    cutoff = time.time() - _MAX_AGE_SECONDS
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)  # noqa: PTH108
+
+
+def load_before(cache_dir: Path, invocation_id: str) -> Before | None:
+    """The snapshot the pre hook kept, removed from the cache; ``None`` when there is none."""
+    path = _path(cache_dir, invocation_id)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("hashes"), dict):
+        return None
+    snapshot = None
+    if isinstance(data.get("files"), dict):
+        snapshot = StatSnapshot({str(k): (int(v[0]), int(v[1]), int(v[2]))
+                                 for k, v in data["files"].items()}, bool(data.get("complete")))
+    return Before({str(k): (str(v) if v is not None else None)
+                   for k, v in data["hashes"].items()}, snapshot)

@@ -1,0 +1,283 @@
+"""The line model: per live file, each line's content hash and the tool call that wrote it.
+
+A left fold over records (issue 9, "The line model"). Each ``hook.post`` ``attribution``
+``FileChange`` is applied to its file's model:
+
+* **exact**, with an old side equal to the model (``old_sha256`` = the model's ``sha``, or a
+  created file): the zero-context hunks are replayed: lines outside them keep their
+  attribution, the hunks' old lines go, their new lines take this call's attribution;
+* **exact, but the old side is not the model** (the file changed outside any recorded call, or
+  the ledger never saw it): the new lines still take this call's attribution; every other line
+  becomes *base* (no hash, no attribution): blame asks git about it, or says ``unknown``;
+* **not exact** (v1 records, a shell command whose previous content was not kept): the written
+  ranges take this call's attribution; all other lines become ``unknown`` with the reason;
+* ``deleted`` drops the file; ``renamed`` moves its model first.
+
+Denied writes (``hook.pre`` deny, or an ``ask`` a human rejected) never become attribution;
+their attempted lines (hashes) are kept per file so blame can say a line was tried and refused.
+
+Memory is in proportion to the live files (a hash and an int per line) plus the attributions
+still referenced: references no line uses any more are dropped when they outnumber live ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Final
+
+__all__ = ["BASE", "BLAME", "REF_FIELDS", "BlameProjection", "BlameState", "attempted_line_hashes"]
+
+REF_FIELDS: Final = ("client", "intent_id", "invocation_id", "model", "reason", "record_hash",
+                     "seq", "session_id", "status", "tool", "tool_use_id", "ts")
+"""The fields of an attribution, in the order ``BlameState.refs`` keeps them."""
+BASE: Final = -1
+"""Reference of a line no record explains (predates the ledger, or changed outside it)."""
+_DENIED_PER_FILE: Final = 20
+_DENIED_LINES: Final = 500
+_PENDING_ASKS: Final = 256
+
+
+def _short(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def attempted_line_hashes(tool_input: dict[str, Any]) -> list[str]:
+    """Short hashes of the lines a (refused) write tried to put in the file."""
+    texts = [tool_input[key] for key in ("content", "new_string", "new_source")
+             if isinstance(tool_input.get(key), str)]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        texts.extend(e["new_string"] for e in edits
+                     if isinstance(e, dict) and isinstance(e.get("new_string"), str))
+    out = [_short(line) for text in texts for line in text.replace("\r\n", "\n").split("\n")
+           if line]
+    return out[:_DENIED_LINES]
+
+
+class BlameState:
+    """The folded line model.
+
+    Attributes:
+        files: path -> ``{"sha": sha256|None, "hashes": [short|None], "refs": [int]}``.
+        refs: attribution table, each in :data:`REF_FIELDS` order; a line's ref indexes it
+            (:data:`BASE` = none); read one with :meth:`ref`.
+        denied: path -> refused attempts ``{seq, record_hash, session_id, tool, code,
+            intent_id, lines: [short]}`` (the last few).
+        pending: tool_use_id -> an ``ask`` attempt waiting for its outcome.
+        seq: the last folded record's seq.
+    """
+
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        data = data or {}
+        self.files: dict[str, dict[str, Any]] = data.get("files", {})
+        self.refs: list[list[Any]] = data.get("refs", [])
+        self.denied: dict[str, list[dict[str, Any]]] = data.get("denied", {})
+        self.pending: dict[str, dict[str, Any]] = data.get("pending", {})
+        self.seq: int = data.get("seq", -1)
+        self._live_at_compaction: int = data.get("live", 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"denied": self.denied, "files": self.files, "live": self._live_at_compaction,
+                "pending": self.pending, "refs": self.refs, "seq": self.seq}
+
+    def ref(self, index: int) -> dict[str, Any] | None:
+        """The attribution of a line's ref (``None`` for :data:`BASE`)."""
+        return None if index < 0 else dict(zip(REF_FIELDS, self.refs[index], strict=True))
+
+    # --- the fold ----------------------------------------------------------------------------
+
+    def apply(self, record: dict[str, Any]) -> None:
+        """Fold one record in."""
+        self.seq = int(record.get("seq", self.seq))
+        kind = record.get("kind")
+        body = record.get("body")
+        if not isinstance(body, dict):
+            return
+        if kind == "hook.post":
+            self.pending.pop(str(body.get("tool_use_id")), None)
+            attribution = body.get("attribution")
+            if isinstance(attribution, dict) and attribution.get("files"):
+                self._apply_attribution(record, body, attribution)
+        elif kind == "hook.pre" and body.get("decision") in ("deny", "ask"):
+            self._attempt(record, body)
+        elif kind == "hook.event" and body.get("tool_use_id"):
+            error = body.get("error") or {}
+            attempt = self.pending.pop(str(body["tool_use_id"]), None)
+            if attempt is not None and isinstance(error, dict) and error.get(
+                    "code") == "HITL_REJECT":
+                attempt["code"] = "HITL_REJECT"
+                self._deny(attempt)
+
+    def _attempt(self, record: dict[str, Any], body: dict[str, Any]) -> None:
+        tool_input = body.get("tool_input")
+        if not isinstance(tool_input, dict):
+            return
+        path = tool_input.get("file_path") or tool_input.get("path")
+        if not isinstance(path, str):
+            return
+        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        data = body.get("data") if isinstance(body.get("data"), dict) else {}
+        cwd = body.get("cwd")
+        attempt = {"code": (error or {}).get("code"), "intent_id": (data or {}).get("intent_id"),
+                   "lines": attempted_line_hashes(tool_input), "path": path,
+                   "record_hash": record.get("hash"), "seq": record.get("seq"),
+                   "session_id": (record.get("actor") or {}).get("session"),
+                   "tool": body.get("tool"), "cwd": cwd}
+        if body.get("decision") == "deny":
+            self._deny(attempt)
+        elif body.get("tool_use_id"):
+            self.pending[str(body["tool_use_id"])] = attempt
+            while len(self.pending) > _PENDING_ASKS:
+                self.pending.pop(next(iter(self.pending)))
+
+    def _deny(self, attempt: dict[str, Any]) -> None:
+        path = str(attempt.pop("path"))
+        cwd = attempt.pop("cwd", None)
+        relative = _relative(path, cwd, self)
+        entries = self.denied.setdefault(relative, [])
+        entries.append(attempt)
+        del entries[:-_DENIED_PER_FILE]
+
+    def _new_ref(self, record: dict[str, Any], body: dict[str, Any], *, status: str,
+                 reason: str | None) -> int:
+        actor = record.get("actor") or {}
+        data = body.get("data") if isinstance(body.get("data"), dict) else {}
+        # A list in REF_FIELDS order, not a dict: the cache holds one per live attribution,
+        # and blame loads the cache on every run.
+        self.refs.append([
+            actor.get("client"), (data or {}).get("intent_id"), body.get("invocation"),
+            actor.get("model"), reason, record.get("hash"), record.get("seq"),
+            actor.get("session"), status, body.get("tool"), body.get("tool_use_id"),
+            record.get("ts")])
+        return len(self.refs) - 1
+
+    def _apply_attribution(self, record: dict[str, Any], body: dict[str, Any],
+                           attribution: dict[str, Any]) -> None:
+        agent: int | None = None
+        unknown: int | None = None
+        conflict: int | None = None
+        for change in attribution["files"]:
+            if not isinstance(change, dict) or not isinstance(change.get("path"), str):
+                continue
+            path = change["path"]
+            previous = change.get("previous_path")
+            if change.get("change") == "deleted":
+                self.files.pop(path, None)
+                continue
+            model = self.files.pop(previous, None) if isinstance(previous, str) else None
+            if model is None:
+                model = self.files.get(path)
+            hunks = [h for h in change.get("hunks") or [] if isinstance(h, dict)]
+            if agent is None and hunks:
+                agent = self._new_ref(record, body, status="agent", reason=None)
+            if change.get("exact"):
+                old_sha = change.get("old_sha256")
+                replayable = (model is None and old_sha is None and change.get("change") in (
+                    "created", None)) or (model is not None and model["sha"] == old_sha
+                                          and old_sha is not None)
+                # The model's own lists are updated in place (the state is the fold's).
+                hashes = model["hashes"] if replayable and model else []
+                refs = model["refs"] if replayable and model else []
+                ref = agent if agent is not None else BASE
+                suspect: set[str | None] = set()
+                if not replayable:
+                    count = change.get("lines") or 0
+                    base = _old_length(hunks, count)
+                    hashes, refs = [None] * base, [BASE] * base
+                    # The call's old side is not the file the records describe. A "new" line
+                    # the records already had may not be this call's: a gap, not a guess.
+                    suspect = set(model["hashes"]) - {None} if model else set()
+                    if suspect and conflict is None:
+                        conflict = self._new_ref(record, body, status="unknown", reason=(
+                            f"seq {record.get('seq')} wrote it over a version of the file the "
+                            "records do not describe, and the records had it before"))
+                for hunk in reversed(hunks):
+                    _replay(hashes, refs, hunk, ref, suspect=suspect, conflict=conflict)
+            else:
+                if unknown is None:
+                    tool = body.get("tool") or "a tool call"
+                    unknown = self._new_ref(record, body, status="unknown", reason=(
+                        f"rewritten by {tool} (seq {record.get('seq')}), whose previous "
+                        "content was not captured"))
+                count = change.get("lines")
+                if count is None:
+                    count = max((int(h.get("new_start", 0)) + int(h.get("new_lines", 0)) - 1
+                                 for h in hunks), default=0)
+                hashes, refs = [None] * count, [unknown] * count
+                for hunk in hunks:
+                    start = int(hunk.get("new_start", 1)) - 1
+                    written = hunk.get("line_hashes") or [None] * int(hunk.get("new_lines", 0))
+                    hashes[start:start + len(written)] = written
+                    refs[start:start + len(written)] = [agent if agent is not None else BASE
+                                                        ] * len(written)
+                del hashes[count:], refs[count:]
+            self.files[path] = {"hashes": hashes, "refs": refs, "sha": change.get("sha256")}
+        if len(self.refs) > 2 * self._live_at_compaction + 1024:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop attributions no live line references (memory follows live files)."""
+        used = sorted({r for model in self.files.values() for r in model["refs"] if r >= 0})
+        remap = {old: new for new, old in enumerate(used)}
+        self.refs = [self.refs[i] for i in used]
+        for model in self.files.values():
+            model["refs"] = [remap.get(r, BASE) if r >= 0 else r for r in model["refs"]]
+        self._live_at_compaction = len(self.refs)
+
+
+def _relative(path: str, cwd: Any, state: BlameState) -> str:  # noqa: ANN401
+    """A pre record's raw path, workspace-relative where it plainly is (a model path ends it)."""
+    if not path.startswith("/"):
+        return path.removeprefix("./")
+    for known in state.files:
+        if path.endswith("/" + known):
+            return known
+    if isinstance(cwd, str) and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
+def _old_length(hunks: list[dict[str, Any]], new_count: int) -> int:
+    """Line count of the old side, from the new count and the hunks."""
+    return new_count - sum(int(h.get("new_lines", 0)) - int(h.get("old_lines") or 0)
+                           for h in hunks)
+
+
+def _replay(hashes: list[str | None], refs: list[int], hunk: dict[str, Any], ref: int, *,
+            suspect: set[str | None], conflict: int | None) -> None:
+    old_start, old_lines = int(hunk.get("old_start") or 0), int(hunk.get("old_lines") or 0)
+    new_lines = int(hunk.get("new_lines", 0))
+    at = old_start - 1 if old_lines else old_start
+    written = list(hunk.get("line_hashes") or [None] * new_lines)
+    hashes[at:at + old_lines] = written
+    refs[at:at + old_lines] = [conflict if conflict is not None and h in suspect else ref
+                               for h in written]
+
+
+class BlameProjection:
+    """The line model behind ``ledger blame`` (see the module docstring)."""
+
+    name: Final = "blame"
+    # 2: lines of a mismatched old side the records already had are gaps; 3: refs as lists
+    version: Final = 3
+
+    def initial(self) -> BlameState:
+        """No files."""
+        return BlameState()
+
+    def apply(self, state: BlameState, record: dict[str, Any]) -> BlameState:
+        """Fold one record in."""
+        state.apply(record)
+        return state
+
+    def dump(self, state: BlameState) -> dict[str, Any]:
+        """JSON for the cache."""
+        return state.to_json()
+
+    def load(self, data: Any) -> BlameState:  # noqa: ANN401 -- what dump returned
+        """Back from the cache."""
+        return BlameState(data)
+
+
+BLAME: Final = BlameProjection()

@@ -1,0 +1,314 @@
+"""``ledger blame``: the line model reconciled with the file on disk and with git.
+
+Each line of the working-tree file gets one status (issue 9):
+
+* ``agent``: a governed tool call wrote it; the record, session, intent and model are known;
+* ``git``: no record explains it, but git does: the line is unchanged since a commit (``git
+  blame --contents`` of the file as it is on disk). This says nothing about *who*: a commit may
+  hold anything, including an ungoverned agent's work;
+* ``unknown``: neither explains it; ``reason`` says why.
+
+**A gap is acceptable, a misattribution is not.** A line is ``agent`` only when the model says
+so *and* the disk line is that very line: on the fast path the file's SHA-256 equals the
+model's; otherwise the disk is diffed against the model's line hashes and only lines the diff
+keeps unchanged keep their attribution.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from ledger._errors import InputError
+from ledger._evidence.ledger import Ledger
+from ledger._evidence.read import read_records
+from ledger._governance.attribution import diff_hunks, line_hash, split_lines
+from ledger._projections.blame import BASE, BLAME, BlameState
+from ledger._projections.cache import ProjectionCache
+
+__all__ = ["STATUSES", "BlameLine", "BlameReport", "blame_file", "blame_state", "current_lines"]
+
+STATUSES: Final = ("agent", "git", "unknown")
+_NOT_COMMITTED: Final = "0" * 40
+_AGENT_FIELDS: Final = ("seq", "record_hash", "invocation_id", "tool_use_id", "tool",
+                        "intent_id", "session_id", "client", "model", "ts")
+
+
+class BlameLine(NamedTuple):
+    """One line of the file and what explains it."""
+
+    line: int
+    text: str
+    status: str
+    content_hash: str
+    facts: dict[str, Any]
+    """agent: the ``_AGENT_FIELDS``; git: commit, author, author_time, orig_line; unknown:
+    reason. Plus ``denied`` when agents tried to write this line and were refused."""
+
+
+class BlameReport(NamedTuple):
+    """``ledger blame`` of one file."""
+
+    file: str
+    lines: list[BlameLine]
+    fast_path: bool
+    at: int | None
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and percentages per status."""
+        counts = Counter(line.status for line in self.lines)
+        total = len(self.lines)
+        return {"total": total, **{s: {"lines": counts.get(s, 0), "percent": round(
+            100 * counts.get(s, 0) / total, 2) if total else 0.0} for s in STATUSES}}
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` shape (schemas/blame.v1.schema.json)."""
+        return {"file": self.file, "at": self.at, "summary": self.summary(), "lines": [
+            {"line": x.line, "status": x.status, "content_hash": x.content_hash, **x.facts}
+            for x in self.lines]}
+
+
+def blame_state(ledger: Ledger, *, at: int | None = None,
+                environ: Mapping[str, str] | None = None) -> BlameState:
+    """The line model over the whole ledger (through the verified cache), or as of ``at``."""
+    if at is None:
+        cache = ProjectionCache(ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id,
+                                environ=environ)
+        return cache.state(BLAME)
+    state = BLAME.initial()
+    for stored in read_records(ledger.file.path):
+        if int(stored.data.get("seq", -1)) > at:
+            break
+        BLAME.apply(state, stored.data)
+    return state
+
+
+def _resolve(root: Path, path: str) -> tuple[str, Path]:
+    real_root = Path(os.path.realpath(root))
+    candidate = Path(path)
+    absolute = Path(os.path.realpath(candidate if candidate.is_absolute() else Path.cwd() / path))
+    try:
+        relative = absolute.relative_to(real_root).as_posix()
+    except ValueError:
+        raise InputError(f"{path} is outside the workspace {real_root}") from None
+    if relative == "." or relative.split("/")[0] == ".orchestration":
+        raise InputError(f"{path} is not a file of the workspace")
+    return relative, absolute
+
+
+def _git_blame(root: Path, relative: str, content: bytes,
+               wanted: tuple[int, int]) -> tuple[dict[int, dict[str, Any]], str | None]:
+    """git's answer for the lines ``wanted`` of the file as on disk: final line -> commit facts
+    (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
+    command = ["git", "-C", str(root), "blame", "--line-porcelain", "--contents", "-",
+               "-L", f"{wanted[0]},{wanted[1]}", "--", relative]
+    try:
+        done = subprocess.run(command, input=content, capture_output=True, check=False,  # noqa: S603
+                              timeout=60, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0",
+                                               "LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired):
+        return {}, "git is not available"
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace")
+        if "not a git repository" in error:
+            return {}, "not in a git repository"
+        if "no such path" in error or "no such ref" in error or "bad revision" in error:
+            return {}, "not committed to git"
+        return {}, "git blame failed: " + (error.strip().splitlines() or ["?"])[-1]
+    found: dict[int, dict[str, Any]] = {}
+    current: dict[str, Any] = {}
+    for raw in done.stdout.split(b"\n"):
+        if raw.startswith(b"\t"):
+            if current.get("commit") != _NOT_COMMITTED:
+                found[current["final"]] = current
+            current = {}
+            continue
+        text = raw.decode("utf-8", "replace")
+        key, _, value = text.partition(" ")
+        if len(key) == 40 and not current:
+            parts = value.split()
+            current = {"commit": key, "orig_line": int(parts[0]), "final": int(parts[1])}
+        elif key == "author":
+            current["author"] = value
+        elif key == "author-mail":
+            current["author_mail"] = value
+        elif key == "author-time":
+            current["author_time"] = int(value)
+        elif key == "filename":
+            current["orig_file"] = value
+    return found, None
+
+
+def _match(model: dict[str, Any], disk_hashes: list[str]) -> tuple[list[int | None], bool]:
+    """Disk line index -> model line index (or ``None``): identity when the file is what the
+    model expects, else the lines a diff of hashes keeps unchanged."""
+    hashes: list[str | None] = model["hashes"]
+    if len(hashes) == len(disk_hashes) and all(
+            h is None or h == d for h, d in zip(hashes, disk_hashes, strict=True)):
+        return list(range(len(disk_hashes))), True
+    # A line the model has no hash for can never match (a unique token).
+    tokens = [h if h is not None else f"?{i}" for i, h in enumerate(hashes)]
+    mapping: list[int | None] = []
+    old_at = new_at = 0
+    for hunk in [*diff_hunks(tokens, disk_hashes), None]:
+        new_end = (hunk.new_start - (1 if hunk.new_lines else 0)) if hunk else len(disk_hashes)
+        while new_at < new_end:
+            mapping.append(old_at)
+            old_at, new_at = old_at + 1, new_at + 1
+        if hunk is not None:
+            mapping.extend([None] * hunk.new_lines)
+            new_at += hunk.new_lines
+            old_at += hunk.old_lines
+    return mapping, False
+
+
+def blame_file(path: str, *, root: str | os.PathLike[str] | None = None,
+               lines: tuple[int, int] | None = None, at: int | None = None,
+               environ: Mapping[str, str] | None = None) -> BlameReport:
+    """Blame ``path`` (relative to the current directory, or absolute) line by line.
+
+    Args:
+        lines: 1-based inclusive range to report (default: the whole file).
+        at: report the model as of record ``at`` (no disk, no git: what the records said then).
+
+    Raises:
+        InputError: the path is outside the workspace, a directory, or missing; the range is
+            outside the file.
+        LedgerError: the workspace or ledger cannot be opened.
+    """
+    ledger = Ledger.open(root, environ=environ)
+    root_path = ledger.workspace.root
+    relative, absolute = _resolve(root_path, path)
+    state = blame_state(ledger, at=at, environ=environ)
+    model = state.files.get(relative)
+    if at is not None:
+        return _report_at(relative, model, state, lines, at)
+    if absolute.is_dir():
+        raise InputError(f"{path} is a directory; blame a file")
+    try:
+        content = absolute.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path} does not exist") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    texts = split_lines(content.decode("utf-8", "replace"))
+    first, last = _range(lines, len(texts), path)
+    disk_hashes = [line_hash(t) for t in texts]
+    if model is not None:
+        mapping, fast = _match(model, disk_hashes)
+    else:
+        mapping, fast = [None] * len(texts), False
+    rows: list[BlameLine] = []
+    needs_git: list[int] = []
+    denied = _denied_index(state, relative)
+    for number in range(first, last + 1):
+        index = number - 1
+        model_index = mapping[index]
+        ref = model["refs"][model_index] if model is not None and model_index is not None else BASE
+        facts: dict[str, Any] = {}
+        attribution = state.ref(ref) if ref != BASE else None
+        if attribution is not None and attribution["status"] == "agent":
+            facts = {k: attribution.get(k) for k in _AGENT_FIELDS}
+            status = "agent"
+        else:
+            status = "unknown"
+            facts["reason"] = _why(model, model_index, attribution, state.seq)
+            needs_git.append(number)
+        if disk_hashes[index] in denied:
+            facts["denied"] = denied[disk_hashes[index]]
+        rows.append(BlameLine(number, texts[index], status, disk_hashes[index], facts))
+    if needs_git:
+        _ask_git(root_path, relative, content, rows, needs_git=needs_git, first=first)
+    return BlameReport(relative, rows, fast, None)
+
+
+def _ask_git(root: Path, relative: str, content: bytes, rows: list[BlameLine], *,
+             needs_git: list[int], first: int) -> None:
+    """Turn the ``unknown`` rows that git explains into ``git`` rows (in place)."""
+    found, why = _git_blame(root, relative, content, (min(needs_git), max(needs_git)))
+    for row in list(rows):
+        if row.status != "unknown":
+            continue
+        commit = found.get(row.line)
+        if commit is not None:
+            row.facts.pop("reason", None)
+            row.facts.update(commit=commit["commit"], author=commit.get("author"),
+                             author_time=commit.get("author_time"),
+                             orig_line=commit["orig_line"], orig_file=commit.get("orig_file"))
+            rows[row.line - first] = row._replace(status="git")
+        else:
+            row.facts["reason"] += f"; {why or 'not committed to git'}"
+
+
+def _range(lines: tuple[int, int] | None, count: int, path: str) -> tuple[int, int]:
+    if lines is None:
+        return 1, count
+    first, last = lines
+    if first < 1 or last < first or last > count:
+        raise InputError(f"{path} has {count} lines; {first}-{last} is outside it")
+    return first, last
+
+
+def _why(model: dict[str, Any] | None, model_index: int | None,
+         attribution: dict[str, Any] | None, seq: int) -> str:
+    if model is None:
+        return "no recorded tool call wrote this file"
+    if attribution is not None and attribution.get("reason"):
+        return str(attribution["reason"])
+    if model_index is None:
+        return f"changed on disk after the ledger's records (up to seq {seq}) describe it"
+    return "no recorded tool call wrote this line (it predates the ledger's records of the file)"
+
+
+def _denied_index(state: BlameState, relative: str) -> dict[str, list[dict[str, Any]]]:
+    index: dict[str, list[dict[str, Any]]] = {}
+    for attempt in state.denied.get(relative, []):
+        summary = {k: attempt.get(k) for k in ("seq", "record_hash", "session_id", "intent_id",
+                                                "tool", "code")}
+        for digest in attempt.get("lines", []):
+            entries = index.setdefault(digest, [])
+            if summary not in entries:
+                entries.append(summary)
+    return index
+
+
+def _report_at(relative: str, model: dict[str, Any] | None, state: BlameState,
+               lines: tuple[int, int] | None, at: int) -> BlameReport:
+    if model is None:
+        raise InputError(f"the ledger had no line model of {relative} at seq {at}")
+    first, last = _range(lines, len(model["hashes"]), relative)
+    rows = []
+    for number in range(first, last + 1):
+        ref = model["refs"][number - 1]
+        attribution = state.ref(ref)
+        digest = model["hashes"][number - 1] or ""
+        if attribution is not None and attribution["status"] == "agent":
+            rows.append(BlameLine(number, "", "agent", digest,
+                                  {k: attribution.get(k) for k in _AGENT_FIELDS}))
+        else:
+            rows.append(BlameLine(number, "", "unknown", digest,
+                                  {"reason": _why(model, number - 1, attribution, at)}))
+    return BlameReport(relative, rows, False, at)
+
+
+def current_lines(root: str | os.PathLike[str] | None = None, *,
+                  environ: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every line of every live file as the records describe it (no disk, no git): rows of
+    ``path, line, content_hash, status`` (``agent`` or ``unknown``) and the agent fields.
+    For the query layer's ``lines`` view; ``ledger blame`` reconciles one file with the disk."""
+    ledger = Ledger.open(root, environ=environ)
+    state = blame_state(ledger, environ=environ)
+    for path in sorted(state.files):
+        model = state.files[path]
+        for index, (digest, ref) in enumerate(zip(model["hashes"], model["refs"],
+                                                  strict=True)):
+            attribution = state.ref(ref)
+            agent = attribution is not None and attribution["status"] == "agent"
+            row: dict[str, Any] = {"path": path, "line": index + 1, "content_hash": digest,
+                                   "status": "agent" if agent else "unknown"}
+            row.update({k: (attribution or {}).get(k) if agent else None for k in _AGENT_FIELDS})
+            yield row
