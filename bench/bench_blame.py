@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from ledger._governance.attribution import file_change  # noqa: E402
 from ledger._projections import BLAME  # noqa: E402
 
 
-def _history(writes: int, files: int, seed: int = 9):
+def _history(writes: int, files: int, seed: int = 9) -> Iterator[tuple[str, str, str]]:
     """Yield ``(path, old_text, new_text)`` per write."""
     rng = random.Random(seed)  # noqa: S311 -- a reproducible history, not a secret
     contents: dict[str, list[str]] = {}
@@ -66,7 +67,7 @@ def _text(lines: list[str] | None) -> str | None:
 
 
 def _records(writes: int, files: int) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    out = []
+    out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     import hashlib  # noqa: PLC0415
 
     for n, (path, old, new) in enumerate(_history(writes, files)):

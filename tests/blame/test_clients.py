@@ -28,7 +28,7 @@ def _last_attribution(world: World) -> dict[str, Any]:
                .read_text(encoding="utf-8").splitlines()]
     post = [r for r in records if r["kind"] == "hook.post"][-1]
     attribution = post["body"]["attribution"]
-    assert attribution is not None
+    assert isinstance(attribution, dict)
     return attribution
 
 
