@@ -42,8 +42,9 @@ from ledger._governance.attribution import file_change  # noqa: E402
 from ledger._projections import BLAME  # noqa: E402
 
 
-def _history(writes: int, files: int, seed: int = 9) -> Iterator[tuple[str, str, str]]:
-    """Yield ``(path, old_text, new_text)`` per write."""
+def _history(writes: int, files: int, seed: int = 9
+             ) -> Iterator[tuple[str, list[str] | None, list[str]]]:
+    """Yield ``(path, old lines or None for a new file, new lines)`` per write."""
     rng = random.Random(seed)  # noqa: S311 -- a reproducible history, not a secret
     contents: dict[str, list[str]] = {}
     counter = 0
