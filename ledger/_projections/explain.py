@@ -16,6 +16,7 @@ keeps unchanged keep their attribution.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from collections import Counter
@@ -304,11 +305,27 @@ def current_lines(root: str | os.PathLike[str] | None = None, *,
     state = blame_state(ledger, environ=environ)
     for path in sorted(state.files):
         model = state.files[path]
+        # The model is exact only while the file holds the content its last record left; a file
+        # changed on disk since then is unknown here (``ledger blame`` reconciles it with git).
+        on_disk = _sha256_of(ledger.workspace.root / path)
+        changed = on_disk is not None and model.get("sha") not in (None, on_disk)
         for index, (digest, ref) in enumerate(zip(model["hashes"], model["refs"],
                                                   strict=True)):
             attribution = state.ref(ref)
-            agent = attribution is not None and attribution["status"] == "agent"
+            agent = not changed and attribution is not None and attribution["status"] == "agent"
             row: dict[str, Any] = {"path": path, "line": index + 1, "content_hash": digest,
                                    "status": "agent" if agent else "unknown"}
+            if not agent:
+                row["reason"] = ("changed on disk since the last record; run `ledger blame "
+                                 f"{path}`" if changed else "no recorded agent call wrote it")
             row.update({k: (attribution or {}).get(k) if agent else None for k in _AGENT_FIELDS})
             yield row
+
+
+def _sha256_of(path: Path) -> str | None:
+    """Hex SHA-256 of a regular file's bytes; None when it is missing or unreadable."""
+    try:
+        with path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None

@@ -12,7 +12,7 @@ Two kinds exist today:
 * :class:`FoldView` -- rows computed in Python from the public read path (``intents``: the state
   fold of ``ledger/_governance/state.py`` joined with ``active_intents.yaml``).
 
-Views that come later (``lines``, the current blame) register with :func:`register_view`.
+Further views register with :func:`register_view`; ``lines`` reads the blame projection.
 """
 
 from __future__ import annotations
@@ -427,8 +427,48 @@ INTENTS = FoldView(
     _intent_rows,
 )
 
+
+def _line_rows(source: LedgerSource) -> Rows:
+    # The live files are a workspace's; an export has none (its records still describe them).
+    if source.root is None:
+        return
+    from ledger._projections.explain import current_lines  # noqa: PLC0415
+
+    for row in current_lines(source.root):
+        yield (source.ledger_id, row["path"], row["line"], row["content_hash"], row["status"],
+               row.get("reason"), *(row.get(name) for name in _LINE_AGENT_FIELDS))
+
+
+_LINE_AGENT_FIELDS: Final = ("seq", "record_hash", "invocation_id", "tool_use_id", "tool",
+                             "intent_id", "session_id", "client", "model", "ts")
+
+LINES = FoldView(
+    "lines", "The current blame of every live file the ledger describes, one row per line "
+    "(files changed on disk since their last record are unknown: run ledger blame PATH).",
+    (
+        Column("ledger_id", "VARCHAR", "Ledger id."),
+        Column("path", "VARCHAR", "Workspace-relative path."),
+        Column("line", "BIGINT", "1-based line number."),
+        Column("content_hash", "VARCHAR", "Short hash of the line's LF-normalised text."),
+        Column("status", "VARCHAR", "agent or unknown (git is resolved per file by ledger blame)."),
+        Column("reason", "VARCHAR", "Why a line is unknown."),
+        Column("seq", "BIGINT", "Record that wrote the line (agent lines)."),
+        Column("record_hash", "VARCHAR", "That record's hash."),
+        Column("invocation_id", "VARCHAR", "Invocation id of the tool call."),
+        Column("tool_use_id", "VARCHAR", "The client's id of the tool call."),
+        Column("tool", "VARCHAR", "Tool (Write, Edit, Bash, ...)."),
+        Column("intent_id", "VARCHAR", "Intent the session worked under."),
+        Column("session_id", "VARCHAR", "Agent session."),
+        Column("client", "VARCHAR", "Agent client."),
+        Column("model", "VARCHAR", "Model, as the client reported it."),
+        Column("ts", "VARCHAR", "When the record was written."),
+    ),
+    _line_rows,
+)
+
+
 _REGISTRY: dict[str, ViewDefinition] = {
-    view.name: view for view in (EVENTS, DECISIONS, TOOL_CALLS, FILE_RANGES, INTENTS)
+    view.name: view for view in (EVENTS, DECISIONS, TOOL_CALLS, FILE_RANGES, INTENTS, LINES)
 }
 
 
