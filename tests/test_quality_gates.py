@@ -22,6 +22,12 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    # [tool.ruff.format] in pyproject.toml; `ruff format .` fixes what this reports.
+    result = _run("ruff", "format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 @pytest.mark.slow
 def test_mypy_is_clean_on_library_cli_tests_and_bench() -> None:
     # Files, strictness and the pydantic plugin come from pyproject.toml: ledger/, cli/ and
