@@ -102,8 +102,10 @@ def _openssl_version() -> str:
 
 def machine_line(info: Mapping[str, Any]) -> str:
     """One line describing the machine."""
-    return (f"{info['cores']} cores ({info['cpu']}), {info['implementation']} {info['python']}, "
-            f"cryptography {info['cryptography']} ({info['openssl']}), {info['platform']}")
+    return (
+        f"{info['cores']} cores ({info['cpu']}), {info['implementation']} {info['python']}, "
+        f"cryptography {info['cryptography']} ({info['openssl']}), {info['platform']}"
+    )
 
 
 class Figure(NamedTuple):
@@ -121,8 +123,14 @@ class Figure(NamedTuple):
     def cells(self) -> list[str]:
         """The Markdown cells of this row."""
         ratio = "—" if self.ratio is None else f"{self.ratio:.2f}×"
-        return [self.figure, self.ledger_text, self.baseline_text, ratio, self.target,
-                f"**{self.status}**" if self.status in ("PASS", "MISS") else self.status]
+        return [
+            self.figure,
+            self.ledger_text,
+            self.baseline_text,
+            ratio,
+            self.target,
+            f"**{self.status}**" if self.status in ("PASS", "MISS") else self.status,
+        ]
 
 
 def verdict(ok: bool) -> str:
@@ -240,8 +248,10 @@ class LoadMeter:
 
 def noise_line(meter: LoadMeter) -> str:
     """A context note on machine noise."""
-    return (f"machine noise: other processes kept {meter.other_cores:.2f} of "
-            f"{os.cpu_count()} cores busy on average while this benchmark measured")
+    return (
+        f"machine noise: other processes kept {meter.other_cores:.2f} of "
+        f"{os.cpu_count()} cores busy on average while this benchmark measured"
+    )
 
 
 class Stopwatch:
@@ -259,15 +269,80 @@ class Stopwatch:
 # --- realistic hook-event bodies --------------------------------------------------------------
 
 _TOOLS = ("Edit", "Edit", "Edit", "Write", "MultiEdit", "Bash", "Read")
-_DIRS = ("src/acme/api", "src/acme/models", "src/acme/billing", "tests/unit", "src/acme/auth",
-         "src/acme/workers", "docs", "migrations/versions")
-_MODULES = ("user", "invoice", "session_store", "routes", "schema", "tasks", "payments",
-            "permissions", "conftest", "settings", "ratelimit", "webhooks")
-_WORDS = ("def", "return", "self", "if", "else", "await", "async", "for", "in", "not", "None",
-          "True", "import", "from", "raise", "ValueError", "user", "invoice", "amount_cents",
-          "customer_id", "session", "request", "response", "status", "=", "==", "(", ")", ":",
-          "[", "]", "{", "}", ",", ".", "+", "-", "\"pending\"", "'paid'", "0", "1", "42",
-          "timeout_ms", "retry", "logger.info", "# TODO: handle refunds", "décimal", "→")
+_DIRS = (
+    "src/acme/api",
+    "src/acme/models",
+    "src/acme/billing",
+    "tests/unit",
+    "src/acme/auth",
+    "src/acme/workers",
+    "docs",
+    "migrations/versions",
+)
+_MODULES = (
+    "user",
+    "invoice",
+    "session_store",
+    "routes",
+    "schema",
+    "tasks",
+    "payments",
+    "permissions",
+    "conftest",
+    "settings",
+    "ratelimit",
+    "webhooks",
+)
+_WORDS = (
+    "def",
+    "return",
+    "self",
+    "if",
+    "else",
+    "await",
+    "async",
+    "for",
+    "in",
+    "not",
+    "None",
+    "True",
+    "import",
+    "from",
+    "raise",
+    "ValueError",
+    "user",
+    "invoice",
+    "amount_cents",
+    "customer_id",
+    "session",
+    "request",
+    "response",
+    "status",
+    "=",
+    "==",
+    "(",
+    ")",
+    ":",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ".",
+    "+",
+    "-",
+    '"pending"',
+    "'paid'",
+    "0",
+    "1",
+    "42",
+    "timeout_ms",
+    "retry",
+    "logger.info",
+    "# TODO: handle refunds",
+    "décimal",
+    "→",
+)
 _HOOKS = ("owned-scope", "secret-scan", "intent-match", "lint-gate", "rate-limit")
 _OUTCOMES = ("pass", "pass", "pass", "pass", "warn", "block")
 _DECISIONS = ("allow", "allow", "allow", "allow", "ask", "deny")
@@ -307,20 +382,30 @@ def hook_body(rng: random.Random, turn: int) -> dict[str, Any]:
         "exit_code": 0 if decision == "allow" else 2,
     }
     if tool == "Bash":
-        body["input"] = {"command": f"pytest -q {path} -k " + _code(rng, rng.randint(20, 60)),
-                         "timeout_ms": 120_000}
+        body["input"] = {
+            "command": f"pytest -q {path} -k " + _code(rng, rng.randint(20, 60)),
+            "timeout_ms": 120_000,
+        }
     else:
         old = _code(rng, rng.randint(40, 200))
         new = _code(rng, rng.randint(60, 240))
-        body["input"] = {"file_path": path, "old_string": old, "new_string": new,
-                         "replace_all": rng.random() < 0.1}
-        body["diff"] = {"lines_added": new.count("\n") + 1, "lines_removed": old.count("\n") + 1,
-                        "bytes_before": rng.randint(500, 40_000)}
+        body["input"] = {
+            "file_path": path,
+            "old_string": old,
+            "new_string": new,
+            "replace_all": rng.random() < 0.1,
+        }
+        body["diff"] = {
+            "lines_added": new.count("\n") + 1,
+            "lines_removed": old.count("\n") + 1,
+            "bytes_before": rng.randint(500, 40_000),
+        }
     return body
 
 
-def hook_bodies(count: int, *, seed: int = 20261121, low: int = 400, high: int = 900
-                ) -> list[dict[str, Any]]:
+def hook_bodies(
+    count: int, *, seed: int = 20261121, low: int = 400, high: int = 900
+) -> list[dict[str, Any]]:
     """``count`` distinct hook bodies whose canonical JSON is ``low``–``high`` bytes long."""
     from ledger import canonical_bytes  # noqa: PLC0415
 
@@ -341,5 +426,9 @@ def body_sizes(bodies: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
     return sizes[0], sizes[len(sizes) // 2], sizes[-1]
 
 
-ACTOR = {"agent": "builder", "client": "claude-code", "model": "claude-sonnet-4-5",
-         "session": "0b7d7f4e-5b2a-4c41-9a55-3f0c9e2d1a17"}
+ACTOR = {
+    "agent": "builder",
+    "client": "claude-code",
+    "model": "claude-sonnet-4-5",
+    "session": "0b7d7f4e-5b2a-4c41-9a55-3f0c9e2d1a17",
+}

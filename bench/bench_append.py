@@ -45,14 +45,17 @@ TARGET_RATE = 10_000
 DISTINCT_BODIES = 2_000
 
 
-def ledger_rep(root: Path, bodies: list[dict[str, Any]], batch: int, meter: LoadMeter
-               ) -> tuple[float, int]:
+def ledger_rep(
+    root: Path, bodies: list[dict[str, Any]], batch: int, meter: LoadMeter
+) -> tuple[float, int]:
     """Append every body into a fresh ledger at ``root``; (seconds, file bytes)."""
     from ledger import Entry, Ledger  # noqa: PLC0415
 
     led = Ledger.init(root)
-    batches = [[Entry("hook.pre", body, ACTOR) for body in bodies[i : i + batch]]
-               for i in range(0, len(bodies), batch)]
+    batches = [
+        [Entry("hook.pre", body, ACTOR) for body in bodies[i : i + batch]]
+        for i in range(0, len(bodies), batch)
+    ]
     with meter, Stopwatch() as sw:
         for entries in batches:
             led.append_many(entries)
@@ -87,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     distinct = hook_bodies(min(DISTINCT_BODIES, args.records))
     bodies = [distinct[i % len(distinct)] for i in range(args.records)]
     low, mid, high = body_sizes(distinct)
-    say(f"bench_append: {args.records:,} records x {args.reps} reps, batch {args.batch:,}, "
-        f"bodies {low}-{high} B (median {mid} B)")
+    say(
+        f"bench_append: {args.records:,} records x {args.reps} reps, batch {args.batch:,}, "
+        f"bodies {low}-{high} B (median {mid} B)"
+    )
 
     ledger_s: list[float] = []
     base_s: list[float] = []
@@ -101,13 +106,16 @@ def main(argv: list[str] | None = None) -> int:
             order = ("ledger", "baseline") if rep % 2 == 0 else ("baseline", "ledger")
             for side in order:
                 if side == "ledger":
-                    seconds, file_bytes = ledger_rep(Path(tmp) / f"ws{rep}", bodies, args.batch,
-                                                    meter)
+                    seconds, file_bytes = ledger_rep(
+                        Path(tmp) / f"ws{rep}", bodies, args.batch, meter
+                    )
                     ledger_s.append(seconds)
                 else:
                     base_s.append(baseline_rep(bodies, meter))
-            say(f"  rep {rep + 1}/{args.reps}: ledger {args.records / ledger_s[-1]:,.0f} rec/s, "
-                f"baseline {args.records / base_s[-1]:,.0f} rec/s")
+            say(
+                f"  rep {rep + 1}/{args.reps}: ledger {args.records / ledger_s[-1]:,.0f} rec/s, "
+                f"baseline {args.records / base_s[-1]:,.0f} rec/s"
+            )
 
     ledger_rates = [args.records / s for s in ledger_s]
     base_rates = [args.records / s for s in base_s]
@@ -115,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     figures = [
         Figure(
             figure=f"append_many, {args.batch:,}/batch (records/s)",
-            ledger=led_rate, ledger_text=rate(led_rate),
+            ledger=led_rate,
+            ledger_text=rate(led_rate),
             baseline=base_rate,
             baseline_text=f"{rate(base_rate)} (canonical+sha256+sign loop)",
             ratio=led_rate / base_rate,
@@ -138,12 +147,21 @@ def main(argv: list[str] | None = None) -> int:
     report(
         "bench_append",
         figures,
-        settings={"records": args.records, "batch": args.batch, "reps": args.reps,
-                  "quick": args.quick},
+        settings={
+            "records": args.records,
+            "batch": args.batch,
+            "reps": args.reps,
+            "quick": args.quick,
+        },
         context=context,
-        raw={"ledger_seconds": ledger_s, "baseline_seconds": base_s,
-             "line_bytes": line_bytes, "other_cores": meter.other_cores,
-             "body_bytes": [low, mid, high], "cpu_count": os.cpu_count()},
+        raw={
+            "ledger_seconds": ledger_s,
+            "baseline_seconds": base_s,
+            "line_bytes": line_bytes,
+            "other_cores": meter.other_cores,
+            "body_bytes": [low, mid, high],
+            "cpu_count": os.cpu_count(),
+        },
         as_json=args.json,
         info=info,
     )

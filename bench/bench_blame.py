@@ -42,8 +42,9 @@ from ledger._governance.attribution import file_change  # noqa: E402
 from ledger._projections import BLAME  # noqa: E402
 
 
-def _history(writes: int, files: int, seed: int = 9
-             ) -> Iterator[tuple[str, list[str] | None, list[str]]]:
+def _history(
+    writes: int, files: int, seed: int = 9
+) -> Iterator[tuple[str, list[str] | None, list[str]]]:
     """Yield ``(path, old lines or None for a new file, new lines)`` per write."""
     rng = random.Random(seed)  # noqa: S311 -- a reproducible history, not a secret
     contents: dict[str, list[str]] = {}
@@ -74,23 +75,63 @@ def _records(writes: int, files: int) -> list[tuple[str, dict[str, Any], dict[st
     for n, (path, old, new) in enumerate(_history(writes, files)):
         old_text, new_text = _text(old), "".join(f"{x}\n" for x in new)
         change = file_change(
-            path, old=old_text, old_known=True,
+            path,
+            old=old_text,
+            old_known=True,
             old_sha256=hashlib.sha256(old_text.encode()).hexdigest() if old_text else None,
-            new=new_text, new_sha256=hashlib.sha256(new_text.encode()).hexdigest())
-        actor = {"agent": None, "client": "claude-code", "model": "claude-opus-4",
-                 "session": f"s{n % 7}"}
-        common = {"tool": "Write", "tool_use_id": f"toolu_{n}", "invocation": f"inv-{n}",
-                  "event": "PostToolUse", "cwd": "/ws", "git_head": None}
-        out.append(("hook.pre", {**common, "event": "PreToolUse", "decision": "allow",
-                                 "reason": None, "error": None, "hooks": [],
-                                 "data": {"intent_id": "INT-001"},
-                                 "tool_input": {"file_path": path}}, actor))
-        out.append(("hook.post", {**common, "decision": "allow", "reason": None, "error": None,
-                                  "hooks": [], "data": {"intent_id": "INT-001"},
-                                  "outcome": "success", "duration_ms": 1, "tool_error": None,
-                                  "edit": None, "observed": {},
-                                  "attribution": {"source": "content", "files": [change]}},
-                    actor))
+            new=new_text,
+            new_sha256=hashlib.sha256(new_text.encode()).hexdigest(),
+        )
+        actor = {
+            "agent": None,
+            "client": "claude-code",
+            "model": "claude-opus-4",
+            "session": f"s{n % 7}",
+        }
+        common = {
+            "tool": "Write",
+            "tool_use_id": f"toolu_{n}",
+            "invocation": f"inv-{n}",
+            "event": "PostToolUse",
+            "cwd": "/ws",
+            "git_head": None,
+        }
+        out.append(
+            (
+                "hook.pre",
+                {
+                    **common,
+                    "event": "PreToolUse",
+                    "decision": "allow",
+                    "reason": None,
+                    "error": None,
+                    "hooks": [],
+                    "data": {"intent_id": "INT-001"},
+                    "tool_input": {"file_path": path},
+                },
+                actor,
+            )
+        )
+        out.append(
+            (
+                "hook.post",
+                {
+                    **common,
+                    "decision": "allow",
+                    "reason": None,
+                    "error": None,
+                    "hooks": [],
+                    "data": {"intent_id": "INT-001"},
+                    "outcome": "success",
+                    "duration_ms": 1,
+                    "tool_error": None,
+                    "edit": None,
+                    "observed": {},
+                    "attribution": {"source": "content", "files": [change]},
+                },
+                actor,
+            )
+        )
     return out
 
 
@@ -110,8 +151,9 @@ def _git_twin(root: Path, writes: int, files: int) -> None:
     # each commit gets its mark (``from :N`` names the previous one)
     text = b"".join(stream)
     parts = text.split(b"commit refs/heads/main\n")[1:]
-    final = b"".join(b"commit refs/heads/main\nmark :%d\n" % (i + 1) + part
-                     for i, part in enumerate(parts))
+    final = b"".join(
+        b"commit refs/heads/main\nmark :%d\n" % (i + 1) + part for i, part in enumerate(parts)
+    )
     subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input=final, check=True)
     subprocess.run(["git", "-C", str(root), "checkout", "-q", "-f", "main"], check=True)
 
@@ -143,8 +185,7 @@ for n in range({records}):
 # process would report the parent's peak.
 print(next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM")))
 """
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return int(out.stdout.strip())
 
 
@@ -167,14 +208,13 @@ def main() -> int:
         ledger = Ledger.init(ws, environ=env)
         entries = [Entry(k, b, a) for k, b, a in _records(args.writes, args.files)]
         for i in range(0, len(entries), 2000):
-            ledger.append_many(entries[i:i + 2000])
+            ledger.append_many(entries[i : i + 2000])
         total = len(entries) + 1
         # the file the last write touched, a line in its middle
         last_path = entries[-1].body["attribution"]["files"][0]["path"]
         line_count = entries[-1].body["attribution"]["files"][0]["lines"]
         line = line_count // 2
-        ledger_cli = [str(Path(sys.executable).parent / "ledger"), "blame",
-                      f"{last_path}:{line}"]
+        ledger_cli = [str(Path(sys.executable).parent / "ledger"), "blame", f"{last_path}:{line}"]
         git_cli = ["git", "blame", "-L", f"{line},{line}", "--", last_path]
         cache = ws / ".orchestration" / ".cache" / "projections"
         cold = []
@@ -193,24 +233,38 @@ def main() -> int:
         rss_1 = _rss_fold(total, args.files)
         rss_10 = _rss_fold(10 * total, args.files)
         figures = {
-            "records": total, "writes": args.writes, "files": args.files,
-            "blame_warm_ms": median(warm) * 1000, "blame_cold_ms": median(cold) * 1000,
-            "git_blame_ms": median(git) * 1000, "warm_vs_git": median(warm) / median(git),
-            "rebuild_records_per_s": rebuild, "rss_kib_1x": rss_1, "rss_kib_10x": rss_10,
+            "records": total,
+            "writes": args.writes,
+            "files": args.files,
+            "blame_warm_ms": median(warm) * 1000,
+            "blame_cold_ms": median(cold) * 1000,
+            "git_blame_ms": median(git) * 1000,
+            "warm_vs_git": median(warm) / median(git),
+            "rebuild_records_per_s": rebuild,
+            "rss_kib_1x": rss_1,
+            "rss_kib_10x": rss_10,
         }
         if args.json:
             print(json.dumps(figures, indent=2))
         else:
-            print(f"history: {total:,} records ({args.writes:,} writes over {args.files} files);"
-                  f" git twin: {args.writes:,} commits")
-            print(f"single-line blame, warm: ledger {figures['blame_warm_ms']:.0f} ms vs git "
-                  f"blame -L {figures['git_blame_ms']:.0f} ms = {figures['warm_vs_git']:.2f}x "
-                  f"(target <= 1.0x) {'PASS' if figures['warm_vs_git'] <= 1 else 'FAIL'}")
+            print(
+                f"history: {total:,} records ({args.writes:,} writes over {args.files} files);"
+                f" git twin: {args.writes:,} commits"
+            )
+            print(
+                f"single-line blame, warm: ledger {figures['blame_warm_ms']:.0f} ms vs git "
+                f"blame -L {figures['git_blame_ms']:.0f} ms = {figures['warm_vs_git']:.2f}x "
+                f"(target <= 1.0x) {'PASS' if figures['warm_vs_git'] <= 1 else 'FAIL'}"
+            )
             print(f"single-line blame, cold (cache deleted): {figures['blame_cold_ms']:.0f} ms")
-            print(f"full rebuild: {rebuild:,.0f} records/s (target >= 50,000) "
-                  f"{'PASS' if rebuild >= 50_000 else 'FAIL'}")
-            print(f"peak RSS of the fold: {rss_1 / 1024:.1f} MiB at 1x, {rss_10 / 1024:.1f} MiB "
-                  f"at 10x history (same live files)")
+            print(
+                f"full rebuild: {rebuild:,.0f} records/s (target >= 50,000) "
+                f"{'PASS' if rebuild >= 50_000 else 'FAIL'}"
+            )
+            print(
+                f"peak RSS of the fold: {rss_1 / 1024:.1f} MiB at 1x, {rss_10 / 1024:.1f} MiB "
+                f"at 10x history (same live files)"
+            )
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -110,9 +110,15 @@ def startup_args(doc: str, argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def round_robin(commands: dict[str, tuple[list[str], bytes]], env: dict[str, str], *,
-                warmup: int, runs: int, meter: LoadMeter,
-                after_round: Callable[[], None] | None = None) -> dict[str, list[float]]:
+def round_robin(
+    commands: dict[str, tuple[list[str], bytes]],
+    env: dict[str, str],
+    *,
+    warmup: int,
+    runs: int,
+    meter: LoadMeter,
+    after_round: Callable[[], None] | None = None,
+) -> dict[str, list[float]]:
     """Time each command ``runs`` times, rotating the order every round so noise hits all
     alike; the first ``warmup`` rounds are not counted."""
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -151,17 +157,24 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"expected the private key at {pem}")
         commands = {
             "ledger": ([ledger_bin, "append", "--root", str(root), "--kind", "app.event"], BODY),
-            "floor": ([sys.executable, str(FLOOR), str(pem), str(Path(tmp) / "floor.jsonl")],
-                      BODY),
+            "floor": ([sys.executable, str(FLOOR), str(pem), str(Path(tmp) / "floor.jsonl")], BODY),
             "startup": ([sys.executable, "-c", "pass"], BODY),
         }
-        say(f"bench_cli_append: {args.warmup} warm-up + {args.runs} timed rounds of "
-            f"{', '.join(commands)}")
+        say(
+            f"bench_cli_append: {args.warmup} warm-up + {args.runs} timed rounds of "
+            f"{', '.join(commands)}"
+        )
         meter = LoadMeter()
         times = round_robin(
-            commands, env, warmup=args.warmup, runs=args.runs, meter=meter,
+            commands,
+            env,
+            warmup=args.warmup,
+            runs=args.runs,
+            meter=meter,
             after_round=lambda: fsyncs.append(
-                fsync_once(Path(tmp) / "fsync.jsonl", b"x" * 600 + b"\n")))
+                fsync_once(Path(tmp) / "fsync.jsonl", b"x" * 600 + b"\n")
+            ),
+        )
         result = Ledger.open(root).verify()
         expected = 1 + args.warmup + args.runs
         if not result.ok or result.records != expected:
@@ -173,18 +186,23 @@ def main(argv: list[str] | None = None) -> int:
     figures = [
         Figure(
             figure="CLI `ledger append`, 1 record, fsync (p50)",
-            ledger=p50["ledger"], ledger_text=ms(p50["ledger"]),
-            baseline=p50["floor"], baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
+            ledger=p50["ledger"],
+            ledger_text=ms(p50["ledger"]),
+            baseline=p50["floor"],
+            baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
             ratio=p50["ledger"] / p50["floor"],
             target=f"≤ {TARGET_RATIO:.1f}× floor",
             status=verdict(p50["ledger"] <= TARGET_RATIO * p50["floor"]),
         ),
         Figure(
             figure="CLI `ledger append`, 1 record, fsync (p90)",
-            ledger=p90["ledger"], ledger_text=ms(p90["ledger"]),
-            baseline=p90["floor"], baseline_text=f"{ms(p90['floor'])} (floor_append.py)",
+            ledger=p90["ledger"],
+            ledger_text=ms(p90["ledger"]),
+            baseline=p90["floor"],
+            baseline_text=f"{ms(p90['floor'])} (floor_append.py)",
             ratio=p90["ledger"] / p90["floor"],
-            target="—", status="—",
+            target="—",
+            status="—",
         ),
     ]
     above_ledger = p50["ledger"] - p50["startup"]
@@ -207,8 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         figures,
         settings={"runs": args.runs, "warmup": args.warmup, "quick": args.quick},
         context=context,
-        raw={"seconds": times, "fsync_seconds": fsyncs, "cpu_count": os.cpu_count(),
-             "other_cores": meter.other_cores},
+        raw={
+            "seconds": times,
+            "fsync_seconds": fsyncs,
+            "cpu_count": os.cpu_count(),
+            "other_cores": meter.other_cores,
+        },
         as_json=args.json,
         info=info,
     )

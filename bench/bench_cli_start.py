@@ -57,12 +57,18 @@ active_intents:
 
 def import_profile(ledger_bin: str, root: Path, env: dict[str, str], top: int = 6) -> list[str]:
     """The modules with the largest self import time in ``ledger log -n 20``."""
-    script = (f"import sys; sys.argv = ['ledger', 'log', '-n', '20', '--root', {str(root)!r}]; "
-              "from cli._entry import main; main()")
+    script = (
+        f"import sys; sys.argv = ['ledger', 'log', '-n', '20', '--root', {str(root)!r}]; "
+        "from cli._entry import main; main()"
+    )
     python = Path(ledger_bin).with_name("python")
-    done = subprocess.run([str(python if python.exists() else sys.executable), "-X",
-                           "importtime", "-c", script], capture_output=True, text=True,
-                          env=env, check=True)
+    done = subprocess.run(
+        [str(python if python.exists() else sys.executable), "-X", "importtime", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     rows = []
     for line in done.stderr.splitlines():
         parts = line.split("|")
@@ -71,7 +77,8 @@ def import_profile(ledger_bin: str, root: Path, env: dict[str, str], top: int = 
     total = sum(self_us for self_us, _, _ in rows)
     rows.sort(reverse=True)
     return [f"all imports {total / 1000:.1f} ms self-time"] + [
-        f"{name}: {self_us / 1000:.1f} ms" for self_us, _, name in rows[:top]]
+        f"{name}: {self_us / 1000:.1f} ms" for self_us, _, name in rows[:top]
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--records" in argv:  # the one option startup_args does not know
         at = argv.index("--records")
         records = int(argv[at + 1])
-        argv = argv[:at] + argv[at + 2:]
+        argv = argv[:at] + argv[at + 2 :]
     args = startup_args(__doc__ or "", argv)
 
     from ledger import Entry, Ledger  # noqa: PLC0415
@@ -97,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS, encoding="utf-8")
         rng = random.Random(7)  # noqa: S311 -- reproducible ids, not crypto
         sessions = [f"{rng.getrandbits(128):032x}" for _ in range(4)]
-        ledger.append_many(Entry(
-            "hook.pre", body, {"client": "claude-code", "session": sessions[i % 4]})
-            for i, body in enumerate(hook_bodies(records)))
+        ledger.append_many(
+            Entry("hook.pre", body, {"client": "claude-code", "session": sessions[i % 4]})
+            for i, body in enumerate(hook_bodies(records))
+        )
         seq = str(records // 2)
         base = ["--root", str(root)]
         commands = {
@@ -110,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
             "ledger verify --help": ([ledger_bin, "verify", "--help"], b""),
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
         }
-        say(f"bench_cli_start: {args.warmup} warm-up + {args.runs} timed rounds of "
-            f"{len(commands)} commands, {records:,} records")
+        say(
+            f"bench_cli_start: {args.warmup} warm-up + {args.runs} timed rounds of "
+            f"{len(commands)} commands, {records:,} records"
+        )
         meter = LoadMeter()
         times = round_robin(commands, env, warmup=args.warmup, runs=args.runs, meter=meter)
         profile = import_profile(ledger_bin, root, env)
@@ -124,14 +134,18 @@ def main(argv: list[str] | None = None) -> int:
         if name == "python -c pass":
             continue
         gated = name != "ledger verify --help"
-        figures.append(Figure(
-            figure=f"`{name}` (p50)",
-            ledger=p50[name], ledger_text=ms(p50[name]),
-            baseline=floor, baseline_text=f"{ms(floor)} (python -c pass)",
-            ratio=p50[name] / floor,
-            target=f"≤ {TARGET_RATIO:.0f}× start-up" if gated else "— (Typer app)",
-            status=verdict(p50[name] <= TARGET_RATIO * floor) if gated else "—",
-        ))
+        figures.append(
+            Figure(
+                figure=f"`{name}` (p50)",
+                ledger=p50[name],
+                ledger_text=ms(p50[name]),
+                baseline=floor,
+                baseline_text=f"{ms(floor)} (python -c pass)",
+                ratio=p50[name] / floor,
+                target=f"≤ {TARGET_RATIO:.0f}× start-up" if gated else "— (Typer app)",
+                status=verdict(p50[name] <= TARGET_RATIO * floor) if gated else "—",
+            )
+        )
     context = [
         f"{args.runs} timed runs of each command, round-robin with rotating order, after "
         f"{args.warmup} warm-up round(s); ledger of {records + 1:,} records",
@@ -139,10 +153,15 @@ def main(argv: list[str] | None = None) -> int:
         "where `ledger log -n 20` spends its imports: " + "; ".join(profile),
         noise_line(meter),
     ]
-    report("bench_cli_start", figures, settings={"runs": args.runs, "warmup": args.warmup,
-                                                  "records": records},
-           context=context, raw={k: list(v) for k, v in times.items()}, as_json=args.json,
-           info=info)
+    report(
+        "bench_cli_start",
+        figures,
+        settings={"runs": args.runs, "warmup": args.warmup, "records": records},
+        context=context,
+        raw={k: list(v) for k, v in times.items()},
+        as_json=args.json,
+        info=info,
+    )
     return 0
 
 

@@ -61,31 +61,62 @@ ORIGINAL = "".join(f"export const line{i} = {i};\n" for i in range(1, 41))
 
 def payload(root: Path, event: str, **fields: object) -> bytes:
     """A Claude Code hook payload (common fields per hook-protocols §1.3)."""
-    return json.dumps({
-        "session_id": SESSION, "prompt_id": "8d2b6c40-1e9f-4a7b-b3d5-6f0c2e91a8d4",
-        "transcript_path": f"/home/dev/.claude/projects/-bench/{SESSION}.jsonl",
-        "cwd": str(root), "permission_mode": "default", "hook_event_name": event, **fields,
-    }).encode()
+    return json.dumps(
+        {
+            "session_id": SESSION,
+            "prompt_id": "8d2b6c40-1e9f-4a7b-b3d5-6f0c2e91a8d4",
+            "transcript_path": f"/home/dev/.claude/projects/-bench/{SESSION}.jsonl",
+            "cwd": str(root),
+            "permission_mode": "default",
+            "hook_event_name": event,
+            **fields,
+        }
+    ).encode()
 
 
 def post_edit_payload(root: Path) -> bytes:
     """PostToolUse Edit of src/auth/middleware.ts with a jsdiff-style structuredPatch."""
     path = root / "src" / "auth" / "middleware.ts"
     old, new = "export const line20 = 20;", "export const line20 = 20; // reviewed"
-    return payload(root, "PostToolUse", tool_name="Edit", tool_use_id="toolu_bench_post",
-                   tool_input={"file_path": str(path), "old_string": old, "new_string": new,
-                               "replace_all": False},
-                   tool_response={
-                       "filePath": str(path), "oldString": old, "newString": new,
-                       "originalFile": ORIGINAL,
-                       "structuredPatch": [{
-                           "oldStart": 17, "oldLines": 7, "newStart": 17, "newLines": 7,
-                           "lines": [" export const line17 = 17;", " export const line18 = 18;",
-                                     " export const line19 = 19;", f"-{old}", f"+{new}",
-                                     " export const line21 = 21;", " export const line22 = 22;",
-                                     " export const line23 = 23;"]}],
-                       "userModified": False, "replaceAll": False},
-                   duration_ms=41)
+    return payload(
+        root,
+        "PostToolUse",
+        tool_name="Edit",
+        tool_use_id="toolu_bench_post",
+        tool_input={
+            "file_path": str(path),
+            "old_string": old,
+            "new_string": new,
+            "replace_all": False,
+        },
+        tool_response={
+            "filePath": str(path),
+            "oldString": old,
+            "newString": new,
+            "originalFile": ORIGINAL,
+            "structuredPatch": [
+                {
+                    "oldStart": 17,
+                    "oldLines": 7,
+                    "newStart": 17,
+                    "newLines": 7,
+                    "lines": [
+                        " export const line17 = 17;",
+                        " export const line18 = 18;",
+                        " export const line19 = 19;",
+                        f"-{old}",
+                        f"+{new}",
+                        " export const line21 = 21;",
+                        " export const line22 = 22;",
+                        " export const line23 = 23;",
+                    ],
+                }
+            ],
+            "userModified": False,
+            "replaceAll": False,
+        },
+        duration_ms=41,
+    )
 
 
 def run_hook(cmd: list[str], env: dict[str, str], data: bytes) -> dict[str, object]:
@@ -105,8 +136,13 @@ def run_hook(cmd: list[str], env: dict[str, str], data: bytes) -> dict[str, obje
 def import_cost(cmd: list[str], env: dict[str, str], data: bytes) -> tuple[float, list[str]]:
     """(milliseconds of imports, heavy modules loaded) for one run, via -X importtime."""
     argv = cmd if cmd[0] == sys.executable else [sys.executable, *cmd]
-    proc = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], input=data,
-                          capture_output=True, env=env, check=True)
+    proc = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        input=data,
+        capture_output=True,
+        env=env,
+        check=True,
+    )
     total_us = 0
     loaded: set[str] = set()
     for line in proc.stderr.decode().splitlines():
@@ -140,24 +176,47 @@ def main(argv: list[str] | None = None) -> int:
         hook = [ledger_bin, "hook", "claude", "--event"]
         pre_cmd, post_cmd = [*hook, "PreToolUse"], [*hook, "PostToolUse"]
         # The session selects its intent and reads the file, as an agent would first.
-        answer = run_hook(pre_cmd, env, payload(
-            root, "PreToolUse", tool_name="Bash", tool_use_id="toolu_bench_select",
-            tool_input={"command": "ledger intent select INT-001"}))
+        answer = run_hook(
+            pre_cmd,
+            env,
+            payload(
+                root,
+                "PreToolUse",
+                tool_name="Bash",
+                tool_use_id="toolu_bench_select",
+                tool_input={"command": "ledger intent select INT-001"},
+            ),
+        )
         if "additionalContext" not in answer.get("hookSpecificOutput", {}):  # type: ignore[operator]
             raise RuntimeError(f"intent selection failed: {answer}")
-        pre_data = payload(root, "PreToolUse", tool_name="Write", tool_use_id="toolu_bench_pre",
-                           tool_input={"file_path": str(root / "src/auth/tokens.ts"),
-                                       "content": "export const ttlSeconds = 900;\n"})
+        pre_data = payload(
+            root,
+            "PreToolUse",
+            tool_name="Write",
+            tool_use_id="toolu_bench_pre",
+            tool_input={
+                "file_path": str(root / "src/auth/tokens.ts"),
+                "content": "export const ttlSeconds = 900;\n",
+            },
+        )
         post_data = post_edit_payload(root)
         commands = {
             "pre": (pre_cmd, pre_data),
             "post": (post_cmd, post_data),
-            "floor": ([sys.executable, str(FLOOR), str(home / "keys" / f"{kid}.pem"),
-                       str(Path(tmp) / "floor.jsonl")], BODY),
+            "floor": (
+                [
+                    sys.executable,
+                    str(FLOOR),
+                    str(home / "keys" / f"{kid}.pem"),
+                    str(Path(tmp) / "floor.jsonl"),
+                ],
+                BODY,
+            ),
             "startup": ([sys.executable, "-c", "pass"], b""),
         }
-        say(f"bench_hook: {args.warmup} warm-up + {args.runs} timed rounds of "
-            f"{', '.join(commands)}")
+        say(
+            f"bench_hook: {args.warmup} warm-up + {args.runs} timed rounds of {', '.join(commands)}"
+        )
         meter = LoadMeter()
         times = round_robin(commands, env, warmup=args.warmup, runs=args.runs, meter=meter)
         runs = [import_cost(pre_cmd, env, pre_data) for _ in range(5)]
@@ -169,33 +228,44 @@ def main(argv: list[str] | None = None) -> int:
         expected = 2 * (args.warmup + args.runs)
         recorded = kinds.count("hook.pre") + kinds.count("hook.post") - 1  # minus the select
         if not result.ok or recorded < expected:
-            raise RuntimeError(f"ledger after the runs: {result.summary()}; "
-                               f"{recorded} hook records, want {expected}")
+            raise RuntimeError(
+                f"ledger after the runs: {result.summary()}; "
+                f"{recorded} hook records, want {expected}"
+            )
 
     p50 = {k: median(v) for k, v in times.items()}
     p90 = {k: percentile(v, 90) for k, v in times.items()}
     figures = [
         Figure(
             figure="`ledger hook claude` PreToolUse Write in scope (p50)",
-            ledger=p50["pre"], ledger_text=ms(p50["pre"]),
-            baseline=p50["floor"], baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
-            ratio=p50["pre"] / p50["floor"], target=f"≤ {PRE_TARGET:.1f}× floor",
+            ledger=p50["pre"],
+            ledger_text=ms(p50["pre"]),
+            baseline=p50["floor"],
+            baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
+            ratio=p50["pre"] / p50["floor"],
+            target=f"≤ {PRE_TARGET:.1f}× floor",
             status=verdict(p50["pre"] <= PRE_TARGET * p50["floor"]),
         ),
         Figure(
             figure="`ledger hook claude` PostToolUse Edit + structuredPatch (p50)",
-            ledger=p50["post"], ledger_text=ms(p50["post"]),
-            baseline=p50["floor"], baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
-            ratio=p50["post"] / p50["floor"], target=f"≤ {POST_TARGET:.1f}× floor",
+            ledger=p50["post"],
+            ledger_text=ms(p50["post"]),
+            baseline=p50["floor"],
+            baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
+            ratio=p50["post"] / p50["floor"],
+            target=f"≤ {POST_TARGET:.1f}× floor",
             status=verdict(p50["post"] <= POST_TARGET * p50["floor"]),
         ),
         Figure(
             figure="imports on the PreToolUse hook path (-X importtime, median of 5); heavy "
             f"modules loaded: {', '.join(heavy) or 'none'}",
-            ledger=imports_ms, ledger_text=f"{imports_ms:.1f} ms",
-            baseline=floor_imports_ms, baseline_text=f"{floor_imports_ms:.1f} ms (floor's)",
+            ledger=imports_ms,
+            ledger_text=f"{imports_ms:.1f} ms",
+            baseline=floor_imports_ms,
+            baseline_text=f"{floor_imports_ms:.1f} ms (floor's)",
             ratio=imports_ms / floor_imports_ms,
-            target="none of " + "/".join(HEAVY), status=verdict(not heavy),
+            target="none of " + "/".join(HEAVY),
+            status=verdict(not heavy),
         ),
     ]
     context = [
@@ -213,8 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         figures,
         settings={"runs": args.runs, "warmup": args.warmup, "quick": args.quick},
         context=context,
-        raw={"seconds": times, "cpu_count": os.cpu_count(), "imports_ms": imports_ms,
-             "heavy_modules": heavy, "other_cores": meter.other_cores},
+        raw={
+            "seconds": times,
+            "cpu_count": os.cpu_count(),
+            "imports_ms": imports_ms,
+            "heavy_modules": heavy,
+            "other_cores": meter.other_cores,
+        },
         as_json=args.json,
         info=info,
     )

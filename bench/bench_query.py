@@ -91,14 +91,17 @@ def build(root: Path, records: int) -> None:
 
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Run ``cmd`` in a fresh helper process; (wall seconds, that command's peak RSS MB)."""
-    helper = ("import resource, subprocess, sys, time, json\n"
-              "t = time.perf_counter()\n"
-              "done = subprocess.run(sys.argv[1:], capture_output=True)\n"
-              "wall = time.perf_counter() - t\n"
-              "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-              "print(json.dumps([done.returncode, wall, rss, done.stderr.decode()[-2000:]]))\n")
-    out = subprocess.run([sys.executable, "-c", helper, *cmd], env=env, capture_output=True,
-                         check=True, text=True)
+    helper = (
+        "import resource, subprocess, sys, time, json\n"
+        "t = time.perf_counter()\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True)\n"
+        "wall = time.perf_counter() - t\n"
+        "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+        "print(json.dumps([done.returncode, wall, rss, done.stderr.decode()[-2000:]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", helper, *cmd], env=env, capture_output=True, check=True, text=True
+    )
     import json  # noqa: PLC0415
 
     code, wall, rss, err = json.loads(out.stdout)
@@ -112,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--rebuild", action="store_true", help="regenerate the ledger")
-    parser.add_argument("--with-verify", action="store_true",
-                        help="also time the default (verifying) query, as context")
+    parser.add_argument(
+        "--with-verify",
+        action="store_true",
+        help="also time the default (verifying) query, as context",
+    )
     parser.add_argument("--dir", help="parent of the temporary output directories")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20,000 records, 1 rep")
     parser.add_argument("--json", action="store_true")
@@ -136,45 +142,105 @@ def main(argv: list[str] | None = None) -> int:
     say(f"ledger: {args.records:,} records, {size_mb:,.0f} MB")
 
     results: dict[str, list[tuple[float, float]]] = {
-        "query": [], "raw_query": [], "export": [], "raw_copy": [], "query_verified": []}
+        "query": [],
+        "raw_query": [],
+        "export": [],
+        "raw_copy": [],
+        "query_verified": [],
+    }
     meter = LoadMeter()
     with tempfile.TemporaryDirectory(prefix="ledger-bench-query-", dir=args.dir) as tmp:
         commands = {
-            "query": [str(LEDGER_BIN), "query", "--no-verify", "--root", str(root),
-                      "--format", "csv", SQL],
+            "query": [
+                str(LEDGER_BIN),
+                "query",
+                "--no-verify",
+                "--root",
+                str(root),
+                "--format",
+                "csv",
+                SQL,
+            ],
             "raw_query": [sys.executable, "-c", RAW_QUERY, str(ledger_file)],
-            "export": [str(LEDGER_BIN), "export", "--no-verify", "--root", str(root),
-                       "--format", "parquet", "--force", "--out", f"{tmp}/export"],
+            "export": [
+                str(LEDGER_BIN),
+                "export",
+                "--no-verify",
+                "--root",
+                str(root),
+                "--format",
+                "parquet",
+                "--force",
+                "--out",
+                f"{tmp}/export",
+            ],
             "raw_copy": [sys.executable, "-c", RAW_COPY, str(ledger_file), f"{tmp}/raw.parquet"],
         }
         if args.with_verify:
-            commands["query_verified"] = [str(LEDGER_BIN), "query", "--root", str(root),
-                                          "--format", "csv", SQL]
+            commands["query_verified"] = [
+                str(LEDGER_BIN),
+                "query",
+                "--root",
+                str(root),
+                "--format",
+                "csv",
+                SQL,
+            ]
         for rep in range(args.reps):
             order = list(commands) if rep % 2 == 0 else list(reversed(commands))
             for name in order:
                 with meter:
                     results[name].append(run_measured(commands[name], env))
-                say(f"  rep {rep + 1}: {name:<15} {results[name][-1][0]:6.2f} s, "
-                    f"peak {results[name][-1][1]:,.0f} MB")
+                say(
+                    f"  rep {rep + 1}: {name:<15} {results[name][-1][0]:6.2f} s, "
+                    f"peak {results[name][-1][1]:,.0f} MB"
+                )
 
     def med(name: str, index: int) -> float:
         return median([r[index] for r in results[name]])
 
     q, rq, e, rc = med("query", 0), med("raw_query", 0), med("export", 0), med("raw_copy", 0)
     figures = [
-        Figure("GROUP BY over decisions: ledger query vs raw DuckDB (median wall)", q,
-               f"{q:.2f} s", rq, f"{rq:.2f} s", q / rq, "≤ 1.3×", verdict(q / rq <= 1.3)),
-        Figure("full Parquet export vs raw DuckDB COPY (median wall)", e, f"{e:.2f} s", rc,
-               f"{rc:.2f} s", e / rc, "≤ 1.5×", verdict(e / rc <= 1.5)),
-        Figure("peak RSS: ledger query vs raw query", med("query", 1),
-               f"{med('query', 1):,.0f} MB", med("raw_query", 1),
-               f"{med('raw_query', 1):,.0f} MB", med("query", 1) / med("raw_query", 1), "—",
-               "—"),
-        Figure("peak RSS: ledger export vs raw COPY", med("export", 1),
-               f"{med('export', 1):,.0f} MB", med("raw_copy", 1),
-               f"{med('raw_copy', 1):,.0f} MB", med("export", 1) / med("raw_copy", 1), "—",
-               "—"),
+        Figure(
+            "GROUP BY over decisions: ledger query vs raw DuckDB (median wall)",
+            q,
+            f"{q:.2f} s",
+            rq,
+            f"{rq:.2f} s",
+            q / rq,
+            "≤ 1.3×",
+            verdict(q / rq <= 1.3),
+        ),
+        Figure(
+            "full Parquet export vs raw DuckDB COPY (median wall)",
+            e,
+            f"{e:.2f} s",
+            rc,
+            f"{rc:.2f} s",
+            e / rc,
+            "≤ 1.5×",
+            verdict(e / rc <= 1.5),
+        ),
+        Figure(
+            "peak RSS: ledger query vs raw query",
+            med("query", 1),
+            f"{med('query', 1):,.0f} MB",
+            med("raw_query", 1),
+            f"{med('raw_query', 1):,.0f} MB",
+            med("query", 1) / med("raw_query", 1),
+            "—",
+            "—",
+        ),
+        Figure(
+            "peak RSS: ledger export vs raw COPY",
+            med("export", 1),
+            f"{med('export', 1):,.0f} MB",
+            med("raw_copy", 1),
+            f"{med('raw_copy', 1):,.0f} MB",
+            med("export", 1) / med("raw_copy", 1),
+            "—",
+            "—",
+        ),
     ]
     context = [
         f"ledger: {args.records:,} records, {size_mb:,.0f} MB of JSONL (bench/out/, built once)",
@@ -185,12 +251,19 @@ def main(argv: list[str] | None = None) -> int:
         noise_line(meter),
     ]
     if args.with_verify:
-        context.append(f"ledger query with verification (the default): "
-                       f"{med('query_verified', 0):.2f} s")
+        context.append(
+            f"ledger query with verification (the default): {med('query_verified', 0):.2f} s"
+        )
     raw: dict[str, Any] = {k: v for k, v in results.items() if v}
-    report("query and export", figures,
-           settings={"records": args.records, "reps": args.reps}, context=context, raw=raw,
-           as_json=args.json, info=machine())
+    report(
+        "query and export",
+        figures,
+        settings={"records": args.records, "reps": args.reps},
+        context=context,
+        raw=raw,
+        as_json=args.json,
+        info=machine(),
+    )
     return 0
 
 

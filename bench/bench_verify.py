@@ -91,11 +91,20 @@ def child(root: str, *, idle: bool, jobs: int | None) -> int:
             records, ok, summary = result.records, result.ok, result.summary()
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(json.dumps({
-        "seconds": sw.seconds, "records": records, "ok": ok, "summary": summary,
-        "self_hwm_kb": _vmhwm_kb(), "workers_maxrss_kb": kids.ru_maxrss,
-        "cpu_self": me.ru_utime + me.ru_stime, "cpu_workers": kids.ru_utime + kids.ru_stime,
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": sw.seconds,
+                "records": records,
+                "ok": ok,
+                "summary": summary,
+                "self_hwm_kb": _vmhwm_kb(),
+                "workers_maxrss_kb": kids.ru_maxrss,
+                "cpu_self": me.ru_utime + me.ru_stime,
+                "cpu_workers": kids.ru_utime + kids.ru_stime,
+            }
+        )
+    )
     return 0
 
 
@@ -150,8 +159,7 @@ class TreeSampler(threading.Thread):
         self.join()
 
 
-def run_child(root: Path, env: dict[str, str], *, idle: bool, jobs: int | None
-              ) -> dict[str, Any]:
+def run_child(root: Path, env: dict[str, str], *, idle: bool, jobs: int | None) -> dict[str, Any]:
     """Run the verify child; its JSON facts plus the sampled tree peaks and the wall time."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(root)]
     if idle:
@@ -167,8 +175,12 @@ def run_child(root: Path, env: dict[str, str], *, idle: bool, jobs: int | None
     if proc.returncode != 0:
         raise RuntimeError(f"verify child failed ({proc.returncode}): {err.decode()[-2000:]}")
     facts: dict[str, Any] = json.loads(out)
-    facts.update(wall=sw.seconds, tree_rss_kb=sampler.peak_rss_kb,
-                 tree_pss_kb=sampler.peak_pss_kb, tree_procs=sampler.peak_procs)
+    facts.update(
+        wall=sw.seconds,
+        tree_rss_kb=sampler.peak_rss_kb,
+        tree_pss_kb=sampler.peak_pss_kb,
+        tree_procs=sampler.peak_procs,
+    )
     return facts
 
 
@@ -178,24 +190,29 @@ def generate(root: Path, records: int, batch: int) -> tuple[float, int]:
 
     distinct = hook_bodies(min(DISTINCT_BODIES, records))
     low, mid, high = body_sizes(distinct)
-    say(f"generating {records:,} records (bodies {low}-{high} B, median {mid} B) "
-        f"with append_many, {batch:,} per batch ...")
+    say(
+        f"generating {records:,} records (bodies {low}-{high} B, median {mid} B) "
+        f"with append_many, {batch:,} per batch ..."
+    )
     led = Ledger.init(root)
     todo = records - 1  # genesis is record 0
     done, last = 0, time.perf_counter()
     with Stopwatch() as sw:
         while done < todo:
             n = min(batch, todo - done)
-            led.append_many([Entry("hook.pre", distinct[(done + i) % len(distinct)], ACTOR)
-                             for i in range(n)])
+            led.append_many(
+                [Entry("hook.pre", distinct[(done + i) % len(distinct)], ACTOR) for i in range(n)]
+            )
             done += n
             now = time.perf_counter()
             if now - last >= 5 or done == todo:
                 last = now
                 elapsed = now - sw.start
                 eta = elapsed / done * (todo - done)
-                say(f"  {done + 1:>10,}/{records:,} ({100 * (done + 1) / records:5.1f}%) "
-                    f"{done / elapsed:,.0f} rec/s, eta {eta:,.0f} s")
+                say(
+                    f"  {done + 1:>10,}/{records:,} ({100 * (done + 1) / records:5.1f}%) "
+                    f"{done / elapsed:,.0f} rec/s, eta {eta:,.0f} s"
+                )
     return todo / sw.seconds, led.file.path.stat().st_size
 
 
@@ -218,9 +235,12 @@ def raw_verify_rate(seconds: float) -> tuple[float, float, int]:
     key = Ed25519PrivateKey.generate()
     public = Ed25519PublicKey.from_public_bytes(key.public_key().public_bytes_raw())
     ledger_id = "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
-    messages = [record_statement(ledger_id, 500_000 + seq,
-                                 hashlib.sha256(seq.to_bytes(8, "big")).hexdigest())
-                for seq in range(1_000)]
+    messages = [
+        record_statement(
+            ledger_id, 500_000 + seq, hashlib.sha256(seq.to_bytes(8, "big")).hexdigest()
+        )
+        for seq in range(1_000)
+    ]
     pairs = [(key.sign(m), m) for m in messages]
     verify = public.verify
     count = 0
@@ -254,14 +274,26 @@ def mb(kb: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=1_000_000,
-                        help="ledger length, genesis included (default 1,000,000)")
-    parser.add_argument("--reps", type=int, default=3,
-                        help="full-ledger verify runs; the median rate is reported (default 3)")
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=1_000_000,
+        help="ledger length, genesis included (default 1,000,000)",
+    )
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=3,
+        help="full-ledger verify runs; the median rate is reported (default 3)",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="verify workers (default: all)")
     parser.add_argument("--batch", type=int, default=10_000, help="append_many batch (generate)")
-    parser.add_argument("--raw-seconds", type=float, default=2.0,
-                        help="duration of each raw Ed25519 baseline measurement")
+    parser.add_argument(
+        "--raw-seconds",
+        type=float,
+        default=2.0,
+        help="duration of each raw Ed25519 baseline measurement",
+    )
     parser.add_argument("--dir", help="parent directory for the temporary workspace")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20,000 records, 1 rep")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -307,12 +339,14 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError(f"verify did not pass: {run['summary']}")
                 run["other_cores"] = meter.other_cores
                 runs.append(run)
-            say(f"  rep {rep + 1}/{args.reps}: verify {run['records'] / run['seconds']:,.0f} "
+            say(
+                f"  rep {rep + 1}/{args.reps}: verify {run['records'] / run['seconds']:,.0f} "
                 f"rec/s in {run['seconds']:.1f} s (other load {run['other_cores']:.2f} cores), "
                 f"raw Ed25519 {raws[-1]:,.0f}/s on 1 core, {all_core_raws[-1]:,.0f}/s on "
                 f"{cores}; largest process "
                 f"{mb(max(run['self_hwm_kb'], run['workers_maxrss_kb'])):.0f} MB, "
-                f"tree PSS {mb(run['tree_pss_kb']):.0f} MB")
+                f"tree PSS {mb(run['tree_pss_kb']):.0f} MB"
+            )
 
     rates = [r["records"] / r["seconds"] for r in runs]
     verify_rate, raw_rate = median(rates), median(raws)
@@ -335,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     figures = [
         Figure(
             figure=f"verify {args.records:,} records, {jobs} jobs (records/s)",
-            ledger=verify_rate, ledger_text=rate(verify_rate),
+            ledger=verify_rate,
+            ledger_text=rate(verify_rate),
             baseline=ceiling,
             baseline_text=f"{rate(ceiling, 'verif/s')} ({cores} × {raw_rate:,.0f} raw Ed25519)",
             ratio=verify_rate / ceiling,
@@ -344,8 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         ),
         Figure(
             figure=f"verify {args.records:,} records, peak RSS of largest process (MB)",
-            ledger=peak_mb, ledger_text=f"{peak_mb:,.0f} MB",
-            baseline=idle_mb, baseline_text=f"{idle_mb:,.0f} MB (same child, no verify)",
+            ledger=peak_mb,
+            ledger_text=f"{peak_mb:,.0f} MB",
+            baseline=idle_mb,
+            baseline_text=f"{idle_mb:,.0f} MB (same child, no verify)",
             ratio=peak_mb / idle_mb,
             target=f"< {TARGET_RSS_MB} MB",
             status=verdict(peak_mb < TARGET_RSS_MB),
@@ -379,13 +416,24 @@ def main(argv: list[str] | None = None) -> int:
     report(
         "bench_verify",
         figures,
-        settings={"records": args.records, "reps": args.reps, "jobs": jobs,
-                  "raw_seconds": args.raw_seconds, "quick": args.quick},
+        settings={
+            "records": args.records,
+            "reps": args.reps,
+            "jobs": jobs,
+            "raw_seconds": args.raw_seconds,
+            "quick": args.quick,
+        },
         context=context,
-        raw={"runs": runs, "idle_runs": idles, "raw_verify_per_core": raws,
-             "raw_verify_per_cpu_second": raws_cpu,
-             "raw_verify_all_cores": all_core_raws, "generate_rate": gen_rate,
-             "file_bytes": file_bytes, "statement_bytes": msg_bytes},
+        raw={
+            "runs": runs,
+            "idle_runs": idles,
+            "raw_verify_per_core": raws,
+            "raw_verify_per_cpu_second": raws_cpu,
+            "raw_verify_all_cores": all_core_raws,
+            "generate_rate": gen_rate,
+            "file_bytes": file_bytes,
+            "statement_bytes": msg_bytes,
+        },
         as_json=args.json,
         info=info,
     )

@@ -32,7 +32,9 @@ def main() -> int:
         fcntl.flock(fd, fcntl.LOCK_EX)
         payload = json.dumps(
             {"body": body, "kind": "app.event", "ts": time.time_ns()},
-            sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
         ).encode()
         digest = hashlib.sha256(payload).hexdigest()
         sig = base64.b64encode(key.sign(payload)).decode()  # type: ignore[call-arg,union-attr]

@@ -49,10 +49,14 @@ def main(argv: list[str] | None = None) -> int:
         verify_extra += ["--records", str(args.verify_records)]
     if args.verify_reps:
         verify_extra += ["--reps", str(args.verify_reps)]
-    plan = [("bench_append.py", common), ("bench_verify.py", verify_extra),
-            ("bench_cli_append.py", common), ("bench_hook.py", common),
-            ("bench_cli_start.py", common),
-            ("bench_query.py", common)]
+    plan = [
+        ("bench_append.py", common),
+        ("bench_verify.py", verify_extra),
+        ("bench_cli_append.py", common),
+        ("bench_hook.py", common),
+        ("bench_cli_start.py", common),
+        ("bench_query.py", common),
+    ]
 
     started = time.perf_counter()
     docs: list[dict[str, Any]] = []
@@ -67,8 +71,13 @@ def main(argv: list[str] | None = None) -> int:
 
     info = machine()
     if args.json:
-        print(json.dumps({"machine": info, "elapsed_seconds": elapsed, "results": docs,
-                          "failed": failed}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"machine": info, "elapsed_seconds": elapsed, "results": docs, "failed": failed},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 1 if failed else 0
 
     rows = [Figure(**f).cells() for doc in docs for f in doc["figures"]]
@@ -76,9 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown_table(rows))
     print()
     print(f"Machine: {machine_line(info)}.")
-    print(f"Run: `python bench/run_all.py{' --quick' if args.quick else ''}` "
-          f"took {elapsed:,.0f} s. Every baseline is measured in the same run, interleaved with "
-          "the ledger measurement; figures are medians of repetitions.")
+    print(
+        f"Run: `python bench/run_all.py{' --quick' if args.quick else ''}` "
+        f"took {elapsed:,.0f} s. Every baseline is measured in the same run, interleaved with "
+        "the ledger measurement; figures are medians of repetitions."
+    )
     for doc in docs:
         print()
         settings = ", ".join(f"{k}={v}" for k, v in doc["settings"].items())

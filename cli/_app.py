@@ -28,16 +28,20 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-key_app = typer.Typer(help="Signing keys: list, rotate, revoke, add, pin, verifier.",
-                      no_args_is_help=True)
+key_app = typer.Typer(
+    help="Signing keys: list, rotate, revoke, add, pin, verifier.", no_args_is_help=True
+)
 app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
 
 RootOption = Annotated[
     str | None,
-    typer.Option("--root", envvar="LEDGER_ROOT",
-                 help="Workspace root (default: nearest parent holding .orchestration/)."),
+    typer.Option(
+        "--root",
+        envvar="LEDGER_ROOT",
+        help="Workspace root (default: nearest parent holding .orchestration/).",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
@@ -54,11 +58,15 @@ def _emit_json(value: Any) -> None:  # noqa: ANN401 -- any JSON value
 
 @app.command()
 def init(
-    root: Annotated[Path, typer.Option("--root", envvar="LEDGER_ROOT",
-                                       help="Workspace root (default: current directory).")
-                    ] = Path(),
-    parents: Annotated[bool, typer.Option(
-        "--parents", help="Create the workspace directory if it does not exist.")] = False,
+    root: Annotated[
+        Path,
+        typer.Option(
+            "--root", envvar="LEDGER_ROOT", help="Workspace root (default: current directory)."
+        ),
+    ] = Path(),
+    parents: Annotated[
+        bool, typer.Option("--parents", help="Create the workspace directory if it does not exist.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Make this clone's ledger and signing key; keep the shared files (intents, hooks.yaml,
@@ -68,33 +76,44 @@ def init(
     def action() -> int:
         report = init_workspace(root, parents=parents)
         ledger = report.ledger
-        info = {"created": report.created, "kept": list(report.kept),
-                "key": report.key, "keyring": str(ledger.workspace.keys_dir),
-                "ledger": str(ledger.file.path), "ledger_id": ledger.tail(1)[0].ledger_id,
-                "moved_from_elsewhere": report.moved_from_elsewhere,
-                "elsewhere_key": report.elsewhere_key, "private_key": report.private_key,
-                "written": list(report.written)}
+        info = {
+            "created": report.created,
+            "kept": list(report.kept),
+            "key": report.key,
+            "keyring": str(ledger.workspace.keys_dir),
+            "ledger": str(ledger.file.path),
+            "ledger_id": ledger.tail(1)[0].ledger_id,
+            "moved_from_elsewhere": report.moved_from_elsewhere,
+            "elsewhere_key": report.elsewhere_key,
+            "private_key": report.private_key,
+            "written": list(report.written),
+        }
         if as_json:
             _emit_json(info)
             return OK
         if report.moved_from_elsewhere:
-            print(f"the ledger here was written on another machine (its key "
-                  f"{report.elsewhere_key} cannot sign here): moved it, unchanged, to "
-                  f"{report.moved_from_elsewhere} (if git tracks it: `git rm --cached "
-                  ".orchestration/agent_trace.jsonl`)")
+            print(
+                f"the ledger here was written on another machine (its key "
+                f"{report.elsewhere_key} cannot sign here): moved it, unchanged, to "
+                f"{report.moved_from_elsewhere} (if git tracks it: `git rm --cached "
+                ".orchestration/agent_trace.jsonl`)"
+            )
         state = "created" if report.created else "already initialised"
         print(f"ledger {info['ledger_id']} at {info['ledger']} ({state})")
         where = report.private_key or "$LEDGER_SIGNING_KEY"
-        print(f"signing key {report.key}: private key {where}; public key pinned in "
-              f"{info['keyring']}")
+        print(
+            f"signing key {report.key}: private key {where}; public key pinned in {info['keyring']}"
+        )
         for name in report.written:
             print(f"wrote {name}")
         if report.kept:
             print(f"kept shared files: {', '.join(report.kept)}")
         if report.created:
-            print("next: edit .orchestration/active_intents.yaml, `ledger install claude`, "
-                  "commit .orchestration/ (its .gitignore keeps this clone's ledger out), "
-                  "`ledger doctor`")
+            print(
+                "next: edit .orchestration/active_intents.yaml, `ledger install claude`, "
+                "commit .orchestration/ (its .gitignore keeps this clone's ledger out), "
+                "`ledger doctor`"
+            )
         return OK
 
     _run(action)
@@ -115,20 +134,24 @@ def append(
     _run(lambda: _append.run(options, sys.stdin.buffer))
 
 
-def _passthrough(group: typer.Typer, name: str, summary: str,
-                 main: Callable[[list[str]], int]) -> None:
+def _passthrough(
+    group: typer.Typer, name: str, summary: str, main: Callable[[list[str]], int]
+) -> None:
     """Register a command that parses its own arguments (a Typer-free fast path, dispatched
     first by ``cli._entry``; this entry puts it in the command list and shell completion)."""
 
     def command(ctx: typer.Context) -> None:
         raise typer.Exit(main(list(ctx.args)))
 
-    group.command(name, help=summary, add_help_option=False, context_settings={
-        "allow_extra_args": True, "ignore_unknown_options": True})(command)
+    group.command(
+        name,
+        help=summary,
+        add_help_option=False,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )(command)
 
 
-_passthrough(app, "log", "Show recent records, one line each; filters; -f follows.",
-             _log.log_main)
+_passthrough(app, "log", "Show recent records, one line each; filters; -f follows.", _log.log_main)
 _passthrough(app, "show", "Print one record in full (default: the last).", _log.show_main)
 
 
@@ -141,8 +164,10 @@ def _progress_printer() -> Callable[[int, int], None] | None:
             return
         width = 30
         filled = width * done // max(total, 1)
-        sys.stderr.write(f"\rverifying [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{100 * done // max(total, 1):3d}%")
+        sys.stderr.write(
+            f"\rverifying [{'#' * filled}{'.' * (width - filled)}] "
+            f"{100 * done // max(total, 1):3d}%"
+        )
         if done >= total:
             sys.stderr.write("\r" + " " * (width + 20) + "\r")
         sys.stderr.flush()
@@ -160,11 +185,14 @@ def _verify_exit_code(report: VerifyReport) -> int:
 
 @app.command(epilog=EXIT_CODES_HELP)
 def verify(
-    checkpoint: Annotated[list[Path] | None, typer.Option(
-        "--checkpoint", help="A stored checkpoint to check for truncation, rollback or fork. "
-        "Repeatable.")] = None,
-    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")
-                    ] = None,
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--checkpoint",
+            help="A stored checkpoint to check for truncation, rollback or fork. Repeatable.",
+        ),
+    ] = None,
+    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -197,8 +225,10 @@ def verify(
 
 @app.command()
 def doctor(
-    checkpoint: Annotated[list[Path] | None, typer.Option(
-        "--checkpoint", help="A checkpoint file to verify and date. Repeatable.")] = None,
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option("--checkpoint", help="A checkpoint file to verify and date. Repeatable."),
+    ] = None,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -211,8 +241,9 @@ def doctor(
 
 @app.command(name="checkpoint")
 def checkpoint_cmd(
-    out: Annotated[Path | None, typer.Option("--out", "-o",
-                                             help="Write the checkpoint to this file.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the checkpoint to this file.")
+    ] = None,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -227,8 +258,15 @@ def checkpoint_cmd(
             except OSError as exc:
                 raise StorageError(f"cannot write {out}: {exc.strerror}") from None
         if as_json:
-            _emit_json({"head": cp.head, "ledger_id": cp.ledger_id, "size": cp.size,
-                        "text": text, "written_to": str(out) if out else None})
+            _emit_json(
+                {
+                    "head": cp.head,
+                    "ledger_id": cp.ledger_id,
+                    "size": cp.size,
+                    "text": text,
+                    "written_to": str(out) if out else None,
+                }
+            )
         elif out is None:
             sys.stdout.write(text)
         else:
@@ -254,8 +292,11 @@ def repair(root: RootOption = None, as_json: JsonOption = False) -> None:
         else:
             seq = result.record.seq if result.record else "?"
             what = "torn" if result.removed_kind == "torn" else "whitespace"
-            done = [f"moved {result.removed_bytes} {what} byte(s) to {result.quarantine_file}"
-                    ] if result.quarantine_file else []
+            done = (
+                [f"moved {result.removed_bytes} {what} byte(s) to {result.quarantine_file}"]
+                if result.quarantine_file
+                else []
+            )
             if result.added_newline:
                 done.append("kept the last record and added its missing newline")
             print(f"repaired: {'; '.join(done)}; recorded as seq {seq}")
@@ -276,20 +317,35 @@ def key_list(root: RootOption = None, as_json: JsonOption = False) -> None:
         active = active_key_id(tail[0]) if tail else None
         rows: list[dict[str, Any]] = []
         for e in entries:
-            status = ("revoked" if e.revoked_from_seq is not None else "active"
-                      if e.kid == active else "rotated-out" if e.retired_after_seq is not None
-                      else "pinned")
-            rows.append({"active": e.kid == active, "created": e.created, "kid": e.kid,
-                         "retired_after_seq": e.retired_after_seq,
-                         "revoked_from_seq": e.revoked_from_seq, "status": status})
+            status = (
+                "revoked"
+                if e.revoked_from_seq is not None
+                else "active"
+                if e.kid == active
+                else "rotated-out"
+                if e.retired_after_seq is not None
+                else "pinned"
+            )
+            rows.append(
+                {
+                    "active": e.kid == active,
+                    "created": e.created,
+                    "kid": e.kid,
+                    "retired_after_seq": e.retired_after_seq,
+                    "revoked_from_seq": e.revoked_from_seq,
+                    "status": status,
+                }
+            )
         if as_json:
             _emit_json(rows)
             return OK
         for row in rows:
-            flags = {"active": " (active: signs new records)",
-                     "revoked": f" REVOKED from seq {row['revoked_from_seq']}",
-                     "rotated-out": f" rotated out after seq {row['retired_after_seq']}",
-                     "pinned": " (pinned; has signed nothing here since)"}[row["status"]]
+            flags = {
+                "active": " (active: signs new records)",
+                "revoked": f" REVOKED from seq {row['revoked_from_seq']}",
+                "rotated-out": f" rotated out after seq {row['retired_after_seq']}",
+                "pinned": " (pinned; has signed nothing here since)",
+            }[row["status"]]
             print(f"{row['kid']}  created {row['created']}{flags}")
         return OK
 
@@ -305,8 +361,9 @@ def key_rotate(root: RootOption = None, as_json: JsonOption = False) -> None:
         if as_json:
             _emit_json(record.data)
         else:
-            print(f"rotated {record.body['old_key']} -> {record.body['new_key']} "
-                  f"at seq {record.seq}")
+            print(
+                f"rotated {record.body['old_key']} -> {record.body['new_key']} at seq {record.seq}"
+            )
         return OK
 
     _run(action)
@@ -315,11 +372,15 @@ def key_rotate(root: RootOption = None, as_json: JsonOption = False) -> None:
 @key_app.command("revoke")
 def key_revoke(
     kid: Annotated[str, typer.Argument(metavar="KID", help="Key id to revoke.")],
-    from_seq: Annotated[int, typer.Option("--from-seq", min=0,
-                                          help="First seq at which the key is invalid.")],
+    from_seq: Annotated[
+        int, typer.Option("--from-seq", min=0, help="First seq at which the key is invalid.")
+    ],
     reason: Annotated[str, typer.Option(help="Why (recorded).")] = "",
-    yes: Annotated[bool, typer.Option(
-        "--yes", help="Revoke even though records the key already signed become invalid.")
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", help="Revoke even though records the key already signed become invalid."
+        ),
     ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
@@ -337,7 +398,8 @@ def key_revoke(
                 f"signed invalid (seq {signed[0]}..{signed[-1]}): `ledger verify` will fail on "
                 "them. Re-run with --yes if the key was compromised before they were written\n"
                 f"hint: to stop it signing only new records, use --from-seq "
-                f"{ledger.tail(1)[0].seq + 1}")
+                f"{ledger.tail(1)[0].seq + 1}"
+            )
         record = ledger.revoke_key(kid, from_seq=from_seq, reason=reason)
         successor = record.body.get("successor")
         if as_json:
@@ -345,11 +407,15 @@ def key_revoke(
             return OK
         print(f"revoked {kid} from seq {from_seq} (recorded at seq {record.seq})")
         if successor:
-            print(f"it was the active key, so a new key {successor} was made; it signed the "
-                  "revocation and signs from now on")
+            print(
+                f"it was the active key, so a new key {successor} was made; it signed the "
+                "revocation and signs from now on"
+            )
         if signed:
-            print(f"{len(signed)} record(s) it signed (seq {signed[0]}..{signed[-1]}) no longer "
-                  "verify")
+            print(
+                f"{len(signed)} record(s) it signed (seq {signed[0]}..{signed[-1]}) no longer "
+                "verify"
+            )
         return OK
 
     _run(action)
@@ -371,10 +437,15 @@ def _known_client(name: str) -> str:
 
 
 CLIENTS_HELP = _clients_help()
-ClientArgument = Annotated[str, typer.Argument(metavar="CLIENT", callback=_known_client,
-                                               help=f"The agent client: {CLIENTS_HELP}.")]
-intent_app = typer.Typer(help="Intents: list, select, clear, expand, expansions, withdraw.",
-                         no_args_is_help=True)
+ClientArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="CLIENT", callback=_known_client, help=f"The agent client: {CLIENTS_HELP}."
+    ),
+]
+intent_app = typer.Typer(
+    help="Intents: list, select, clear, expand, expansions, withdraw.", no_args_is_help=True
+)
 app.add_typer(intent_app, name="intent")
 _intents.register(app, intent_app)
 
@@ -382,8 +453,12 @@ _intents.register(app, intent_app)
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def hook(
     client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
-    event: Annotated[str | None, typer.Option(
-        help="The event this hook is registered for (fail closed on unparseable input).")] = None,
+    event: Annotated[
+        str | None,
+        typer.Option(
+            help="The event this hook is registered for (fail closed on unparseable input)."
+        ),
+    ] = None,
     root: RootOption = None,
 ) -> None:
     """Run as a client hook: read the client's JSON on stdin, govern, record, answer.
@@ -392,8 +467,7 @@ def hook(
     """
     from cli._hook import main as hook_main  # noqa: PLC0415
 
-    args = [client, *([f"--event={event}"] if event else []), *([f"--root={root}"] if root
-                                                               else [])]
+    args = [client, *([f"--event={event}"] if event else []), *([f"--root={root}"] if root else [])]
     raise typer.Exit(hook_main(args))
 
 
@@ -408,12 +482,19 @@ def _print_changes(path: Path, changes: list[Any], as_json: bool) -> None:
         print("  nothing to do")
 
 
-ScopeOption = Annotated[bool, typer.Option(
-    "--user/--project", help="User-wide settings instead of this project's.")]
+ScopeOption = Annotated[
+    bool, typer.Option("--user/--project", help="User-wide settings instead of this project's.")
+]
 
 
-def _install_action(do: Callable[..., tuple[Path, list[Any]]], client: str, user: bool,
-                    root: str | None, as_json: bool, **options: Any) -> None:  # noqa: ANN401
+def _install_action(
+    do: Callable[..., tuple[Path, list[Any]]],
+    client: str,
+    user: bool,
+    root: str | None,
+    as_json: bool,
+    **options: Any,  # noqa: ANN401 -- install-only keyword options, passed through
+) -> None:
     from ledger import find_root  # noqa: PLC0415
 
     def action() -> int:
@@ -431,9 +512,14 @@ def install(
     user: ScopeOption = False,
     root: RootOption = None,
     as_json: JsonOption = False,
-    hardened: Annotated[bool, typer.Option(
-        "--hardened", help="Also configure the client's OS sandbox so shell commands cannot "
-        "write ledger's files or read its key (see the README's trust model).")] = False,
+    hardened: Annotated[
+        bool,
+        typer.Option(
+            "--hardened",
+            help="Also configure the client's OS sandbox so shell commands cannot "
+            "write ledger's files or read its key (see the README's trust model).",
+        ),
+    ] = False,
 ) -> None:
     """Add ledger's hooks to a client's settings (idempotent; keeps your other hooks)."""
     from ledger import install as do_install  # noqa: PLC0415
@@ -454,13 +540,21 @@ def uninstall(
     _install_action(do_uninstall, client, user, root, as_json)
 
 
-SessionOption = Annotated[str | None, typer.Option(
-    envvar=["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"],
-    help="The agent session (default: the session this runs in; required elsewhere).")]
+SessionOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar=["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"],
+        help="The agent session (default: the session this runs in; required elsewhere).",
+    ),
+]
 
 
-_passthrough(intent_app, "list", "List intents, their status and scope, and the sessions "
-             "working under each.", _intent.list_main)
+_passthrough(
+    intent_app,
+    "list",
+    "List intents, their status and scope, and the sessions working under each.",
+    _intent.list_main,
+)
 
 
 @intent_app.command("select")
@@ -476,8 +570,9 @@ def intent_select(
 
 
 @intent_app.command("clear")
-def intent_clear(session: SessionOption = None, root: RootOption = None,
-                 as_json: JsonOption = False) -> None:
+def intent_clear(
+    session: SessionOption = None, root: RootOption = None, as_json: JsonOption = False
+) -> None:
     """Clear a session's intent (recorded)."""
     _run(lambda: _intent.run_clear(session, root, as_json))
 
@@ -488,8 +583,9 @@ ReasonOption = Annotated[str, typer.Option(help="Why (recorded).")]
 @intent_app.command("expand")
 def intent_expand(
     intent_id: Annotated[str, typer.Argument(metavar="ID", help="Intent id.")],
-    globs: Annotated[list[str], typer.Argument(metavar="GLOB...",
-                                               help="Globs to add to the intent's scope.")],
+    globs: Annotated[
+        list[str], typer.Argument(metavar="GLOB...", help="Globs to add to the intent's scope.")
+    ],
     reason: ReasonOption = "",
     session: SessionOption = None,
     root: RootOption = None,
@@ -503,10 +599,12 @@ def intent_expand(
 
 @intent_app.command("expansions")
 def intent_expansions(
-    intent_id: Annotated[str | None, typer.Argument(metavar="[ID]",
-                                                    help="Only this intent.")] = None,
-    include_withdrawn: Annotated[bool, typer.Option(
-        "--all", help="Also the withdrawn expansions.")] = False,
+    intent_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="Only this intent.")
+    ] = None,
+    include_withdrawn: Annotated[
+        bool, typer.Option("--all", help="Also the withdrawn expansions.")
+    ] = False,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -517,8 +615,9 @@ def intent_expansions(
 @intent_app.command("withdraw")
 def intent_withdraw(
     intent_id: Annotated[str, typer.Argument(metavar="ID", help="Intent id.")],
-    globs: Annotated[list[str], typer.Argument(metavar="GLOB...",
-                                               help="Expanded globs to withdraw.")],
+    globs: Annotated[
+        list[str], typer.Argument(metavar="GLOB...", help="Expanded globs to withdraw.")
+    ],
     reason: ReasonOption = "",
     root: RootOption = None,
     as_json: JsonOption = False,
@@ -529,8 +628,10 @@ def intent_withdraw(
 
 @app.command()
 def demo(
-    directory: Annotated[Path | None, typer.Option(
-        "--dir", help="Workspace to create (default: a fresh temporary directory).")] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Workspace to create (default: a fresh temporary directory)."),
+    ] = None,
     keep: Annotated[bool, typer.Option(help="Keep the temporary workspace.")] = False,
 ) -> None:
     """Run the main job on a throwaway workspace: a governed agent session, then verify,

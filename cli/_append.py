@@ -107,8 +107,9 @@ def check_kind(kind: str) -> None:
     """
     if kind.startswith(APPEND_RESERVED_PREFIXES):
         reserved = ", ".join(f"{p}*" for p in APPEND_RESERVED_PREFIXES)
-        raise InputError(f"kind {kind!r} is reserved ({reserved}); choose an application kind "
-                         "such as app.deploy")
+        raise InputError(
+            f"kind {kind!r} is reserved ({reserved}); choose an application kind such as app.deploy"
+        )
 
 
 def run(options: AppendOptions, stdin: BinaryIO, stdout: TextIO | None = None) -> int:
@@ -116,8 +117,12 @@ def run(options: AppendOptions, stdin: BinaryIO, stdout: TextIO | None = None) -
     out = stdout or sys.stdout
     check_kind(options.kind)
     body = read_body(stdin)
-    actor = {"client": options.client, "session": options.session, "agent": options.agent,
-             "model": options.model}
+    actor = {
+        "client": options.client,
+        "session": options.session,
+        "agent": options.agent,
+        "model": options.model,
+    }
     record = Ledger.open(options.root).append(options.kind, body, actor=actor)
     if options.as_json:
         print(json.dumps(record.data, sort_keys=True), file=out)

@@ -23,8 +23,7 @@ def _age(seconds: float | None) -> str:
     if seconds is None:
         return "-"
     delta = max(0, int(time.time() - seconds))
-    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("d", 86_400), ("h", 3600),
-                       ("m", 60)):
+    for unit, size in (("y", 31_536_000), ("mo", 2_592_000), ("d", 86_400), ("h", 3600), ("m", 60)):
         if delta >= size:
             return f"{delta // size}{unit} ago"
     return f"{delta}s ago"
@@ -46,9 +45,14 @@ def _human(report: BlameReport) -> str:
     for row in report.lines:
         facts = row.facts
         if row.status == "agent":
-            ident, who = str(facts.get("record_hash") or "")[:8], (
-                f"{facts.get('intent_id') or '-':<8} {str(facts.get('session_id') or '-')[:10]:<10}"
-                f" {str(facts.get('model') or '-')[:16]:<16}")
+            ident, who = (
+                str(facts.get("record_hash") or "")[:8],
+                (
+                    f"{facts.get('intent_id') or '-':<8} "
+                    f"{str(facts.get('session_id') or '-')[:10]:<10}"
+                    f" {str(facts.get('model') or '-')[:16]:<16}"
+                ),
+            )
             age = _age(_epoch(facts.get("ts")))
         elif row.status == "git":
             ident = str(facts.get("commit"))[:8]
@@ -62,10 +66,14 @@ def _human(report: BlameReport) -> str:
         mark = "!" if facts.get("denied") else " "
         out.append(f"{row.line:>{width}} {ident:<8} {status} {who} {age:>8}{mark}| {row.text}")
     summary = report.summary()
-    out.append(f"-- {report.file}: " + ", ".join(
-        f"{summary[s]['lines']} {s} ({summary[s]['percent']}%)" for s in ("agent", "git",
-                                                                          "unknown"))
-               + ("" if report.at is None else f" (as of seq {report.at})"))
+    out.append(
+        f"-- {report.file}: "
+        + ", ".join(
+            f"{summary[s]['lines']} {s} ({summary[s]['percent']}%)"
+            for s in ("agent", "git", "unknown")
+        )
+        + ("" if report.at is None else f" (as of seq {report.at})")
+    )
     return "\n".join(out)
 
 
@@ -81,9 +89,16 @@ def _porcelain(report: BlameReport) -> str:
             # As git prints a working-tree line: no commit, original line = final line.
             out.append(f"{_NOT_COMMITTED} {row.line} {row.line} 1")
             author, when = "Not Committed Yet", 0
-        out += [f"author {author}", f"author-time {when}", "author-tz +0000",
-                f"committer {author}", f"committer-time {when}", "committer-tz +0000",
-                f"x-ledger-status {row.status}", f"x-ledger-content-hash {row.content_hash}"]
+        out += [
+            f"author {author}",
+            f"author-time {when}",
+            "author-tz +0000",
+            f"committer {author}",
+            f"committer-time {when}",
+            "committer-tz +0000",
+            f"x-ledger-status {row.status}",
+            f"x-ledger-content-hash {row.content_hash}",
+        ]
         for key, value in sorted(facts.items()):
             if key in ("commit", "orig_line", "author", "author_time", "denied") or value is None:
                 continue
@@ -95,8 +110,14 @@ def _porcelain(report: BlameReport) -> str:
     return "\n".join(out)
 
 
-def run(target: str, *, at: int | None = None, porcelain: bool = False, as_json: bool = False,
-        root: str | None = None) -> int:
+def run(
+    target: str,
+    *,
+    at: int | None = None,
+    porcelain: bool = False,
+    as_json: bool = False,
+    root: str | None = None,
+) -> int:
     """Blame ``target`` and print it; returns the exit code."""
 
     def action() -> int:
@@ -122,9 +143,11 @@ def run(target: str, *, at: int | None = None, porcelain: bool = False, as_json:
     return guarded(action)
 
 
-_HELP = ("Who wrote each line: agent (the tool call, intent, session, model), git (unchanged "
-         "since a commit) or unknown (with the reason). A gap is acceptable, a "
-         "misattribution is not.")
+_HELP = (
+    "Who wrote each line: agent (the tool call, intent, session, model), git (unchanged "
+    "since a commit) or unknown (with the reason). A gap is acceptable, a "
+    "misattribution is not."
+)
 
 
 def main(argv: list[str]) -> int:
@@ -132,14 +155,18 @@ def main(argv: list[str]) -> int:
     time is the whole wall time (bench/bench_blame.py compares it with ``git blame -L``)."""
     parser = argparse.ArgumentParser(prog="ledger blame", description=_HELP)
     parser.add_argument("target", metavar="PATH[:LINE[-END]]")
-    parser.add_argument("--at", type=int, metavar="SEQ",
-                        help="the line model as of a record (no disk, no git)")
-    parser.add_argument("--porcelain", action="store_true",
-                        help="git blame --line-porcelain fields, ledger facts as x-ledger-* keys")
-    parser.add_argument("--json", action="store_true", dest="as_json",
-                        help="schemas/blame.v1.schema.json")
-    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT"),
-                        help="workspace root")
+    parser.add_argument(
+        "--at", type=int, metavar="SEQ", help="the line model as of a record (no disk, no git)"
+    )
+    parser.add_argument(
+        "--porcelain",
+        action="store_true",
+        help="git blame --line-porcelain fields, ledger facts as x-ledger-* keys",
+    )
+    parser.add_argument(
+        "--json", action="store_true", dest="as_json", help="schemas/blame.v1.schema.json"
+    )
+    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT"), help="workspace root")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
@@ -147,8 +174,9 @@ def main(argv: list[str]) -> int:
     if args.at is not None and args.at < 0:
         print("ledger: error: --at must be >= 0", file=sys.stderr)
         return UNVERIFIABLE
-    return run(args.target, at=args.at, porcelain=args.porcelain, as_json=args.as_json,
-               root=args.root)
+    return run(
+        args.target, at=args.at, porcelain=args.porcelain, as_json=args.as_json, root=args.root
+    )
 
 
 def register(app: "typer.Typer") -> None:
@@ -161,14 +189,28 @@ def register(app: "typer.Typer") -> None:
     @app.command(name="blame", help=_HELP)
     def blame(
         target: Annotated[str, typer.Argument(metavar="PATH[:LINE[-END]]")],
-        at: Annotated[int | None, typer.Option("--at", min=0, metavar="SEQ", help=(
-            "The line model as of a record (no disk, no git).")) ] = None,
-        porcelain: Annotated[bool, typer.Option("--porcelain", help=(
-            "git blame --line-porcelain fields, ledger facts as x-ledger-* keys."))] = False,
-        as_json: Annotated[bool, typer.Option("--json", help=(
-            "schemas/blame.v1.schema.json."))] = False,
-        root: Annotated[str | None, typer.Option("--root", envvar="LEDGER_ROOT",
-                                                 help="Workspace root.")] = None,
+        at: Annotated[
+            int | None,
+            typer.Option(
+                "--at",
+                min=0,
+                metavar="SEQ",
+                help=("The line model as of a record (no disk, no git)."),
+            ),
+        ] = None,
+        porcelain: Annotated[
+            bool,
+            typer.Option(
+                "--porcelain",
+                help=("git blame --line-porcelain fields, ledger facts as x-ledger-* keys."),
+            ),
+        ] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help=("schemas/blame.v1.schema.json."))
+        ] = False,
+        root: Annotated[
+            str | None, typer.Option("--root", envvar="LEDGER_ROOT", help="Workspace root.")
+        ] = None,
     ) -> None:
         code = run(target, at=at, porcelain=porcelain, as_json=as_json, root=root)
         if code != OK:

@@ -43,9 +43,11 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
         if directory is None and not keep:
             shutil.rmtree(base, ignore_errors=True)
         else:
-            _say(f"\nworkspace kept at {workspace}; look around with:\n"
-                 f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger log --root {workspace}\n"
-                 f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger doctor --root {workspace}")
+            _say(
+                f"\nworkspace kept at {workspace}; look around with:\n"
+                f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger log --root {workspace}\n"
+                f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger doctor --root {workspace}"
+            )
     return OK
 
 
@@ -110,9 +112,14 @@ class _Agent:
 
     def send(self, event: str, **fields: object) -> dict[str, object]:
         self.calls += 1
-        payload = {"session_id": self.session, "cwd": str(self.workspace),
-                   "transcript_path": f"~/.claude/projects/demo/{self.session}.jsonl",
-                   "permission_mode": "default", "hook_event_name": event, **fields}
+        payload = {
+            "session_id": self.session,
+            "cwd": str(self.workspace),
+            "transcript_path": f"~/.claude/projects/demo/{self.session}.jsonl",
+            "permission_mode": "default",
+            "hook_event_name": event,
+            **fields,
+        }
         if "tool_name" in fields:
             # A post carries its pre's tool_use_id, as Claude Code sends them (blame pairs them).
             if event != "PreToolUse" and self.last_pre is not None:
@@ -121,14 +128,20 @@ class _Agent:
             self.last_pre = str(payload["tool_use_id"]) if event == "PreToolUse" else None
         done = subprocess.run(  # noqa: S603 -- our own CLI, as Claude Code would run it
             [sys.executable, "-m", "cli._entry", "hook", "claude", "--event", event],
-            input=json.dumps(payload).encode(), capture_output=True, env=self.environ,
-            check=False)
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            env=self.environ,
+            check=False,
+        )
         out = done.stdout.decode().strip()
         answer = json.loads(out) if out.startswith("{") else {}
         specific = answer.get("hookSpecificOutput", {}) if isinstance(answer, dict) else {}
-        return {"exit": done.returncode, "decision": specific.get("permissionDecision"),
-                "reason": specific.get("permissionDecisionReason"),
-                "context": specific.get("additionalContext")}
+        return {
+            "exit": done.returncode,
+            "decision": specific.get("permissionDecision"),
+            "reason": specific.get("permissionDecisionReason"),
+            "context": specific.get("additionalContext"),
+        }
 
     def tool(self, label: str, tool: str, tool_input: Mapping[str, object]) -> dict[str, object]:
         answer = self.send("PreToolUse", tool_name=tool, tool_input=tool_input)
@@ -154,8 +167,9 @@ def _wrapped(text: str, indent: int = 6) -> None:
     import textwrap  # noqa: PLC0415
 
     width = max(shutil.get_terminal_size((100, 24)).columns, 60) - 1
-    for line in textwrap.wrap(text, width=width - indent, break_long_words=False,
-                              break_on_hyphens=False):
+    for line in textwrap.wrap(
+        text, width=width - indent, break_long_words=False, break_on_hyphens=False
+    ):
         _say(" " * indent + line)
 
 
@@ -174,8 +188,10 @@ def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:
     ledger = Ledger.init(workspace, environ=environ)
     genesis = next(ledger.records())
     _say(f"ledger id {genesis.ledger_id}; signing key {genesis.key}")
-    _say(f"private key: {environ['LEDGER_HOME']}/keys/{genesis.key}.pem (mode 0600, outside "
-         "the workspace); public key pinned in .orchestration/keys/")
+    _say(
+        f"private key: {environ['LEDGER_HOME']}/keys/{genesis.key}.pem (mode 0600, outside "
+        "the workspace); public key pinned in .orchestration/keys/"
+    )
     (workspace / ".orchestration" / "active_intents.yaml").write_text(_INTENTS)
     (workspace / "src" / "auth").mkdir(parents=True)
     (workspace / "src" / "auth" / "middleware.ts").write_text(_MIDDLEWARE)
@@ -185,8 +201,7 @@ def _setup(workspace: Path, environ: dict[str, str]) -> Ledger:
     _step("ledger install claude  (merges hooks into .claude/settings.json)")
     from ledger import install  # noqa: PLC0415
 
-    path, changes = install("claude", root=workspace,
-                            ledger_cmd=f"{sys.executable} -m cli._entry")
+    path, changes = install("claude", root=workspace, ledger_cmd=f"{sys.executable} -m cli._entry")
     _say(f"  {path.relative_to(workspace)}: {len(changes)} hook entries added")
     return ledger
 
@@ -201,49 +216,111 @@ def _session(workspace: Path, environ: dict[str, str]) -> None:
     mw = str(workspace / "src" / "auth" / "middleware.ts")
     alice.send("SessionStart", source="startup", model="claude-sonnet-4-5")
     alice.send("UserPromptSubmit", prompt="Pin the JWT algorithm to HS256.")
-    alice.tool("Write src/auth/tokens.ts (no intent yet)", "Write",
-               {"file_path": str(workspace / "src/auth/tokens.ts"), "content": "x\n"})
-    answer = alice.tool("Bash: ledger intent select INT-001", "Bash",
-                        {"command": "ledger intent select INT-001"})
-    _wrapped("the agent is handed the intent as context: <intent_context> (id, name, scope, "
-             "constraints, acceptance criteria) </intent_context>")
+    alice.tool(
+        "Write src/auth/tokens.ts (no intent yet)",
+        "Write",
+        {"file_path": str(workspace / "src/auth/tokens.ts"), "content": "x\n"},
+    )
+    answer = alice.tool(
+        "Bash: ledger intent select INT-001", "Bash", {"command": "ledger intent select INT-001"}
+    )
+    _wrapped(
+        "the agent is handed the intent as context: <intent_context> (id, name, scope, "
+        "constraints, acceptance criteria) </intent_context>"
+    )
     alice.tool("Read src/auth/middleware.ts", "Read", {"file_path": mw})
-    alice.send("PostToolUse", tool_name="Read", tool_input={"file_path": mw},
-               tool_response={"type": "text", "file": {"filePath": mw}})
+    alice.send(
+        "PostToolUse",
+        tool_name="Read",
+        tool_input={"file_path": mw},
+        tool_response={"type": "text", "file": {"filePath": mw}},
+    )
     old = "  const payload = jwt.verify(token, config.jwtSecret);\n"
     new = '  const payload = jwt.verify(token, config.jwtSecret, { algorithms: ["HS256"] });\n'
     edit = {"file_path": mw, "old_string": old, "new_string": new}
     alice.tool("Edit src/auth/middleware.ts (in scope)", "Edit", edit)
     (workspace / "src/auth/middleware.ts").write_text(_MIDDLEWARE.replace(old, new))
-    alice.send("PostToolUse", tool_name="Edit", tool_input=edit, tool_response={
-        "filePath": mw, "oldString": old, "newString": new, "originalFile": _MIDDLEWARE,
-        "structuredPatch": [{"oldStart": 3, "oldLines": 3, "newStart": 3, "newLines": 3,
-                             "lines": [" export function requireAuth(token: string) {",
-                                       "-" + old.rstrip("\n"), "+" + new.rstrip("\n"),
-                                       "   return payload;"]}],
-        "userModified": False, "replaceAll": False}, duration_ms=41)
-    alice.tool("Write docs/auth.md (out of scope)", "Write",
-               {"file_path": str(workspace / "docs/auth.md"), "content": "# Auth\n"})
-    alice.tool("Write ../outside.txt (escapes workspace)", "Write",
-               {"file_path": str(workspace / ".." / "outside.txt"), "content": "x"})
-    alice.tool("Bash: rm -f src/auth/legacy.ts (destructive)", "Bash",
-               {"command": "rm -f src/auth/legacy.ts"})
-    alice.tool("Bash: echo x > .orchestration/agent_trace.jsonl", "Bash",
-               {"command": "echo x > .orchestration/agent_trace.jsonl"})
+    alice.send(
+        "PostToolUse",
+        tool_name="Edit",
+        tool_input=edit,
+        tool_response={
+            "filePath": mw,
+            "oldString": old,
+            "newString": new,
+            "originalFile": _MIDDLEWARE,
+            "structuredPatch": [
+                {
+                    "oldStart": 3,
+                    "oldLines": 3,
+                    "newStart": 3,
+                    "newLines": 3,
+                    "lines": [
+                        " export function requireAuth(token: string) {",
+                        "-" + old.rstrip("\n"),
+                        "+" + new.rstrip("\n"),
+                        "   return payload;",
+                    ],
+                }
+            ],
+            "userModified": False,
+            "replaceAll": False,
+        },
+        duration_ms=41,
+    )
+    alice.tool(
+        "Write docs/auth.md (out of scope)",
+        "Write",
+        {"file_path": str(workspace / "docs/auth.md"), "content": "# Auth\n"},
+    )
+    alice.tool(
+        "Write ../outside.txt (escapes workspace)",
+        "Write",
+        {"file_path": str(workspace / ".." / "outside.txt"), "content": "x"},
+    )
+    alice.tool(
+        "Bash: rm -f src/auth/legacy.ts (destructive)",
+        "Bash",
+        {"command": "rm -f src/auth/legacy.ts"},
+    )
+    alice.tool(
+        "Bash: echo x > .orchestration/agent_trace.jsonl",
+        "Bash",
+        {"command": "echo x > .orchestration/agent_trace.jsonl"},
+    )
 
     bob.send("SessionStart", source="startup", model="claude-opus-4-1")
-    bob.tool("Bash: ledger intent select INT-001", "Bash",
-             {"command": "ledger intent select INT-001"})
+    bob.tool(
+        "Bash: ledger intent select INT-001", "Bash", {"command": "ledger intent select INT-001"}
+    )
     edited = _MIDDLEWARE.replace(old, new) + "// reviewed by bob\n"
-    bob.tool("Write src/auth/middleware.ts (second session)", "Write",
-             {"file_path": mw, "content": edited})
+    bob.tool(
+        "Write src/auth/middleware.ts (second session)",
+        "Write",
+        {"file_path": mw, "content": edited},
+    )
     (workspace / "src/auth/middleware.ts").write_text(edited)
-    bob.send("PostToolUse", tool_name="Write", tool_input={"file_path": mw, "content": edited},
-             tool_response={"type": "update", "filePath": mw, "content": edited,
-                            "structuredPatch": [], "originalFile": _MIDDLEWARE})
-    answer = alice.tool("Edit src/auth/middleware.ts again (now stale)", "Edit",
-                        {"file_path": mw, "old_string": "return payload;",
-                         "new_string": "return payload as Claims;"})
+    bob.send(
+        "PostToolUse",
+        tool_name="Write",
+        tool_input={"file_path": mw, "content": edited},
+        tool_response={
+            "type": "update",
+            "filePath": mw,
+            "content": edited,
+            "structuredPatch": [],
+            "originalFile": _MIDDLEWARE,
+        },
+    )
+    answer = alice.tool(
+        "Edit src/auth/middleware.ts again (now stale)",
+        "Edit",
+        {
+            "file_path": mw,
+            "old_string": "return payload;",
+            "new_string": "return payload as Claims;",
+        },
+    )
     preview = [line for line in str(answer["reason"]).splitlines()[1:] if line.strip()][:6]
     for line in preview:
         if not line.startswith("{"):
@@ -297,8 +374,10 @@ def _integrity(ledger: Ledger, base: Path, workspace: Path, environ: dict[str, s
     started = time.perf_counter()
     report = ledger.verify()
     verified = time.perf_counter() - started
-    _say(f"  appended 2000 records in {appended * 1000:.0f} ms (one fsync); "
-         f"verified {report.records} in {verified * 1000:.0f} ms: {report.summary()}")
+    _say(
+        f"  appended 2000 records in {appended * 1000:.0f} ms (one fsync); "
+        f"verified {report.records} in {verified * 1000:.0f} ms: {report.summary()}"
+    )
     _say()
     _say(_NEXT_STEPS)
 
@@ -327,12 +406,18 @@ def _blame(workspace: Path, environ: dict[str, str]) -> None:
     env = {**environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     bob = _Agent(workspace, "b0b5e551-0000-4e8a-9c51-2d6f0b8e4a17", env)
     bob.calls = 100  # tool_use_ids after the session's own
-    command = {"command": "sed -i 's/return payload;/return Object.freeze(payload);/' "
-               "src/auth/middleware.ts"}
+    command = {
+        "command": "sed -i 's/return payload;/return Object.freeze(payload);/' "
+        "src/auth/middleware.ts"
+    }
     bob.tool("Bash: sed -i ... src/auth/middleware.ts", "Bash", command)
     subprocess.run(["bash", "-c", str(command["command"])], cwd=workspace, check=True)  # noqa: S603, S607
-    bob.send("PostToolUse", tool_name="Bash", tool_input=command,
-             tool_response={"stdout": "", "stderr": "", "interrupted": False})
+    bob.send(
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input=command,
+        tool_response={"stdout": "", "stderr": "", "interrupted": False},
+    )
     path = workspace / "src/auth/middleware.ts"
     path.write_text(path.read_text() + "// TODO(human): rotate the secret\n")
     _say("  a person appended a line in their editor")

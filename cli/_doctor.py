@@ -28,8 +28,9 @@ def render(checks: list[Check], *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-def run(root: str | None, checkpoints: list[Path], as_json: bool,
-        out: IO[str] | None = None) -> int:
+def run(
+    root: str | None, checkpoints: list[Path], as_json: bool, out: IO[str] | None = None
+) -> int:
     """Run every check; exit 1 when one failed (warnings alone exit 0)."""
     from cli._log import color_enabled  # noqa: PLC0415
 
@@ -43,8 +44,14 @@ def run(root: str | None, checkpoints: list[Path], as_json: bool,
     checks = run_checks(root, checkpoints=given)
     failed = any(check.status == "fail" for check in checks)
     if as_json:
-        print(json.dumps({"checks": [c.to_json() for c in checks], "ok": not failed},
-                         indent=2, sort_keys=True), file=stream)
+        print(
+            json.dumps(
+                {"checks": [c.to_json() for c in checks], "ok": not failed},
+                indent=2,
+                sort_keys=True,
+            ),
+            file=stream,
+        )
     else:
         print(render(checks, color=color_enabled(stream)), file=stream)
     return INTEGRITY if failed else OK

@@ -53,9 +53,11 @@ def _need_session(workspace: Any, session: str | None, command: str) -> str:  # 
         return session
     known = [sid for sid in workspace.state.sessions if sid][-5:]
     seen = f"; sessions in this ledger: {', '.join(known)}" if known else ""
-    raise UsageError(f"`ledger intent {command}` needs --session ID: the agent session to bind "
-                     f"(an agent runs it in its own shell, where the session is known){seen}\n"
-                     f"hint: ledger intent {command} --help")
+    raise UsageError(
+        f"`ledger intent {command}` needs --session ID: the agent session to bind "
+        f"(an agent runs it in its own shell, where the session is known){seen}\n"
+        f"hint: ledger intent {command} --help"
+    )
 
 
 # --- list -----------------------------------------------------------------------------------
@@ -88,14 +90,24 @@ def run_list(root: str | None, as_json: bool) -> int:
     for sid, info in state.sessions.items():
         if info.get("intent"):
             sessions.setdefault(info["intent"], []).append(sid or "(default)")
-    rows: list[dict[str, Any]] = [{"id": i.id, "name": i.name, "owned_scope": list(i.owned_scope),
-             "expansions": list(state.grants.get(i.id, [])),
-             "sessions": sessions.get(i.id, []), "status": i.status} for i in intents.intents]
+    rows: list[dict[str, Any]] = [
+        {
+            "id": i.id,
+            "name": i.name,
+            "owned_scope": list(i.owned_scope),
+            "expansions": list(state.grants.get(i.id, [])),
+            "sessions": sessions.get(i.id, []),
+            "status": i.status,
+        }
+        for i in intents.intents
+    ]
     if as_json:
         _emit(rows)
     elif not rows:
-        print(f"no intents yet in {orchestration / INTENTS_FILE}: add one "
-              "under active_intents: (id, name, status: IN_PROGRESS, owned_scope)")
+        print(
+            f"no intents yet in {orchestration / INTENTS_FILE}: add one "
+            "under active_intents: (id, name, status: IN_PROGRESS, owned_scope)"
+        )
     else:
         for row in rows:
             print(f"{row['id']:<10} {row['status'].upper():<12} {row['name']}")
@@ -109,14 +121,18 @@ def run_list(root: str | None, as_json: bool) -> int:
 
 def list_main(args: list[str]) -> int:
     """``ledger intent list`` without Typer."""
-    parser = CommandParser(prog="ledger intent list",
-                     description="List intents, their status and scope, and the sessions "
-                     "working under each.")
-    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT") or None,
-                        help="Workspace root (default: nearest parent holding .orchestration/; "
-                        "env LEDGER_ROOT).")
-    parser.add_argument("--json", dest="as_json", action="store_true",
-                        help="Print machine-readable JSON.")
+    parser = CommandParser(
+        prog="ledger intent list",
+        description="List intents, their status and scope, and the sessions working under each.",
+    )
+    parser.add_argument(
+        "--root",
+        default=os.environ.get("LEDGER_ROOT") or None,
+        help="Workspace root (default: nearest parent holding .orchestration/; env LEDGER_ROOT).",
+    )
+    parser.add_argument(
+        "--json", dest="as_json", action="store_true", help="Print machine-readable JSON."
+    )
 
     def run() -> int:
         ns = parser.parse_args(args)
@@ -140,14 +156,16 @@ def run_select(intent_id: str, session: str | None, root: str | None, as_json: b
     bound = _need_session(workspace, session, "select")
     recorded = workspace.state.intent_of(bound) != intent.id
     if recorded:
-        workspace.ledger.append("intent.selected", {
-            "intent_id": intent.id, "session": bound, "via": "cli"},
-            actor={"client": _ACTOR, "session": bound})
-    context = render_intent_context(intent, list(reversed(
-        workspace.state.recent.get(intent.id, []))))
+        workspace.ledger.append(
+            "intent.selected",
+            {"intent_id": intent.id, "session": bound, "via": "cli"},
+            actor={"client": _ACTOR, "session": bound},
+        )
+    context = render_intent_context(
+        intent, list(reversed(workspace.state.recent.get(intent.id, [])))
+    )
     if as_json:
-        _emit({"context": context, "intent_id": intent.id, "recorded": recorded,
-               "session": bound})
+        _emit({"context": context, "intent_id": intent.id, "recorded": recorded, "session": bound})
     else:
         print(context)
     return OK
@@ -158,8 +176,11 @@ def run_clear(session: str | None, root: str | None, as_json: bool) -> int:
     workspace = _workspace(root)
     bound = _need_session(workspace, session, "clear")
     previous = workspace.state.intent_of(bound)
-    workspace.ledger.append("intent.cleared", {"session": bound, "via": "cli"},
-                            actor={"client": _ACTOR, "session": bound})
+    workspace.ledger.append(
+        "intent.cleared",
+        {"session": bound, "via": "cli"},
+        actor={"client": _ACTOR, "session": bound},
+    )
     if as_json:
         _emit({"previous": previous, "session": bound})
     else:
@@ -170,8 +191,14 @@ def run_clear(session: str | None, root: str | None, as_json: bool) -> int:
 # --- expand, expansions, withdraw -----------------------------------------------------------
 
 
-def run_expand(intent_id: str, globs: list[str], reason: str, session: str | None,
-               root: str | None, as_json: bool) -> int:
+def run_expand(
+    intent_id: str,
+    globs: list[str],
+    reason: str,
+    session: str | None,
+    root: str | None,
+    as_json: bool,
+) -> int:
     """A person grants extra scope to an intent (recorded); unsafe globs are refused."""
     from ledger import expansion_problem  # noqa: PLC0415
 
@@ -186,25 +213,36 @@ def run_expand(intent_id: str, globs: list[str], reason: str, session: str | Non
     if new and not sys.stdin.isatty():
         # The approval proof (ledger/_governance/state.py) is a person at a terminal; run from
         # an agent's shell, the hook's `ask` was the approval and the hook records it.
-        print(f"not recorded here: without a terminal, the grant is the one the hook records "
-              f"after a person approved it ({intent.id}: {', '.join(new)})")
+        print(
+            f"not recorded here: without a terminal, the grant is the one the hook records "
+            f"after a person approved it ({intent.id}: {', '.join(new)})"
+        )
         return OK
     if new:
-        workspace.ledger.append("intent.scope_expanded", {
-            "approval": "tty", "approved_via": "cli", "globs": new, "intent_id": intent.id,
-            "reason": reason or None, "session": session, "tool_use_id": None},
-            actor={"client": _ACTOR, "session": session})
+        workspace.ledger.append(
+            "intent.scope_expanded",
+            {
+                "approval": "tty",
+                "approved_via": "cli",
+                "globs": new,
+                "intent_id": intent.id,
+                "reason": reason or None,
+                "session": session,
+                "tool_use_id": None,
+            },
+            actor={"client": _ACTOR, "session": session},
+        )
     scope = [*intent.owned_scope, *granted, *new]
     if as_json:
         _emit({"added": new, "intent_id": intent.id, "scope": scope})
     else:
-        print(f"{intent.id} scope: {', '.join(scope)}"
-              + ("" if new else " (nothing new to grant)"))
+        print(f"{intent.id} scope: {', '.join(scope)}" + ("" if new else " (nothing new to grant)"))
     return OK
 
 
-def expansion_history(records: Iterable[Mapping[str, Any]],
-                      intent_id: str | None = None) -> list[dict[str, Any]]:
+def expansion_history(
+    records: Iterable[Mapping[str, Any]], intent_id: str | None = None
+) -> list[dict[str, Any]]:
     """Each glob an expansion granted, with the record that granted it and, if withdrawn, the
     record that withdrew it (a fold over the ledger's records, in order)."""
     grants: list[dict[str, Any]] = []
@@ -218,19 +256,31 @@ def expansion_history(records: Iterable[Mapping[str, Any]],
             continue
         for glob in body.get("globs") or []:
             if kind == "intent.scope_expanded":
-                grants.append({"intent_id": target, "glob": glob, "seq": record.get("seq"),
-                               "ts": record.get("ts"), "via": body.get("approved_via"),
-                               "reason": body.get("reason"), "withdrawn_seq": None})
+                grants.append(
+                    {
+                        "intent_id": target,
+                        "glob": glob,
+                        "seq": record.get("seq"),
+                        "ts": record.get("ts"),
+                        "via": body.get("approved_via"),
+                        "reason": body.get("reason"),
+                        "withdrawn_seq": None,
+                    }
+                )
                 continue
             for grant in grants:
                 if (grant["intent_id"], grant["glob"], grant["withdrawn_seq"]) == (
-                        target, glob, None):
+                    target,
+                    glob,
+                    None,
+                ):
                     grant["withdrawn_seq"] = record.get("seq")
     return grants
 
 
-def run_expansions(intent_id: str | None, root: str | None, include_withdrawn: bool,
-                   as_json: bool) -> int:
+def run_expansions(
+    intent_id: str | None, root: str | None, include_withdrawn: bool, as_json: bool
+) -> int:
     """The scope expansions in force (``--all``: and the withdrawn ones)."""
     from ledger import Ledger  # noqa: PLC0415
 
@@ -240,19 +290,28 @@ def run_expansions(intent_id: str | None, root: str | None, include_withdrawn: b
         _emit(rows)
         return OK
     if not rows:
-        print("no scope expansions" + (f" for {intent_id}" if intent_id else "")
-              + "; a person grants one with `ledger intent expand ID GLOB`")
+        print(
+            "no scope expansions"
+            + (f" for {intent_id}" if intent_id else "")
+            + "; a person grants one with `ledger intent expand ID GLOB`"
+        )
     for row in rows:
-        state = (f"withdrawn at seq {row['withdrawn_seq']}" if row["withdrawn_seq"] is not None
-                 else "in force")
+        state = (
+            f"withdrawn at seq {row['withdrawn_seq']}"
+            if row["withdrawn_seq"] is not None
+            else "in force"
+        )
         why = f" ({row['reason']})" if row["reason"] else ""
-        print(f"{row['intent_id']:<10} {row['glob']:<24} seq {row['seq']} via {row['via']}, "
-              f"{state}{why}")
+        print(
+            f"{row['intent_id']:<10} {row['glob']:<24} seq {row['seq']} via {row['via']}, "
+            f"{state}{why}"
+        )
     return OK
 
 
-def run_withdraw(intent_id: str, globs: list[str], reason: str, root: str | None,
-                 as_json: bool) -> int:
+def run_withdraw(
+    intent_id: str, globs: list[str], reason: str, root: str | None, as_json: bool
+) -> int:
     """Withdraw globs an expansion granted (recorded; the intent's own scope stays)."""
     workspace = _workspace(root)
     intent = _intent(workspace, intent_id)
@@ -260,17 +319,28 @@ def run_withdraw(intent_id: str, globs: list[str], reason: str, root: str | None
     unknown = [g for g in globs if g not in granted]
     if unknown:
         listed = ", ".join(granted) or "none"
-        own = " (it is in owned_scope: edit active_intents.yaml)" if unknown[0] in (
-            intent.owned_scope) else ""
-        raise InputError(f"{unknown[0]!r} is not an expansion of {intent.id}{own}; its "
-                         f"expansions: {listed}")
-    workspace.ledger.append("intent.scope_withdrawn", {
-        "globs": list(dict.fromkeys(globs)), "intent_id": intent.id, "reason": reason or None,
-        "session": None, "via": "cli"}, actor={"client": _ACTOR, "session": None})
+        own = (
+            " (it is in owned_scope: edit active_intents.yaml)"
+            if unknown[0] in (intent.owned_scope)
+            else ""
+        )
+        raise InputError(
+            f"{unknown[0]!r} is not an expansion of {intent.id}{own}; its expansions: {listed}"
+        )
+    workspace.ledger.append(
+        "intent.scope_withdrawn",
+        {
+            "globs": list(dict.fromkeys(globs)),
+            "intent_id": intent.id,
+            "reason": reason or None,
+            "session": None,
+            "via": "cli",
+        },
+        actor={"client": _ACTOR, "session": None},
+    )
     left = [g for g in granted if g not in globs]
     if as_json:
-        _emit({"intent_id": intent.id, "scope": [*intent.owned_scope, *left],
-               "withdrawn": globs})
+        _emit({"intent_id": intent.id, "scope": [*intent.owned_scope, *left], "withdrawn": globs})
     else:
         print(f"{intent.id} scope: {', '.join([*intent.owned_scope, *left])}")
     return OK

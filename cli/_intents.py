@@ -9,8 +9,9 @@ import typer
 from cli._exit import OK, UNVERIFIABLE, guarded
 from ledger import intent_summaries, write_intent_map
 
-RootOption = Annotated[str | None, typer.Option("--root", envvar="LEDGER_ROOT",
-                                                help="Workspace root.")]
+RootOption = Annotated[
+    str | None, typer.Option("--root", envvar="LEDGER_ROOT", help="Workspace root.")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
@@ -31,26 +32,33 @@ def intents(root: RootOption = None, as_json: JsonOption = False) -> None:
         if as_json:
             print(json.dumps(summaries, indent=2, sort_keys=True))
             return OK
-        print(f"{'ID':<12} {'STATUS':<12} {'SESSIONS':>8} {'FILES':>5} {'LINES':>6}  "
-              "DECISIONS")
+        print(f"{'ID':<12} {'STATUS':<12} {'SESSIONS':>8} {'FILES':>5} {'LINES':>6}  DECISIONS")
         for s in summaries:
-            print(f"{s['id']:<12} {s['status'][:12]:<12} {len(s['sessions']):>8} "
-                  f"{len(s['files_touched']):>5} {s['lines_attributed']:>6}  {_decisions(s)}")
+            print(
+                f"{s['id']:<12} {s['status'][:12]:<12} {len(s['sessions']):>8} "
+                f"{len(s['files_touched']):>5} {s['lines_attributed']:>6}  {_decisions(s)}"
+            )
         return OK
 
     _exit(guarded(action))
 
 
-def intent_show(intent_id: Annotated[str, typer.Argument(help="Intent id, e.g. INT-001.")],
-                root: RootOption = None, as_json: JsonOption = False) -> None:
+def intent_show(
+    intent_id: Annotated[str, typer.Argument(help="Intent id, e.g. INT-001.")],
+    root: RootOption = None,
+    as_json: JsonOption = False,
+) -> None:
     """One intent: status, effective scope (with approved expansions), sessions, files
     touched, lines currently attributed, decisions by code, last activity."""
 
     def action() -> int:
         found = [s for s in intent_summaries(root) if s["id"] == intent_id]
         if not found:
-            print(f"ledger: error: no intent {intent_id} in the intents file or the ledger; "
-                  "see `ledger intents`", file=sys.stderr)
+            print(
+                f"ledger: error: no intent {intent_id} in the intents file or the ledger; "
+                "see `ledger intents`",
+                file=sys.stderr,
+            )
             return UNVERIFIABLE
         s = found[0]
         if as_json:
@@ -61,8 +69,11 @@ def intent_show(intent_id: Annotated[str, typer.Argument(help="Intent id, e.g. I
         print(f"expansions: {', '.join(s['approved_expansions']) or '-'} (approved)")
         print(f"sessions:   {', '.join(s['sessions']) or '-'}")
         print(f"decisions:  {_decisions(s)}")
-        print(f"last:       seq {s['last_seq']} at {s['last_ts']}" if s["last_seq"] is not None
-              else "last:       no activity recorded")
+        print(
+            f"last:       seq {s['last_seq']} at {s['last_ts']}"
+            if s["last_seq"] is not None
+            else "last:       no activity recorded"
+        )
         print(f"lines now:  {s['lines_attributed']}")
         for file in s["files_touched"]:
             ranges = s["lines"].get(file, [])

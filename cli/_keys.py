@@ -17,9 +17,14 @@ import typer
 from cli._exit import OK, guarded
 from ledger import InputError, Ledger
 
-RootOption = Annotated[str | None, typer.Option(
-    "--root", envvar="LEDGER_ROOT",
-    help="Workspace root (default: nearest parent holding .orchestration/).")]
+RootOption = Annotated[
+    str | None,
+    typer.Option(
+        "--root",
+        envvar="LEDGER_ROOT",
+        help="Workspace root (default: nearest parent holding .orchestration/).",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
@@ -55,8 +60,13 @@ def register(key_app: typer.Typer) -> None:
 
     @key_app.command("add")
     def key_add(
-        public_key: Annotated[str, typer.Argument(
-            help="The teammate's public key: base64, a note verifier key, or a keys/*.json file.")],
+        public_key: Annotated[
+            str,
+            typer.Argument(
+                help="The teammate's public key: base64, a note verifier key, or a "
+                "keys/*.json file."
+            ),
+        ],
         root: RootOption = None,
         as_json: JsonOption = False,
     ) -> None:
@@ -75,10 +85,13 @@ def register(key_app: typer.Typer) -> None:
 
     @key_app.command("pin")
     def key_pin(
-        kid: Annotated[str | None, typer.Argument(
-            help="Key id to vouch for (default: the genesis record's key).")] = None,
-        from_seq: Annotated[int, typer.Option("--from-seq", min=0,
-                                              help="First seq the key is trusted for.")] = 0,
+        kid: Annotated[
+            str | None,
+            typer.Argument(help="Key id to vouch for (default: the genesis record's key)."),
+        ] = None,
+        from_seq: Annotated[
+            int, typer.Option("--from-seq", min=0, help="First seq the key is trusted for.")
+        ] = 0,
         root: RootOption = None,
     ) -> None:
         """Vouch for a key outside the workspace ($LEDGER_HOME/trusted/): the trust root that
@@ -94,8 +107,9 @@ def register(key_app: typer.Typer) -> None:
 
     @key_app.command("verifier")
     def key_verifier(
-        kid: Annotated[str | None, typer.Argument(
-            help="Key id (default: every key in the keyring).")] = None,
+        kid: Annotated[
+            str | None, typer.Argument(help="Key id (default: every key in the keyring).")
+        ] = None,
         root: RootOption = None,
     ) -> None:
         """Print C2SP signed-note verifier keys (Go: golang.org/x/mod/sumdb/note), so others

@@ -28,9 +28,20 @@ from cli._exit import OK, UsageError, guarded
 
 #: The kinds ledger itself writes; application kinds are whatever ``ledger append`` recorded.
 KNOWN_KINDS: Final = (
-    "ledger.genesis", "ledger.repaired", "key.rotated", "key.revoked", "hook.pre", "hook.post",
-    "hook.event", "hook.error", "intent.selected", "intent.cleared", "intent.scope_expanded",
-    "intent.scope_withdrawn", "key.added", "governance.config_changed",
+    "ledger.genesis",
+    "ledger.repaired",
+    "key.rotated",
+    "key.revoked",
+    "hook.pre",
+    "hook.post",
+    "hook.event",
+    "hook.error",
+    "intent.selected",
+    "intent.cleared",
+    "intent.scope_expanded",
+    "intent.scope_withdrawn",
+    "key.added",
+    "governance.config_changed",
 )
 DECISIONS: Final = ("deny", "ask", "allow")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -38,8 +49,15 @@ _TARGET_WIDTH: Final = 32
 _PIPE_TARGET_WIDTH: Final = 60
 _CORRELATE_LIMIT: Final = 4096  # pre-call targets remembered to label the post-call records
 _FOLLOW_INTERVAL: Final = 0.2
-_COLORS: Final = {"deny": "31", "failed": "31", "ask": "33", "allow": "32", "done": "32",
-                  "dim": "2", "code": "1"}
+_COLORS: Final = {
+    "deny": "31",
+    "failed": "31",
+    "ask": "33",
+    "allow": "32",
+    "done": "32",
+    "dim": "2",
+    "code": "1",
+}
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -131,17 +149,27 @@ def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None)
             # format 1 kept them in data (changed, seen).
             data_ = _dict(body.get("data"))
             files = _dict(body.get("attribution")).get("files")
-            changed = ([f.get("path") for f in files if isinstance(f, dict)]
-                       if isinstance(files, list) else None) or data_.get("changed") or list(
-                _dict(body.get("observed")) or _dict(data_.get("seen")))
+            changed = (
+                (
+                    [f.get("path") for f in files if isinstance(f, dict)]
+                    if isinstance(files, list)
+                    else None
+                )
+                or data_.get("changed")
+                or list(_dict(body.get("observed")) or _dict(data_.get("seen")))
+            )
             target = (targets or {}).get(str(body.get("invocation")), "") or (
-                _text(changed[0]) if isinstance(changed, list) and changed else "")
+                _text(changed[0]) if isinstance(changed, list) and changed else ""
+            )
             if decision != "deny":
                 decision = "failed" if body.get("outcome") == "failure" else "done"
             reason = reason or _text(body.get("tool_error"))
         elif kind == "hook.event":
-            target = _text(body.get("prompt")) or _text(body.get("source")) or _text(
-                body.get("event_reason"))
+            target = (
+                _text(body.get("prompt"))
+                or _text(body.get("source"))
+                or _text(body.get("event_reason"))
+            )
             if decision == "allow" and not code:
                 decision = ""  # an observed event decides nothing
         elif kind == "hook.error":
@@ -164,8 +192,16 @@ def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None)
         reason = f"{body.get('removed_bytes')} torn byte(s) quarantined"
     else:
         reason = reason or json.dumps(body, sort_keys=True, ensure_ascii=False)
-    return Summary(int(data.get("seq", -1)), str(data.get("ts", "")),
-                   str(session or ""), what, target.strip(), decision, code, reason)
+    return Summary(
+        int(data.get("seq", -1)),
+        str(data.get("ts", "")),
+        str(session or ""),
+        what,
+        target.strip(),
+        decision,
+        code,
+        reason,
+    )
 
 
 # --- shortening, never mid-word ---------------------------------------------------------------
@@ -262,8 +298,16 @@ def format_line(row: Summary, layout: Layout, *, color: bool = False) -> str:
         _paint(_pad(row.decision, layout.decision), row.decision, color),
         _paint(_pad(row.code, layout.code), "code", color),
     ]
-    used = (layout.seq + 14 + 8 + max(len(what), layout.what) + max(len(target), layout.target)
-            + layout.decision + max(len(row.code), layout.code) + 7)
+    used = (
+        layout.seq
+        + 14
+        + 8
+        + max(len(what), layout.what)
+        + max(len(target), layout.target)
+        + layout.decision
+        + max(len(row.code), layout.code)
+        + 7
+    )
     room = layout.width - used if layout.width else 0
     reason = shorten(row.reason, max(room, 30)) if layout.width else " ".join(row.reason.split())
     return " ".join([*fixed, reason]).rstrip()
@@ -284,8 +328,10 @@ def _since_bound(text: str, now: float | None = None) -> str:
     try:
         parsed = dt.datetime.fromisoformat(raw.removesuffix("Z").replace(" ", "T"))
     except ValueError:
-        raise UsageError(f"--since {text!r}: use a duration (30m, 2h, 3d, 1w) or a UTC date/time "
-                         "(2026-11-21, 2026-11-21T10:00)\nhint: ledger log --help") from None
+        raise UsageError(
+            f"--since {text!r}: use a duration (30m, 2h, 3d, 1w) or a UTC date/time "
+            "(2026-11-21, 2026-11-21T10:00)\nhint: ledger log --help"
+        ) from None
     if parsed.tzinfo is not None:
         parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
     return parsed.strftime("%Y-%m-%dT%H:%M:%S")
@@ -309,13 +355,21 @@ class LogOptions(NamedTuple):
     @property
     def filtered(self) -> bool:
         """Whether any filter is set (else the tail of the file is enough)."""
-        return bool(self.kinds or self.session or self.intent or self.decision or self.code
-                    or self.tool or self.since)
+        return bool(
+            self.kinds
+            or self.session
+            or self.intent
+            or self.decision
+            or self.code
+            or self.tool
+            or self.since
+        )
 
 
 def _kind_matches(kind: str, wanted: tuple[str, ...]) -> bool:
     return not wanted or any(
-        kind == w or (w.endswith(".*") and kind.startswith(w[:-1])) for w in wanted)
+        kind == w or (w.endswith(".*") and kind.startswith(w[:-1])) for w in wanted
+    )
 
 
 def matches(data: Mapping[str, Any], row: Summary, options: LogOptions, since: str | None) -> bool:
@@ -345,40 +399,68 @@ def log_parser() -> argparse.ArgumentParser:
         epilog="Examples: ledger log --decision deny; ledger log --session 3f1c --since 1h; "
         "ledger log -f; ledger show SEQ for one record in full.",
     )
-    parser.add_argument("-n", "--count", type=_positive, default=20,
-                        help="How many records (the most recent that match; default 20).")
-    parser.add_argument("--kind", action="append", default=[], metavar="KIND",
-                        help="Only records of this kind (e.g. hook.pre, or hook.* for a prefix). "
-                        "Repeatable.")
+    parser.add_argument(
+        "-n",
+        "--count",
+        type=_positive,
+        default=20,
+        help="How many records (the most recent that match; default 20).",
+    )
+    parser.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        metavar="KIND",
+        help="Only records of this kind (e.g. hook.pre, or hook.* for a prefix). Repeatable.",
+    )
     parser.add_argument("--session", help="Only this session (a prefix of its id is enough).")
     parser.add_argument("--intent", help="Only records about this intent, e.g. INT-001.")
     parser.add_argument("--decision", choices=DECISIONS, help="Only this decision.")
     parser.add_argument("--code", help="Only this error code, e.g. SCOPE_VIOLATION.")
     parser.add_argument("--tool", help="Only this tool, e.g. Write or Bash.")
-    parser.add_argument("--since", help="Only records since a duration ago (30m, 2h, 3d, 1w) or "
-                        "a UTC date/time (2026-11-21, 2026-11-21T10:00).")
-    parser.add_argument("-f", "--follow", action="store_true",
-                        help="Keep printing new records as they are appended (Ctrl-C stops).")
+    parser.add_argument(
+        "--since",
+        help="Only records since a duration ago (30m, 2h, 3d, 1w) or "
+        "a UTC date/time (2026-11-21, 2026-11-21T10:00).",
+    )
+    parser.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="Keep printing new records as they are appended (Ctrl-C stops).",
+    )
     _common_options(parser)
     return parser
 
 
 def show_parser() -> argparse.ArgumentParser:
     """The options of ``ledger show``."""
-    parser = CommandParser(prog="ledger show",
-                     description="Print one record in full (default: the last one).")
-    parser.add_argument("seq", nargs="?", type=_non_negative, metavar="SEQ",
-                        help="The record's seq, as `ledger log` shows it.")
+    parser = CommandParser(
+        prog="ledger show", description="Print one record in full (default: the last one)."
+    )
+    parser.add_argument(
+        "seq",
+        nargs="?",
+        type=_non_negative,
+        metavar="SEQ",
+        help="The record's seq, as `ledger log` shows it.",
+    )
     _common_options(parser)
     return parser
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT") or None,
-                        help="Workspace root (default: nearest parent holding .orchestration/; "
-                        "env LEDGER_ROOT).")
-    parser.add_argument("--json", dest="as_json", action="store_true",
-                        help="Print machine-readable JSON (full records).")
+    parser.add_argument(
+        "--root",
+        default=os.environ.get("LEDGER_ROOT") or None,
+        help="Workspace root (default: nearest parent holding .orchestration/; env LEDGER_ROOT).",
+    )
+    parser.add_argument(
+        "--json",
+        dest="as_json",
+        action="store_true",
+        help="Print machine-readable JSON (full records).",
+    )
 
 
 def _positive(text: str) -> int:
@@ -402,13 +484,19 @@ def _check_kinds(kinds: Iterable[str]) -> None:
     for kind in kinds:
         stem = kind[:-2] if kind.endswith(".*") else kind
         if not stem or not all(c.isalnum() or c in "._-" for c in stem) or not stem[0].isalpha():
-            raise UsageError(f"--kind {kind!r} is not a record kind (e.g. hook.pre, or hook.* for "
-                             "a prefix)\nhint: ledger log --help")
+            raise UsageError(
+                f"--kind {kind!r} is not a record kind (e.g. hook.pre, or hook.* for "
+                "a prefix)\nhint: ledger log --help"
+            )
 
 
 def _unknown_kinds(wanted: Iterable[str], seen: set[str]) -> list[str]:
-    return [w for w in wanted if w not in KNOWN_KINDS
-            and not any(_kind_matches(kind, (w,)) for kind in (*KNOWN_KINDS, *seen))]
+    return [
+        w
+        for w in wanted
+        if w not in KNOWN_KINDS
+        and not any(_kind_matches(kind, (w,)) for kind in (*KNOWN_KINDS, *seen))
+    ]
 
 
 # --- reading, unverified and light ------------------------------------------------------------
@@ -498,15 +586,19 @@ def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
     if unknown:
         from ledger import did_you_mean  # noqa: PLC0415 - error path
 
-        raise UsageError(f"--kind {unknown[0]!r}: no such kind in this ledger"
-                         f"{did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
-                         f"hint: kinds here: {', '.join(sorted(seen))}")
+        raise UsageError(
+            f"--kind {unknown[0]!r}: no such kind in this ledger"
+            f"{did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
+            f"hint: kinds here: {', '.join(sorted(seen))}"
+        )
     color = color_enabled(stream)
     width = _terminal_width(stream)
     layout = layout_for([row for _, row in picked], width)
     for record, row in picked:
-        print(record.raw.decode() if options.as_json else format_line(row, layout, color=color),
-              file=stream)
+        print(
+            record.raw.decode() if options.as_json else format_line(row, layout, color=color),
+            file=stream,
+        )
     stream.flush()
     if options.follow:
         _follow(path, options, since, targets, stream, color, width)
@@ -535,10 +627,18 @@ def _follow_lines(path: Path, interval: float) -> Iterator[bytes]:
             time.sleep(interval)
 
 
-def _follow(path: Path, options: LogOptions, since: str | None, targets: dict[str, str],
-            stream: IO[str], color: bool, width: int) -> None:
-    layout = Layout(seq=5, what=12, target=24 if width else _PIPE_TARGET_WIDTH, decision=5,
-                    code=16, width=width)
+def _follow(
+    path: Path,
+    options: LogOptions,
+    since: str | None,
+    targets: dict[str, str],
+    stream: IO[str],
+    color: bool,
+    width: int,
+) -> None:
+    layout = Layout(
+        seq=5, what=12, target=24 if width else _PIPE_TARGET_WIDTH, decision=5, code=16, width=width
+    )
     from ledger import LedgerError  # noqa: PLC0415
 
     try:
@@ -550,8 +650,11 @@ def _follow(path: Path, options: LogOptions, since: str | None, targets: dict[st
             row = summarize(data, targets)
             _remember(targets, data, row)
             if matches(data, row, options, since):
-                print(line.decode() if options.as_json else format_line(row, layout, color=color),
-                      file=stream, flush=True)
+                print(
+                    line.decode() if options.as_json else format_line(row, layout, color=color),
+                    file=stream,
+                    flush=True,
+                )
     except KeyboardInterrupt:
         return
 
@@ -560,8 +663,12 @@ def _wrap(label: str, text: str, width: int) -> list[str]:
     import textwrap  # noqa: PLC0415
 
     indent = " " * 10
-    lines = textwrap.wrap(" ".join(text.split()), width=max(width, 40) - len(indent),
-                          break_long_words=False, break_on_hyphens=False) or [""]
+    lines = textwrap.wrap(
+        " ".join(text.split()),
+        width=max(width, 40) - len(indent),
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
     return [f"{label:<10}{lines[0]}", *(indent + line for line in lines[1:])]
 
 
@@ -612,8 +719,21 @@ def log_main(args: list[str]) -> int:
 
     def run() -> int:
         ns = log_parser().parse_args(args)
-        return run_log(LogOptions(ns.count, tuple(ns.kind), ns.session, ns.intent, ns.decision,
-                                  ns.code, ns.tool, ns.since, ns.follow, ns.root, ns.as_json))
+        return run_log(
+            LogOptions(
+                ns.count,
+                tuple(ns.kind),
+                ns.session,
+                ns.intent,
+                ns.decision,
+                ns.code,
+                ns.tool,
+                ns.since,
+                ns.follow,
+                ns.root,
+                ns.as_json,
+            )
+        )
 
     return guarded(run)
 

@@ -12,8 +12,12 @@ from contextlib import contextmanager
 
 Progress = Callable[[str, int, int], None]
 
-_LABELS = {"verify": "verifying", "segment": "copying segment", "data": "writing data",
-           "report": "building report"}
+_LABELS = {
+    "verify": "verifying",
+    "segment": "copying segment",
+    "data": "writing data",
+    "report": "building report",
+}
 
 
 @contextmanager
@@ -26,9 +30,14 @@ def progress_bars(*, force: bool = False) -> Iterator[Progress | None]:
     from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
     tasks: dict[str, TaskID] = {}
-    with Progress(TextColumn("{task.description:<16}"), BarColumn(),
-                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bars:
+    with Progress(
+        TextColumn("{task.description:<16}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bars:
 
         def update(phase: str, done: int, total: int) -> None:
             if phase not in tasks:

@@ -38,8 +38,11 @@ from ledger import (
 
 RootOption = Annotated[
     str | None,
-    typer.Option("--root", envvar="LEDGER_ROOT",
-                 help="Workspace root (default: nearest parent holding .orchestration/)."),
+    typer.Option(
+        "--root",
+        envvar="LEDGER_ROOT",
+        help="Workspace root (default: nearest parent holding .orchestration/).",
+    ),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
 
@@ -77,27 +80,37 @@ QUERY_HELP = (
     "then cannot read or write any file, install or load extensions, or change settings. A "
     "ledger that fails verification still queries, with a warning on stderr.\n\n"
     "Example: ledger query \"SELECT code, count(*) FROM decisions WHERE decision = 'deny' "
-    "GROUP BY code\"\n\n"
+    'GROUP BY code"\n\n'
 )
 
 
 def query(
     sql: Annotated[str | None, typer.Argument(help="One SELECT statement.")] = None,
-    fmt: Annotated[str, typer.Option(
-        "--format", help=f"Output format: {'|'.join(QUERY_FORMATS)}.")] = "table",
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Write the result to this file (required for parquet).")
-                   ] = None,
-    schema: Annotated[bool, typer.Option(
-        "--schema", help="Print the views and their columns, then exit.")] = False,
-    ledgers: Annotated[str | None, typer.Option(
-        "--ledgers", help="Glob of workspaces or export directories to query together "
-        "(rows carry ledger_id).")] = None,
-    verify: Annotated[bool, typer.Option(
-        "--verify/--no-verify", help="Verify each ledger first (default).")] = True,
+    fmt: Annotated[
+        str, typer.Option("--format", help=f"Output format: {'|'.join(QUERY_FORMATS)}.")
+    ] = "table",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the result to this file (required for parquet)."),
+    ] = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the views and their columns, then exit.")
+    ] = False,
+    ledgers: Annotated[
+        str | None,
+        typer.Option(
+            "--ledgers",
+            help="Glob of workspaces or export directories to query together "
+            "(rows carry ledger_id).",
+        ),
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Verify each ledger first (default).")
+    ] = True,
     force: ForceOption = False,
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="With --schema: print the schema as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --schema: print the schema as JSON.")
+    ] = False,
     root: RootOption = None,
 ) -> None:
     def action() -> int:
@@ -110,8 +123,7 @@ def query(
         if sql is None or not sql.strip():
             raise InputError("no SQL given; see `ledger query --help` for the views")
         if fmt not in QUERY_FORMATS:
-            raise InputError(f"unknown format {fmt!r}; use one of: "
-                             f"{', '.join(QUERY_FORMATS)}")
+            raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(QUERY_FORMATS)}")
         sources = _sources(root, ledgers)
         _check_sources(sources, verify)
         with QuerySession(sources, sql) as session:
@@ -122,23 +134,35 @@ def query(
 
     _run(action)
 
+
 def export_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory to create.")],
-    fmt: Annotated[str, typer.Option(
-        "--format", help=f"Data format: {'|'.join(EXPORT_FORMATS)}.")] = "parquet",
-    since: Annotated[str | None, typer.Option(
-        help="Records at or after this time (YYYY-MM-DD or RFC 3339, UTC).")] = None,
-    until: Annotated[str | None, typer.Option(
-        help="Records before this time; a date includes that whole day.")] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help=f"Data format: {'|'.join(EXPORT_FORMATS)}.")
+    ] = "parquet",
+    since: Annotated[
+        str | None,
+        typer.Option(help="Records at or after this time (YYYY-MM-DD or RFC 3339, UTC)."),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Records before this time; a date includes that whole day.")
+    ] = None,
     intent: Annotated[str | None, typer.Option(help="Only this intent's records.")] = None,
-    session: Annotated[str | None, typer.Option(help="Only this session's records.")
-                       ] = None,
-    retention_months: Annotated[int, typer.Option(
-        help="Retention period written to the manifest (EU AI Act Art. 19: at least 6; "
-        "PCI DSS 10.5.1: 12).")] = 6,
-    verify: Annotated[bool, typer.Option(
-        "--verify/--no-verify", help="Verify the whole ledger first (default); the result "
-        "goes into the manifest.")] = True,
+    session: Annotated[str | None, typer.Option(help="Only this session's records.")] = None,
+    retention_months: Annotated[
+        int,
+        typer.Option(
+            help="Retention period written to the manifest (EU AI Act Art. 19: at least 6; "
+            "PCI DSS 10.5.1: 12)."
+        ),
+    ] = 6,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Verify the whole ledger first (default); the result goes into the manifest.",
+        ),
+    ] = True,
     force: ForceOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest.")] = False,
     root: RootOption = None,
@@ -147,8 +171,9 @@ def export_cmd(
     signed manifest, for auditors (check it with `ledger verify-export DIR`)."""
 
     def action() -> int:
-        options = ExportOptions(out, fmt, since, until, intent, session, force, verify,
-                                retention_months)
+        options = ExportOptions(
+            out, fmt, since, until, intent, session, force, verify, retention_months
+        )
         ledger = Ledger.open(root)
         with progress_bars() as progress:
             result = export_ledger(ledger, options, progress)
@@ -158,24 +183,36 @@ def export_cmd(
         else:
             seg = manifest["segment"]
             data = [f for f in manifest["files"] if f["role"] == "data"]
-            print(f"exported {manifest['selected_records']} records of ledger "
-                  f"{manifest['ledger_id']} to {result.directory}")
-            print(f"  segment seqs {seg['first_seq']}..{seg['last_seq']}, "
-                  f"{len(data)} data file(s), gaps: {manifest['gaps']['state']}, "
-                  f"verification: {manifest['verification']['state']}")
-            print(f"  signed by {manifest['signing_key']}; check with: ledger verify-export "
-                  f"{result.directory}")
+            print(
+                f"exported {manifest['selected_records']} records of ledger "
+                f"{manifest['ledger_id']} to {result.directory}"
+            )
+            print(
+                f"  segment seqs {seg['first_seq']}..{seg['last_seq']}, "
+                f"{len(data)} data file(s), gaps: {manifest['gaps']['state']}, "
+                f"verification: {manifest['verification']['state']}"
+            )
+            print(
+                f"  signed by {manifest['signing_key']}; check with: ledger verify-export "
+                f"{result.directory}"
+            )
         if manifest["verification"]["state"] == "failed":
             _warn(f"the ledger failed verification: {manifest['verification']['summary']}")
         return OK
 
     _run(action)
 
+
 def verify_export_cmd(
     directory: Annotated[Path, typer.Argument(help="An export directory.")],
-    trusted_key: Annotated[list[str] | None, typer.Option(
-        "--trusted-key", help="Key id the manifest must be signed by (repeatable); pin "
-        "the organisation's key ids you got out of band.")] = None,
+    trusted_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trusted-key",
+            help="Key id the manifest must be signed by (repeatable); pin "
+            "the organisation's key ids you got out of band.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Check an export on its own: manifest signature, every file's hash and row count,
@@ -185,9 +222,12 @@ def verify_export_cmd(
     def action() -> int:
         with progress_bars() as progress:
             check = verify_export(
-                directory, trusted_keys=frozenset(trusted_key or ()),
-                progress=None if progress is None else
-                (lambda done, total: progress("verify", done, total)))
+                directory,
+                trusted_keys=frozenset(trusted_key or ()),
+                progress=None
+                if progress is None
+                else (lambda done, total: progress("verify", done, total)),
+            )
         if as_json:
             print(json.dumps(check.to_json(), indent=2, sort_keys=True))
         else:
@@ -198,18 +238,29 @@ def verify_export_cmd(
 
     _run(action)
 
+
 def report(
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Also write DIR/report.html (self-contained, no network).")
-                   ] = None,
-    checkpoint: Annotated[list[Path] | None, typer.Option(
-        "--checkpoint", help="Stored checkpoint to compare (repeatable; with --root).")
-                          ] = None,
-    ledgers: Annotated[str | None, typer.Option(
-        "--ledgers", help="Glob of workspaces or export directories to report on together.")
-                       ] = None,
-    verify: Annotated[bool, typer.Option("--verify/--no-verify",
-                                         help="Verify each ledger (default).")] = True,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Also write DIR/report.html (self-contained, no network)."
+        ),
+    ] = None,
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--checkpoint", help="Stored checkpoint to compare (repeatable; with --root)."
+        ),
+    ] = None,
+    ledgers: Annotated[
+        str | None,
+        typer.Option(
+            "--ledgers", help="Glob of workspaces or export directories to report on together."
+        ),
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Verify each ledger (default).")
+    ] = True,
     force: ForceOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report data.")] = False,
     root: RootOption = None,
@@ -223,8 +274,9 @@ def report(
             check_report_dir(out, force=force)
         verifications, checkpoints = _report_checks(sources, root, checkpoint, verify)
         with progress_bars() as progress:
-            data = build_report(sources, verifications=verifications,
-                                checkpoints=checkpoints, progress=progress)
+            data = build_report(
+                sources, verifications=verifications, checkpoints=checkpoints, progress=progress
+            )
         if out is not None:
             write_report_dir(out, render_report_html(data))
         if as_json:
@@ -242,15 +294,18 @@ def report(
 def register(app: typer.Typer) -> None:
     """Add the commands of this module to ``app``."""
     views = "\n\n".join(view_schema_text(compact=True).splitlines())
-    app.command(help=f"{QUERY_HELP}Views and their columns (types: --schema):\n\n{views}",
-                epilog=EXIT_CODES_HELP)(query)
+    app.command(
+        help=f"{QUERY_HELP}Views and their columns (types: --schema):\n\n{views}",
+        epilog=EXIT_CODES_HELP,
+    )(query)
     app.command(name="export", epilog=EXIT_CODES_HELP)(export_cmd)
     app.command(name="verify-export", epilog=EXIT_CODES_HELP)(verify_export_cmd)
     app.command(epilog=EXIT_CODES_HELP)(report)
 
 
-def _report_checks(sources: list[LedgerSource], root: str | None, checkpoint: list[Path] | None,
-                   verify: bool) -> tuple[list[Verification] | None, list[dict[str, object]]]:
+def _report_checks(
+    sources: list[LedgerSource], root: str | None, checkpoint: list[Path] | None, verify: bool
+) -> tuple[list[Verification] | None, list[dict[str, object]]]:
     if checkpoint:
         if len(sources) != 1:
             raise InputError("--checkpoint compares one workspace: use it with --root")
@@ -262,8 +317,10 @@ def _report_checks(sources: list[LedgerSource], root: str | None, checkpoint: li
                 raise StorageError(f"cannot read checkpoint {path}: {exc}") from None
         result = Ledger.open(root).verify(checkpoints=stored)
         state: Literal["verified", "failed"] = "verified" if result.ok else "failed"
-        return ([Verification(state, result.summary())],
-                [{"name": c.name, "ok": c.ok, "message": c.message} for c in result.checkpoints])
+        return (
+            [Verification(state, result.summary())],
+            [{"name": c.name, "ok": c.ok, "message": c.message} for c in result.checkpoints],
+        )
     if not verify:
         return None, []
     return [source.verify() for source in sources], []
@@ -290,8 +347,7 @@ def write_report_dir(out: Path, page: str) -> None:
         Path(name).chmod(0o644)
         Path(name).replace(out / "report.html")
     except OSError as exc:
-        raise StorageError(f"cannot write {out / 'report.html'}: {exc.strerror or exc}"
-                           ) from None
+        raise StorageError(f"cannot write {out / 'report.html'}: {exc.strerror or exc}") from None
 
 
 def report_text(data: dict[str, object]) -> list[str]:
@@ -304,22 +360,37 @@ def report_text(data: dict[str, object]) -> list[str]:
 
     overview = data["overview"]
     assert isinstance(overview, dict)  # noqa: S101 -- build_report's shape
-    lines = [f"ledger report: {overview['records']} records, {overview['first_ts']} .. "
-             f"{overview['last_ts']}"]
-    lines += [f"  {item['label']}: {item['verification']}: {item['summary']}"
-              for item in data["ledgers"]]  # type: ignore[attr-defined]
-    lines += [f"  checkpoint {cp['name']}: {'ok' if cp['ok'] else 'FAILED'}: {cp['message']}"
-              for cp in data["checkpoints"]]  # type: ignore[attr-defined]
+    lines = [
+        f"ledger report: {overview['records']} records, {overview['first_ts']} .. "
+        f"{overview['last_ts']}"
+    ]
+    lines += [
+        f"  {item['label']}: {item['verification']}: {item['summary']}"
+        for item in data["ledgers"]  # type: ignore[attr-defined]
+    ]
+    lines += [
+        f"  checkpoint {cp['name']}: {'ok' if cp['ok'] else 'FAILED'}: {cp['message']}"
+        for cp in data["checkpoints"]  # type: ignore[attr-defined]
+    ]
     sections = [
         ("Decisions by code", "decisions_by_code", ["decision", "code", "n"]),
         ("Per intent", "per_intent", ["intent", "calls", "denials", "asks", "codes"]),
-        ("Destructive commands and human approvals", "destructive",
-         ["ts", "session", "intent", "paths", "outcome"]),
-        ("Sessions", "sessions", ["session", "client", "models", "intents", "calls",
-                                  "denials", "asks", "lines_written"]),
+        (
+            "Destructive commands and human approvals",
+            "destructive",
+            ["ts", "session", "intent", "paths", "outcome"],
+        ),
+        (
+            "Sessions",
+            "sessions",
+            ["session", "client", "models", "intents", "calls", "denials", "asks", "lines_written"],
+        ),
         ("Most-touched files", "top_files", ["path", "writes", "lines_written", "sessions"]),
-        (f"Lines by status per directory ({data['lines_basis']})", "lines_by_directory",
-         ["directory", "agent", "human", "unknown"]),
+        (
+            f"Lines by status per directory ({data['lines_basis']})",
+            "lines_by_directory",
+            ["directory", "agent", "human", "unknown"],
+        ),
     ]
     for title, key, columns in sections:
         lines += ["", title, *table(data[key], columns)]
@@ -332,8 +403,7 @@ __all__ = ["register"]
 def demo_finale(workspace: Path, base: Path, environ: dict[str, str]) -> None:
     """The end of ``ledger demo``: a query, a report and an export that verify-export accepts."""
     print("\n== ledger query  (DuckDB over the ledger, locked: it can read nothing else)")
-    sql = ("SELECT decision, code, count(*) AS n FROM decisions GROUP BY ALL "
-           "ORDER BY n DESC, code")
+    sql = "SELECT decision, code, count(*) AS n FROM decisions GROUP BY ALL ORDER BY n DESC, code"
     print(f"  {sql}")
     with QuerySession([LedgerSource.workspace(workspace)], sql) as session:
         from ledger import format_table  # noqa: PLC0415
@@ -345,14 +415,18 @@ def demo_finale(workspace: Path, base: Path, environ: dict[str, str]) -> None:
     data = build_report([source], verifications=[source.verify()])
     write_report_dir(base / "report", render_report_html(data))
     print(f"\n== ledger report --out {base / 'report'}  (open report.html in a browser)")
-    print(f"  {len(data['sessions'])} sessions, "
-          f"{sum(r['n'] for r in data['decisions_by_code'] if r['decision'] == 'deny')} denials")
+    print(
+        f"  {len(data['sessions'])} sessions, "
+        f"{sum(r['n'] for r in data['decisions_by_code'] if r['decision'] == 'deny')} denials"
+    )
     out = base / "export"
     ledger = Ledger.open(workspace, environ=environ)
     result = export_ledger(ledger, ExportOptions(out, "agent-trace"))
     print(f"\n== ledger export --format agent-trace --out {out}")
-    print(f"  {result.manifest['selected_records']} records, segment seqs "
-          f"{result.manifest['segment']['first_seq']}..{result.manifest['segment']['last_seq']}"
-          f", signed by {result.manifest['signing_key']}")
+    print(
+        f"  {result.manifest['selected_records']} records, segment seqs "
+        f"{result.manifest['segment']['first_seq']}..{result.manifest['segment']['last_seq']}"
+        f", signed by {result.manifest['signing_key']}"
+    )
     print(f"\n== ledger verify-export {out}  (what an auditor runs, without the workspace)")
     print(f"  {verify_export(out).summary()}")

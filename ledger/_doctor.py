@@ -50,8 +50,13 @@ Status = Literal["ok", "warn", "fail"]
 RECENT_RECORDS: Final = 1000
 RECENT_DAYS: Final = 7
 #: Executables that identify a client being used on this machine.
-_CLIENT_EXECUTABLES: Final = {"claude": ("claude",), "cursor": ("cursor-agent", "cursor"),
-                              "gemini": ("gemini",), "codex": ("codex",), "cline": ("cline",)}
+_CLIENT_EXECUTABLES: Final = {
+    "claude": ("claude",),
+    "cursor": ("cursor-agent", "cursor"),
+    "gemini": ("gemini",),
+    "codex": ("codex",),
+    "cline": ("cline",),
+}
 
 
 class Check(NamedTuple):
@@ -74,18 +79,25 @@ class Check(NamedTuple):
         return self._asdict()
 
 
-def _verify(ledger: Ledger, checkpoints: Sequence[tuple[str, str]]) -> tuple[Check, VerifyReport
-                                                                               | None]:
+def _verify(
+    ledger: Ledger, checkpoints: Sequence[tuple[str, str]]
+) -> tuple[Check, VerifyReport | None]:
     try:
         report = ledger.verify(checkpoints=checkpoints)
     except LedgerError as exc:
-        return Check("ledger", "fail", f"could not verify: {exc}",
-                     "run `ledger verify` for details"), None
+        return Check(
+            "ledger", "fail", f"could not verify: {exc}", "run `ledger verify` for details"
+        ), None
     if report.ok:
         return Check("ledger", "ok", report.summary()), report
-    fix = "run `ledger repair`" if report.only_torn_tail else (
-        "run `ledger verify` for every problem; the records are evidence: do not edit them, "
-        "keep a copy and investigate")
+    fix = (
+        "run `ledger repair`"
+        if report.only_torn_tail
+        else (
+            "run `ledger verify` for every problem; the records are evidence: do not edit them, "
+            "keep a copy and investigate"
+        )
+    )
     return Check("ledger", "fail", report.summary(), fix), report
 
 
@@ -98,17 +110,27 @@ def _signing_key(ledger: Ledger, environ: Mapping[str, str] | None) -> Check:
     try:
         key = load_signing_key(kid, environ)
     except KeyNotFoundError as exc:
-        return Check("signing key", "fail", str(exc),
-                     "run `ledger init` to make this clone's own ledger and key, or restore the "
-                     "key")
+        return Check(
+            "signing key",
+            "fail",
+            str(exc),
+            "run `ledger init` to make this clone's own ledger and key, or restore the key",
+        )
     if key.kid != kid:
-        return Check("signing key", "fail",
-                     f"$LEDGER_SIGNING_KEY holds {key.kid}, but this ledger's active key is {kid}",
-                     "set $LEDGER_SIGNING_KEY to the active key")
+        return Check(
+            "signing key",
+            "fail",
+            f"$LEDGER_SIGNING_KEY holds {key.kid}, but this ledger's active key is {kid}",
+            "set $LEDGER_SIGNING_KEY to the active key",
+        )
     entry = ledger.keyring().get(kid)
     if entry is None:
-        return Check("signing key", "fail", f"{kid} is not pinned in "
-                     f"{ledger.workspace.keys_dir}", "restore .orchestration/keys/ from git")
+        return Check(
+            "signing key",
+            "fail",
+            f"{kid} is not pinned in {ledger.workspace.keys_dir}",
+            "restore .orchestration/keys/ from git",
+        )
     refusal = entry.refuses_signing_at(last.seq + 1)
     if refusal is not None:
         return Check("signing key", "fail", refusal, "run `ledger key rotate`")
@@ -119,8 +141,12 @@ def _intents(root: Path) -> Check:
     orchestration = root / ORCHESTRATION_DIR
     path = orchestration / INTENTS_FILE
     if not path.exists():
-        return Check("intents", "fail", missing_intents_message(orchestration),
-                     f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (README: The intents file)")
+        return Check(
+            "intents",
+            "fail",
+            missing_intents_message(orchestration),
+            f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (README: The intents file)",
+        )
     try:
         parsed = load_intents_file(path)
     except ConfigError as exc:
@@ -128,9 +154,12 @@ def _intents(root: Path) -> Check:
     open_ = [i.id for i in parsed.intents if i.status in WORKABLE_STATUSES]
     summary = f"{len(parsed.intents)} intent(s), {len(open_)} IN_PROGRESS"
     if not open_:
-        return Check("intents", "warn", f"{summary}: agents cannot write until one is",
-                     f"set an intent's status to IN_PROGRESS in {ORCHESTRATION_DIR}/"
-                     f"{INTENTS_FILE}")
+        return Check(
+            "intents",
+            "warn",
+            f"{summary}: agents cannot write until one is",
+            f"set an intent's status to IN_PROGRESS in {ORCHESTRATION_DIR}/{INTENTS_FILE}",
+        )
     return Check("intents", "ok", f"{summary} ({', '.join(open_)})")
 
 
@@ -171,36 +200,55 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> Check | No
         why = _client_found(spec, root)
         if why is None:
             return None  # and no sign the client is used here
-        return Check(name, "fail" if "exists" in why else "warn",
-                     f"{why}, but ledger's hooks are not installed: {spec.title}'s tool calls "
-                     "are not governed", f"run `ledger install {spec.name}`")
+        return Check(
+            name,
+            "fail" if "exists" in why else "warn",
+            f"{why}, but ledger's hooks are not installed: {spec.title}'s tool calls "
+            "are not governed",
+            f"run `ledger install {spec.name}`",
+        )
     if status.problems:
         message, _, fix = status.problems[0].rpartition(": run ")
         more = f" (and {len(status.problems) - 1} more)" if len(status.problems) > 1 else ""
-        return Check(name, "fail", f"{message or status.problems[0]}{more}",
-                     f"run {fix}" if message else None)
-    return Check(name, "ok", f"installed in {status.path}; the command starts"
-                 + ("; trusted" if status.trusted else ""))
+        return Check(
+            name,
+            "fail",
+            f"{message or status.problems[0]}{more}",
+            f"run {fix}" if message else None,
+        )
+    return Check(
+        name,
+        "ok",
+        f"installed in {status.path}; the command starts" + ("; trusted" if status.trusted else ""),
+    )
 
 
-def _stored_checkpoints(ledger_id: str, environ: Mapping[str, str] | None
-                        ) -> list[tuple[Path, int]]:
+def _stored_checkpoints(
+    ledger_id: str, environ: Mapping[str, str] | None
+) -> list[tuple[Path, int]]:
     """Automatic checkpoints the evidence layer keeps outside the workspace, when it does."""
     try:
         anchors: Any = importlib.import_module("ledger._evidence.anchors")
     except ImportError:
         return []
     try:
-        return [(c.path, c.size) for c in anchors.CheckpointStore.for_ledger(
-            ledger_id, environ).list()]
+        return [
+            (c.path, c.size) for c in anchors.CheckpointStore.for_ledger(ledger_id, environ).list()
+        ]
     except LedgerError:
         return []
 
 
-def _checkpoint(report: VerifyReport | None, given: Sequence[tuple[str, str]],
-                environ: Mapping[str, str] | None, now: float) -> Check:
-    how = ("run `ledger checkpoint -o <file>` and keep the file off this machine (git, CI "
-           "artifacts); `ledger doctor --checkpoint <file>` checks it")
+def _checkpoint(
+    report: VerifyReport | None,
+    given: Sequence[tuple[str, str]],
+    environ: Mapping[str, str] | None,
+    now: float,
+) -> Check:
+    how = (
+        "run `ledger checkpoint -o <file>` and keep the file off this machine (git, CI "
+        "artifacts); `ledger doctor --checkpoint <file>` checks it"
+    )
     if report is None or report.ledger_id is None:
         return Check("checkpoint", "warn", "not checked: the ledger could not be verified", how)
     found: list[tuple[float, int, str]] = []
@@ -218,8 +266,12 @@ def _checkpoint(report: VerifyReport | None, given: Sequence[tuple[str, str]],
         except OSError:
             continue
     if not found:
-        return Check("checkpoint", "warn", "no checkpoint found: a hash chain cannot prove its "
-                     "own tail was not cut off", how)
+        return Check(
+            "checkpoint",
+            "warn",
+            "no checkpoint found: a hash chain cannot prove its own tail was not cut off",
+            how,
+        )
     mtime, size, name = max(found, key=lambda item: (item[1], item[0]))
     behind = report.records - size
     days = (now - mtime) / 86400
@@ -261,10 +313,17 @@ def run_checks(
         checks.append(Check("signing key", "fail", str(exc), "see the ledger line above"))
     checks.append(_intents(base))
     checks.append(_hooks_config(base, environ))
-    client_checks = [c for c in (_client_hooks(spec, base, home) for spec in CLIENTS.values())
-                     if c is not None]
-    checks += client_checks or [Check(
-        "hooks", "warn", "no agent client found (no .claude/, .cursor/, .gemini/, .codex/, "
-        ".clinerules/, nor one on PATH)", "run `ledger install <client>` for the agent you use")]
+    client_checks = [
+        c for c in (_client_hooks(spec, base, home) for spec in CLIENTS.values()) if c is not None
+    ]
+    checks += client_checks or [
+        Check(
+            "hooks",
+            "warn",
+            "no agent client found (no .claude/, .cursor/, .gemini/, .codex/, "
+            ".clinerules/, nor one on PATH)",
+            "run `ledger install <client>` for the agent you use",
+        )
+    ]
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
     return checks

@@ -18,7 +18,7 @@ def _git_dir(root: Path) -> Path | None:
             except OSError:
                 return None
             if text.startswith("gitdir:"):
-                target = Path(text[len("gitdir:"):].strip())
+                target = Path(text[len("gitdir:") :].strip())
                 return target if target.is_absolute() else (candidate / target).resolve()
             return None
     return None
@@ -39,8 +39,7 @@ def _resolve_ref(git_dir: Path, ref: str) -> str | None:
             value = (base / ref).read_text(encoding="utf-8").strip()
         except OSError:
             continue
-        return value if not value.startswith("ref:") else _resolve_ref(
-            git_dir, value[4:].strip())
+        return value if not value.startswith("ref:") else _resolve_ref(git_dir, value[4:].strip())
     try:
         packed = (_common_dir(git_dir) / "packed-refs").read_text(encoding="utf-8")
     except OSError:

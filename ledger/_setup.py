@@ -112,10 +112,12 @@ def init_workspace(
             raise WorkspaceNotFoundError(f"{base} is not a directory")
         if not parents:
             raise WorkspaceNotFoundError(
-                f"{base} does not exist; create it, or pass --parents to let init create it")
+                f"{base} does not exist; create it, or pass --parents to let init create it"
+            )
     workspace = Workspace(base)
     shared_before = tuple(
-        name for name in SHARED_PATHS if (workspace.orchestration / name.rstrip("/")).exists())
+        name for name in SHARED_PATHS if (workspace.orchestration / name.rstrip("/")).exists()
+    )
     moved: Path | None = None
     elsewhere_key: str | None = None
     if workspace.ledger_path.is_file() and workspace.ledger_path.stat().st_size > 0:

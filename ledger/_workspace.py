@@ -92,8 +92,14 @@ active_intents: []
 
 
 #: Committed with the repository: the same in every clone (README: "Sharing a workspace").
-SHARED_PATHS: Final = ("active_intents.yaml", "hooks.yaml", "hooks.json", "keys/", "README.md",
-                       ".gitignore")
+SHARED_PATHS: Final = (
+    "active_intents.yaml",
+    "hooks.yaml",
+    "hooks.json",
+    "keys/",
+    "README.md",
+    ".gitignore",
+)
 #: Each clone's own, never committed: its ledger (two machines appending to one committed file
 #: would fork its chain), derived caches, quarantined torn bytes, ledgers written elsewhere.
 LOCAL_PATHS: Final = ("agent_trace.jsonl", ".cache/", "quarantine/", "other-ledgers/")

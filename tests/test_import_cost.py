@@ -17,11 +17,12 @@ print('HEAVY:' + ','.join(heavy))
 
 def _loaded_heavy_modules(body: str) -> list[str]:
     code = PROBE.format(body=body, heavy=HEAVY)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     marker = out.splitlines()[-1]
     assert marker.startswith("HEAVY:"), out
-    return [m for m in marker[len("HEAVY:"):].split(",") if m]
+    return [m for m in marker[len("HEAVY:") :].split(",") if m]
 
 
 def test_import_ledger_is_light() -> None:

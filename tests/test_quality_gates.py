@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True,
-                          text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
 
 
 def test_ruff_is_clean() -> None:
@@ -49,6 +50,11 @@ def test_package_ships_py_typed() -> None:
 def test_layering_contract_holds() -> None:
     # [tool.importlinter] in pyproject.toml: ledger's layers import only downwards, the library
     # never imports the CLI or Typer, and the CLI uses only ledger's public API.
-    result = subprocess.run([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports"))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

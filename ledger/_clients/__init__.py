@@ -85,8 +85,10 @@ def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None)
     event = adapter(client).parse(decode_payload(raw), expected_event)
     if expected_event and expected_event not in (event.client_event, event.event):
         # Registered for one event, sent another: which gate is this? Refuse (issue 8).
-        raise InputError(f"hook payload is a {event.client_event!r} event but the hook was "
-                         f"registered for {expected_event!r}")
+        raise InputError(
+            f"hook payload is a {event.client_event!r} event but the hook was "
+            f"registered for {expected_event!r}"
+        )
     if event.phase == "pre" and not event.tool_name:
         raise InputError(f"{event.client_event} payload has no tool_name; cannot govern it")
     return event

@@ -55,5 +55,6 @@ def render(
     """
     if event.client_event == "PreToolUse" and effective_permission(decision) == "ask":
         decision = decision._replace(
-            permission="deny", reason=needs_human_text("Codex", decision.reason))
+            permission="deny", reason=needs_human_text("Codex", decision.reason)
+        )
     return _claude.render(event, decision, deny_via_exit_code=deny_via_exit_code, tools=TOOLS)

@@ -126,8 +126,9 @@ def event_name(obj: Mapping[str, Any], key: str, *fallbacks: str | None) -> str:
     return name
 
 
-def table_phase(events: Mapping[str, tuple[Any, ...]], others: Container[str],
-                name: str) -> Phase | None:
+def table_phase(
+    events: Mapping[str, tuple[Any, ...]], others: Container[str], name: str
+) -> Phase | None:
     """Phase of ``name`` from an adapter's event table; "other" for known non-table events."""
     spec = events.get(name)
     if spec is not None:

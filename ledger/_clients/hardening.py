@@ -64,8 +64,10 @@ def protected_paths(root: Path) -> list[Path]:
     paths = [root / ORCHESTRATION_DIR, root / _CLAUDE_SETTINGS]
     for spec in CLIENTS.values():
         for name in (spec.shared_file, spec.local_file, spec.sandbox_file):
-            if name and (root / name) not in paths and (
-                (root / name).exists() or spec.name == "claude"
+            if (
+                name
+                and (root / name) not in paths
+                and ((root / name).exists() or spec.name == "claude")
             ):
                 paths.append(root / name)
     return paths
@@ -82,15 +84,18 @@ def _claude_path(path: Path, home: Path) -> str:
     return f"/{path.as_posix()}"
 
 
-def claude_settings(root: Path, *, home: Path, environ: Mapping[str, str] | None = None
-                    ) -> dict[str, Any]:
+def claude_settings(
+    root: Path, *, home: Path, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The ``sandbox`` and ``permissions`` settings ``--hardened`` merges for Claude Code."""
     protected = protected_paths(root)
     writes = [_claude_path(p, home) for p in protected]
     key = _claude_path(_key_dir(environ), home)
     # Edit rules cover every file-writing tool (Write included); a folder needs its subtree.
-    edits = [f"Edit({w}/**)" if p.is_dir() or p.name == ORCHESTRATION_DIR else f"Edit({w})"
-             for p, w in zip(protected, writes, strict=True)]
+    edits = [
+        f"Edit({w}/**)" if p.is_dir() or p.name == ORCHESTRATION_DIR else f"Edit({w})"
+        for p, w in zip(protected, writes, strict=True)
+    ]
     return {
         "sandbox": {
             "enabled": True,
@@ -102,8 +107,9 @@ def claude_settings(root: Path, *, home: Path, environ: Mapping[str, str] | None
     }
 
 
-def _merge(target: dict[str, Any], fragment: Mapping[str, Any], path: str,
-           changes: list[Change]) -> list[Change]:
+def _merge(
+    target: dict[str, Any], fragment: Mapping[str, Any], path: str, changes: list[Change]
+) -> list[Change]:
     """Merge ``fragment`` into ``target``: lists gain missing items, scalars are set."""
     for key, value in fragment.items():
         where = f"{path}.{key}" if path else key
@@ -125,13 +131,15 @@ def _merge(target: dict[str, Any], fragment: Mapping[str, Any], path: str,
                 changes.append(Change("added", where, ", ".join(map(str, new))))
         elif current != value:
             target[key] = value
-            changes.append(Change("added" if current is None else "updated", where,
-                                  json.dumps(value)))
+            changes.append(
+                Change("added" if current is None else "updated", where, json.dumps(value))
+            )
     return changes
 
 
-def _unmerge(target: dict[str, Any], fragment: Mapping[str, Any], path: str,
-             changes: list[Change]) -> list[Change]:
+def _unmerge(
+    target: dict[str, Any], fragment: Mapping[str, Any], path: str, changes: list[Change]
+) -> list[Change]:
     """Take out of ``target`` what :func:`_merge` put there; drop containers left empty."""
     for key, value in fragment.items():
         where = f"{path}.{key}" if path else key
@@ -161,8 +169,9 @@ def _toml_key(text: str) -> str:
     return json.dumps(text)  # a TOML basic string is a JSON string for these paths
 
 
-def codex_block(root: Path, *, home: Path, environ: Mapping[str, str] | None = None
-                ) -> tuple[str, str]:
+def codex_block(
+    root: Path, *, home: Path, environ: Mapping[str, str] | None = None
+) -> tuple[str, str]:
     """(top-level line, tables) of the Codex permission profile ``--hardened`` writes.
 
     The top-level key must precede every table of the file, and the tables follow it; the
@@ -223,8 +232,14 @@ def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> 
     if _CODEX_PROFILE in user.get("permissions", {}):
         clash.append(f"permissions.{_CODEX_PROFILE}")
     if clash:
-        return [Change("skipped", str(path), f"it already sets {', '.join(clash)}; remove "
-                       "that to let ledger select its permission profile")]
+        return [
+            Change(
+                "skipped",
+                str(path),
+                f"it already sets {', '.join(clash)}; remove "
+                "that to let ledger select its permission profile",
+            )
+        ]
     top, tables = codex_block(root, home=home, environ=environ)
     # _strip_codex ends non-empty text with a newline
     text = f"{top}\n{user_text}\n{tables}\n" if user_text else f"{top}\n\n{tables}\n"
@@ -238,16 +253,27 @@ def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> 
         tmp.replace(path)
     except OSError as exc:
         raise StorageError(f"cannot write {path}: {exc.strerror}") from None
-    changes = [Change("updated" if _CODEX_BEGIN in existing else "added", str(path),
-                      f"permission profile {_CODEX_PROFILE!r} (default_permissions)")]
+    changes = [
+        Change(
+            "updated" if _CODEX_BEGIN in existing else "added",
+            str(path),
+            f"permission profile {_CODEX_PROFILE!r} (default_permissions)",
+        )
+    ]
     user_config = home / ".codex" / "config.toml"
     try:
         sets_mode = "sandbox_mode" in tomllib.loads(user_config.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
         sets_mode = False
     if sets_mode:
-        changes.append(Change("note", str(user_config), "sets sandbox_mode, so Codex ignores "
-                              "permission profiles: remove it for --hardened to take effect"))
+        changes.append(
+            Change(
+                "note",
+                str(user_config),
+                "sets sandbox_mode, so Codex ignores "
+                "permission profiles: remove it for --hardened to take effect",
+            )
+        )
     return changes
 
 
@@ -282,30 +308,50 @@ _GEMINI_SANDBOX: Final = {"tools": {"sandbox": True}}
 def limits(spec: ClientSpec) -> str:
     """What ``--hardened`` cannot protect for ``spec``, in one line."""
     if spec.name == "claude":
-        return ("Bash and its children are sandboxed; file tools rely on the hooks and the deny "
-                "rules; Claude's own writes outside the sandbox are not covered")
+        return (
+            "Bash and its children are sandboxed; file tools rely on the hooks and the deny "
+            "rules; Claude's own writes outside the sandbox are not covered"
+        )
     if spec.name == "codex":
-        return ("per the Codex permissions docs (not run here); ignored when a config layer "
-                "sets sandbox_mode or --sandbox is passed")
+        return (
+            "per the Codex permissions docs (not run here); ignored when a config layer "
+            "sets sandbox_mode or --sandbox is passed"
+        )
     if spec.name == "gemini":
-        return ("the container mounts the workspace read-write: .orchestration/ stays writable "
-                "by the agent's shell (only a checkpoint catches that); the key outside the "
-                "workspace is not mounted")
+        return (
+            "the container mounts the workspace read-write: .orchestration/ stays writable "
+            "by the agent's shell (only a checkpoint catches that); the key outside the "
+            "workspace is not mounted"
+        )
     if spec.name == "cursor":
-        return ("Cursor's sandbox.json has no setting that denies a path inside the workspace: "
-                ".orchestration/ and .cursor/hooks.json stay writable by sandboxed commands; "
-                "rely on the hooks and on checkpoints")
+        return (
+            "Cursor's sandbox.json has no setting that denies a path inside the workspace: "
+            ".orchestration/ and .cursor/hooks.json stay writable by sandboxed commands; "
+            "rely on the hooks and on checkpoints"
+        )
     return f"{spec.title} has no OS sandbox: only the hooks and checkpoints protect ledger"
 
 
-def harden(spec: ClientSpec, *, root: Path, user: bool, home: Path,
-           environ: Mapping[str, str] | None = None) -> list[Change]:
+def harden(
+    spec: ClientSpec,
+    *,
+    root: Path,
+    user: bool,
+    home: Path,
+    environ: Mapping[str, str] | None = None,
+) -> list[Change]:
     """Configure ``spec``'s sandbox for the workspace ``root``; returns what changed."""
     if spec.sandbox_file is None:
         return [Change("note", "--hardened", limits(spec))]
     if user:
-        return [Change("skipped", "--hardened", "it protects one workspace: run `ledger "
-                       f"install {spec.name} --hardened` in the project")]
+        return [
+            Change(
+                "skipped",
+                "--hardened",
+                "it protects one workspace: run `ledger "
+                f"install {spec.name} --hardened` in the project",
+            )
+        ]
     changes: list[Change] = []
     if spec.name == "codex":
         changes = _harden_codex(root, home, environ)
@@ -319,18 +365,28 @@ def harden(spec: ClientSpec, *, root: Path, user: bool, home: Path,
             except OSError as exc:
                 raise StorageError(f"cannot write {shared}: {exc.strerror}") from None
             changes.append(Change("added", str(shared), "{} (so the sandbox can protect it)"))
-        fragment = (claude_settings(root, home=home, environ=environ) if spec.name == "claude"
-                    else _GEMINI_SANDBOX)
+        fragment = (
+            claude_settings(root, home=home, environ=environ)
+            if spec.name == "claude"
+            else _GEMINI_SANDBOX
+        )
         path = root / spec.sandbox_file
         found: list[Change] = []
         _rewrite(path, spec, lambda data: _merge(data, fragment, "", found), root)
         changes += [c._replace(target=f"{path}: {c.target}") for c in found] or [
-            Change("unchanged", str(path), "sandbox settings already installed")]
+            Change("unchanged", str(path), "sandbox settings already installed")
+        ]
     return [*changes, Change("note", "--hardened", limits(spec))]
 
 
-def unharden(spec: ClientSpec, *, root: Path, user: bool, home: Path,
-             environ: Mapping[str, str] | None = None) -> list[Change]:
+def unharden(
+    spec: ClientSpec,
+    *,
+    root: Path,
+    user: bool,
+    home: Path,
+    environ: Mapping[str, str] | None = None,
+) -> list[Change]:
     """Remove what :func:`harden` added for ``spec`` (project scope only)."""
     if user or spec.sandbox_file is None:
         return []
@@ -339,8 +395,11 @@ def unharden(spec: ClientSpec, *, root: Path, user: bool, home: Path,
     path = root / spec.sandbox_file
     if not path.exists():
         return []
-    fragment = (claude_settings(root, home=home, environ=environ) if spec.name == "claude"
-                else _GEMINI_SANDBOX)
+    fragment = (
+        claude_settings(root, home=home, environ=environ)
+        if spec.name == "claude"
+        else _GEMINI_SANDBOX
+    )
     found: list[Change] = []
     _rewrite(path, spec, lambda data: _unmerge(data, fragment, "", found), root)
     shared = root / _CLAUDE_SETTINGS
@@ -357,23 +416,31 @@ def unharden(spec: ClientSpec, *, root: Path, user: bool, home: Path,
 def trust_instructions(spec: ClientSpec, *, root: Path, user: bool) -> list[str]:
     """What a person must do before ``spec`` runs the installed hooks (empty: nothing)."""
     if spec.name == "codex":
-        lines = [] if user else [
-            "Codex loads .codex/ only in a trusted project: accept Codex's trust prompt here "
-            "(or `codex --trust`), which adds [projects." + json.dumps(str(root)) + "] "
-            'trust_level = "trusted" to ~/.codex/config.toml'
+        lines = (
+            []
+            if user
+            else [
+                "Codex loads .codex/ only in a trusted project: accept Codex's trust prompt here "
+                "(or `codex --trust`), which adds [projects." + json.dumps(str(root)) + "] "
+                'trust_level = "trusted" to ~/.codex/config.toml'
+            ]
+        )
+        return [
+            *lines,
+            "Codex runs a non-managed hook only after a person trusts its exact definition "
+            "(keyed by its hash), and skips untrusted hooks silently, so until then the "
+            "agent runs ungoverned: start `codex` here, open `/hooks` and trust each ledger "
+            "hook (again after any install that changes a command). Managed hooks "
+            "(requirements.toml, deployed by an admin) need no per-hook trust",
+            "check with `ledger doctor`",
         ]
-        return [*lines,
-                "Codex runs a non-managed hook only after a person trusts its exact definition "
-                "(keyed by its hash), and skips untrusted hooks silently, so until then the "
-                "agent runs ungoverned: start `codex` here, open `/hooks` and trust each ledger "
-                "hook (again after any install that changes a command). Managed hooks "
-                "(requirements.toml, deployed by an admin) need no per-hook trust",
-                "check with `ledger doctor`"]
     if spec.name == "gemini":
-        return ["Gemini CLI applies project settings (these hooks too) only in a trusted "
-                "folder: trust this folder when Gemini asks, or with /permissions (it is "
-                "recorded in ~/.gemini/trustedFolders.json); headless `gemini -p` refuses an "
-                "untrusted folder unless given --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true"]
+        return [
+            "Gemini CLI applies project settings (these hooks too) only in a trusted "
+            "folder: trust this folder when Gemini asks, or with /permissions (it is "
+            "recorded in ~/.gemini/trustedFolders.json); headless `gemini -p` refuses an "
+            "untrusted folder unless given --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true"
+        ]
     if spec.name == "cursor" and not user:
         return ["Cursor runs project hooks only in a trusted workspace: trust it when asked"]
     return []
@@ -392,16 +459,23 @@ def _codex_trust(root: Path, home: Path, hooks_file: Path) -> tuple[bool | None,
     chain = [root, *root.parents]
     level = next((levels[p] for p in chain if p in levels), None)
     if hooks_file.is_relative_to(root) and level != "trusted":
-        return False, ("Codex does not trust this project, so it ignores .codex/ and ledger's "
-                       "hooks: start `codex` here and trust the project, then run /hooks")
+        return False, (
+            "Codex does not trust this project, so it ignores .codex/ and ledger's "
+            "hooks: start `codex` here and trust the project, then run /hooks"
+        )
     state = data.get("hooks", {}).get("state", {}) if isinstance(data.get("hooks"), dict) else {}
-    trusted = [k for k, v in state.items()
-               if str(hooks_file) in k and isinstance(v, dict) and v.get("trusted_hash")]
+    trusted = [
+        k
+        for k, v in state.items()
+        if str(hooks_file) in k and isinstance(v, dict) and v.get("trusted_hash")
+    ]
     wanted = len(CLIENTS["codex"].hooks)
     if len(trusted) < wanted:
-        return False, (f"Codex has trust entries for {len(trusted)} of {wanted} ledger hooks in "
-                       f"{hooks_file}; untrusted hooks are skipped silently: run /hooks in "
-                       "codex and trust them")
+        return False, (
+            f"Codex has trust entries for {len(trusted)} of {wanted} ledger hooks in "
+            f"{hooks_file}; untrusted hooks are skipped silently: run /hooks in "
+            "codex and trust them"
+        )
     return True, ""
 
 
@@ -420,20 +494,25 @@ def _gemini_trust(root: Path, home: Path) -> tuple[bool | None, str]:
     for folder, rule in rules.items():
         where = Path(os.path.normpath(folder))
         if rule == "DO_NOT_TRUST" and where == root:
-            return False, (f"{path} marks this folder DO_NOT_TRUST: Gemini ignores its hooks; "
-                           "trust it with /permissions")
+            return False, (
+                f"{path} marks this folder DO_NOT_TRUST: Gemini ignores its hooks; "
+                "trust it with /permissions"
+            )
         if (rule == "TRUST_FOLDER" and where in chain) or (
             rule == "TRUST_PARENT" and where.parent in chain
         ):
             verdict = True
     if verdict is None:
-        return False, ("Gemini does not trust this folder, so it ignores .gemini/settings.json "
-                       "and ledger's hooks: trust it with /permissions")
+        return False, (
+            "Gemini does not trust this folder, so it ignores .gemini/settings.json "
+            "and ledger's hooks: trust it with /permissions"
+        )
     return True, ""
 
 
-def trust_state(spec: ClientSpec, *, root: Path, home: Path, hooks_file: Path
-                ) -> tuple[bool | None, str]:
+def trust_state(
+    spec: ClientSpec, *, root: Path, home: Path, hooks_file: Path
+) -> tuple[bool | None, str]:
     """(trusted, why not) for ``spec`` in ``root``; ``None`` when there is no gate to check."""
     if spec.name == "codex":
         return _codex_trust(root, home, hooks_file)

@@ -158,18 +158,20 @@ def _remove_empty_dirs(directory: Path, stop: Path) -> None:
         directory = directory.parent
 
 
-def _hook_lists(spec: ClientSpec, data: dict[str, Any], *, create: bool) -> Iterator[
-    tuple[str, str | None, list[Any]]
-]:
+def _hook_lists(
+    spec: ClientSpec, data: dict[str, Any], *, create: bool
+) -> Iterator[tuple[str, str | None, list[Any]]]:
     """(event, matcher, list of entries) for each installed event, validating shapes."""
     hooks = data.setdefault("hooks", {}) if create else data.get("hooks")
     if hooks is None:
         return
     if not isinstance(hooks, dict):
         raise ConfigError("settings: hooks must be an object of event names")
-    events = [(e.event, e.matcher) for e in spec.hooks] if create else [
-        (event, None) for event in list(hooks)
-    ]
+    events = (
+        [(e.event, e.matcher) for e in spec.hooks]
+        if create
+        else [(event, None) for event in list(hooks)]
+    )
     for event, matcher in events:
         entries = hooks.setdefault(event, []) if create else hooks[event]
         if not isinstance(entries, list):
@@ -240,7 +242,8 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
                 kept.append(entry)
                 continue
             inner = [
-                h for h in entry["hooks"]
+                h
+                for h in entry["hooks"]
                 if not (isinstance(h, dict) and _ours(h.get("command"), spec.name))
             ]
             if len(inner) != len(entry["hooks"]):
@@ -257,8 +260,9 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
     return changes
 
 
-def _rewrite(path: Path, spec: ClientSpec, edit: Callable[[dict[str, Any]], list[Change]],
-             stop: Path) -> list[Change]:
+def _rewrite(
+    path: Path, spec: ClientSpec, edit: Callable[[dict[str, Any]], list[Change]], stop: Path
+) -> list[Change]:
     """Apply ``edit`` to one JSON settings file; save it, or remove it once nothing is left."""
     existed = path.exists()
     data = _load(path)
@@ -284,8 +288,9 @@ def _script(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
     return f"#!/bin/sh\n{_SCRIPT_MARK}\n{hook_command(spec, event, ledger_cmd)}\n"
 
 
-def _scripts(spec: ClientSpec, directory: Path, ledger_cmd: str, *, remove: bool,
-             stop: Path) -> list[Change]:
+def _scripts(
+    spec: ClientSpec, directory: Path, ledger_cmd: str, *, remove: bool, stop: Path
+) -> list[Change]:
     """Cline: one executable per hook, named exactly after it, in the hooks directory."""
     changes = []
     for entry in spec.hooks:
@@ -303,9 +308,15 @@ def _scripts(spec: ClientSpec, directory: Path, ledger_cmd: str, *, remove: bool
                 changes.append(Change("unchanged", str(path), "already installed"))
                 continue
             if existing is not None and not ours:
-                changes.append(Change("skipped", str(path), "a different hook script exists; "
-                                      f"add `{hook_command(spec, entry.event, ledger_cmd)}` "
-                                      "to it"))
+                changes.append(
+                    Change(
+                        "skipped",
+                        str(path),
+                        "a different hook script exists; "
+                        f"add `{hook_command(spec, entry.event, ledger_cmd)}` "
+                        "to it",
+                    )
+                )
                 continue
             directory.mkdir(parents=True, exist_ok=True)
             path.write_text(wanted, encoding="utf-8")
@@ -327,20 +338,31 @@ def _notes(spec: ClientSpec, *, user: bool, root: Path) -> list[Change]:
 
     notes = []
     if not user and spec.local_file is None:
-        notes.append(Change(
-            "note", spec.shared_file,
-            f"{spec.title} has no machine-local settings file, so this file now holds this "
-            "machine's ledger path: keep it out of git (each clone runs `ledger install`), "
-            "or use --user",
-        ))
-    notes.extend(Change("note", spec.title, line)
-                 for line in trust_instructions(spec, root=root, user=user))
+        notes.append(
+            Change(
+                "note",
+                spec.shared_file,
+                f"{spec.title} has no machine-local settings file, so this file now holds this "
+                "machine's ledger path: keep it out of git (each clone runs `ledger install`), "
+                "or use --user",
+            )
+        )
+    notes.extend(
+        Change("note", spec.title, line) for line in trust_instructions(spec, root=root, user=user)
+    )
     return notes
 
 
-def install(client: str, *, root: Path, user: bool = False, ledger_cmd: str | None = None,
-            home: Path | None = None, hardened: bool = False,
-            environ: dict[str, str] | None = None) -> tuple[Path, list[Change]]:
+def install(
+    client: str,
+    *,
+    root: Path,
+    user: bool = False,
+    ledger_cmd: str | None = None,
+    home: Path | None = None,
+    hardened: bool = False,
+    environ: dict[str, str] | None = None,
+) -> tuple[Path, list[Change]]:
     """Install ledger's hooks for ``client``; returns where they went and what changed.
 
     Args:
@@ -372,8 +394,9 @@ def install(client: str, *, root: Path, user: bool = False, ledger_cmd: str | No
         if not user and shared != path and shared.exists():
             # An earlier install put this machine's path in the shared file: move it out.
             moved = _rewrite(shared, spec, lambda data: _json_uninstall(spec, data), root)
-            changes += [c._replace(target=f"{shared}: {c.target}", detail=f"moved to {path}")
-                        for c in moved]
+            changes += [
+                c._replace(target=f"{shared}: {c.target}", detail=f"moved to {path}") for c in moved
+            ]
     if hardened:
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
@@ -381,8 +404,14 @@ def install(client: str, *, root: Path, user: bool = False, ledger_cmd: str | No
     return path, changes + _notes(spec, user=user, root=root)
 
 
-def uninstall(client: str, *, root: Path, user: bool = False, home: Path | None = None,
-              environ: dict[str, str] | None = None) -> tuple[Path, list[Change]]:
+def uninstall(
+    client: str,
+    *,
+    root: Path,
+    user: bool = False,
+    home: Path | None = None,
+    environ: dict[str, str] | None = None,
+) -> tuple[Path, list[Change]]:
     """Remove ledger's hooks (and hardening) for ``client``, leaving every other setting.
 
     A settings file left with nothing but what ledger added is removed, and so is a hook
@@ -403,8 +432,11 @@ def uninstall(client: str, *, root: Path, user: bool = False, home: Path | None 
     for target in targets:
         if target.exists():
             found = _rewrite(target, spec, lambda data: _json_uninstall(spec, data), stop)
-            changes += found if target == path else [
-                c._replace(target=f"{target}: {c.target}") for c in found]
+            changes += (
+                found
+                if target == path
+                else [c._replace(target=f"{target}: {c.target}") for c in found]
+            )
     return path, changes
 
 
@@ -515,18 +547,23 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
     if not commands:
         problems.append(f"no ledger hooks for {spec.title}: run `ledger install {client}`")
     elif missing:
-        problems.append(f"{path}: no ledger hook for {', '.join(missing)}: "
-                        f"run `ledger install {client}`")
+        problems.append(
+            f"{path}: no ledger hook for {', '.join(missing)}: run `ledger install {client}`"
+        )
     command_runs: bool | None = None
     if commands:
         reasons = {r for r in map(_executable_starts, commands.values()) if r}
         command_runs = not reasons
-        problems += [f"{reason}: run `ledger install {client}` from the ledger you use"
-                     for reason in sorted(reasons)]
+        problems += [
+            f"{reason}: run `ledger install {client}` from the ledger you use"
+            for reason in sorted(reasons)
+        ]
         unguarded = [e for e, c in commands.items() if "||" not in c]
         if unguarded:
-            problems.append(f"{path}: hooks without the fail-closed guard ({', '.join(unguarded)})"
-                            f": run `ledger install {client}`")
+            problems.append(
+                f"{path}: hooks without the fail-closed guard ({', '.join(unguarded)})"
+                f": run `ledger install {client}`"
+            )
     trusted, why = trust_state(spec, root=root, home=home, hooks_file=path)
     if trusted is False and commands:
         problems.append(why)

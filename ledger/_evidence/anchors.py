@@ -93,8 +93,9 @@ class CheckpointStore:
         self.directory = directory
 
     @classmethod
-    def for_ledger(cls, ledger_id: str, environ: Mapping[str, str] | None = None
-                   ) -> CheckpointStore:
+    def for_ledger(
+        cls, ledger_id: str, environ: Mapping[str, str] | None = None
+    ) -> CheckpointStore:
         """The store of ``ledger_id`` under the user's state directory."""
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
         return cls(state_home(environ) / "checkpoints" / safe)
@@ -146,14 +147,16 @@ def workspace_ledger_id(root: Path, environ: Mapping[str, str] | None = None) ->
         return None
 
 
-def remember_workspace(root: Path, ledger_id: str,
-                       environ: Mapping[str, str] | None = None) -> None:
+def remember_workspace(
+    root: Path, ledger_id: str, environ: Mapping[str, str] | None = None
+) -> None:
     """Anchor ``ledger_id`` as the ledger of ``root`` (by ``ledger init`` and checkpoints)."""
     if workspace_ledger_id(root, environ) == ledger_id:
         return
     payload = {"ledger_id": ledger_id, "root": os.path.realpath(root)}
-    _atomic_write(_workspace_file(root, environ),
-                  (json.dumps(payload, sort_keys=True) + "\n").encode())
+    _atomic_write(
+        _workspace_file(root, environ), (json.dumps(payload, sort_keys=True) + "\n").encode()
+    )
 
 
 class TrustPin(NamedTuple):
@@ -169,8 +172,9 @@ def _trust_file(ledger_id: str, environ: Mapping[str, str] | None) -> Path:
     return key_home(environ) / "trusted" / f"{safe}.json"
 
 
-def load_trust_pins(ledger_id: str, environ: Mapping[str, str] | None = None
-                    ) -> tuple[dict[str, TrustPin], str | None]:
+def load_trust_pins(
+    ledger_id: str, environ: Mapping[str, str] | None = None
+) -> tuple[dict[str, TrustPin], str | None]:
     """``(pins, problem)``: the keys pinned for ``ledger_id`` outside the workspace.
 
     An unreadable pin file is reported (``problem``), not fatal: verification then falls back
@@ -198,19 +202,25 @@ def load_trust_pins(ledger_id: str, environ: Mapping[str, str] | None = None
     return pins, None
 
 
-def pin_trusted_keys(ledger_id: str, pins: list[TrustPin],
-                     environ: Mapping[str, str] | None = None) -> Path:
+def pin_trusted_keys(
+    ledger_id: str, pins: list[TrustPin], environ: Mapping[str, str] | None = None
+) -> Path:
     """Add ``pins`` to the trust file of ``ledger_id`` (kept: every key pinned before)."""
     current, _ = load_trust_pins(ledger_id, environ)
     for pin in pins:
         known = current.get(pin.kid)
-        current[pin.kid] = pin if known is None else known._replace(
-            from_seq=min(known.from_seq, pin.from_seq))
+        current[pin.kid] = (
+            pin if known is None else known._replace(from_seq=min(known.from_seq, pin.from_seq))
+        )
     path = _trust_file(ledger_id, environ)
     keys: list[dict[str, Any]] = [
-        {"from_seq": p.from_seq, "kid": p.kid,
-         "public_key": base64.b64encode(p.public_raw).decode()}
-        for p in sorted(current.values(), key=lambda p: (p.from_seq, p.kid))]
+        {
+            "from_seq": p.from_seq,
+            "kid": p.kid,
+            "public_key": base64.b64encode(p.public_raw).decode(),
+        }
+        for p in sorted(current.values(), key=lambda p: (p.from_seq, p.kid))
+    ]
     payload = {"keys": keys, "ledger_id": ledger_id}
     _atomic_write(path, (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode())
     return path

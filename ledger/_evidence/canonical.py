@@ -90,7 +90,8 @@ def _check(value: object) -> bool:
             for key, sub in item.items():  # type: ignore[attr-defined]
                 if type(key) is not str:
                     raise CanonicalizationError(
-                        f"object key {key!r} at {_locate(value, key)} is not a string")
+                        f"object key {key!r} at {_locate(value, key)} is not a string"
+                    )
                 if not key.isascii() and _UTF16_ORDER_HAZARD.search(key):
                     needs_jcs = True
                 push(sub)
@@ -99,15 +100,17 @@ def _check(value: object) -> bool:
         elif kind is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
                 raise CanonicalizationError(
-                    f"integer at {_locate(value, item)} is outside ±(2**53-1); store it as a "
-                    "string")
+                    f"integer at {_locate(value, item)} is outside ±(2**53-1); store it as a string"
+                )
         elif kind is float:
             raise CanonicalizationError(
                 f"float at {_locate(value, item)}: ledger records hold no floats (use integer "
-                "units, e.g. ms)")
+                "units, e.g. ms)"
+            )
         else:
             raise CanonicalizationError(
-                f"value at {_locate(value, item)} has unsupported type {kind.__name__}")
+                f"value at {_locate(value, item)} has unsupported type {kind.__name__}"
+            )
     return needs_jcs
 
 
@@ -125,7 +128,8 @@ def _check_numbers(value: object) -> None:
         elif kind is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
                 raise CanonicalizationError(
-                    f"integer at {_locate(value, item)} is outside ±(2**53-1)")
+                    f"integer at {_locate(value, item)} is outside ±(2**53-1)"
+                )
         elif kind is float:
             raise CanonicalizationError(f"float at {_locate(value, item)}")
 
@@ -161,8 +165,11 @@ def _encode(value: object, needs_jcs: bool) -> bytes:
     try:
         return _dumps(value, option=_SORT_KEYS)
     except orjson.JSONEncodeError as exc:  # lone surrogates, nesting beyond orjson's limit
-        reason = "string contains a lone surrogate (not valid UTF-8)" if "surrogate" in str(
-            exc) else f"cannot canonicalize: {exc}"
+        reason = (
+            "string contains a lone surrogate (not valid UTF-8)"
+            if "surrogate" in str(exc)
+            else f"cannot canonicalize: {exc}"
+        )
         raise CanonicalizationError(reason) from None
 
 
@@ -227,8 +234,11 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
 # Input (a body to record) is held to the same number rules, and a duplicate key is an error,
 # never a silent "last one wins".
 _input_decoder: Final = json.JSONDecoder(
-    parse_float=_reject_float, parse_int=_safe_int, parse_constant=_reject_constant,
-    object_pairs_hook=_no_duplicate_keys)
+    parse_float=_reject_float,
+    parse_int=_safe_int,
+    parse_constant=_reject_constant,
+    object_pairs_hook=_no_duplicate_keys,
+)
 
 
 def loads_ledger_json(text: str) -> object:
@@ -267,8 +277,11 @@ def parse_canonical(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         # orjson accepts floats and large integers; ledger JSON has neither. Keys need the
         # UTF-16 order check only if the raw bytes hold a character >= U+E000 at all.
         _check_numbers(value)
-        needs_jcs = (not line.isascii() and _UTF16_ORDER_HAZARD_BYTES.search(line) is not None
-                     and _check(value))
+        needs_jcs = (
+            not line.isascii()
+            and _UTF16_ORDER_HAZARD_BYTES.search(line) is not None
+            and _check(value)
+        )
     except CanonicalizationError as exc:
         return None, f"line is not ledger JSON ({exc})"
     try:

@@ -96,8 +96,10 @@ class Checkpoint(NamedTuple):
 
     def text(self) -> str:
         """The whole signed note, to store."""
-        lines = [f"{_DASH} {s.name} {base64.b64encode(s.key_hash + s.sig).decode()}\n"
-                 for s in self.signatures]
+        lines = [
+            f"{_DASH} {s.name} {base64.b64encode(s.key_hash + s.sig).decode()}\n"
+            for s in self.signatures
+        ]
         return self.note_text() + "\n" + "".join(lines)
 
     def verified_target(self, keyring: Keyring, name: str) -> CheckpointTarget:
@@ -123,7 +125,8 @@ class Checkpoint(NamedTuple):
                 message = _legacy_statement(self.ledger_id, self.size, self.head)
             if not entry.verify(signature.sig, message):
                 raise CheckpointError(
-                    f"checkpoint {name}: signature by {signature.name} does not verify")
+                    f"checkpoint {name}: signature by {signature.name} does not verify"
+                )
             if entry.revoked_from_seq is not None and entry.revoked_from_seq < self.size:
                 continue
             good += 1
@@ -136,8 +139,9 @@ def sign_checkpoint(ledger_id: str, size: int, head: str, key: SigningKey) -> Ch
     """Make a C2SP signed note of ``size`` records ending in ``head``, signed by ``key``."""
     unsigned = Checkpoint(ledger_id, size, head, ())
     sig = key.sign(unsigned.note_text().encode())
-    return unsigned._replace(signatures=(
-        NoteSignature(key.kid, note_key_id(key.kid, key.public_raw), sig, "c2sp"),))
+    return unsigned._replace(
+        signatures=(NoteSignature(key.kid, note_key_id(key.kid, key.public_raw), sig, "c2sp"),)
+    )
 
 
 def _bad(name: str, why: str) -> CheckpointError:
@@ -161,10 +165,13 @@ def parse_checkpoint(text: str, name: str = "checkpoint") -> Checkpoint:
     lines = text[:split].split("\n")
     if len(lines) != 3 or not lines[0].startswith(_ORIGIN_PREFIX):
         raise _bad(name, "bad header")
-    ledger_id = lines[0][len(_ORIGIN_PREFIX):]
+    ledger_id = lines[0][len(_ORIGIN_PREFIX) :]
     size_text = lines[1]
-    if not size_text.isdigit() or not size_text.isascii() or (
-            size_text != "0" and size_text.startswith("0")):
+    if (
+        not size_text.isdigit()
+        or not size_text.isascii()
+        or (size_text != "0" and size_text.startswith("0"))
+    ):
         raise CheckpointError(f"{name}: size {size_text!r} is not a decimal without leading zeros")
     try:
         head_raw = base64.b64decode(lines[2], validate=True)
@@ -173,7 +180,7 @@ def parse_checkpoint(text: str, name: str = "checkpoint") -> Checkpoint:
     if len(head_raw) != 32:
         raise CheckpointError(f"{name}: head is not a base64 SHA-256")
     signatures: list[NoteSignature] = []
-    sig_lines = text[split + 2:].split("\n")[:-1]
+    sig_lines = text[split + 2 :].split("\n")[:-1]
     if len(sig_lines) > _MAX_SIGNATURES:
         raise _bad(name, f"more than {_MAX_SIGNATURES} signatures")
     for line in sig_lines:
@@ -188,8 +195,9 @@ def parse_checkpoint(text: str, name: str = "checkpoint") -> Checkpoint:
             continue  # another algorithm's signature (C2SP: unknown, ignored)
         key_name, key_hash = parts[1], blob[:4]
         legacy = key_hash == _legacy_key_hash(key_name)
-        signatures.append(NoteSignature(key_name, key_hash, blob[4:],
-                                        "legacy" if legacy else "c2sp"))
+        signatures.append(
+            NoteSignature(key_name, key_hash, blob[4:], "legacy" if legacy else "c2sp")
+        )
     if not signatures:
         raise CheckpointError(f"{name} carries no signature")
     return Checkpoint(ledger_id, int(size_text), head_raw.hex(), tuple(signatures))

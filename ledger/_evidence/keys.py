@@ -245,8 +245,7 @@ class KeyEntry(NamedTuple):
 class Keyring:
     """The pinned public keys of one workspace (``.orchestration/keys/*.json``)."""
 
-    def __init__(self, entries: Mapping[str, KeyEntry], bad_files: list[str] | None = None
-                 ) -> None:
+    def __init__(self, entries: Mapping[str, KeyEntry], bad_files: list[str] | None = None) -> None:
         self.entries: dict[str, KeyEntry] = dict(entries)
         #: Why each unusable key file was skipped (one line each).
         self.bad_files: list[str] = bad_files or []
@@ -332,8 +331,9 @@ def _parse_key_file(path: Path) -> KeyEntry:
             retired_after_seq=None if retired is None else int(retired),
         )
     except (OSError, ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ConfigError(f"key file {path} is malformed ({type(exc).__name__}); remove it "
-                          "or restore it from git") from None
+        raise ConfigError(
+            f"key file {path} is malformed ({type(exc).__name__}); remove it or restore it from git"
+        ) from None
     if len(public_raw) != 32 or key_id_for(public_raw) != entry.kid:
         raise ConfigError(f"key file {path}: kid does not match its public key")
     return entry

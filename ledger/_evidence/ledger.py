@@ -174,9 +174,7 @@ class Ledger:
         """
         workspace = Workspace(find_root(root, environ=environ))
         if not workspace.ledger_path.exists():
-            raise NotInitializedError(
-                f"no ledger in {workspace.orchestration}; run `ledger init`"
-            )
+            raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
         return cls(workspace, signing_key=signing_key, clock=clock, environ=environ)
 
     @classmethod
@@ -223,8 +221,11 @@ class Ledger:
                 ts=ledger._clock(),
                 kind=GENESIS_KIND,
                 actor=normalize_actor({"client": "ledger"}),
-                body={"created_by": f"ledger {__version__}", "format": FORMAT_VERSION,
-                      "key": key.kid},
+                body={
+                    "created_by": f"ledger {__version__}",
+                    "format": FORMAT_VERSION,
+                    "key": key.kid,
+                },
                 key=key,
             )
             tx.append(line + b"\n")
@@ -250,8 +251,9 @@ class Ledger:
         """The public keys in ``.orchestration/keys/`` (material, not the trust root)."""
         return Keyring.load(self.workspace.keys_dir)
 
-    def _verification_keys(self, ledger_id: str | None
-                           ) -> tuple[Keyring, dict[str, int] | None, list[str]]:
+    def _verification_keys(
+        self, ledger_id: str | None
+    ) -> tuple[Keyring, dict[str, int] | None, list[str]]:
         """``(keys, trusted, notes)``: every known public key (workspace keyring and keys
         pinned outside), the trust roots (``None`` when nothing is pinned), and what to tell
         the user about them."""
@@ -268,10 +270,13 @@ class Ledger:
             why = f": {'; '.join(notes)}" if notes else ""
             raise KeyNotFoundError(
                 f"no public key to verify with in {self.workspace.keys_dir} and none pinned "
-                f"outside the workspace{why}")
+                f"outside the workspace{why}"
+            )
         if not pins:
-            notes.append("trust root: the genesis record's key; nothing is pinned outside the "
-                         "workspace (`ledger key pin` vouches for this ledger's key)")
+            notes.append(
+                "trust root: the genesis record's key; nothing is pinned outside the "
+                "workspace (`ledger key pin` vouches for this ledger's key)"
+            )
             return Keyring(entries), None, notes
         return Keyring(entries), {p.kid: p.from_seq for p in pins.values()}, notes
 
@@ -316,8 +321,11 @@ class Ledger:
             )
         refusal = entry.refuses_signing_at(tail.seq + 1)
         if refusal is not None:
-            hint = (" (update $LEDGER_SIGNING_KEY to the current key)"
-                    if not self._environ_key_absent() else "")
+            hint = (
+                " (update $LEDGER_SIGNING_KEY to the current key)"
+                if not self._environ_key_absent()
+                else ""
+            )
             raise KeyNotFoundError(f"cannot sign: {refusal}{hint}")
         return key
 
@@ -327,8 +335,9 @@ class Ledger:
 
     # --- append ----------------------------------------------------------------------------
 
-    def append(self, kind: str, body: Mapping[str, Any], *, actor: Mapping[str, Any] | None = None
-               ) -> Record:
+    def append(
+        self, kind: str, body: Mapping[str, Any], *, actor: Mapping[str, Any] | None = None
+    ) -> Record:
         """Append one signed record and fsync it.
 
         Raises:
@@ -366,8 +375,14 @@ class Ledger:
         records: list[Record] = []
         for kind, body, actor in items:
             line, data = build_line(
-                ledger_id=tail.ledger_id, seq=seq, prev=prev, ts=self._clock(), kind=kind,
-                actor=actor, body=body, key=key,
+                ledger_id=tail.ledger_id,
+                seq=seq,
+                prev=prev,
+                ts=self._clock(),
+                kind=kind,
+                actor=actor,
+                body=body,
+                key=key,
             )
             if len(line) > MAX_RECORD_BYTES:
                 raise InputError(
@@ -445,8 +460,10 @@ class Ledger:
 
         ledger_id = self._first_ledger_id()
         keyring, trusted, notes = self._verification_keys(ledger_id)
-        targets = [parse_checkpoint(text, name).verified_target(keyring, name)
-                   for name, text in checkpoints]
+        targets = [
+            parse_checkpoint(text, name).verified_target(keyring, name)
+            for name, text in checkpoints
+        ]
         anchor_problems: list[Problem] = []
         if stored_checkpoints and ledger_id is not None:
             stored, anchor_problems = self._stored_targets(ledger_id, keyring)
@@ -454,8 +471,9 @@ class Ledger:
         report = verify_file(
             self.file,
             {e.kid: e.public_raw for e in keyring},
-            revoked_from={e.kid: e.revoked_from_seq for e in keyring
-                          if e.revoked_from_seq is not None},
+            revoked_from={
+                e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None
+            },
             checkpoints=targets,
             trusted=trusted,
             jobs=jobs,
@@ -475,8 +493,7 @@ class Ledger:
             return None
         return value if isinstance(value, str) else None
 
-    def _stored_targets(self, ledger_id: str, keyring: Keyring
-                        ) -> tuple[list[Any], list[Any]]:
+    def _stored_targets(self, ledger_id: str, keyring: Keyring) -> tuple[list[Any], list[Any]]:
         """The checkpoints stored outside the workspace, verified, and what is wrong with the
         anchors themselves (a replaced ledger, an unreadable or forged checkpoint file)."""
         from ledger._evidence.anchors import CheckpointStore, workspace_ledger_id  # noqa: PLC0415
@@ -490,10 +507,15 @@ class Ledger:
         anchored = workspace_ledger_id(self.workspace.root, self._environ)
         if anchored is not None and anchored != ledger_id:
             where = CheckpointStore.for_ledger(anchored, self._environ).directory
-            problems.append(Problem(
-                "replaced-ledger", 0, 0,
-                f"this workspace's ledger was {anchored}, now it is {ledger_id}: the ledger was "
-                f"replaced (the old one's checkpoints are in {where})"))
+            problems.append(
+                Problem(
+                    "replaced-ledger",
+                    0,
+                    0,
+                    f"this workspace's ledger was {anchored}, now it is {ledger_id}: the "
+                    f"ledger was replaced (the old one's checkpoints are in {where})",
+                )
+            )
         targets = []
         for stored in CheckpointStore.for_ledger(ledger_id, self._environ).list():
             name = str(stored.path)
@@ -531,8 +553,9 @@ class Ledger:
             key = self._signing_key_for(tail)
         return sign_checkpoint(tail.ledger_id, tail.seq + 1, tail.hash, key)
 
-    def auto_checkpoint(self, *, session_end: bool = False, every: int | None = None
-                        ) -> AutoCheckpoint:
+    def auto_checkpoint(
+        self, *, session_end: bool = False, every: int | None = None
+    ) -> AutoCheckpoint:
         """Store a signed checkpoint outside the workspace when one is due.
 
         The hook path calls this after recording every event: a checkpoint is due every
@@ -579,8 +602,9 @@ class Ledger:
     def _checkpoint_every(self) -> int:
         env = os.environ if self._environ is None else self._environ
         configured = env.get(CHECKPOINT_EVERY_ENV, "")
-        return int(configured) if configured.isdigit() and int(configured) > 0 else (
-            CHECKPOINT_EVERY)
+        return (
+            int(configured) if configured.isdigit() and int(configured) > 0 else (CHECKPOINT_EVERY)
+        )
 
     @staticmethod
     def _extension_problem(tx: Transaction, latest: Any, size: int) -> str | None:  # noqa: ANN401
@@ -592,17 +616,24 @@ class Ledger:
         except LedgerError as exc:
             return f"the newest stored checkpoint is unreadable: {exc}"
         if size < stored.size or latest.offset > tx.size:
-            return (f"the ledger has {size} records; the checkpoint {latest.path} saw "
-                    f"{stored.size}: rolled back")
+            return (
+                f"the ledger has {size} records; the checkpoint {latest.path} saw "
+                f"{stored.size}: rolled back"
+            )
         found = tx.last_line(latest.offset)
         try:
             data = orjson.loads(found[1]) if found else None
         except orjson.JSONDecodeError:
             data = None
-        if (not isinstance(data, dict) or data.get("seq") != stored.size - 1
-                or data.get("hash") != stored.head):
-            return (f"record seq {stored.size - 1} is not the one checkpoint {latest.path} "
-                    "saw: history was rewritten")
+        if (
+            not isinstance(data, dict)
+            or data.get("seq") != stored.size - 1
+            or data.get("hash") != stored.head
+        ):
+            return (
+                f"record seq {stored.size - 1} is not the one checkpoint {latest.path} "
+                "saw: history was rewritten"
+            )
         return None
 
     # --- repair ----------------------------------------------------------------------------
@@ -629,15 +660,19 @@ class Ledger:
             content_end = tx.content_end()
             if content_end == 0:
                 raise RepairRefusedError(
-                    f"refusing to repair: {self.file.path} holds no record; run `ledger init`")
+                    f"refusing to repair: {self.file.path} holds no record; run `ledger init`"
+                )
             after = tx.read_at(content_end, tx.size - content_end)
             if after == b"\n":
                 return RepairResult(False, 0, None, None, None)
             report = verify_file(
-                self.file, {e.kid: e.public_raw for e in keyring},
-                revoked_from={e.kid: e.revoked_from_seq for e in keyring
-                              if e.revoked_from_seq is not None},
-                trusted=trusted, end=content_end,
+                self.file,
+                {e.kid: e.public_raw for e in keyring},
+                revoked_from={
+                    e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None
+                },
+                trusted=trusted,
+                end=content_end,
             )
             codes = [p.code for p in report.problems]
             removed_kind: Literal["torn", "whitespace"]
@@ -650,22 +685,35 @@ class Ledger:
             else:
                 raise RepairRefusedError(
                     f"refusing to repair: the ledger is damaged before its tail "
-                    f"({report.summary()}); run `ledger verify` for every problem", report)
+                    f"({report.summary()}); run `ledger verify` for every problem",
+                    report,
+                )
             quarantine_file = self._quarantine(removed) if removed else None
             digest = hashlib.sha256(removed).hexdigest() if removed else None
             tx.truncate(cut)
             if removed_kind == "whitespace":
                 tx.append(b"\n")
             added_newline = removed_kind == "whitespace" and not removed.startswith(b"\n")
-            body = {"added_newline": added_newline, "offset": cut,
-                    "quarantine_file": quarantine_file, "removed_bytes": len(removed),
-                    "removed_kind": removed_kind if removed else None,
-                    "removed_sha256": digest}
+            body = {
+                "added_newline": added_newline,
+                "offset": cut,
+                "quarantine_file": quarantine_file,
+                "removed_bytes": len(removed),
+                "removed_kind": removed_kind if removed else None,
+                "removed_sha256": digest,
+            }
             record = self._append_locked(
                 tx, [(REPAIRED_KIND, body, normalize_actor({"client": "ledger"}))]
             )[0]
-        return RepairResult(True, len(removed), digest, quarantine_file, record, added_newline,
-                            removed_kind if removed else None)
+        return RepairResult(
+            True,
+            len(removed),
+            digest,
+            quarantine_file,
+            record,
+            added_newline,
+            removed_kind if removed else None,
+        )
 
     def _quarantine(self, data: bytes) -> str:
         """Keep ``data`` in ``.orchestration/quarantine/``; its path relative to it."""
@@ -704,17 +752,24 @@ class Ledger:
             # to this file, and appends with the old key are refused meanwhile.
             store_private_key(new_key, self._environ)
             self._pin(new_key)
-            new_sig = new_key.sign(rotation_statement(
-                tail.ledger_id, tail.seq + 1, tail.hash, old_key.kid, new_key.kid))
-            body = {"new_key": new_key.kid, "new_key_sig": base64.b64encode(new_sig).decode(),
-                    "old_key": old_key.kid}
+            new_sig = new_key.sign(
+                rotation_statement(
+                    tail.ledger_id, tail.seq + 1, tail.hash, old_key.kid, new_key.kid
+                )
+            )
+            body = {
+                "new_key": new_key.kid,
+                "new_key_sig": base64.b64encode(new_sig).decode(),
+                "old_key": old_key.kid,
+            }
             record = self._append_locked(
                 tx, [(ROTATED_KIND, body, normalize_actor({"client": "ledger"}))], key=old_key
             )[0]
             old_entry = load_key_entry(self.workspace.keys_dir, old_key.kid)
             if old_entry is not None:  # pin the retirement, as revocations are pinned
-                Keyring({}).save_entry(self.workspace.keys_dir,
-                                       old_entry._replace(retired_after_seq=record.seq))
+                Keyring({}).save_entry(
+                    self.workspace.keys_dir, old_entry._replace(retired_after_seq=record.seq)
+                )
         self._key = new_key
         if self._explicit_key is not None:
             self._explicit_key = new_key
@@ -747,18 +802,23 @@ class Ledger:
                 signer = SigningKey.generate()
                 store_private_key(signer, self._environ)
                 self._pin(signer)
-                self.pin_trusted(signer.kid, from_seq=tail.seq + 1, public_raw=signer.public_raw,
-                                 ledger_id=tail.ledger_id)
+                self.pin_trusted(
+                    signer.kid,
+                    from_seq=tail.seq + 1,
+                    public_raw=signer.public_raw,
+                    ledger_id=tail.ledger_id,
+                )
                 body["successor"] = signer.kid
                 self._key = signer
                 if self._explicit_key is not None:
                     self._explicit_key = signer
-            keyring.save_entry(self.workspace.keys_dir, entry._replace(
-                revoked_from_seq=from_seq, revocation_reason=reason or None))
+            keyring.save_entry(
+                self.workspace.keys_dir,
+                entry._replace(revoked_from_seq=from_seq, revocation_reason=reason or None),
+            )
             return self._append_locked(
                 tx, [(REVOKED_KIND, body, normalize_actor({"client": "ledger"}))], key=signer
             )[0]
-
 
     def add_key(self, public_raw: bytes) -> Record:
         """Introduce a teammate's (or another machine's) public key with a ``key.added`` record
@@ -777,15 +837,22 @@ class Ledger:
             signer = self._signing_key_for(tail)
             if kid == signer.kid:
                 raise InputError(f"{kid} is the active key already")
-            Keyring({}).save_entry(self.workspace.keys_dir,
-                                   KeyEntry(kid, public_raw, self._clock()))
+            Keyring({}).save_entry(
+                self.workspace.keys_dir, KeyEntry(kid, public_raw, self._clock())
+            )
             body = {"key": kid, "public_key": base64.b64encode(public_raw).decode()}
             return self._append_locked(
                 tx, [(ADDED_KIND, body, normalize_actor({"client": "ledger"}))], key=signer
             )[0]
 
-    def pin_trusted(self, kid: str | None = None, *, from_seq: int = 0,
-                    public_raw: bytes | None = None, ledger_id: str | None = None) -> Path:
+    def pin_trusted(
+        self,
+        kid: str | None = None,
+        *,
+        from_seq: int = 0,
+        public_raw: bytes | None = None,
+        ledger_id: str | None = None,
+    ) -> Path:
         """Vouch for a key outside the workspace (``$LEDGER_HOME/trusted/<ledger id>.json``).
 
         Without ``kid``, pins the genesis record's key: the ledger as it started is the one the
@@ -805,4 +872,3 @@ class Ledger:
                 raise KeyNotFoundError(f"{kid} is not in {self.workspace.keys_dir}")
             public_raw = entry.public_raw
         return pin_trusted_keys(ledger_id, [TrustPin(kid, public_raw, from_seq)], self._environ)
-

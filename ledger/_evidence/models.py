@@ -72,28 +72,36 @@ class RecordModel(_Strict):
     """One ledger record, format version 2 (one line of agent_trace.jsonl, RFC 8785 JSON)."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, title="LedgerRecord",
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        title="LedgerRecord",
         json_schema_extra={
-            "$id": f"https://ledger.dev/schemas/record.v{FORMAT_VERSION}.schema.json"},
+            "$id": f"https://ledger.dev/schemas/record.v{FORMAT_VERSION}.schema.json"
+        },
     )
 
     v: Literal[2] = Field(description="Record format version (older versions are upcast).")
     ledger: StrictStr = Field(min_length=1, description="Ledger id, fixed at init.")
     seq: Annotated[StrictInt, Field(ge=0, le=2**53 - 1)] = Field(
-        description="Position in the chain, contiguous from 0.")
+        description="Position in the chain, contiguous from 0."
+    )
     prev: Hex64 = Field(description="Hash of record seq-1; 64 zeros for the genesis record.")
-    ts: Annotated[StrictStr, Field(
-        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")] = Field(
-        description="UTC time, RFC 3339 with microseconds.")
+    ts: Annotated[StrictStr, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")] = (
+        Field(description="UTC time, RFC 3339 with microseconds.")
+    )
     kind: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9._-]{0,63}$")] = Field(
-        description="What happened, e.g. hook.pre, hook.post, intent.selected, key.rotated.")
+        description="What happened, e.g. hook.pre, hook.post, intent.selected, key.rotated."
+    )
     actor: Actor
     body: dict[str, JsonValue] = Field(description="Kind-specific body; no floats.")
     key: KeyId = Field(description="Id of the signing key.")
     hash: Hex64 = Field(
-        description="SHA-256 of 'ledger.record.v1\\0' || JCS(record without hash and sig).")
+        description="SHA-256 of 'ledger.record.v1\\0' || JCS(record without hash and sig)."
+    )
     sig: Base64 = Field(
-        description="Ed25519 over 'ledger.record-sig.v1\\0' || JCS({hash, ledger, seq}).")
+        description="Ed25519 over 'ledger.record-sig.v1\\0' || JCS({hash, ledger, seq})."
+    )
 
 
 class GenesisBody(_Strict):
@@ -109,15 +117,20 @@ class LedgerRepairedBody(_Strict):
     trailing whitespace removed, or a complete last record's missing newline added."""
 
     added_newline: StrictBool = Field(
-        default=False, description="The last record was complete and valid but lacked its "
-        "final newline: kept, and the newline added.")
+        default=False,
+        description="The last record was complete and valid but lacked its "
+        "final newline: kept, and the newline added.",
+    )
     offset: SafeInt = Field(description="Byte offset the file was truncated at.")
     quarantine_file: StrictStr | None = Field(
-        description="Where the removed bytes were moved (null when none were removed).")
+        description="Where the removed bytes were moved (null when none were removed)."
+    )
     removed_bytes: SafeInt = Field(description="How many bytes were removed.")
     removed_kind: Literal["torn", "whitespace"] | None = Field(
-        default=None, description="A torn line (crash mid-append), or blank lines and "
-        "whitespace after the last record; null when nothing was removed.")
+        default=None,
+        description="A torn line (crash mid-append), or blank lines and "
+        "whitespace after the last record; null when nothing was removed.",
+    )
     removed_sha256: Hex64 | None = Field(description="SHA-256 of the removed bytes.")
 
 
@@ -127,7 +140,8 @@ class KeyRotatedBody(_Strict):
     new_key: KeyId
     new_key_sig: Base64 = Field(
         description="New key's Ed25519 signature over 'ledger.key-rotation.v1\\0' || "
-        "JCS({ledger, new_key, old_key, prev, seq}).")
+        "JCS({ledger, new_key, old_key, prev, seq})."
+    )
     old_key: KeyId
 
 
@@ -146,18 +160,22 @@ class KeyRevokedBody(_Strict):
     key: KeyId
     reason: StrictStr
     successor: KeyId | None = Field(
-        default=None, description="Key that replaced a revoked active key.")
+        default=None, description="Key that replaced a revoked active key."
+    )
 
 
 class HookErrorObject(_Strict):
     """The standardized error a refusal carries (and the agent receives)."""
 
-    code: StrictStr = Field(description="INTENT_REQUIRED, SCOPE_VIOLATION, STALE_FILE, "
-                            "DESTRUCTIVE_COMMAND, HITL_REJECT, HOOK_ERROR, "
-                            "ORCHESTRATION_PROTECTED, SCOPE_EXPANSION_REQUESTED, HOOK_BLOCKED")
+    code: StrictStr = Field(
+        description="INTENT_REQUIRED, SCOPE_VIOLATION, STALE_FILE, "
+        "DESTRUCTIVE_COMMAND, HITL_REJECT, HOOK_ERROR, "
+        "ORCHESTRATION_PROTECTED, SCOPE_EXPANSION_REQUESTED, HOOK_BLOCKED"
+    )
     message: StrictStr = Field(description="One line.")
     meta: dict[str, JsonValue] = Field(
-        description="invocation_id, tool, intent_id, risk, mutation_class, affected_files, ...")
+        description="invocation_id, tool, intent_id, risk, mutation_class, affected_files, ..."
+    )
     type: StrictStr
 
 
@@ -187,37 +205,45 @@ class ConfigChangedBody(_Strict):
     before: ConfigDigests
     changed: list[Literal["hooks", "intents"]]
     via: Literal["detected", "cli"] = Field(
-        description="'detected' by the hook path, or 'cli': recorded by a ledger command.")
+        description="'detected' by the hook path, or 'cli': recorded by a ledger command."
+    )
 
 
 class _HookBody(_Strict):
     invocation: StrictStr = Field(
-        description="Invocation id; the pre and post records of one tool call share it.")
+        description="Invocation id; the pre and post records of one tool call share it."
+    )
     event: StrictStr = Field(description="Neutral (Claude Code) event name.")
-    client_event: StrictStr | None = Field(default=None,
-                                           description="Event name as the client sent it.")
+    client_event: StrictStr | None = Field(
+        default=None, description="Event name as the client sent it."
+    )
     tool: StrictStr | None = Field(description="Neutral tool name (Write, Edit, Bash, ...).")
     tool_use_id: StrictStr | None = Field(description="The client's id of the tool call.")
     git_head: StrictStr | None = Field(description="Workspace git HEAD, where it is a repo.")
     cwd: StrictStr | None
     decision: Literal["allow", "deny", "ask"] = Field(
-        description="Merged decision: deny > ask > allow; allow also means 'no objection'.")
+        description="Merged decision: deny > ask > allow; allow also means 'no objection'."
+    )
     reason: StrictStr | None
     error: HookErrorObject | None = Field(
-        description="The deciding refusal's error; for allowed calls the first hook error.")
+        description="The deciding refusal's error; for allowed calls the first hook error."
+    )
     hooks: list[HookResult] = Field(description="Every hook that ran, in order.")
     data: dict[str, JsonValue] = Field(
         description="Facts the policies established: intent_id, paths, risk, mutation_class, "
-        "changed_symbols, ...")
+        "changed_symbols, ..."
+    )
     config: ConfigDigests | None = Field(
-        default=None, description="The governance configuration this decision used.")
+        default=None, description="The governance configuration this decision used."
+    )
 
 
 class HookPreBody(_HookBody):
     """``hook.pre``: the governance decision before a tool call."""
 
     tool_input: dict[str, JsonValue] = Field(
-        description="The tool's input; strings over 2 KiB are clipped with their SHA-256.")
+        description="The tool's input; strings over 2 KiB are clipped with their SHA-256."
+    )
 
 
 Sha256Ref = Annotated[StrictStr, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
@@ -233,18 +259,22 @@ class LineHunk(_Strict):
     """
 
     old_start: SafeInt | None = Field(
-        description="First replaced line in the old file; null when the old side is unknown.")
+        description="First replaced line in the old file; null when the old side is unknown."
+    )
     old_lines: SafeInt | None = Field(
-        description="How many old lines the hunk replaces; null when unknown.")
+        description="How many old lines the hunk replaces; null when unknown."
+    )
     new_start: SafeInt = Field(description="First written line in the new file.")
     new_lines: SafeInt = Field(description="How many lines the change wrote there.")
     content_hash: Sha256Ref | None = Field(
         description="'sha256:' of the written lines, LF-normalised, each ending in LF; null "
-        "when nothing was written or the text was not available.")
+        "when nothing was written or the text was not available."
+    )
     line_hashes: list[ShortLineHash] | None = Field(
         description="Per written line, the first 12 hex digits of the SHA-256 of its text "
         "(no terminator): the line model's identity of each line, so blame can reconcile the "
-        "file on disk with the records; null when the text was not available (v1).")
+        "file on disk with the records; null when the text was not available (v1)."
+    )
 
 
 class FileChange(_Strict):
@@ -252,22 +282,29 @@ class FileChange(_Strict):
 
     path: StrictStr = Field(description="Workspace-relative POSIX path after the change.")
     change: Literal["created", "modified", "deleted", "renamed"] | None = Field(
-        description="Kind of change; null when the client did not say (v1 records).")
+        description="Kind of change; null when the client did not say (v1 records)."
+    )
     previous_path: StrictStr | None = Field(
-        description="For a rename: the path the file had before.")
+        description="For a rename: the path the file had before."
+    )
     sha256: Hex64 | None = Field(
-        description="SHA-256 of the file's bytes after the change; null if deleted/unreadable.")
+        description="SHA-256 of the file's bytes after the change; null if deleted/unreadable."
+    )
     old_sha256: Hex64 | None = Field(
         description="SHA-256 of the file before the change, when the hunks were computed "
-        "against it (exact); null when the file did not exist or the old side is unknown.")
+        "against it (exact); null when the file did not exist or the old side is unknown."
+    )
     lines: SafeInt | None = Field(
-        description="Line count of the file after the change; null when unknown.")
+        description="Line count of the file after the change; null when unknown."
+    )
     mutation_class: StrictStr | None = Field(
-        description="AST_REFACTOR, INTENT_EVOLUTION, ... (see the policies), when classified.")
+        description="AST_REFACTOR, INTENT_EVOLUTION, ... (see the policies), when classified."
+    )
     exact: StrictBool = Field(
         description="True when the hunks are the exact diff (git's zero-context Myers hunks, "
         "old side included) so the line model can be replayed; false when only the written "
-        "ranges are known (old_start/old_lines are then null).")
+        "ranges are known (old_start/old_lines are then null)."
+    )
     hunks: list[LineHunk]
 
 
@@ -276,7 +313,8 @@ class Attribution(_Strict):
 
     source: StrictStr = Field(
         description="Where the change came from: structured_patch, content, edit, patch, "
-        "snapshot (a shell command's before/after), v1 (upcast).")
+        "snapshot (a shell command's before/after), v1 (upcast)."
+    )
     files: list[FileChange]
 
 
@@ -285,16 +323,19 @@ class HookPostBody(_HookBody):
 
     observed: dict[str, Hex64] = Field(
         description="Path -> SHA-256 of each file this call read or wrote, as seen right "
-        "after it (the session's memory for STALE_FILE).")
+        "after it (the session's memory for STALE_FILE)."
+    )
     attribution: Attribution | None = Field(
-        description="The lines this call wrote, per file; null for calls that wrote nothing.")
+        description="The lines this call wrote, per file; null for calls that wrote nothing."
+    )
 
     outcome: Literal["success", "failure", "blocked"] | None
     duration_ms: SafeInt | None
     tool_error: StrictStr | None
     edit: dict[str, JsonValue] | None = Field(
         description="content / old_string+new_string / edits / patch, and the client's "
-        "structured_patch; enough to rebuild line attribution from the ledger alone.")
+        "structured_patch; enough to rebuild line attribution from the ledger alone."
+    )
 
 
 class HookEventBody(_HookBody):
@@ -322,7 +363,8 @@ class IntentSelectedBody(_Strict):
 
     intent_id: StrictStr
     intents_sha256: StrictStr | None = Field(
-        default=None, description="SHA-256 of active_intents.yaml when selected by a hook.")
+        default=None, description="SHA-256 of active_intents.yaml when selected by a hook."
+    )
     session: StrictStr | None
     via: Literal["hook", "cli"]
 
@@ -344,9 +386,11 @@ class ScopeExpandedBody(_Strict):
     """
 
     approval: Literal["tty"] | None = Field(
-        default=None, description="'tty': written by `ledger intent expand` at a terminal.")
+        default=None, description="'tty': written by `ledger intent expand` at a terminal."
+    )
     approved_via: StrictStr = Field(
-        description="'cli' (a person ran ledger intent expand) or '<client> ask'.")
+        description="'cli' (a person ran ledger intent expand) or '<client> ask'."
+    )
     globs: list[StrictStr]
     intent_id: StrictStr
     reason: StrictStr | None
@@ -403,6 +447,7 @@ def parse_record(data: dict[str, Any]) -> tuple[RecordModel, BaseModel | None]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"record does not match format v{FORMAT_VERSION}: {where}: "
-                         f"{first['msg']}") from None
+        raise InputError(
+            f"record does not match format v{FORMAT_VERSION}: {where}: {first['msg']}"
+        ) from None
     return record, body

@@ -67,8 +67,9 @@ def parse_stored(line: bytes) -> dict[str, Any]:
         raise StorageError(f"unreadable record line ({exc}); run `ledger verify`") from None
 
 
-def read_records(path: Path, *, start: int = 0,
-                 chunk_size: int = READ_CHUNK) -> Iterator[StoredRecord]:
+def read_records(
+    path: Path, *, start: int = 0, chunk_size: int = READ_CHUNK
+) -> Iterator[StoredRecord]:
     """Stream the complete records of the ledger at ``path`` from byte offset ``start``.
 
     ``start`` must be a line boundary (0, or a previous record's :attr:`StoredRecord.end`). A

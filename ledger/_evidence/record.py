@@ -80,7 +80,13 @@ _KEY_EVENT_KINDS: Final = frozenset((ROTATED_KIND, REVOKED_KIND, ADDED_KIND))
 #: ``intent.``, ``governance.``), and those reserved for the layers above (blame, export, query,
 #: checkpoints). A forged ``intent.scope_expanded`` appended from a shell once granted scope.
 APPEND_RESERVED_PREFIXES: Final = (
-    *RESERVED_PREFIXES, "hook.", "intent.", "governance.", "checkpoint.", "blame.", "export.",
+    *RESERVED_PREFIXES,
+    "hook.",
+    "intent.",
+    "governance.",
+    "checkpoint.",
+    "blame.",
+    "export.",
     "query.",
 )
 
@@ -105,8 +111,9 @@ def record_statement(ledger_id: str, seq: int, record_hash: str) -> bytes:
     """The bytes a record signature covers: binds ledger id, position and content hash."""
     # Same encoder as domain_bytes(); the validation walk is skipped because the shape is fixed
     # and the callers pass a str, an int in range and a hex str (a lone surrogate still raises).
-    return RECORD_SIG_DOMAIN + _encode({"hash": record_hash, "ledger": ledger_id, "seq": seq},
-                                       False)
+    return RECORD_SIG_DOMAIN + _encode(
+        {"hash": record_hash, "ledger": ledger_id, "seq": seq}, False
+    )
 
 
 def _excise_hash_and_sig(line: bytes, record_hash: str, sig: str) -> bytes | None:
@@ -185,8 +192,19 @@ def _insert_hash_and_sig(hashed: bytes, record_hash: str, sig: str) -> bytes:
     """
     k = hashed.rfind(b',"key":"')
     t = hashed.rfind(b',"ts":"')
-    return b"".join((hashed[:k], b',"hash":"', record_hash.encode(), b'"', hashed[k:t],
-                     b',"sig":"', sig.encode(), b'"', hashed[t:]))
+    return b"".join(
+        (
+            hashed[:k],
+            b',"hash":"',
+            record_hash.encode(),
+            b'"',
+            hashed[k:t],
+            b',"sig":"',
+            sig.encode(),
+            b'"',
+            hashed[t:],
+        )
+    )
 
 
 class LineFacts(NamedTuple):
@@ -229,8 +247,14 @@ def _envelope_problem(data: dict[str, Any]) -> str | None:
     seq = data["seq"]
     if type(seq) is not int or seq < 0:
         return "seq must be a non-negative integer"
-    if not (type(data["ledger"]) is type(data["ts"]) is type(data["kind"]) is type(data["key"])
-            is type(data["sig"]) is str):
+    if not (
+        type(data["ledger"])
+        is type(data["ts"])
+        is type(data["kind"])
+        is type(data["key"])
+        is type(data["sig"])
+        is str
+    ):
         return "ledger, ts, kind, key and sig must be strings"
     if not _is_hex64(data["prev"]) or not _is_hex64(data["hash"]):
         return "prev and hash must be 64 lowercase hex digits"
@@ -255,11 +279,15 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
         # `ledger repair` can strip it at the end of the file, instead of "non-canonical".
         stripped = check_line(line.rstrip(), keys)
         if not stripped.problems:
-            return stripped._replace(problems=(
-                ("trailing-whitespace", "whitespace after the record on its line"),))
+            return stripped._replace(
+                problems=(("trailing-whitespace", "whitespace after the record on its line"),)
+            )
     if data is None:
-        problem = (("blank-line", "a blank (whitespace-only) line") if not line.strip()
-                   else ("malformed", str(not_canonical)))
+        problem = (
+            ("blank-line", "a blank (whitespace-only) line")
+            if not line.strip()
+            else ("malformed", str(not_canonical))
+        )
         return LineFacts(None, None, None, None, None, None, (problem,), unparsed=True)
     problems: list[tuple[str, str]] = []
     version = data.get("v")
@@ -271,8 +299,9 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
         data = {**data, "v": FORMAT_VERSION}
     envelope = _envelope_problem(data)
     if envelope is not None:
-        return LineFacts(None, None, None, None, None, None, (*problems, ("malformed", envelope)),
-                         unparsed=True)
+        return LineFacts(
+            None, None, None, None, None, None, (*problems, ("malformed", envelope)), unparsed=True
+        )
     if not_canonical is not None:
         problems.append(("non-canonical", not_canonical))
     seq: int = data["seq"]
@@ -280,8 +309,9 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
     stored_hash: str = data["hash"]
     kid: str = data["key"]
     kind: str = data["kind"]
-    hash_input = (_excise_hash_and_sig(line, stored_hash, data["sig"])
-                  if not_canonical is None else None)
+    hash_input = (
+        _excise_hash_and_sig(line, stored_hash, data["sig"]) if not_canonical is None else None
+    )
     if hash_input is None:
         unsigned = {k: v for k, v in data.items() if k not in {"hash", "sig"}}
         try:
@@ -289,8 +319,11 @@ def check_line(line: bytes, keys: Mapping[str, Ed25519PublicKey]) -> LineFacts:
         except InputError as exc:
             hash_input = None
             problems.append(("non-canonical", str(exc)))
-    computed = (hashlib.sha256(RECORD_HASH_DOMAIN + hash_input).hexdigest()
-                if hash_input is not None else None)
+    computed = (
+        hashlib.sha256(RECORD_HASH_DOMAIN + hash_input).hexdigest()
+        if hash_input is not None
+        else None
+    )
     if computed is not None and computed != stored_hash:
         problems.append(("bad-hash", "stored hash does not match the record's content"))
     public = keys.get(kid)
@@ -313,9 +346,11 @@ def _version_problem(data: dict[str, Any]) -> tuple[str, str]:
         return ("malformed", "missing field(s): v (the format version was removed)")
     version = data["v"]
     if type(version) is int and version > FORMAT_VERSION:
-        return ("unsupported-version",
-                f"record claims format version {version}, newer than this ledger's "
-                f"v{FORMAT_VERSION}: upgrade ledger, or the version was edited")
+        return (
+            "unsupported-version",
+            f"record claims format version {version}, newer than this ledger's "
+            f"v{FORMAT_VERSION}: upgrade ledger, or the version was edited",
+        )
     return ("malformed", f"format version {version!r} is not a known version")
 
 

@@ -49,8 +49,10 @@ def _describe_tail(torn: bytes) -> str:
     if not torn.strip():
         return f"ends in {len(torn)} byte(s) of trailing whitespace after its last record"
     if torn.startswith(b"{") and torn.endswith(b"}") and b'"sig":' in torn:
-        return ("ends in a record that lacks its final newline (`ledger repair` keeps the record "
-                "and adds the newline)")
+        return (
+            "ends in a record that lacks its final newline (`ledger repair` keeps the record "
+            "and adds the newline)"
+        )
     return f"ends in a torn line ({len(torn)} bytes, a crash mid-append)"
 
 
@@ -139,12 +141,21 @@ class Transaction:
         if found is None:
             raise NotInitializedError(f"{self.path} is empty; run `ledger init`")
         if found[1][-1:].isspace() or not found[1]:
-            raise TornTailError(f"{self.path} ends in blank line(s) or whitespace after its "
-                                "last record; run `ledger repair`")
+            raise TornTailError(
+                f"{self.path} ends in blank line(s) or whitespace after its "
+                "last record; run `ledger repair`"
+            )
         try:
             data = json.loads(found[1])
-            return Tail(int(data["seq"]), str(data["hash"]), str(data["ledger"]),
-                        str(data["key"]), str(data["kind"]), dict(data["body"]), self.size)
+            return Tail(
+                int(data["seq"]),
+                str(data["hash"]),
+                str(data["ledger"]),
+                str(data["key"]),
+                str(data["kind"]),
+                dict(data["body"]),
+                self.size,
+            )
         except (ValueError, KeyError, TypeError):
             raise StorageError(
                 f"the last record of {self.path} is unreadable; run `ledger verify`"
@@ -208,9 +219,7 @@ class LedgerFile:
         try:
             fd = os.open(self.path, flags, 0o644)
         except FileNotFoundError:
-            raise NotInitializedError(
-                f"no ledger at {self.path}; run `ledger init`"
-            ) from None
+            raise NotInitializedError(f"no ledger at {self.path}; run `ledger init`") from None
         except OSError as exc:
             raise _oserror("open", self.path, exc) from None
         try:
@@ -222,8 +231,9 @@ class LedgerFile:
         finally:
             os.close(fd)  # also releases the flock
 
-    def read_chunks(self, chunk_size: int = READ_CHUNK, *,
-                    start: int = 0) -> Iterator[tuple[int, bytes]]:
+    def read_chunks(
+        self, chunk_size: int = READ_CHUNK, *, start: int = 0
+    ) -> Iterator[tuple[int, bytes]]:
         """Stream the file from ``start`` as ``(offset, chunk)``; every chunk but the last ends
         in a newline. ``start`` must be a line boundary.
 

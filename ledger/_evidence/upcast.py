@@ -25,7 +25,6 @@ from ledger._evidence.format import FORMAT_VERSION
 __all__ = ["UPCASTERS", "upcast"]
 
 
-
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     out["v"] = 2
@@ -43,15 +42,34 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     body["attribution"] = None
     if isinstance(changed, list):
         ranges = added if isinstance(added, dict) else {}
-        body["attribution"] = {"source": "v1", "files": [
-            {"path": path, "change": None, "previous_path": None,
-             "sha256": observed.get(path), "old_sha256": None, "lines": None,
-             "mutation_class": facts.get("mutation_class"), "exact": False,
-             "hunks": [{"old_start": None, "old_lines": None, "new_start": start,
-                        "new_lines": end - start + 1, "content_hash": None,
-                        "line_hashes": None}
-                       for start, end in ranges.get(path, [])]}
-            for path in changed if isinstance(path, str)]}
+        body["attribution"] = {
+            "source": "v1",
+            "files": [
+                {
+                    "path": path,
+                    "change": None,
+                    "previous_path": None,
+                    "sha256": observed.get(path),
+                    "old_sha256": None,
+                    "lines": None,
+                    "mutation_class": facts.get("mutation_class"),
+                    "exact": False,
+                    "hunks": [
+                        {
+                            "old_start": None,
+                            "old_lines": None,
+                            "new_start": start,
+                            "new_lines": end - start + 1,
+                            "content_hash": None,
+                            "line_hashes": None,
+                        }
+                        for start, end in ranges.get(path, [])
+                    ],
+                }
+                for path in changed
+                if isinstance(path, str)
+            ],
+        }
     out["body"] = body
     return out
 

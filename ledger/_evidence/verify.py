@@ -36,8 +36,9 @@ MAX_LISTED_PROBLEMS: Final = 1000
 _TORN: Final = frozenset({"torn-tail", "missing-newline"})
 _UNVERIFIABLE: Final = frozenset({"unsupported-version"})
 # What `ledger repair` fixes when it is all that is wrong at the end of the file.
-_REPAIRABLE: Final = frozenset({"torn-tail", "missing-newline", "blank-line",
-                                "trailing-whitespace"})
+_REPAIRABLE: Final = frozenset(
+    {"torn-tail", "missing-newline", "blank-line", "trailing-whitespace"}
+)
 # ... of which these are about the last record itself, the rest come after it.
 _ON_LAST_RECORD: Final = frozenset({"missing-newline", "trailing-whitespace"})
 
@@ -111,10 +112,19 @@ def summarize_lines(
     run: list[Any] | None = None
     for index, line in enumerate(lines):
         facts = check_line(line, keys)
-        clean = (not facts.problems and facts.key_event is None and facts.seq is not None
-                 and facts.kind != GENESIS_KIND)
-        if (clean and run is not None and facts.ledger == run[2] and facts.seq == run[5] + 1
-                and facts.prev == run[6]):
+        clean = (
+            not facts.problems
+            and facts.key_event is None
+            and facts.seq is not None
+            and facts.kind != GENESIS_KIND
+        )
+        if (
+            clean
+            and run is not None
+            and facts.ledger == run[2]
+            and facts.seq == run[5] + 1
+            and facts.prev == run[6]
+        ):
             run[1] += 1
             run[5], run[6] = facts.seq, facts.hash
             spans = run[7]
@@ -129,9 +139,17 @@ def summarize_lines(
             out.append(_close(run))
             run = None
         if clean:
-            run = [index, 1, facts.ledger, facts.seq, facts.prev, facts.seq, facts.hash,
-                   [[facts.key, facts.seq, facts.seq]],
-                   [(facts.seq, facts.hash)] if facts.seq in wanted else []]
+            run = [
+                index,
+                1,
+                facts.ledger,
+                facts.seq,
+                facts.prev,
+                facts.seq,
+                facts.hash,
+                [[facts.key, facts.seq, facts.seq]],
+                [(facts.seq, facts.hash)] if facts.seq in wanted else [],
+            ]
         else:
             out.append(facts)
     if run is not None:
@@ -140,8 +158,17 @@ def summarize_lines(
 
 
 def _close(run: list[Any]) -> CleanRun:
-    return CleanRun(run[0], run[1], run[2], run[3], run[4], run[5], run[6],
-                    tuple((k, a, b) for k, a, b in run[7]), tuple(run[8]))
+    return CleanRun(
+        run[0],
+        run[1],
+        run[2],
+        run[3],
+        run[4],
+        run[5],
+        run[6],
+        tuple((k, a, b) for k, a, b in run[7]),
+        tuple(run[8]),
+    )
 
 
 class CheckpointTarget(NamedTuple):
@@ -250,15 +277,22 @@ class VerifyReport:
             cps = f", {len(self.checkpoints)} checkpoint(s) consistent" if self.checkpoints else ""
             return f"ok: {self.records} records, head seq {self.head_seq}{cps}"
         if self.only_torn_tail:
-            return (f"torn tail after seq {self.head_seq} (crash mid-append, not tampering); "
-                    "run `ledger repair`")
+            return (
+                f"torn tail after seq {self.head_seq} (crash mid-append, not tampering); "
+                "run `ledger repair`"
+            )
         if self.repairable:
-            what = ("missing final newline after seq" if self.missing_final_newline
-                    else "blank line(s) or trailing whitespace at seq")
+            what = (
+                "missing final newline after seq"
+                if self.missing_final_newline
+                else "blank line(s) or trailing whitespace at seq"
+            )
             return f"{what} {self.head_seq} (the chain is intact); run `ledger repair`"
         first = self.problems[0]
-        return (f"FAILED: {self.problem_count} problem(s); first at seq {first.seq}: "
-                f"{first.code}: {first.message}")
+        return (
+            f"FAILED: {self.problem_count} problem(s); first at seq {first.seq}: "
+            f"{first.code}: {first.message}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict (the ``ledger verify --json`` output)."""
@@ -323,8 +357,7 @@ class ChainVerifier:
     def _report(self, code: str, seq: int, message: str, line: int | None = None) -> None:
         self._problem_count += 1
         if len(self._problems) < MAX_LISTED_PROBLEMS:
-            self._problems.append(Problem(code, seq, self._line if line is None else line,
-                                          message))
+            self._problems.append(Problem(code, seq, self._line if line is None else line, message))
 
     def feed(self, facts: LineFacts) -> None:
         """Fold one complete line (in file order) into the state."""
@@ -341,31 +374,41 @@ class ChainVerifier:
         if self._ledger_id is None and self._records == 0:
             if self._start is not None:
                 if (seq, facts.prev) != self._start:
-                    self._report("bad-anchor", seq, f"the segment should start at seq "
-                                 f"{self._start[0]} linked to {self._start[1][:16]}…")
+                    self._report(
+                        "bad-anchor",
+                        seq,
+                        f"the segment should start at seq "
+                        f"{self._start[0]} linked to {self._start[1][:16]}…",
+                    )
             elif facts.kind != GENESIS_KIND or seq != 0 or facts.prev != GENESIS_PREV:
                 self._report("bad-genesis", seq, "the first record is not a genesis record")
             self._ledger_id = facts.ledger
             if self._trusted is None:
                 self._trusted = {str(facts.key): 0}
         if facts.ledger != self._ledger_id:
-            self._report("foreign-ledger", seq,
-                         f"record belongs to ledger {facts.ledger}, not {self._ledger_id}")
+            self._report(
+                "foreign-ledger",
+                seq,
+                f"record belongs to ledger {facts.ledger}, not {self._ledger_id}",
+            )
             return
         if seq < self._expected:
             if seq == self._expected - 1 and facts.hash == self._last_hash:
                 self._report("duplicate", seq, f"record seq {seq} appears twice")
             else:
-                self._report("out-of-order", seq,
-                             f"seq {seq} found where seq {self._expected} was expected")
+                self._report(
+                    "out-of-order", seq, f"seq {seq} found where seq {self._expected} was expected"
+                )
             return
         if seq > self._expected:
-            missing = (f"seq {self._expected}" if seq == self._expected + 1
-                       else f"seqs {self._expected}..{seq - 1}")
+            missing = (
+                f"seq {self._expected}"
+                if seq == self._expected + 1
+                else f"seqs {self._expected}..{seq - 1}"
+            )
             self._report("seq-gap", self._expected, f"{missing} missing before seq {seq}")
         elif self._last_hash is not None and facts.prev != self._last_hash:
-            self._report("broken-link", seq,
-                         "prev does not match the hash of the previous record")
+            self._report("broken-link", seq, "prev does not match the hash of the previous record")
         for code, message in facts.problems:
             self._report(code, seq, message)
         self._check_key(seq, facts)
@@ -390,38 +433,56 @@ class ChainVerifier:
         feeding its lines. Anything else (the first records, foreign lines, duplicates,
         reordering) goes through :meth:`feed`.
         """
-        if (self._ledger_id is None or run.ledger != self._ledger_id
-                or run.first_seq < self._expected):
+        if (
+            self._ledger_id is None
+            or run.ledger != self._ledger_id
+            or run.first_seq < self._expected
+        ):
             return False
         start = self._line + 1  # line number of the run's first line
         if run.first_seq > self._expected:
-            missing = (f"seq {self._expected}" if run.first_seq == self._expected + 1
-                       else f"seqs {self._expected}..{run.first_seq - 1}")
-            self._report("seq-gap", self._expected,
-                         f"{missing} missing before seq {run.first_seq}", line=start)
+            missing = (
+                f"seq {self._expected}"
+                if run.first_seq == self._expected + 1
+                else f"seqs {self._expected}..{run.first_seq - 1}"
+            )
+            self._report(
+                "seq-gap",
+                self._expected,
+                f"{missing} missing before seq {run.first_seq}",
+                line=start,
+            )
         elif self._last_hash is not None and run.first_prev != self._last_hash:
-            self._report("broken-link", run.first_seq,
-                         "prev does not match the hash of the previous record", line=start)
+            self._report(
+                "broken-link",
+                run.first_seq,
+                "prev does not match the hash of the previous record",
+                line=start,
+            )
         for kid, first, last in run.key_spans:
             self._keys_used.add(kid)
             trusted_from = self._trusted_from(kid)
             if trusted_from is None or trusted_from > first:
                 for seq in range(first, min(last + 1, trusted_from or last + 1)):
-                    self._report("untrusted-key", seq, self._untrusted(kid),
-                                 line=start + seq - run.first_seq)
+                    self._report(
+                        "untrusted-key", seq, self._untrusted(kid), line=start + seq - run.first_seq
+                    )
             revoked = self._revoked.get(kid)
             retired = self._retired_after.get(kid)
             # Only a key with a revocation or a retirement needs a per-seq look.
             if (revoked is not None and last >= revoked) or (
-                    retired is not None and last > retired):
+                retired is not None and last > retired
+            ):
                 for seq in range(first, last + 1):
                     line = start + seq - run.first_seq
                     if revoked is not None and seq >= revoked:
-                        self._report("revoked-key", seq, f"{kid} is revoked from seq {revoked}",
-                                     line=line)
+                        self._report(
+                            "revoked-key", seq, f"{kid} is revoked from seq {revoked}", line=line
+                        )
                     if retired is not None and seq > retired:
-                        self._report("retired-key", seq,
-                                     f"{kid} was rotated out at seq {retired}", line=line)
+                        self._report(
+                            "retired-key", seq, f"{kid} was rotated out at seq {retired}", line=line
+                        )
         self._line += run.size
         self._head_line = self._line
         self._expected = run.last_seq + 1
@@ -437,16 +498,21 @@ class ChainVerifier:
 
     @staticmethod
     def _untrusted(kid: str) -> str:
-        return (f"{kid} is not trusted: no record signed by a trusted key introduced it and it "
-                "is not pinned outside the workspace (`ledger key pin` vouches for a key)")
+        return (
+            f"{kid} is not trusted: no record signed by a trusted key introduced it and it "
+            "is not pinned outside the workspace (`ledger key pin` vouches for a key)"
+        )
 
     def _check_key(self, seq: int, facts: LineFacts) -> None:
         kid = str(facts.key)
         self._keys_used.add(kid)
         trusted_from = self._trusted_from(kid)
         trusted = trusted_from is not None and trusted_from <= seq
-        if not trusted and facts.key is not None and not any(
-                code == "unknown-key" for code, _ in facts.problems):
+        if (
+            not trusted
+            and facts.key is not None
+            and not any(code == "unknown-key" for code, _ in facts.problems)
+        ):
             self._report("untrusted-key", seq, self._untrusted(kid))
         revoked = self._revoked.get(kid)
         if revoked is not None and seq >= revoked:
@@ -462,8 +528,9 @@ class ChainVerifier:
         if event[0] == "rotated":
             _, old_key, new_key, cosigned = event
             if not cosigned:
-                self._report("bad-rotation", seq,
-                             f"rotation to {new_key} is not signed by a pinned new key")
+                self._report(
+                    "bad-rotation", seq, f"rotation to {new_key} is not signed by a pinned new key"
+                )
             else:
                 self._retired_after.setdefault(str(old_key), seq)
                 if vouches and self._trusted is not None:
@@ -482,16 +549,25 @@ class ChainVerifier:
         and reported as such -- ``ledger repair`` keeps it -- rather than as a torn tail."""
         if facts is not None and not facts.problems and facts.seq is not None:
             self.feed(facts)
-            self._report("missing-newline", facts.seq,
-                         "the last record is complete and valid but lacks its final newline")
+            self._report(
+                "missing-newline",
+                facts.seq,
+                "the last record is complete and valid but lacks its final newline",
+            )
             return
         self._line += 1
         if facts is not None and facts.problems and facts.problems[0][0] == "blank-line":
-            self._report("blank-line", self._expected,
-                         f"{nbytes} byte(s) of whitespace after the last record")
+            self._report(
+                "blank-line",
+                self._expected,
+                f"{nbytes} byte(s) of whitespace after the last record",
+            )
             return
-        self._report("torn-tail", self._expected,
-                     f"{nbytes} byte(s) after the last complete record (crash mid-append)")
+        self._report(
+            "torn-tail",
+            self._expected,
+            f"{nbytes} byte(s) after the last complete record (crash mid-append)",
+        )
 
     def finish(self) -> VerifyReport:
         """Close the fold: empty-ledger and checkpoint checks, then the report."""
@@ -502,10 +578,14 @@ class ChainVerifier:
             if not result.ok:
                 self._report(str(result.code), result.size - 1, result.message, line=0)
         # Repairable: every problem is crash residue or whitespace after the last record.
-        repairable = (0 < self._problem_count == len(self._problems) and all(
-            p.code in _REPAIRABLE and (p.line > self._head_line or (
-                p.code in _ON_LAST_RECORD and p.line == self._head_line))
-            for p in self._problems))
+        repairable = 0 < self._problem_count == len(self._problems) and all(
+            p.code in _REPAIRABLE
+            and (
+                p.line > self._head_line
+                or (p.code in _ON_LAST_RECORD and p.line == self._head_line)
+            )
+            for p in self._problems
+        )
         return VerifyReport(
             ledger_id=self._ledger_id,
             records=self._records,
@@ -520,22 +600,35 @@ class ChainVerifier:
 
     def _compare(self, cp: CheckpointTarget) -> CheckpointResult:
         if self._ledger_id is not None and cp.ledger_id != self._ledger_id:
-            return CheckpointResult(cp.name, cp.size, False, "foreign-checkpoint",
-                                    f"checkpoint {cp.name} is for ledger {cp.ledger_id}")
+            return CheckpointResult(
+                cp.name,
+                cp.size,
+                False,
+                "foreign-checkpoint",
+                f"checkpoint {cp.name} is for ledger {cp.ledger_id}",
+            )
         if cp.size == 0:
             return CheckpointResult(cp.name, 0, True, None, "empty checkpoint")
         head_seq = self._head[0] if self._head else -1
         if head_seq < cp.size - 1:
             return CheckpointResult(
-                cp.name, cp.size, False, "truncated",
+                cp.name,
+                cp.size,
+                False,
+                "truncated",
                 f"checkpoint {cp.name} saw {cp.size} records; the ledger now ends at seq "
-                f"{head_seq} (truncated or rolled back)")
+                f"{head_seq} (truncated or rolled back)",
+            )
         seen = self._captured.get(cp.size - 1)
         if seen != cp.head:
             return CheckpointResult(
-                cp.name, cp.size, False, "forked",
+                cp.name,
+                cp.size,
+                False,
+                "forked",
                 f"record seq {cp.size - 1} differs from checkpoint {cp.name} (history rewritten "
-                "or forked)")
+                "or forked)",
+            )
         return CheckpointResult(cp.name, cp.size, True, None, "consistent")
 
 

@@ -64,8 +64,9 @@ def _check_range(offset: int, length: int) -> Items:
     return summarize_lines(chunk.split(b"\n")[:-1], _worker_keys, _worker_wanted)
 
 
-def _fold(fold: ChainVerifier, items: Items, chunk: bytes,
-          keys: Mapping[str, Ed25519PublicKey]) -> None:
+def _fold(
+    fold: ChainVerifier, items: Items, chunk: bytes, keys: Mapping[str, Ed25519PublicKey]
+) -> None:
     """Feed one chunk's items; a run the fold cannot take in bulk is re-checked line by line
     (only happens around damage, so its cost does not matter)."""
     lines: list[bytes] | None = None
@@ -109,8 +110,9 @@ def verify_file(
         start: ``(seq, prev)`` when the file is a segment of a chain (an export's), not a
             whole ledger from genesis.
     """
-    fold = ChainVerifier(revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted,
-                         start=start)
+    fold = ChainVerifier(
+        revoked_from=revoked_from, checkpoints=checkpoints, trusted=trusted, start=start
+    )
     total = ledger_file.path.stat().st_size if end is None else end
     jobs = jobs or os.cpu_count() or 1
     chunks = _bounded_chunks(ledger_file, end)
@@ -126,7 +128,9 @@ def verify_file(
         return fold.finish()
 
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=_context(), initializer=_init_worker,
+        max_workers=jobs,
+        mp_context=_context(),
+        initializer=_init_worker,
         initargs=(dict(raw_keys), wanted, str(ledger_file.path)),
     ) as pool:
         pending: deque[tuple[Future[Items], int, bytes, bytes]] = deque()
@@ -148,9 +152,7 @@ def verify_file(
     return fold.finish()
 
 
-def _bounded_chunks(
-    ledger_file: LedgerFile, end: int | None
-) -> Iterator[tuple[int, bytes, bytes]]:
+def _bounded_chunks(ledger_file: LedgerFile, end: int | None) -> Iterator[tuple[int, bytes, bytes]]:
     """``(offset, complete_lines, torn_fragment)`` chunks up to ``end``."""
     for offset, chunk in ledger_file.read_chunks(CHUNK_BYTES):
         data = chunk

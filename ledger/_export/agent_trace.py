@@ -30,9 +30,16 @@ _MODEL_ID_MAX: Final = 250
 
 
 #: models.dev provider prefixes for the model names clients report (spec §6.7: provider/model).
-_PROVIDERS: Final = (("claude-", "anthropic"), ("gpt-", "openai"), ("o1", "openai"),
-                     ("o3", "openai"), ("o4", "openai"), ("codex-", "openai"),
-                     ("gemini-", "google"), ("grok-", "xai"))
+_PROVIDERS: Final = (
+    ("claude-", "anthropic"),
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("codex-", "openai"),
+    ("gemini-", "google"),
+    ("grok-", "xai"),
+)
 
 
 def model_id(model: str) -> str:
@@ -81,8 +88,9 @@ def range_text(edit: Mapping[str, Any] | None, start: int, end: int) -> str | No
         if end > len(lines):
             return None
         return "".join(f"{t}\n" for t in lines[start - 1 : end])
-    news = [edit.get("new_string")] + [e.get("new_string") for e in edit.get("edits") or []
-                                       if isinstance(e, dict)]
+    news = [edit.get("new_string")] + [
+        e.get("new_string") for e in edit.get("edits") or [] if isinstance(e, dict)
+    ]
     for new in news:
         if isinstance(new, str) and len(_lines_of(new)) == wanted:
             return "".join(f"{t}\n" for t in _lines_of(new))
@@ -92,8 +100,11 @@ def range_text(edit: Mapping[str, Any] | None, start: int, end: int) -> str | No
 def trace_record(row: Mapping[str, Any]) -> dict[str, Any]:
     """One Agent Trace record from a ``hook.post`` row (see :data:`TRACE_SQL` columns)."""
     edit = orjson.loads(row["edit"]) if row.get("edit") else None
-    related = [{"type": "session", "url": f"urn:ledger:session:{row['session']}"}
-               ] if row.get("session") else []
+    related = (
+        [{"type": "session", "url": f"urn:ledger:session:{row['session']}"}]
+        if row.get("session")
+        else []
+    )
     if row.get("intent"):
         related.append({"type": "intent", "url": f"urn:ledger:intent:{row['intent']}"})
     contributor: dict[str, Any] = {"type": "ai"}
@@ -121,11 +132,18 @@ def trace_record(row: Mapping[str, Any]) -> dict[str, Any]:
         "timestamp": row["ts"],
         "tool": {"name": row.get("client") or "unknown"},
         "files": files,
-        "metadata": {METADATA_KEY: {
-            "ledger_id": row["ledger_id"], "seq": row["seq"], "record_hash": row["hash"],
-            "decision": row.get("decision"), "invocation": row.get("invocation"),
-            "intent": row.get("intent"), "session": row.get("session"), "tool": row.get("tool"),
-        }},
+        "metadata": {
+            METADATA_KEY: {
+                "ledger_id": row["ledger_id"],
+                "seq": row["seq"],
+                "record_hash": row["hash"],
+                "decision": row.get("decision"),
+                "invocation": row.get("invocation"),
+                "intent": row.get("intent"),
+                "session": row.get("session"),
+                "tool": row.get("tool"),
+            }
+        },
     }
     if row.get("git_head"):
         record["vcs"] = {"type": "git", "revision": row["git_head"]}

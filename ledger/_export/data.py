@@ -33,12 +33,34 @@ ExportFormat = Literal["agent-trace", "jsonl", "csv", "parquet"]
 EXPORT_FORMATS: Final = get_args(ExportFormat)
 
 #: Columns of the csv and parquet data files (body is the record body as JSON text).
-DATA_COLUMNS: Final = ("ledger_id", "seq", "ts", "kind", "client", "session", "agent", "model",
-                       "key", "hash", "prev", "body")
-CSV_TYPES: Final = {"ledger_id": "VARCHAR", "seq": "BIGINT", "ts": "TIMESTAMP",
-                    "kind": "VARCHAR", "client": "VARCHAR", "session": "VARCHAR",
-                    "agent": "VARCHAR", "model": "VARCHAR", "key": "VARCHAR", "hash": "VARCHAR",
-                    "prev": "VARCHAR", "body": "VARCHAR"}
+DATA_COLUMNS: Final = (
+    "ledger_id",
+    "seq",
+    "ts",
+    "kind",
+    "client",
+    "session",
+    "agent",
+    "model",
+    "key",
+    "hash",
+    "prev",
+    "body",
+)
+CSV_TYPES: Final = {
+    "ledger_id": "VARCHAR",
+    "seq": "BIGINT",
+    "ts": "TIMESTAMP",
+    "kind": "VARCHAR",
+    "client": "VARCHAR",
+    "session": "VARCHAR",
+    "agent": "VARCHAR",
+    "model": "VARCHAR",
+    "key": "VARCHAR",
+    "hash": "VARCHAR",
+    "prev": "VARCHAR",
+    "body": "VARCHAR",
+}
 
 
 def _quote(value: str) -> str:
@@ -76,8 +98,9 @@ class ExportFilters(NamedTuple):
     session: str | None = None
 
     @classmethod
-    def parse(cls, since: str | None, until: str | None, intent: str | None,
-              session: str | None) -> ExportFilters:
+    def parse(
+        cls, since: str | None, until: str | None, intent: str | None, session: str | None
+    ) -> ExportFilters:
         """Normalized filters (times in RFC 3339 UTC).
 
         Raises:
@@ -87,8 +110,12 @@ class ExportFilters(NamedTuple):
         end = parse_time(until, end_of_day=True) if until else None
         if start is not None and end is not None and start >= end:
             raise InputError(f"--since {since} is not before --until {until}")
-        return cls(_format_time(start) if start else None, _format_time(end) if end else None,
-                   intent or None, session or None)
+        return cls(
+            _format_time(start) if start else None,
+            _format_time(end) if end else None,
+            intent or None,
+            session or None,
+        )
 
     @property
     def active(self) -> bool:
@@ -104,11 +131,14 @@ class ExportFilters(NamedTuple):
         if self.until:
             terms.append(f"{alias}ts < TIMESTAMP {_quote(self.until.rstrip('Z'))}")
         if self.intent:
-            terms.append(f"coalesce({alias}body->>'$.data.intent_id', "
-                         f"{alias}body->>'$.intent_id') = {_quote(self.intent)}")
+            terms.append(
+                f"coalesce({alias}body->>'$.data.intent_id', "
+                f"{alias}body->>'$.intent_id') = {_quote(self.intent)}"
+            )
         if self.session:
-            terms.append(f"coalesce({alias}session, {alias}body->>'$.session') = "
-                         f"{_quote(self.session)}")
+            terms.append(
+                f"coalesce({alias}session, {alias}body->>'$.session') = {_quote(self.session)}"
+            )
         return " AND ".join(terms) or "TRUE"
 
 
@@ -119,9 +149,11 @@ def segment_events(segment: Path | str) -> str:
 
 def base_select(events: str, filters: ExportFilters) -> str:
     """The selected records with the csv/parquet columns plus the ``date`` partition."""
-    return (f"SELECT ledger_id, seq, ts, kind, client, session, agent, model, key, hash, prev, "
-            f"CAST(body AS VARCHAR) AS body, strftime(ts, '%Y-%m-%d') AS date "
-            f"FROM {events} WHERE {filters.where()}")
+    return (
+        f"SELECT ledger_id, seq, ts, kind, client, session, agent, model, key, hash, prev, "
+        f"CAST(body AS VARCHAR) AS body, strftime(ts, '%Y-%m-%d') AS date "
+        f"FROM {events} WHERE {filters.where()}"
+    )
 
 
 def parquet_select(filters: ExportFilters, segment: str) -> str:
@@ -131,14 +163,20 @@ def parquet_select(filters: ExportFilters, segment: str) -> str:
     return base_select(segment_events(segment), filters)
 
 
-def file_query(fmt: ExportFormat, filters: ExportFilters, segment: str,
-               partition: tuple[str, str] | None = None) -> str:
+def file_query(
+    fmt: ExportFormat,
+    filters: ExportFilters,
+    segment: str,
+    partition: tuple[str, str] | None = None,
+) -> str:
     """The exact query (over ``segment``, a path as the reader sees it) behind a data file."""
     events = segment_events(segment)
     if fmt == "parquet" and partition is not None:
-        return (f"SELECT * EXCLUDE (ledger_id, date) FROM ({base_select(events, filters)}) "
-                f"WHERE ledger_id = {_quote(partition[0])} AND date = {_quote(partition[1])} "
-                f"ORDER BY seq")
+        return (
+            f"SELECT * EXCLUDE (ledger_id, date) FROM ({base_select(events, filters)}) "
+            f"WHERE ledger_id = {_quote(partition[0])} AND date = {_quote(partition[1])} "
+            f"ORDER BY seq"
+        )
     if fmt in ("csv", "parquet"):
         return f"SELECT * EXCLUDE (date) FROM ({base_select(events, filters)}) ORDER BY seq"
     if fmt == "jsonl":

@@ -60,7 +60,8 @@ Progress = Callable[[str, int, int], None]
 DEFAULT_RETENTION_MONTHS: Final = 6
 RETENTION_BASIS: Final = (
     "EU AI Act Art. 19 and Art. 26(6): logs kept at least 6 months; PCI DSS v4.0 10.5.1 asks "
-    "12 months (3 immediately available)")
+    "12 months (3 immediately available)"
+)
 _CHUNK: Final = 8 * 1024 * 1024
 
 
@@ -110,8 +111,9 @@ def check_export_target(out: Path, *, force: bool) -> None:
         raise StorageError(f"cannot write into {parent}: permission denied")
 
 
-def export_ledger(ledger: Ledger, options: ExportOptions,
-                  progress: Progress | None = None) -> ExportResult:
+def export_ledger(
+    ledger: Ledger, options: ExportOptions, progress: Progress | None = None
+) -> ExportResult:
     """Write an export of ``ledger`` (see the module docstring).
 
     Raises:
@@ -122,8 +124,9 @@ def export_ledger(ledger: Ledger, options: ExportOptions,
         KeyNotFoundError: no usable signing key for the manifest.
     """
     if options.format not in EXPORT_FORMATS:
-        raise InputError(f"unknown format {options.format!r}; use one of: "
-                         f"{', '.join(EXPORT_FORMATS)}")
+        raise InputError(
+            f"unknown format {options.format!r}; use one of: {', '.join(EXPORT_FORMATS)}"
+        )
     if not 1 <= options.retention_months <= 1200:
         raise InputError("--retention-months must be between 1 and 1200")
     filters = ExportFilters.parse(options.since, options.until, options.intent, options.session)
@@ -136,9 +139,16 @@ def export_ledger(ledger: Ledger, options: ExportOptions,
     except OSError as exc:
         raise StorageError(f"cannot write into {out.parent}: {exc.strerror}") from None
     try:
-        manifest = _build(ledger, tmp, fmt=options.format,  # type: ignore[arg-type]
-                          filters=filters, report=report, options=options,
-                          signing_kid=key.kid, progress=progress)
+        manifest = _build(
+            ledger,
+            tmp,
+            fmt=options.format,  # type: ignore[arg-type]
+            filters=filters,
+            report=report,
+            options=options,
+            signing_kid=key.kid,
+            progress=progress,
+        )
         payload = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
         ExportManifest.model_validate_json(payload)  # what we sign matches the schema
         (tmp / MANIFEST).write_bytes(payload)
@@ -167,9 +177,17 @@ def _replace_dir(tmp: Path, out: Path) -> None:
         tmp.rename(out)
 
 
-def _build(ledger: Ledger, tmp: Path, *, fmt: ExportFormat, filters: ExportFilters,
-           report: VerifyReport | None, options: ExportOptions, signing_kid: str,
-           progress: Progress | None) -> dict[str, Any]:
+def _build(
+    ledger: Ledger,
+    tmp: Path,
+    *,
+    fmt: ExportFormat,
+    filters: ExportFilters,
+    report: VerifyReport | None,
+    options: ExportOptions,
+    signing_kid: str,
+    progress: Progress | None,
+) -> dict[str, Any]:
     import duckdb  # noqa: PLC0415 -- DuckDB loads with the export, never with the library
 
     segment = tmp / SEGMENT
@@ -179,8 +197,7 @@ def _build(ledger: Ledger, tmp: Path, *, fmt: ExportFormat, filters: ExportFilte
     try:
         con.execute(ATTRIBUTION_RANGES_MACRO)
         _write_segment(ledger, con, segment, filters=filters, tmp=tmp, progress=progress)
-        files = _write_data(con, tmp, fmt=fmt, filters=filters, segment=segment,
-                            progress=progress)
+        files = _write_data(con, tmp, fmt=fmt, filters=filters, segment=segment, progress=progress)
         _stage_meta(con, tmp, fmt=fmt, filters=filters, segment=segment)
         facts = _segment_facts(con)
         selected = _scalar(con, "SELECT count(*) FILTER (selected) FROM seg_meta")
@@ -189,13 +206,18 @@ def _build(ledger: Ledger, tmp: Path, *, fmt: ExportFormat, filters: ExportFilte
         keys = _write_keys(ledger, con, tmp, signing_kid)
         gaps = _gaps(con, report)
     except duckdb.InvalidInputException:
-        raise IntegrityError("the ledger holds lines that are not JSON records; run "
-                             "`ledger verify` (and `ledger repair` for a torn tail)") from None
+        raise IntegrityError(
+            "the ledger holds lines that are not JSON records; run "
+            "`ledger verify` (and `ledger repair` for a torn tail)"
+        ) from None
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-    entries = [*files, _entry(tmp, SEGMENT, "segment", facts["records"]),
-               *(_entry(tmp, path, "key", None) for path in keys["paths"])]
+    entries = [
+        *files,
+        _entry(tmp, SEGMENT, "segment", facts["records"]),
+        *(_entry(tmp, path, "key", None) for path in keys["paths"]),
+    ]
     exported_at = utc_now()
     retain_until = _add_months(datetime.now(UTC).date(), options.retention_months)
     verification = _verification(report)
@@ -207,15 +229,30 @@ def _build(ledger: Ledger, tmp: Path, *, fmt: ExportFormat, filters: ExportFilte
         "export_format": fmt,
         "filters": filters._asdict(),
         "selected_records": selected,
-        "segment": {"path": SEGMENT, **{k: facts[k] for k in (
-            "first_seq", "last_seq", "first_prev", "first_hash", "last_hash", "records")}},
+        "segment": {
+            "path": SEGMENT,
+            **{
+                k: facts[k]
+                for k in (
+                    "first_seq",
+                    "last_seq",
+                    "first_prev",
+                    "first_hash",
+                    "last_hash",
+                    "records",
+                )
+            },
+        },
         "files": entries,
         "keys": keys["windows"],
         "signing_key": signing_kid,
         "verification": verification,
         "gaps": {"state": "gaps" if gaps else "none", "missing": gaps},
-        "retention": {"period_months": options.retention_months,
-                      "retain_until": retain_until.isoformat(), "basis": RETENTION_BASIS},
+        "retention": {
+            "period_months": options.retention_months,
+            "retain_until": retain_until.isoformat(),
+            "basis": RETENTION_BASIS,
+        },
         "complete": not gaps and verification["state"] == "verified",
     }
 
@@ -225,8 +262,15 @@ def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:  # noqa: ANN401 --
     return None if row is None else row[0]
 
 
-def _write_segment(ledger: Ledger, con: duckdb.DuckDBPyConnection, segment: Path, *,
-                   filters: ExportFilters, tmp: Path, progress: Progress | None) -> None:
+def _write_segment(
+    ledger: Ledger,
+    con: duckdb.DuckDBPyConnection,
+    segment: Path,
+    *,
+    filters: ExportFilters,
+    tmp: Path,
+    progress: Progress | None,
+) -> None:
     """Copy the complete lines the export covers: all of them, or from the first to the last
     selected record."""
     path = ledger.file.path
@@ -237,8 +281,9 @@ def _write_segment(ledger: Ledger, con: duckdb.DuckDBPyConnection, segment: Path
         _copy_prefix(path, end, segment, progress)
         return
     source = path if end == size else snapshot_prefix(path, end, tmp, 0)
-    bounds = con.execute(f"SELECT min(seq), max(seq) FROM {segment_events(source)} "
-                         f"WHERE {filters.where()}").fetchone()
+    bounds = con.execute(
+        f"SELECT min(seq), max(seq) FROM {segment_events(source)} WHERE {filters.where()}"
+    ).fetchone()
     if source != path:
         source.unlink()
     if bounds is None or bounds[0] is None:
@@ -274,8 +319,14 @@ def _copy_prefix(path: Path, end: int, target: Path, progress: Progress | None) 
                 progress("segment", done, end)
 
 
-def _stage_meta(con: duckdb.DuckDBPyConnection, tmp: Path, *, fmt: ExportFormat,
-                filters: ExportFilters, segment: Path) -> None:
+def _stage_meta(
+    con: duckdb.DuckDBPyConnection,
+    tmp: Path,
+    *,
+    fmt: ExportFormat,
+    filters: ExportFilters,
+    segment: Path,
+) -> None:
     """``seg_meta``: the chain facts of every segment record, in one scan.
 
     A full Parquet export holds every segment record, so the facts come from its columns
@@ -299,16 +350,35 @@ def _segment_facts(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         SELECT any_value(ledger_id), min(seq), max(seq), arg_min(prev, seq), arg_min(hash, seq),
                arg_max(hash, seq), count(*) FROM seg_meta""").fetchone()
     assert row is not None  # noqa: S101 -- an aggregate always returns one row
-    names = ("ledger_id", "first_seq", "last_seq", "first_prev", "first_hash", "last_hash",
-             "records")
+    names = (
+        "ledger_id",
+        "first_seq",
+        "last_seq",
+        "first_prev",
+        "first_hash",
+        "last_hash",
+        "records",
+    )
     return dict(zip(names, row, strict=True))
 
 
-def _entry(root: Path, relative: str, role: str, rows: int | None, *,
-           query: str | None = None, partition: dict[str, str] | None = None) -> dict[str, Any]:
+def _entry(
+    root: Path,
+    relative: str,
+    role: str,
+    rows: int | None,
+    *,
+    query: str | None = None,
+    partition: dict[str, str] | None = None,
+) -> dict[str, Any]:
     path = root / relative
-    entry: dict[str, Any] = {"path": relative, "role": role, "sha256": sha256_file(path),
-                             "bytes": path.stat().st_size, "rows": rows}
+    entry: dict[str, Any] = {
+        "path": relative,
+        "role": role,
+        "sha256": sha256_file(path),
+        "bytes": path.stat().st_size,
+        "rows": rows,
+    }
     if query is not None:
         entry["query"] = query
     if partition is not None:
@@ -316,9 +386,15 @@ def _entry(root: Path, relative: str, role: str, rows: int | None, *,
     return entry
 
 
-def _write_data(con: duckdb.DuckDBPyConnection, tmp: Path, *, fmt: ExportFormat,
-                filters: ExportFilters, segment: Path, progress: Progress | None
-                ) -> list[dict[str, Any]]:
+def _write_data(
+    con: duckdb.DuckDBPyConnection,
+    tmp: Path,
+    *,
+    fmt: ExportFormat,
+    filters: ExportFilters,
+    segment: Path,
+    progress: Progress | None,
+) -> list[dict[str, Any]]:
     """The data files and their manifest entries (queries name the segment relatively)."""
     data = tmp / DATA_DIR
     data.mkdir()
@@ -329,40 +405,76 @@ def _write_data(con: duckdb.DuckDBPyConnection, tmp: Path, *, fmt: ExportFormat,
         # Flush each partition's rows every 64k rows: DuckDB's default (~0.5M rows per
         # partition) held 2.8 GB for a million records; this stays near a plain COPY's memory.
         con.execute("SET partitioned_write_flush_threshold = 65536")
-        con.execute(f"COPY ({parquet_select(filters, str(segment))}) TO '{data}' (FORMAT parquet, "
-                    f"PARTITION_BY (ledger_id, date), FILENAME_PATTERN 'part-{{i}}', "
-                    f"COMPRESSION zstd)")
+        con.execute(
+            f"COPY ({parquet_select(filters, str(segment))}) TO '{data}' (FORMAT parquet, "
+            f"PARTITION_BY (ledger_id, date), FILENAME_PATTERN 'part-{{i}}', "
+            f"COMPRESSION zstd)"
+        )
         for path in sorted(data.rglob("*.parquet")):
             relative = path.relative_to(tmp).as_posix()
             parts = dict(p.split("=", 1) for p in path.parent.relative_to(data).parts)
             partition = (parts["ledger_id"], parts["date"])
             rows = _scalar(con, f"SELECT count(*) FROM read_parquet('{path}')")
-            entries.append(_entry(tmp, relative, "data", int(rows),
-                                  query=file_query(fmt, filters, SEGMENT, partition),
-                                  partition={"ledger_id": partition[0], "date": partition[1]}))
+            entries.append(
+                _entry(
+                    tmp,
+                    relative,
+                    "data",
+                    int(rows),
+                    query=file_query(fmt, filters, SEGMENT, partition),
+                    partition={"ledger_id": partition[0], "date": partition[1]},
+                )
+            )
     elif fmt == "csv":
         target = data / "events.csv"
-        rows = _scalar(con, f"COPY ({file_query(fmt, filters, str(segment))}) TO '{target}' "
-                            f"(FORMAT csv, HEADER true)")
-        entries.append(_entry(tmp, f"{DATA_DIR}/events.csv", "data", int(rows),
-                              query=file_query(fmt, filters, SEGMENT)))
+        rows = _scalar(
+            con,
+            f"COPY ({file_query(fmt, filters, str(segment))}) TO '{target}' "
+            f"(FORMAT csv, HEADER true)",
+        )
+        entries.append(
+            _entry(
+                tmp,
+                f"{DATA_DIR}/events.csv",
+                "data",
+                int(rows),
+                query=file_query(fmt, filters, SEGMENT),
+            )
+        )
     elif fmt == "jsonl":
-        rows = _write_lines(data / "records.jsonl",
-                            selected_lines(con, segment, file_query(fmt, filters, str(segment))))
-        entries.append(_entry(tmp, f"{DATA_DIR}/records.jsonl", "data", rows,
-                              query=file_query(fmt, filters, SEGMENT)))
+        rows = _write_lines(
+            data / "records.jsonl",
+            selected_lines(con, segment, file_query(fmt, filters, str(segment))),
+        )
+        entries.append(
+            _entry(
+                tmp,
+                f"{DATA_DIR}/records.jsonl",
+                "data",
+                rows,
+                query=file_query(fmt, filters, SEGMENT),
+            )
+        )
     else:
         lines = trace_lines(trace_rows(con, file_query(fmt, filters, str(segment))))
         rows = _write_lines(data / "agent-trace.jsonl", lines)
-        entries.append(_entry(tmp, f"{DATA_DIR}/agent-trace.jsonl", "data", rows,
-                              query=file_query(fmt, filters, SEGMENT)))
+        entries.append(
+            _entry(
+                tmp,
+                f"{DATA_DIR}/agent-trace.jsonl",
+                "data",
+                rows,
+                query=file_query(fmt, filters, SEGMENT),
+            )
+        )
     if progress is not None:
         progress("data", 1, 1)
     return entries
 
 
-def selected_lines(con: duckdb.DuckDBPyConnection, segment: Path, seq_query: str
-                   ) -> Iterator[bytes]:
+def selected_lines(
+    con: duckdb.DuckDBPyConnection, segment: Path, seq_query: str
+) -> Iterator[bytes]:
     """The raw segment lines whose seq the query selects, byte for byte, in segment order."""
     from ledger._export.segment import segment_records  # noqa: PLC0415
 
@@ -381,20 +493,26 @@ def _write_lines(path: Path, lines: Iterator[bytes]) -> int:
     return count
 
 
-def _write_keys(ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path,
-                signing_kid: str) -> dict[str, Any]:
+def _write_keys(
+    ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path, signing_kid: str
+) -> dict[str, Any]:
     """Ship the pinned keys that signed the segment (and the manifest), with their windows."""
     from cryptography.hazmat.primitives.serialization import (  # noqa: PLC0415
         Encoding,
         PublicFormat,
     )
 
-    signed = {str(k): (int(a), int(b)) for k, a, b in con.execute(
-        "SELECT key, min(seq), max(seq) FROM seg_meta GROUP BY key").fetchall()}
+    signed = {
+        str(k): (int(a), int(b))
+        for k, a, b in con.execute(
+            "SELECT key, min(seq), max(seq) FROM seg_meta GROUP BY key"
+        ).fetchall()
+    }
     keyring = ledger.keyring()
     wanted = set(signed) | {signing_kid}
-    rotated = con.execute("SELECT DISTINCT new_key FROM seg_meta "
-                          "WHERE new_key IS NOT NULL").fetchall()
+    rotated = con.execute(
+        "SELECT DISTINCT new_key FROM seg_meta WHERE new_key IS NOT NULL"
+    ).fetchall()
     wanted |= {str(r[0]) for r in rotated if r[0]}
     directory = tmp / KEYS_DIR
     directory.mkdir()
@@ -406,35 +524,61 @@ def _write_keys(ledger: Ledger, con: duckdb.DuckDBPyConnection, tmp: Path,
             continue  # not pinned: its records fail verification, which the manifest says
         first, last = signed.get(kid, (None, None))
         (directory / f"{kid}.json").write_text(
-            json.dumps(entry.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        (directory / f"{kid}.pem").write_bytes(entry.public_key().public_bytes(
-            Encoding.PEM, PublicFormat.SubjectPublicKeyInfo))
+            json.dumps(entry.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        (directory / f"{kid}.pem").write_bytes(
+            entry.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+        )
         paths += [f"{KEYS_DIR}/{kid}.json", f"{KEYS_DIR}/{kid}.pem"]
-        windows.append({"kid": kid, "path": f"{KEYS_DIR}/{kid}.json", "created": entry.created,
-                        "first_seq_signed": first, "last_seq_signed": last,
-                        "retired_after_seq": entry.retired_after_seq,
-                        "revoked_from_seq": entry.revoked_from_seq})
+        windows.append(
+            {
+                "kid": kid,
+                "path": f"{KEYS_DIR}/{kid}.json",
+                "created": entry.created,
+                "first_seq_signed": first,
+                "last_seq_signed": last,
+                "retired_after_seq": entry.retired_after_seq,
+                "revoked_from_seq": entry.revoked_from_seq,
+            }
+        )
     return {"paths": paths, "windows": windows}
 
 
-def _gaps(con: duckdb.DuckDBPyConnection, report: VerifyReport | None
-          ) -> list[dict[str, Any]]:
+def _gaps(con: duckdb.DuckDBPyConnection, report: VerifyReport | None) -> list[dict[str, Any]]:
     runs = con.execute("""
         SELECT prev_seq + 1, seq - 1 FROM (
             SELECT seq, lag(seq) OVER (ORDER BY seq) AS prev_seq FROM (SELECT DISTINCT seq
             FROM seg_meta))
         WHERE seq - prev_seq > 1 ORDER BY 1""").fetchall()
     reported = {p.seq for p in report.problems if p.code == "seq-gap"} if report else set()
-    return [{"from_seq": int(a), "to_seq": int(b),
-             "reason": ("not in the ledger file: lost or deleted before the export"
-                        + ("; `ledger verify` reports it as seq-gap" if a in reported else ""))}
-            for a, b in runs]
+    return [
+        {
+            "from_seq": int(a),
+            "to_seq": int(b),
+            "reason": (
+                "not in the ledger file: lost or deleted before the export"
+                + ("; `ledger verify` reports it as seq-gap" if a in reported else "")
+            ),
+        }
+        for a, b in runs
+    ]
 
 
 def _verification(report: VerifyReport | None) -> dict[str, Any]:
     if report is None:
-        return {"state": "not-run", "summary": "not verified at export time (--no-verify)",
-                "records": None, "head_seq": None, "head_hash": None, "problem_count": None}
-    return {"state": "verified" if report.ok else "failed", "summary": report.summary(),
-            "records": report.records, "head_seq": report.head_seq,
-            "head_hash": report.head_hash, "problem_count": report.problem_count}
+        return {
+            "state": "not-run",
+            "summary": "not verified at export time (--no-verify)",
+            "records": None,
+            "head_seq": None,
+            "head_hash": None,
+            "problem_count": None,
+        }
+    return {
+        "state": "verified" if report.ok else "failed",
+        "summary": report.summary(),
+        "records": report.records,
+        "head_seq": report.head_seq,
+        "head_hash": report.head_hash,
+        "problem_count": report.problem_count,
+    }

@@ -47,8 +47,10 @@ class SegmentInfo(_Strict):
     path: StrictStr
     first_seq: Seq
     last_seq: Seq
-    first_prev: Hex64 = Field(description="prev of the first record: links the segment to the "
-                              "chain before it (64 zeros from genesis).")
+    first_prev: Hex64 = Field(
+        description="prev of the first record: links the segment to the "
+        "chain before it (64 zeros from genesis)."
+    )
     first_hash: Hex64
     last_hash: Hex64
     records: Seq = Field(description="Lines in the segment file.")
@@ -70,8 +72,10 @@ class FileEntry(_Strict):
     bytes: Seq
     rows: Seq | None = Field(description="Rows (data) or records (segment); null for keys.")
     query: StrictStr | None = Field(
-        default=None, description="The exact DuckDB query over the segment that yields this "
-        "data file's rows (run it from the export directory).")
+        default=None,
+        description="The exact DuckDB query over the segment that yields this "
+        "data file's rows (run it from the export directory).",
+    )
     partition: Partition | None = None
 
 
@@ -125,7 +129,10 @@ class ExportManifest(_Strict):
     """``manifest.json`` of a ledger export (signed by ``manifest.sig``)."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, title="LedgerExportManifest",
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        title="LedgerExportManifest",
         json_schema_extra={"$id": "https://ledger.dev/schemas/export/manifest.v1.schema.json"},
     )
 
@@ -139,8 +146,10 @@ class ExportManifest(_Strict):
     segment: SegmentInfo
     files: list[FileEntry]
     keys: list[KeyWindow]
-    signing_key: StrictStr = Field(description="Key id whose Ed25519 signature over the exact "
-                                   "bytes of manifest.json is manifest.sig (base64).")
+    signing_key: StrictStr = Field(
+        description="Key id whose Ed25519 signature over the exact "
+        "bytes of manifest.json is manifest.sig (base64)."
+    )
     verification: Verification
     gaps: GapReport
     retention: Retention

@@ -22,9 +22,13 @@ def segment_records(path: Path) -> Iterator[Record]:
         yield Record(stored.line, stored.data)
 
 
-def verify_segment(path: Path, keys: Mapping[str, KeyEntry], start: tuple[int, str],
-                   progress: Callable[[int, int], None] | None = None,
-                   trusted: frozenset[str] = frozenset()) -> VerifyReport:
+def verify_segment(
+    path: Path,
+    keys: Mapping[str, KeyEntry],
+    start: tuple[int, str],
+    progress: Callable[[int, int], None] | None = None,
+    trusted: frozenset[str] = frozenset(),
+) -> VerifyReport:
     """Verify a segment's chain from ``start`` = (first seq, its prev) with the shipped keys,
     on every core.
 
@@ -35,11 +39,21 @@ def verify_segment(path: Path, keys: Mapping[str, KeyEntry], start: tuple[int, s
     """
     revoked: dict[str, int] = {}
     for kid, entry in keys.items():
-        limits = [s for s in (entry.revoked_from_seq,
-                              None if entry.retired_after_seq is None
-                              else entry.retired_after_seq + 1) if s is not None]
+        limits = [
+            s
+            for s in (
+                entry.revoked_from_seq,
+                None if entry.retired_after_seq is None else entry.retired_after_seq + 1,
+            )
+            if s is not None
+        ]
         if limits:
             revoked[kid] = min(limits)
-    return verify_file(LedgerFile(path), {kid: e.public_raw for kid, e in keys.items()},
-                       revoked_from=revoked, start=start, progress=progress,
-                       trusted=dict.fromkeys(trusted, 0) if trusted else None)
+    return verify_file(
+        LedgerFile(path),
+        {kid: e.public_raw for kid, e in keys.items()},
+        revoked_from=revoked,
+        start=start,
+        progress=progress,
+        trusted=dict.fromkeys(trusted, 0) if trusted else None,
+    )

@@ -42,6 +42,8 @@ def discover_sources(pattern: str) -> list[LedgerSource]:
             seen.add(source.jsonl.resolve())
             found.append(source)
     if not found:
-        raise InputError(f"--ledgers {pattern!r} matches no workspace (a directory holding "
-                         f"{ORCHESTRATION_DIR}/{LEDGER_FILE}) and no export directory")
+        raise InputError(
+            f"--ledgers {pattern!r} matches no workspace (a directory holding "
+            f"{ORCHESTRATION_DIR}/{LEDGER_FILE}) and no export directory"
+        )
     return found

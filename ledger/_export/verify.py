@@ -55,8 +55,9 @@ class ExportProblem(NamedTuple):
 class ExportCheck:
     """The result of :func:`verify_export`; truthy when the export is intact."""
 
-    def __init__(self, directory: Path, problems: list[ExportProblem],
-                 manifest: dict[str, Any] | None) -> None:
+    def __init__(
+        self, directory: Path, problems: list[ExportProblem], manifest: dict[str, Any] | None
+    ) -> None:
         self.directory = directory
         self.problems = problems
         self.manifest = manifest
@@ -73,19 +74,24 @@ class ExportCheck:
         """One line."""
         if self.ok and self.manifest is not None:
             seg = self.manifest["segment"]
-            return (f"ok: export of ledger {self.manifest['ledger_id']}, seqs {seg['first_seq']}"
-                    f"..{seg['last_seq']}, {len(self.manifest['files'])} files, signed by "
-                    f"{self.manifest['signing_key']}")
+            return (
+                f"ok: export of ledger {self.manifest['ledger_id']}, seqs {seg['first_seq']}"
+                f"..{seg['last_seq']}, {len(self.manifest['files'])} files, signed by "
+                f"{self.manifest['signing_key']}"
+            )
         first = self.problems[0]
         return f"FAILED: {len(self.problems)} problem(s); first: {first.code}: {first.message}"
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict (``verify-export --json``)."""
-        return {"directory": str(self.directory), "ok": self.ok,
-                "problems": [p.to_json() for p in self.problems],
-                "ledger_id": self.manifest.get("ledger_id") if self.manifest else None,
-                "segment": self.manifest.get("segment") if self.manifest else None,
-                "signing_key": self.manifest.get("signing_key") if self.manifest else None}
+        return {
+            "directory": str(self.directory),
+            "ok": self.ok,
+            "problems": [p.to_json() for p in self.problems],
+            "ledger_id": self.manifest.get("ledger_id") if self.manifest else None,
+            "segment": self.manifest.get("segment") if self.manifest else None,
+            "signing_key": self.manifest.get("signing_key") if self.manifest else None,
+        }
 
 
 def _safe_relative(path: str) -> bool:
@@ -94,8 +100,12 @@ def _safe_relative(path: str) -> bool:
 
 
 class _Checker:
-    def __init__(self, directory: Path, trusted_keys: frozenset[str],
-                 progress: Callable[[int, int], None] | None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        trusted_keys: frozenset[str],
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
         self.dir = directory
         self.trusted = trusted_keys
         self.progress = progress
@@ -112,17 +122,23 @@ class _Checker:
             manifest = ExportManifest.model_validate_json(raw)
         except ValueError as exc:
             first = str(exc).splitlines()
-            self.problem("bad-manifest", MANIFEST,
-                         f"manifest.json does not match the schema ({' '.join(first[:3])})")
+            self.problem(
+                "bad-manifest",
+                MANIFEST,
+                f"manifest.json does not match the schema ({' '.join(first[:3])})",
+            )
             return ExportCheck(self.dir, self.problems, None)
         keys = self._keys()
         self._signature(raw, manifest, keys)
         self._files(manifest)
         chain_keys = self._segment(manifest, keys)
         if chain_keys is not None and manifest.signing_key not in chain_keys:
-            self.problem("signing-key-not-in-chain", SIGNATURE,
-                         f"the manifest is signed by {manifest.signing_key}, which signed no "
-                         "record of the segment (a foreign key re-signed it?)")
+            self.problem(
+                "signing-key-not-in-chain",
+                SIGNATURE,
+                f"the manifest is signed by {manifest.signing_key}, which signed no "
+                "record of the segment (a foreign key re-signed it?)",
+            )
         self._rows(manifest)
         return ExportCheck(self.dir, self.problems, json.loads(raw))
 
@@ -143,26 +159,35 @@ class _Checker:
             return None
 
     def _signature(self, raw: bytes, manifest: ExportManifest, keys: Keyring | None) -> None:
-        encoded = self._read(SIGNATURE, "missing-signature",
-                             "manifest.sig is missing: the manifest is unsigned")
+        encoded = self._read(
+            SIGNATURE, "missing-signature", "manifest.sig is missing: the manifest is unsigned"
+        )
         if encoded is None:
             return
         entry = keys.get(manifest.signing_key) if keys else None
         if entry is None:
-            self.problem("unknown-signing-key", SIGNATURE,
-                         f"{manifest.signing_key} is not among the keys shipped in keys/")
+            self.problem(
+                "unknown-signing-key",
+                SIGNATURE,
+                f"{manifest.signing_key} is not among the keys shipped in keys/",
+            )
             return
         try:
             signature = base64.b64decode(encoded.strip(), validate=True)
         except binascii.Error:
             signature = b""
         if not entry.verify(signature, raw):
-            self.problem("bad-signature", SIGNATURE,
-                         f"manifest.sig does not verify under {manifest.signing_key}")
+            self.problem(
+                "bad-signature",
+                SIGNATURE,
+                f"manifest.sig does not verify under {manifest.signing_key}",
+            )
         if self.trusted and manifest.signing_key not in self.trusted:
-            self.problem("untrusted-signing-key", SIGNATURE,
-                         f"signed by {manifest.signing_key}, not by a key given with "
-                         "--trusted-key")
+            self.problem(
+                "untrusted-signing-key",
+                SIGNATURE,
+                f"signed by {manifest.signing_key}, not by a key given with --trusted-key",
+            )
 
     def _files(self, manifest: ExportManifest) -> None:
         listed = {MANIFEST, SIGNATURE}
@@ -176,13 +201,15 @@ class _Checker:
                 self.problem("missing-file", entry.path, f"{entry.path} is listed but missing")
                 continue
             if path.stat().st_size != entry.bytes or sha256_file(path) != entry.sha256:
-                self.problem("hash-mismatch", entry.path,
-                             f"{entry.path} differs from the manifest (sha256 or size)")
+                self.problem(
+                    "hash-mismatch",
+                    entry.path,
+                    f"{entry.path} differs from the manifest (sha256 or size)",
+                )
         for path in sorted(p for p in self.dir.rglob("*") if p.is_file()):
             relative = path.relative_to(self.dir).as_posix()
             if relative not in listed:
-                self.problem("unlisted-file", relative,
-                             f"{relative} is not listed in the manifest")
+                self.problem("unlisted-file", relative, f"{relative} is not listed in the manifest")
 
     def _segment(self, manifest: ExportManifest, keys: Keyring | None) -> set[str] | None:
         seg = manifest.segment
@@ -193,20 +220,27 @@ class _Checker:
             return None
         entries = {e.kid: e for e in keys}
         try:
-            report = verify_segment(path, entries, (seg.first_seq, seg.first_prev),
-                                    self.progress, self.trusted)
+            report = verify_segment(
+                path, entries, (seg.first_seq, seg.first_prev), self.progress, self.trusted
+            )
         except LedgerError as exc:
             self.problem("segment-unverifiable", SEGMENT, str(exc))
             return None
         for p in report.problems:
             self.problem(f"segment-{p.code}", SEGMENT, f"seq {p.seq}: {p.message}")
         if report.head_seq != seg.last_seq or report.head_hash != seg.last_hash:
-            self.problem("segment-truncated", SEGMENT,
-                         f"the segment ends at seq {report.head_seq}, the manifest says "
-                         f"{seg.last_seq} ({seg.last_hash[:16]}…)")
+            self.problem(
+                "segment-truncated",
+                SEGMENT,
+                f"the segment ends at seq {report.head_seq}, the manifest says "
+                f"{seg.last_seq} ({seg.last_hash[:16]}…)",
+            )
         if report.records != seg.records:
-            self.problem("segment-count", SEGMENT, f"{report.records} records in the segment, "
-                         f"the manifest says {seg.records}")
+            self.problem(
+                "segment-count",
+                SEGMENT,
+                f"{report.records} records in the segment, the manifest says {seg.records}",
+            )
         chain = set(report.keys_used)
         try:
             for record in segment_records(path):
@@ -225,8 +259,9 @@ class _Checker:
         with tempfile.TemporaryDirectory(prefix="ledger-verify-export-") as spill:
             self._compare_all(manifest, filters, segment, Path(spill))
 
-    def _compare_all(self, manifest: ExportManifest, filters: ExportFilters, segment: Path,
-                     spill: Path) -> None:
+    def _compare_all(
+        self, manifest: ExportManifest, filters: ExportFilters, segment: Path, spill: Path
+    ) -> None:
         fmt = manifest.export_format
         con = sandboxed_connection(spill)
         con.execute(ATTRIBUTION_RANGES_MACRO)
@@ -235,46 +270,65 @@ class _Checker:
             for entry in manifest.files:
                 if entry.role != "data" or not _safe_relative(entry.path):
                     continue
-                partition = ((entry.partition.ledger_id, entry.partition.date)
-                             if entry.partition else None)
+                partition = (
+                    (entry.partition.ledger_id, entry.partition.date) if entry.partition else None
+                )
                 if entry.query != file_query(fmt, filters, SEGMENT, partition):
-                    self.problem("query-mismatch", entry.path,
-                                 "the stated query is not the one these filters produce")
+                    self.problem(
+                        "query-mismatch",
+                        entry.path,
+                        "the stated query is not the one these filters produce",
+                    )
                 path = self.dir / entry.path
                 if not path.is_file():
                     continue
                 try:
-                    found = self._compare(con, fmt, filters, segment=segment, path=path,
-                                          partition=partition)
+                    found = self._compare(
+                        con, fmt, filters, segment=segment, path=path, partition=partition
+                    )
                 except LedgerError as exc:
                     self.problem("unreadable", entry.path, str(exc))
                     continue
                 total += found
                 if entry.rows != found:
-                    self.problem("row-count", entry.path,
-                                 f"{found} rows, the manifest says {entry.rows}")
+                    self.problem(
+                        "row-count", entry.path, f"{found} rows, the manifest says {entry.rows}"
+                    )
             if fmt != "agent-trace" and total != manifest.selected_records:
-                self.problem("missing-rows", "data",
-                             f"the data files hold {total} rows; the filters select "
-                             f"{manifest.selected_records} records of the segment")
+                self.problem(
+                    "missing-rows",
+                    "data",
+                    f"the data files hold {total} rows; the filters select "
+                    f"{manifest.selected_records} records of the segment",
+                )
         finally:
             con.close()
 
-    def _compare(self, con: duckdb.DuckDBPyConnection, fmt: str, filters: ExportFilters, *,
-                 segment: Path, path: Path, partition: tuple[str, str] | None) -> int:
+    def _compare(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        fmt: str,
+        filters: ExportFilters,
+        *,
+        segment: Path,
+        path: Path,
+        partition: tuple[str, str] | None,
+    ) -> int:
         import duckdb  # noqa: PLC0415
 
         name = path.relative_to(self.dir).as_posix()
         if fmt in ("jsonl", "agent-trace"):
             expected = list(_expected_lines(con, fmt, filters, segment))
             actual = path.read_bytes().splitlines(keepends=True)
-            bad = [i + 1 for i, (a, b) in enumerate(zip(actual, expected, strict=False))
-                   if a != b]
+            bad = [i + 1 for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b]
             if bad or len(actual) != len(expected):
-                self.problem("row-mismatch", name,
-                             f"{len(bad)} line(s) differ from the segment (first at line "
-                             f"{bad[0] if bad else min(len(actual), len(expected)) + 1}); "
-                             f"{len(actual)} lines, {len(expected)} expected")
+                self.problem(
+                    "row-mismatch",
+                    name,
+                    f"{len(bad)} line(s) differ from the segment (first at line "
+                    f"{bad[0] if bad else min(len(actual), len(expected)) + 1}); "
+                    f"{len(actual)} lines, {len(expected)} expected",
+                )
             return len(actual)
         quoted = _quote(str(path))
         if fmt == "parquet":
@@ -285,18 +339,24 @@ class _Checker:
         expected_sql = file_query(fmt, filters, str(segment), partition)  # type: ignore[arg-type]
         try:
             count = con.execute(f"SELECT count(*) FROM ({actual_sql})").fetchone()
-            missing = con.execute(f"SELECT seq FROM (({expected_sql}) EXCEPT ALL ({actual_sql})) "
-                                  f"ORDER BY seq LIMIT {_LISTED_MISMATCHES}").fetchall()
-            extra = con.execute(f"SELECT seq FROM (({actual_sql}) EXCEPT ALL ({expected_sql})) "
-                                f"ORDER BY seq LIMIT {_LISTED_MISMATCHES}").fetchall()
+            missing = con.execute(
+                f"SELECT seq FROM (({expected_sql}) EXCEPT ALL ({actual_sql})) "
+                f"ORDER BY seq LIMIT {_LISTED_MISMATCHES}"
+            ).fetchall()
+            extra = con.execute(
+                f"SELECT seq FROM (({actual_sql}) EXCEPT ALL ({expected_sql})) "
+                f"ORDER BY seq LIMIT {_LISTED_MISMATCHES}"
+            ).fetchall()
         except duckdb.Error as exc:
-            raise UnverifiableError(f"cannot read {name}: {' '.join(str(exc).split())}"
-                                    ) from None
+            raise UnverifiableError(f"cannot read {name}: {' '.join(str(exc).split())}") from None
         if missing or extra:
-            self.problem("row-mismatch", name,
-                         f"rows differ from the segment: seqs {[r[0] for r in missing]} are "
-                         f"missing or changed, seqs {[r[0] for r in extra]} are not in the "
-                         "segment as exported")
+            self.problem(
+                "row-mismatch",
+                name,
+                f"rows differ from the segment: seqs {[r[0] for r in missing]} are "
+                f"missing or changed, seqs {[r[0] for r in extra]} are not in the "
+                "segment as exported",
+            )
         return int(count[0]) if count else 0
 
 
@@ -304,16 +364,21 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _expected_lines(con: duckdb.DuckDBPyConnection, fmt: str, filters: ExportFilters,
-                    segment: Path) -> Iterator[bytes]:
+def _expected_lines(
+    con: duckdb.DuckDBPyConnection, fmt: str, filters: ExportFilters, segment: Path
+) -> Iterator[bytes]:
     query = file_query(fmt, filters, str(segment))  # type: ignore[arg-type]
     if fmt == "jsonl":
         return selected_lines(con, segment, query)
     return trace_lines(trace_rows(con, query))
 
 
-def verify_export(directory: Path, *, trusted_keys: frozenset[str] = frozenset(),
-                  progress: Callable[[int, int], None] | None = None) -> ExportCheck:
+def verify_export(
+    directory: Path,
+    *,
+    trusted_keys: frozenset[str] = frozenset(),
+    progress: Callable[[int, int], None] | None = None,
+) -> ExportCheck:
     """Check an export directory on its own (see the module docstring).
 
     Raises:
@@ -332,5 +397,6 @@ def export_source(directory: Path) -> LedgerSource:
         check = verify_export(directory)
         return Verification("verified" if check.ok else "failed", check.summary())
 
-    return LedgerSource(str(directory), segment, records=lambda: segment_records(segment),
-                        verify=verify)
+    return LedgerSource(
+        str(directory), segment, records=lambda: segment_records(segment), verify=verify
+    )

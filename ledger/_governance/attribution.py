@@ -67,7 +67,8 @@ def _load_patch_class() -> Any:  # noqa: ANN401 -- pygit2.Patch
     if spec is not None and spec.submodule_search_locations:
         for folder in spec.submodule_search_locations:
             for candidate in sorted(Path(folder).glob("_pygit2*.so")) + sorted(
-                    Path(folder).glob("_pygit2*.pyd")):
+                Path(folder).glob("_pygit2*.pyd")
+            ):
                 ext = importlib.util.spec_from_file_location("pygit2._pygit2", candidate)
                 if ext is None or ext.loader is None:
                     continue
@@ -92,17 +93,23 @@ def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:
     suffix = 0
     while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
         suffix += 1
-    old_mid = old[prefix:len(old) - suffix]
-    new_mid = new[prefix:len(new) - suffix]
+    old_mid = old[prefix : len(old) - suffix]
+    new_mid = new[prefix : len(new) - suffix]
     if not old_mid and not new_mid:
         return []
     if not old_mid or not new_mid or set(old_mid).isdisjoint(new_mid):
         # One region with nothing in common: every diff algorithm gives this one hunk.
-        return [Hunk(prefix + 1 if old_mid else prefix, len(old_mid),
-                     prefix + 1 if new_mid else prefix, len(new_mid))]
+        return [
+            Hunk(
+                prefix + 1 if old_mid else prefix,
+                len(old_mid),
+                prefix + 1 if new_mid else prefix,
+                len(new_mid),
+            )
+        ]
     patch = _load_patch_class().create_from(
-        "".join(f"{line}\n" for line in old), "".join(f"{line}\n" for line in new),
-        context_lines=0)
+        "".join(f"{line}\n" for line in old), "".join(f"{line}\n" for line in new), context_lines=0
+    )
     return [Hunk(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks]
 
 
@@ -116,22 +123,26 @@ def _replace_once_reversed(text: str, before: str, after: str) -> str | None:
 def _reverse_structured_patch(new: str, patch: list[Any]) -> str | None:
     """The old text from the new one and Claude's ``structuredPatch`` (context hunks)."""
     lines = split_lines(new)
-    for hunk in sorted((h for h in patch if isinstance(h, dict)),
-                       key=lambda h: int(h.get("newStart", 0)), reverse=True):
+    for hunk in sorted(
+        (h for h in patch if isinstance(h, dict)),
+        key=lambda h: int(h.get("newStart", 0)),
+        reverse=True,
+    ):
         body = hunk.get("lines")
         if not isinstance(body, list) or not all(isinstance(x, str) for x in body):
             return None
         new_side = [x[1:] for x in body if x[:1] in (" ", "+")]
         old_side = [x[1:] for x in body if x[:1] in (" ", "-")]
         start = int(hunk.get("newStart", 1)) - 1 if new_side else int(hunk.get("newStart", 0))
-        if lines[start:start + len(new_side)] != new_side:
+        if lines[start : start + len(new_side)] != new_side:
             return None
-        lines[start:start + len(new_side)] = old_side
+        lines[start : start + len(new_side)] = old_side
     return "".join(f"{line}\n" for line in lines)
 
 
 _SEARCH_REPLACE: Final = re.compile(
-    r"-{3,} SEARCH\n(.*?)\n?={3,}\n(.*?)\n?\+{3,} REPLACE", re.DOTALL)
+    r"-{3,} SEARCH\n(.*?)\n?={3,}\n(.*?)\n?\+{3,} REPLACE", re.DOTALL
+)
 
 
 def reconstruct_old(new: str, edit: dict[str, Any]) -> str | None:
@@ -168,22 +179,33 @@ def reconstruct_old(new: str, edit: dict[str, Any]) -> str | None:
 
 
 def _hunk_json(hunk: Hunk, new_lines: list[str], *, exact: bool) -> dict[str, Any]:
-    written = new_lines[hunk.new_start - 1:hunk.new_start - 1 + hunk.new_lines]
+    written = new_lines[hunk.new_start - 1 : hunk.new_start - 1 + hunk.new_lines]
     content_hash = None
     if written:
         text = "".join(f"{line}\n" for line in written)
-        content_hash = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")
-                                                  ).hexdigest()
-    return {"content_hash": content_hash, "line_hashes": [line_hash(x) for x in written],
-            "new_lines": hunk.new_lines, "new_start": hunk.new_start,
-            "old_lines": hunk.old_lines if exact else None,
-            "old_start": hunk.old_start if exact else None}
+        content_hash = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return {
+        "content_hash": content_hash,
+        "line_hashes": [line_hash(x) for x in written],
+        "new_lines": hunk.new_lines,
+        "new_start": hunk.new_start,
+        "old_lines": hunk.old_lines if exact else None,
+        "old_start": hunk.old_start if exact else None,
+    }
 
 
-def file_change(relative: str, *, old: str | None, old_known: bool, old_sha256: str | None,
-                new: str | None, new_sha256: str | None, previous_path: str | None = None,
-                mutation_class: str | None = None,
-                written: Iterable[tuple[int, int]] = ()) -> dict[str, Any]:
+def file_change(
+    relative: str,
+    *,
+    old: str | None,
+    old_known: bool,
+    old_sha256: str | None,
+    new: str | None,
+    new_sha256: str | None,
+    previous_path: str | None = None,
+    mutation_class: str | None = None,
+    written: Iterable[tuple[int, int]] = (),
+) -> dict[str, Any]:
     """A ``FileChange`` (models.py) for one file.
 
     Args:
@@ -206,10 +228,19 @@ def file_change(relative: str, *, old: str | None, old_known: bool, old_sha256: 
     if exact:
         hunks = diff_hunks(split_lines(old) if old is not None else [], new_lines)
     else:
-        hunks = [Hunk(0, 0, start, end - start + 1) for start, end in written
-                 if 1 <= start <= end <= len(new_lines)]
-    return {"change": change, "exact": exact,
-            "hunks": [_hunk_json(h, new_lines, exact=exact) for h in hunks],
-            "lines": len(new_lines) if new is not None else None,
-            "mutation_class": mutation_class, "old_sha256": old_sha256 if old_known else None,
-            "path": relative, "previous_path": previous_path, "sha256": new_sha256}
+        hunks = [
+            Hunk(0, 0, start, end - start + 1)
+            for start, end in written
+            if 1 <= start <= end <= len(new_lines)
+        ]
+    return {
+        "change": change,
+        "exact": exact,
+        "hunks": [_hunk_json(h, new_lines, exact=exact) for h in hunks],
+        "lines": len(new_lines) if new is not None else None,
+        "mutation_class": mutation_class,
+        "old_sha256": old_sha256 if old_known else None,
+        "path": relative,
+        "previous_path": previous_path,
+        "sha256": new_sha256,
+    }

@@ -83,29 +83,39 @@ def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig
     settings = GovernanceConfig._fields
     for key in config or {}:
         if key not in _TOP_LEVEL:
-            hint = (" (put it under policies:)" if key in settings
-                    else did_you_mean(str(key), _TOP_LEVEL))
-            raise ConfigError(f"{where}: unknown top-level setting {key!r}{hint}; the top level "
-                              "takes policies: and hooks:")
+            hint = (
+                " (put it under policies:)"
+                if key in settings
+                else did_you_mean(str(key), _TOP_LEVEL)
+            )
+            raise ConfigError(
+                f"{where}: unknown top-level setting {key!r}{hint}; the top level "
+                "takes policies: and hooks:"
+            )
     policies = (config or {}).get("policies") or {}
     if not isinstance(policies, dict):
-        raise ConfigError(f"{where}: policies must be a mapping of settings "
-                          f"({', '.join(settings)})")
+        raise ConfigError(
+            f"{where}: policies must be a mapping of settings ({', '.join(settings)})"
+        )
     for key, value in policies.items():
         if key not in settings:
-            raise ConfigError(f"{where}: unknown setting {key!r}{did_you_mean(str(key), settings)}"
-                              f"; the settings are {', '.join(settings)}")
+            raise ConfigError(
+                f"{where}: unknown setting {key!r}{did_you_mean(str(key), settings)}"
+                f"; the settings are {', '.join(settings)}"
+            )
         if key == "destructive":
             if value not in ("ask", "deny", "allow"):
-                raise ConfigError(f"{where}: policies.destructive must be ask, deny or allow, "
-                                  f"not {value!r}")
+                raise ConfigError(
+                    f"{where}: policies.destructive must be ask, deny or allow, not {value!r}"
+                )
         elif not isinstance(value, bool):
             raise ConfigError(f"{where}: policies.{key} must be true or false, not {value!r}")
     return GovernanceConfig(**policies)
 
 
-def register_configured_hooks(engine: HookEngine, config: dict[str, Any] | None, root: Path,
-                       path: Path) -> None:
+def register_configured_hooks(
+    engine: HookEngine, config: dict[str, Any] | None, root: Path, path: Path
+) -> None:
     """Claude-settings-shaped ``hooks:``: {Event: [{matcher, hooks: [{type, ...}]}]}."""
     events = (config or {}).get("hooks") or {}
     if not isinstance(events, dict):
@@ -129,18 +139,33 @@ def register_configured_hooks(engine: HookEngine, config: dict[str, Any] | None,
                 timeout = float(handler.get("timeout", 60))
                 mode = "async" if handler.get("async") else "sync"
                 if kind == "command":
-                    fn: Any = CommandHook(name, handler.get("args") or handler.get("command", ""),
-                                          timeout=timeout, mode=mode, cwd=str(root))
+                    fn: Any = CommandHook(
+                        name,
+                        handler.get("args") or handler.get("command", ""),
+                        timeout=timeout,
+                        mode=mode,
+                        cwd=str(root),
+                    )
                     mode = "sync"  # CommandHook detaches itself in async mode
                 elif kind == "http":
-                    fn = HttpHook(name, str(handler.get("url", "")), timeout=timeout,
-                                  headers=handler.get("headers"))
+                    fn = HttpHook(
+                        name,
+                        str(handler.get("url", "")),
+                        timeout=timeout,
+                        headers=handler.get("headers"),
+                    )
                 elif kind == "prompt":
                     fn = PromptHook(name, str(handler.get("prompt", "")))
                 else:
                     raise ConfigError(f"{path}: hook type {kind!r} is not supported")
-                engine.register_hook(str(event), name, fn, matcher=group.get("matcher"),
-                                     once=bool(handler.get("once")), mode=mode)
+                engine.register_hook(
+                    str(event),
+                    name,
+                    fn,
+                    matcher=group.get("matcher"),
+                    once=bool(handler.get("once")),
+                    mode=mode,
+                )
 
 
 class WorkspaceConfig:

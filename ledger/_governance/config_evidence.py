@@ -37,12 +37,17 @@ def config_digests(orchestration: Path) -> dict[str, str | None]:
     return {"hooks_sha256": _sha256(hooks), "intents_sha256": _sha256(orchestration / INTENTS_FILE)}
 
 
-def config_change(before: dict[str, Any] | None, after: dict[str, str | None], *,
-                  via: str = "detected") -> dict[str, Any] | None:
+def config_change(
+    before: dict[str, Any] | None, after: dict[str, str | None], *, via: str = "detected"
+) -> dict[str, Any] | None:
     """The ``governance.config_changed`` body, or None when nothing changed (or no decision
     recorded a configuration before: the first decision's own ``config`` records it)."""
     if before is None or before == after:
         return None
     changed = [name for name, key in _FILES if before.get(key) != after.get(key)]
-    return {"after": after, "before": {key: before.get(key) for _, key in _FILES},
-            "changed": changed, "via": via}
+    return {
+        "after": after,
+        "before": {key: before.get(key) for _, key in _FILES},
+        "changed": changed,
+        "via": via,
+    }

@@ -180,8 +180,14 @@ def merge_outcomes(entries: Iterable[tuple[str, HookOutcome]]) -> MergedDecision
     for name, outcome in entries:
         if first_error is None and outcome.error is not None:
             first_error = outcome.error
-        hooks.append({"decision": outcome.decision, "error": outcome.error, "name": name,
-                      "reason": outcome.reason})
+        hooks.append(
+            {
+                "decision": outcome.decision,
+                "error": outcome.error,
+                "name": name,
+                "reason": outcome.reason,
+            }
+        )
         if outcome.data:
             data.update(outcome.data)
         if outcome.additional_context:
@@ -277,13 +283,27 @@ class HookEngine:
         self._hooks.append(spec)
         return spec
 
-    def register_pre_hook(self, name: str, fn: HookFn, *, matcher: str | None = None,
-                          once: bool = False, mode: str = "sync") -> HookSpec:
+    def register_pre_hook(
+        self,
+        name: str,
+        fn: HookFn,
+        *,
+        matcher: str | None = None,
+        once: bool = False,
+        mode: str = "sync",
+    ) -> HookSpec:
         """Register a hook that runs before a tool call and may allow, ask or deny it."""
         return self.register_hook("PreToolUse", name, fn, matcher=matcher, once=once, mode=mode)
 
-    def register_post_hook(self, name: str, fn: HookFn, *, matcher: str | None = None,
-                           once: bool = False, mode: str = "sync") -> HookSpec:
+    def register_post_hook(
+        self,
+        name: str,
+        fn: HookFn,
+        *,
+        matcher: str | None = None,
+        once: bool = False,
+        mode: str = "sync",
+    ) -> HookSpec:
         """Register a hook that runs after every tool call: succeeded, failed or blocked."""
         return self.register_hook("PostToolUse", name, fn, matcher=matcher, once=once, mode=mode)
 
@@ -301,7 +321,8 @@ class HookEngine:
             if spec.event not in wanted:
                 continue
             if inv.tool_name is not None and not spec.matcher.matches(
-                    inv.tool_name, inv.tool_input, root=inv.cwd):
+                inv.tool_name, inv.tool_input, root=inv.cwd
+            ):
                 continue
             if spec.once and (inv.session_id, spec.name) in self._fired:
                 continue
@@ -320,8 +341,9 @@ class HookEngine:
                 # Fire and forget: the decision never waits for it; the start is recorded.
                 import threading  # noqa: PLC0415 -- only async hooks need it
 
-                thread = threading.Thread(target=_call_quietly, args=(spec.fn, inv),
-                                          name=f"ledger-hook-{spec.name}")
+                thread = threading.Thread(
+                    target=_call_quietly, args=(spec.fn, inv), name=f"ledger-hook-{spec.name}"
+                )
                 thread.start()
                 self._async_threads.append(thread)
                 outcome = HookOutcome(data={f"async:{spec.name}": "started"})
@@ -369,9 +391,17 @@ class HookEngine:
 
     def _emit(self, kind: str, inv: Invocation, merged: MergedDecision) -> None:
         if self._record is not None:
-            self._record(kind, {"decision": merged.decision, "reason": merged.reason,
-                                "error": merged.error, "hooks": merged.hooks,
-                                "data": merged.data}, inv)
+            self._record(
+                kind,
+                {
+                    "decision": merged.decision,
+                    "reason": merged.reason,
+                    "error": merged.error,
+                    "hooks": merged.hooks,
+                    "data": merged.data,
+                },
+                inv,
+            )
 
     def execute_tool(
         self,
@@ -395,14 +425,22 @@ class HookEngine:
         """
         ctx = dict(context or {})
         inv = Invocation(
-            id=invocation_id_for(None, None, None), event="PreToolUse", tool_name=tool_name,
-            tool_input=dict(tool_input), tool_use_id=ctx.get("tool_use_id"),
-            session_id=ctx.get("session_id"), client=ctx.get("client"), cwd=ctx.get("cwd"),
-            model=ctx.get("model"), agent_id=ctx.get("agent_id"), context=ctx,
+            id=invocation_id_for(None, None, None),
+            event="PreToolUse",
+            tool_name=tool_name,
+            tool_input=dict(tool_input),
+            tool_use_id=ctx.get("tool_use_id"),
+            session_id=ctx.get("session_id"),
+            client=ctx.get("client"),
+            cwd=ctx.get("cwd"),
+            model=ctx.get("model"),
+            agent_id=ctx.get("agent_id"),
+            context=ctx,
         )
         pre = self.run_pre(inv)
         run = pre.decision == "allow" or (
-            pre.decision == "ask" and approve is not None and approve(inv, pre))
+            pre.decision == "ask" and approve is not None and approve(inv, pre)
+        )
         tool_input_used = pre.updated_input if pre.updated_input is not None else inv.tool_input
         result: Any = None
         error: str | None = None
@@ -419,7 +457,10 @@ class HookEngine:
             outcome = "success" if run else "blocked"
         post_inv = inv._replace(
             event="PostToolUse" if outcome != "failure" else "PostToolUseFailure",
-            tool_input=dict(tool_input_used), outcome=outcome, tool_response=result, error=error,
+            tool_input=dict(tool_input_used),
+            outcome=outcome,
+            tool_response=result,
+            error=error,
             duration_ms=(time.perf_counter_ns() - started) // 1_000_000,
         )
         post = self.run_post(post_inv)
@@ -433,10 +474,13 @@ def _call_quietly(fn: HookFn, inv: Invocation) -> None:
 
 
 def _crash_outcome(spec: HookSpec, exc: Exception, *, deny: bool) -> HookOutcome:
-    message = (f"hook {spec.name} failed: {type(exc).__name__}: {_one_line(exc)}; run `ledger "
-               f"doctor`, and fix or switch off {spec.name} in .orchestration/hooks.yaml")
-    error = hook_error(HOOK_ERROR_CODES.HOOK_ERROR, message, meta={"hook": spec.name},
-                       error_type="hook_error")
+    message = (
+        f"hook {spec.name} failed: {type(exc).__name__}: {_one_line(exc)}; run `ledger "
+        f"doctor`, and fix or switch off {spec.name} in .orchestration/hooks.yaml"
+    )
+    error = hook_error(
+        HOOK_ERROR_CODES.HOOK_ERROR, message, meta={"hook": spec.name}, error_type="hook_error"
+    )
     if deny:  # PreToolUse fails closed by default
         return HookOutcome(decision="deny", reason=message, error=error)
     return HookOutcome(error=error)

@@ -40,11 +40,14 @@ def claude_payload(inv: Invocation) -> dict[str, Any]:
     if inv.raw is not None and inv.client in ("claude", "codex"):
         return inv.raw
     payload: dict[str, Any] = {
-        "session_id": inv.session_id, "cwd": inv.cwd, "hook_event_name": inv.event,
+        "session_id": inv.session_id,
+        "cwd": inv.cwd,
+        "hook_event_name": inv.event,
     }
     if inv.tool_name is not None:
-        payload.update(tool_name=inv.tool_name, tool_input=inv.tool_input,
-                       tool_use_id=inv.tool_use_id)
+        payload.update(
+            tool_name=inv.tool_name, tool_input=inv.tool_input, tool_use_id=inv.tool_use_id
+        )
     if inv.tool_response is not None:
         payload["tool_response"] = inv.tool_response
     if inv.error is not None:
@@ -53,12 +56,19 @@ def claude_payload(inv: Invocation) -> dict[str, Any]:
 
 
 def _error(message: str, name: str) -> HookOutcome:
-    return HookOutcome(error=hook_error(HOOK_ERROR_CODES.HOOK_ERROR, message,
-                                        meta={"hook": name}, error_type="hook_error"))
+    return HookOutcome(
+        error=hook_error(
+            HOOK_ERROR_CODES.HOOK_ERROR, message, meta={"hook": name}, error_type="hook_error"
+        )
+    )
 
 
 _DECISIONS: Final[dict[object, Permission | None]] = {
-    None: None, "allow": "allow", "deny": "deny", "ask": "ask"}
+    None: None,
+    "allow": "allow",
+    "deny": "deny",
+    "ask": "ask",
+}
 
 
 def parse_hook_output(stdout: str, name: str) -> HookOutcome:
@@ -110,9 +120,16 @@ class CommandHook:
         env: extra environment variables.
     """
 
-    def __init__(self, name: str, command: str | list[str], *, timeout: float = DEFAULT_TIMEOUT_S,
-                 mode: str = "sync", cwd: str | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        command: str | list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        mode: str = "sync",
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         if not command:
             raise PolicyError(f"hook {name}: empty command")
         self.name = name
@@ -136,8 +153,15 @@ class CommandHook:
             env["CLAUDE_PROJECT_DIR"] = inv.cwd
         if self.mode == "async":
             proc = subprocess.Popen(  # noqa: S603 -- hooks are commands by design
-                argv, shell=shell, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, cwd=self.cwd, env=env, start_new_session=True)
+                argv,
+                shell=shell,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+            )
             if proc.stdin is not None:
                 try:
                     proc.stdin.write(payload)
@@ -148,8 +172,15 @@ class CommandHook:
         try:
             # Own process group, so a timeout kills the shell *and* whatever it started.
             proc = subprocess.Popen(  # noqa: S603 -- hooks are commands by design
-                argv, shell=shell, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=self.cwd, env=env, start_new_session=True)
+                argv,
+                shell=shell,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=env,
+                start_new_session=True,
+            )
         except OSError as exc:
             return _error(f"hook {self.name} could not start: {exc.strerror}", self.name)
         try:
@@ -163,10 +194,16 @@ class CommandHook:
         stderr = err[:_MAX_OUTPUT].decode("utf-8", "replace").strip()
         if proc.returncode == 2:
             reason = stderr.splitlines()[0] if stderr else f"blocked by hook {self.name}"
-            return HookOutcome(decision="deny", reason=reason,
-                               error=hook_error(HOOK_ERROR_CODES.HOOK_BLOCKED, reason,
-                                                meta={"hook": self.name},
-                                                error_type="hook_block"))
+            return HookOutcome(
+                decision="deny",
+                reason=reason,
+                error=hook_error(
+                    HOOK_ERROR_CODES.HOOK_BLOCKED,
+                    reason,
+                    meta={"hook": self.name},
+                    error_type="hook_block",
+                ),
+            )
         if proc.returncode != 0:
             # A schema-valid JSON object on stdout decides even on another non-zero exit
             # (docs/architecture.md, client protocols); otherwise it is a non-blocking error.
@@ -174,8 +211,9 @@ class CommandHook:
             if answer.error is None and answer != HookOutcome():
                 return answer
             first = stderr.splitlines()[0] if stderr else ""
-            return _error(f"hook {self.name} exited {proc.returncode}: {first}".rstrip(": "),
-                          self.name)
+            return _error(
+                f"hook {self.name} exited {proc.returncode}: {first}".rstrip(": "), self.name
+            )
         return parse_hook_output(stdout_text, self.name)
 
 
@@ -185,8 +223,14 @@ class HttpHook:
     Non-2xx answers and connection errors are non-blocking errors.
     """
 
-    def __init__(self, name: str, url: str, *, timeout: float = DEFAULT_TIMEOUT_S,
-                 headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         if not url.startswith(("http://", "https://")):
             raise PolicyError(f"hook {name}: url must be http(s)")
         self.name = name
@@ -200,8 +244,12 @@ class HttpHook:
         import urllib.request  # noqa: PLC0415
 
         body = json.dumps(claude_payload(inv)).encode()
-        request = urllib.request.Request(self.url, data=body, headers=self.headers,  # noqa: S310
-                                         method="POST")
+        request = urllib.request.Request(  # noqa: S310
+            self.url,
+            data=body,
+            headers=self.headers,
+            method="POST",
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
                 text = response.read(_MAX_OUTPUT).decode("utf-8", "replace")

@@ -70,7 +70,13 @@ _ROOT_KEYS: Final = (ROOT_KEY, "intents")
 #: Every status, in canonical (lower-case) spelling. The file may write them in any case and with
 #: ``-`` for ``_`` (``IN_PROGRESS``, ``In-Progress``); ``completed`` reads as ``complete``.
 INTENT_STATUSES: Final = (
-    "planned", "active", "in_progress", "blocked", "complete", "done", "abandoned",
+    "planned",
+    "active",
+    "in_progress",
+    "blocked",
+    "complete",
+    "done",
+    "abandoned",
 )
 #: The statuses under which an agent may select an intent and write files: work in progress.
 #: ``active`` is the older spelling of ``in_progress``.
@@ -327,8 +333,11 @@ def _intent(node: Node, index: int, errors: _Errors, check: _GlobCheck) -> Inten
     status = normalize_status(written)
     if status is None:
         choices = ", ".join(s.upper() for s in INTENT_STATUSES)
-        raise errors.at(status_node, f"{label}status {written!r} must be one of {choices} "
-                        f"(any case){did_you_mean(written.lower(), INTENT_STATUSES)}")
+        raise errors.at(
+            status_node,
+            f"{label}status {written!r} must be one of {choices} "
+            f"(any case){did_you_mean(written.lower(), INTENT_STATUSES)}",
+        )
     description = fields.get("description")
     return Intent(
         id=intent_id,
@@ -363,19 +372,24 @@ def parse_intents(text: str, filename: str) -> IntentsFile:
     if root is None:
         raise errors.at(None, f"empty intents file; expected a top-level '{ROOT_KEY}:' list")
     if _kind(root) != _MAPPING:
-        raise errors.at(root, f"expected a mapping with an '{ROOT_KEY}' list, got "
-                        f"{_describe(root)}")
+        raise errors.at(
+            root, f"expected a mapping with an '{ROOT_KEY}' list, got {_describe(root)}"
+        )
     top = _mapping(root, errors, "")
     for key, (key_node, _value) in top.items():
         if key not in _ROOT_KEYS:
-            raise errors.at(key_node, f"unknown top-level key {key!r} (allowed: {ROOT_KEY}, or "
-                            f"its alias intents){did_you_mean(key, _ROOT_KEYS)}")
+            raise errors.at(
+                key_node,
+                f"unknown top-level key {key!r} (allowed: {ROOT_KEY}, or "
+                f"its alias intents){did_you_mean(key, _ROOT_KEYS)}",
+            )
     present = [key for key in _ROOT_KEYS if key in top]
     if not present:
         raise errors.at(root, f"missing top-level key '{ROOT_KEY}'")
     if len(present) > 1:
-        raise errors.at(top["intents"][0], f"'intents' is an alias of '{ROOT_KEY}': use one "
-                        "of them, not both")
+        raise errors.at(
+            top["intents"][0], f"'intents' is an alias of '{ROOT_KEY}': use one of them, not both"
+        )
     root_key = present[0]
     items = top[root_key][1]
     if _is_null(items):
@@ -578,8 +592,10 @@ def load_intents_cached(
 
 #: Paths a glob is tried against: a glob matching any of them would open ``.orchestration/``.
 _PROTECTED_PROBES: Final = (
-    ".orchestration/agent_trace.jsonl", ".orchestration/active_intents.yaml",
-    ".orchestration/keys/ed25519-0000000000000000.json", ".orchestration/hooks.yaml",
+    ".orchestration/agent_trace.jsonl",
+    ".orchestration/active_intents.yaml",
+    ".orchestration/keys/ed25519-0000000000000000.json",
+    ".orchestration/hooks.yaml",
 )
 
 
@@ -604,8 +620,10 @@ def expansion_problem(glob: str) -> str | None:
     except ValueError as exc:
         return f"{glob!r} is not a valid gitwildmatch glob: {exc}"
     if not text.startswith("!") and any(pattern.match_file(p) for p in _PROTECTED_PROBES):
-        return (f"{glob!r} would match .orchestration/, which agents may never write; name "
-                "narrower globs (e.g. 'src/**')")
+        return (
+            f"{glob!r} would match .orchestration/, which agents may never write; name "
+            "narrower globs (e.g. 'src/**')"
+        )
     return None
 
 

@@ -104,9 +104,7 @@ class _NameMatcher:
         if pattern is None or pattern in ("", "*"):
             return
         if _NAME_LIST.fullmatch(pattern):
-            names = frozenset(
-                part.strip() for part in re.split(r"[|,]", pattern) if part.strip()
-            )
+            names = frozenset(part.strip() for part in re.split(r"[|,]", pattern) if part.strip())
             if not names:
                 raise PolicyError(f"matcher {pattern!r} names no tool")
             self._names = names
@@ -227,9 +225,7 @@ class Matcher:
         return self._command_re.fullmatch(command.strip()) is not None
 
     def _match_path(self, tool_input: Mapping[str, object], root: str | None) -> bool:
-        path = next(
-            (v for k in _PATH_KEYS if isinstance(v := tool_input.get(k), str) and v), None
-        )
+        path = next((v for k in _PATH_KEYS if isinstance(v := tool_input.get(k), str) and v), None)
         if path is None or self._arg is None:
             return False
         glob = self._arg

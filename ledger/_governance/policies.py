@@ -88,17 +88,37 @@ _PREVIEW_LINES: Final = 20
 _BLOB_LIMIT: Final = BLOB_LIMIT
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
-_READ_ONLY_LEDGER: Final = frozenset({"verify", "log", "blame", "query", "show", "--help", "-h",
-                                      "--version", "intent list"})
+_READ_ONLY_LEDGER: Final = frozenset(
+    {"verify", "log", "blame", "query", "show", "--help", "-h", "--version", "intent list"}
+)
 # Names that, anywhere in a word, point at a protected path.
-_PROTECTED_SUBSTRINGS: Final = (".orchestration", "ledger/keys", "ledger_home", "agent_trace",
-                                ".claude/settings", ".cursor/hooks", ".gemini/settings",
-                                ".codex/", ".clinerules/hooks", ".config/ledger")
+_PROTECTED_SUBSTRINGS: Final = (
+    ".orchestration",
+    "ledger/keys",
+    "ledger_home",
+    "agent_trace",
+    ".claude/settings",
+    ".cursor/hooks",
+    ".gemini/settings",
+    ".codex/",
+    ".clinerules/hooks",
+    ".config/ledger",
+)
 # ... and in code handed to an interpreter (a word with spaces or parentheses), once quotes,
 # `+` and spaces are squeezed out: ".orch" "estration" is the ledger directory in Python.
-_CODE_FRAGMENTS: Final = (".orch", "estration", ".claude", ".codex", ".cursor", ".gemini",
-                          ".clinerules", "ledger/keys", ".config/ledger", "ledger_home",
-                          "agent_trace")
+_CODE_FRAGMENTS: Final = (
+    ".orch",
+    "estration",
+    ".claude",
+    ".codex",
+    ".cursor",
+    ".gemini",
+    ".clinerules",
+    "ledger/keys",
+    ".config/ledger",
+    "ledger_home",
+    "agent_trace",
+)
 _CODE_MARKERS: Final = frozenset("( ;\n")
 _SQUEEZE: Final = str.maketrans("", "", "\"'`+ \t\n,")
 
@@ -127,8 +147,9 @@ def _error(code: str, message: str, inv: Invocation, **meta: Any) -> dict[str, A
 
 
 def _deny(code: str, message: str, inv: Invocation, **meta: Any) -> HookOutcome:  # noqa: ANN401
-    return HookOutcome(decision="deny", reason=f"{code}: {message}",
-                       error=_error(code, message, inv, **meta))
+    return HookOutcome(
+        decision="deny", reason=f"{code}: {message}", error=_error(code, message, inv, **meta)
+    )
 
 
 def _patch_paths(patch: str) -> list[str]:
@@ -139,7 +160,7 @@ def _patch_paths(patch: str) -> list[str]:
     paths: list[str] = []
     for raw in patch.splitlines():
         line = raw.strip()
-        paths.extend(line[len(m):].strip() for m in markers if line.startswith(m))
+        paths.extend(line[len(m) :].strip() for m in markers if line.startswith(m))
     return paths
 
 
@@ -237,8 +258,17 @@ def edit_payload(inv: Invocation) -> dict[str, Any] | None:
     if tool not in FILE_WRITE_TOOLS and tool not in PATCH_TOOLS:
         return None
     edit: dict[str, Any] = {}
-    for key in ("content", "old_string", "new_string", "replace_all", "edits", "patch",
-                "new_source", "cell_id", "edit_mode"):
+    for key in (
+        "content",
+        "old_string",
+        "new_string",
+        "replace_all",
+        "edits",
+        "patch",
+        "new_source",
+        "cell_id",
+        "edit_mode",
+    ):
         if key in data:
             edit[key] = data[key]
     if isinstance(response.get("structuredPatch"), list):
@@ -289,8 +319,11 @@ def _added_ranges(edit: dict[str, Any], content: str | None) -> list[list[int]]:
     if "content" in edit and "old_string" not in edit:
         count = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         return [[1, count]] if count else []
-    news = [edit["new_string"]] if isinstance(edit.get("new_string"), str) else [
-        e.get("new_string") for e in edit.get("edits", []) if isinstance(e, dict)]
+    news = (
+        [edit["new_string"]]
+        if isinstance(edit.get("new_string"), str)
+        else [e.get("new_string") for e in edit.get("edits", []) if isinstance(e, dict)]
+    )
     out = []
     for new in news:
         if not isinstance(new, str) or not new:
@@ -310,10 +343,16 @@ def _certain_ranges(edit: dict[str, Any], content: str | None) -> list[tuple[int
     if content is None:
         return []
     if not edit.get("structured_patch") and not ("content" in edit and "old_string" not in edit):
-        news = [edit.get("new_string")] if "new_string" in edit else [
-            e.get("new_string") for e in edit.get("edits") or [] if isinstance(e, dict)]
-        if edit.get("replace_all") or not news or any(
-                not isinstance(n, str) or content.count(n) != 1 for n in news):
+        news = (
+            [edit.get("new_string")]
+            if "new_string" in edit
+            else [e.get("new_string") for e in edit.get("edits") or [] if isinstance(e, dict)]
+        )
+        if (
+            edit.get("replace_all")
+            or not news
+            or any(not isinstance(n, str) or content.count(n) != 1 for n in news)
+        ):
             return []
     return [(a, b) for a, b in _added_ranges(edit, content)]
 
@@ -324,9 +363,9 @@ def _patch_moves(patch: str) -> dict[str, str]:
     current: str | None = None
     for line in patch.splitlines():
         if line.startswith("*** Update File: "):
-            current = line[len("*** Update File: "):].strip()
+            current = line[len("*** Update File: ") :].strip()
         elif line.startswith("*** Move to: ") and current is not None:
-            moves[line[len("*** Move to: "):].strip()] = current
+            moves[line[len("*** Move to: ") :].strip()] = current
         elif line.startswith("*** "):
             current = None
     return moves
@@ -415,8 +454,11 @@ class Governance:
         if tool in FILE_WRITE_TOOLS or tool in DELETE_TOOLS:
             # Check the path that is written: NotebookEdit writes notebook_path, whatever else
             # the payload carries (issue 8).
-            keys = (("notebook_path", "file_path", "path") if tool == "NotebookEdit"
-                    else ("file_path", "path", "target_file"))
+            keys = (
+                ("notebook_path", "file_path", "path")
+                if tool == "NotebookEdit"
+                else ("file_path", "path", "target_file")
+            )
             # Every other path-like field is checked too: the policy never guesses which one a
             # client will honour (a Cline write_to_file with both path and file_path).
             found_paths = [data[k] for k in keys if isinstance(data.get(k), str) and data[k]]
@@ -484,8 +526,10 @@ class Governance:
             return "no intents are defined in .orchestration/active_intents.yaml"
         live = [i for i in self.intents.intents if i.status in WORKABLE_STATUSES]
         if not live:
-            return ("no intent is IN_PROGRESS in .orchestration/active_intents.yaml; a person "
-                    "sets one's status to IN_PROGRESS")
+            return (
+                "no intent is IN_PROGRESS in .orchestration/active_intents.yaml; a person "
+                "sets one's status to IN_PROGRESS"
+            )
         listing = ", ".join(f"{i.id} ({i.name})" for i in live)
         return f"available: {listing}; select one with `ledger intent select <ID>`"
 
@@ -518,8 +562,13 @@ class Governance:
                 if has_glob(path):
                     found = expand_glob(path, base)
                     if found is None:
-                        return _deny("ORCHESTRATION_PROTECTED", f"{path} matches too many "
-                                     "files to check", inv, path=path, risk="DESTRUCTIVE")
+                        return _deny(
+                            "ORCHESTRATION_PROTECTED",
+                            f"{path} matches too many files to check",
+                            inv,
+                            path=path,
+                            risk="DESTRUCTIVE",
+                        )
                     paths.extend(found)
         for path in paths:
             try:
@@ -532,29 +581,42 @@ class Governance:
             if area is not None:
                 return self._protected_deny(path, area, inv)
             if command is None and analysis.mutating and _special_file(norm.absolute):
-                return _deny("SCOPE_VIOLATION", f"{path} is not a regular file (a FIFO, socket "
-                             "or device); file tools may only write regular files", inv,
-                             path=path)
+                return _deny(
+                    "SCOPE_VIOLATION",
+                    f"{path} is not a regular file (a FIFO, socket "
+                    "or device); file tools may only write regular files",
+                    inv,
+                    path=path,
+                )
         if command is None:
             return None  # not a shell call, or a recognised `ledger intent ...` command
         return self._guard_command(command, base, inv)
 
-    def _guard_command(self, command: CommandClass, base: str,
-                       inv: Invocation) -> HookOutcome | None:
+    def _guard_command(
+        self, command: CommandClass, base: str, inv: Invocation
+    ) -> HookOutcome | None:
         areas = self.protected()
         if command.too_large:
-            return _deny("ORCHESTRATION_PROTECTED", f"{command.reasons[0]}: too large to "
-                         "analyse, so it is refused; split it, or write long content with a "
-                         "file tool", inv, risk="DESTRUCTIVE")
+            return _deny(
+                "ORCHESTRATION_PROTECTED",
+                f"{command.reasons[0]}: too large to "
+                "analyse, so it is refused; split it, or write long content with a "
+                "file tool",
+                inv,
+                risk="DESTRUCTIVE",
+            )
         for sub in command.ledger_commands:
             if sub not in _READ_ONLY_LEDGER:
                 # Otherwise `ledger intent expand ... && true` or `ledger append` would let an
                 # agent grant itself scope or write records without a human.
                 shown = f"ledger {sub}".strip()
-                return _deny("ORCHESTRATION_PROTECTED",
-                             f"agents may not run `{shown}`; only `ledger intent select|clear|"
-                             "expand` as the whole command, and read-only ledger commands",
-                             inv, risk="DESTRUCTIVE")
+                return _deny(
+                    "ORCHESTRATION_PROTECTED",
+                    f"agents may not run `{shown}`; only `ledger intent select|clear|"
+                    "expand` as the whole command, and read-only ledger commands",
+                    inv,
+                    risk="DESTRUCTIVE",
+                )
         for word in command.words:
             if areas.named_in(word, base) == KEY_AREA:
                 return self._protected_deny(word, KEY_AREA, inv)
@@ -562,23 +624,34 @@ class Governance:
             area = areas.named_in(word, base)
             if area is None:
                 folded = word.casefold()
-                area = next((f"{name!r} in the text" for name in _PROTECTED_SUBSTRINGS
-                             if name in folded), None)
+                area = next(
+                    (f"{name!r} in the text" for name in _PROTECTED_SUBSTRINGS if name in folded),
+                    None,
+                )
             if area is None and _CODE_MARKERS.intersection(word):
                 squeezed = word.casefold().translate(_SQUEEZE)
-                area = next((f"{name!r} in code" for name in _CODE_FRAGMENTS
-                             if name in squeezed), None)
+                area = next(
+                    (f"{name!r} in code" for name in _CODE_FRAGMENTS if name in squeezed), None
+                )
             if area is not None:
-                return _deny("ORCHESTRATION_PROTECTED",
-                             f"command may write a protected path ({area}) in ways that cannot "
-                             "be checked", inv, risk="DESTRUCTIVE", word=word[:200])
+                return _deny(
+                    "ORCHESTRATION_PROTECTED",
+                    f"command may write a protected path ({area}) in ways that cannot be checked",
+                    inv,
+                    risk="DESTRUCTIVE",
+                    word=word[:200],
+                )
         return None
 
     def _protected_deny(self, path: str, area: str, inv: Invocation) -> HookOutcome:
-        what = ("the ledger's private signing keys, which agents may not read or write"
-                if area == KEY_AREA else f"protected ({area}): agents may not modify it")
-        return _deny("ORCHESTRATION_PROTECTED", f"{path} is {what}", inv, path=path,
-                     risk="DESTRUCTIVE")
+        what = (
+            "the ledger's private signing keys, which agents may not read or write"
+            if area == KEY_AREA
+            else f"protected ({area}): agents may not modify it"
+        )
+        return _deny(
+            "ORCHESTRATION_PROTECTED", f"{path} is {what}", inv, path=path, risk="DESTRUCTIVE"
+        )
 
     def _base(self, inv: Invocation) -> str:
         """The real directory a shell command starts in."""
@@ -593,41 +666,70 @@ class Governance:
             return None
         session = inv.session_id
         if self.intents is None:
-            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}; fix "
-                         ".orchestration/active_intents.yaml (`ledger doctor` checks it)", inv)
+            return _deny(
+                "HOOK_ERROR",
+                f"intents file unusable: {self.intents_error}; fix "
+                ".orchestration/active_intents.yaml (`ledger doctor` checks it)",
+                inv,
+            )
         if request.action == "clear":
             self.records.append(("intent.cleared", {"session": session, "via": "hook"}))
             self.state.session(session)["intent"] = None
-            return HookOutcome(decision="allow", reason="intent cleared",
-                               data={"intent_command": "clear"})
+            return HookOutcome(
+                decision="allow", reason="intent cleared", data={"intent_command": "clear"}
+            )
         intent = self.intents.get(str(request.intent_id))
         refusal = "is unknown" if intent is None else intent_refusal(intent)
         if intent is None or refusal is not None:
-            return _deny("INTENT_REQUIRED", f"intent {request.intent_id} {refusal}; "
-                         f"{self._available()}", inv, intent_id=request.intent_id)
+            return _deny(
+                "INTENT_REQUIRED",
+                f"intent {request.intent_id} {refusal}; {self._available()}",
+                inv,
+                intent_id=request.intent_id,
+            )
         if request.action == "select":
             if self.state.intent_of(session) != intent.id:
-                self.records.append(("intent.selected", {
-                    "intent_id": intent.id, "intents_sha256": self.intents.source_sha256,
-                    "session": session, "via": "hook"}))
+                self.records.append(
+                    (
+                        "intent.selected",
+                        {
+                            "intent_id": intent.id,
+                            "intents_sha256": self.intents.source_sha256,
+                            "session": session,
+                            "via": "hook",
+                        },
+                    )
+                )
                 self.state.session(session)["intent"] = intent.id
             recent = list(reversed(self.state.recent.get(intent.id, [])))
-            return HookOutcome(decision="allow", reason=f"intent {intent.id} selected",
-                               additional_context=render_intent_context(intent, recent),
-                               data={"intent_command": "select", "intent_id": intent.id})
+            return HookOutcome(
+                decision="allow",
+                reason=f"intent {intent.id} selected",
+                additional_context=render_intent_context(intent, recent),
+                data={"intent_command": "select", "intent_id": intent.id},
+            )
         globs = list(request.globs)
         problems = [p for p in map(expansion_problem, globs) if p is not None]
         if problems:
-            return _deny("SCOPE_VIOLATION", f"cannot expand {intent.id}: {problems[0]}", inv,
-                         intent_id=intent.id, globs=globs)
-        reason = (f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
-                  f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason
-                                                    else ""))
-        return HookOutcome(decision="ask", reason=reason,
-                           error=_error("SCOPE_EXPANSION_REQUESTED", reason, inv,
-                                        intent_id=intent.id, globs=globs),
-                           data={"intent_command": "expand", "intent_id": intent.id,
-                                 "requested_globs": globs})
+            return _deny(
+                "SCOPE_VIOLATION",
+                f"cannot expand {intent.id}: {problems[0]}",
+                inv,
+                intent_id=intent.id,
+                globs=globs,
+            )
+        reason = (
+            f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
+            f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason else "")
+        )
+        return HookOutcome(
+            decision="ask",
+            reason=reason,
+            error=_error(
+                "SCOPE_EXPANSION_REQUESTED", reason, inv, intent_id=intent.id, globs=globs
+            ),
+            data={"intent_command": "expand", "intent_id": intent.id, "requested_globs": globs},
+        )
 
     def intent_required(self, inv: Invocation) -> HookOutcome | None:
         """Mutating tools need an active intent."""
@@ -635,16 +737,27 @@ class Governance:
         if not analysis.mutating:
             return None
         if self.intents is None:
-            return _deny("HOOK_ERROR", f"intents file unusable: {self.intents_error}; fix "
-                         ".orchestration/active_intents.yaml (`ledger doctor` checks it)", inv)
+            return _deny(
+                "HOOK_ERROR",
+                f"intents file unusable: {self.intents_error}; fix "
+                ".orchestration/active_intents.yaml (`ledger doctor` checks it)",
+                inv,
+            )
         intent = self._intent(inv)
         selected = self.state.intent_of(inv.session_id)
         refusal = None if intent is None else intent_refusal(intent)
         if intent is None or refusal is not None:
-            why = ("no intent is selected for this session" if selected is None
-                   else f"intent {selected} {refusal or 'is no longer defined'}")
-            return _deny("INTENT_REQUIRED", f"{inv.tool_name} changes files but {why}; "
-                         f"{self._available()}", inv, paths=list(analysis.paths))
+            why = (
+                "no intent is selected for this session"
+                if selected is None
+                else f"intent {selected} {refusal or 'is no longer defined'}"
+            )
+            return _deny(
+                "INTENT_REQUIRED",
+                f"{inv.tool_name} changes files but {why}; {self._available()}",
+                inv,
+                paths=list(analysis.paths),
+            )
         return HookOutcome(data={"intent_id": intent.id})
 
     def scope(self, inv: Invocation) -> HookOutcome | None:
@@ -656,21 +769,38 @@ class Governance:
         if not analysis.paths:
             if analysis.command is not None:
                 return None  # shell targets unknown: the destructive policy asks a human
-            return _deny("SCOPE_VIOLATION", f"cannot tell which files {inv.tool_name} writes, "
-                         "so its scope cannot be checked", inv, intent_id=intent.id)
+            return _deny(
+                "SCOPE_VIOLATION",
+                f"cannot tell which files {inv.tool_name} writes, so its scope cannot be checked",
+                inv,
+                intent_id=intent.id,
+            )
         spec = self._compile(self._scope_globs(intent))
         try:
-            check = check_write_scope(analysis.paths, root=self.root, cwd=inv.cwd, scope=spec,
-                                      normalize=lambda path: self._normalize(path, inv))
+            check = check_write_scope(
+                analysis.paths,
+                root=self.root,
+                cwd=inv.cwd,
+                scope=spec,
+                normalize=lambda path: self._normalize(path, inv),
+            )
         except InputError as exc:
             return _deny("SCOPE_VIOLATION", str(exc), inv, intent_id=intent.id)
         for verdict in check.denied:
-            where = ("outside the workspace" if verdict.verdict == "outside_workspace"
-                     else f"outside the scope of {intent.id} ({', '.join(intent.owned_scope)})")
-            return _deny("SCOPE_VIOLATION", f"{verdict.path} is {where}; ask for more with "
-                         f"`ledger intent expand {intent.id} <glob>`", inv,
-                         intent_id=intent.id, path=verdict.relative or verdict.absolute,
-                         affected_files=[v.relative or v.absolute for v in check.verdicts])
+            where = (
+                "outside the workspace"
+                if verdict.verdict == "outside_workspace"
+                else f"outside the scope of {intent.id} ({', '.join(intent.owned_scope)})"
+            )
+            return _deny(
+                "SCOPE_VIOLATION",
+                f"{verdict.path} is {where}; ask for more with "
+                f"`ledger intent expand {intent.id} <glob>`",
+                inv,
+                intent_id=intent.id,
+                path=verdict.relative or verdict.absolute,
+                affected_files=[v.relative or v.absolute for v in check.verdicts],
+            )
         return HookOutcome(data={"paths": [v.relative for v in check.verdicts]})
 
     def stale_file(self, inv: Invocation) -> HookOutcome | None:
@@ -689,16 +819,25 @@ class Governance:
             # link shares its content with names the session may have seen instead.
             remembered = seen.get(relative or "") or self._seen_alias(absolute, seen)
             expected = remembered or (observed if isinstance(observed, str) else None)
-            if expected is None or current is None or current == expected.removeprefix(
-                    "sha256:"):
+            if expected is None or current is None or current == expected.removeprefix("sha256:"):
                 continue
-            message = (f"{relative} changed on disk since this session last read it (another "
-                       "session or a person edited it); Read it again before writing")
+            message = (
+                f"{relative} changed on disk since this session last read it (another "
+                "session or a person edited it); Read it again before writing"
+            )
             preview = self._diff_preview(expected, absolute)
             return HookOutcome(
-                decision="deny", reason=f"STALE_FILE: {message}\n{preview}",
-                error=_error("STALE_FILE", message, inv, path=relative,
-                             expected_sha256=expected, current_sha256=current))
+                decision="deny",
+                reason=f"STALE_FILE: {message}\n{preview}",
+                error=_error(
+                    "STALE_FILE",
+                    message,
+                    inv,
+                    path=relative,
+                    expected_sha256=expected,
+                    current_sha256=current,
+                ),
+            )
         return None
 
     def _seen_alias(self, absolute: str, seen: dict[str, str]) -> str | None:
@@ -743,8 +882,9 @@ class Governance:
         from ledger._governance.analysis.mutation import classify_mutation  # noqa: PLC0415 -- file edits only
 
         found = classify_mutation(absolute, old, new)
-        return HookOutcome(data={"mutation_class": found.kind,
-                                 "changed_symbols": list(found.changed_symbols)[:50]})
+        return HookOutcome(
+            data={"mutation_class": found.kind, "changed_symbols": list(found.changed_symbols)[:50]}
+        )
 
     def destructive(self, inv: Invocation) -> HookOutcome | None:
         """DESTRUCTIVE shell commands go to a human (``ask``), or are denied if so configured."""
@@ -755,20 +895,34 @@ class Governance:
         intent = self._intent(inv)
         files = [self._resolve(p, inv)[0] or p for p in analysis.paths]
         preview = self._removal_preview(analysis.paths, inv)
-        unknown = " (some targets cannot be determined statically)" if (
-            command.unknown_targets) else ""
-        reason = (f"DESTRUCTIVE: {'; '.join(command.reasons)}{unknown}. Intent: "
-                  f"{intent.id + ' ' + intent.name if intent else 'none'}. Files: "
-                  f"{', '.join(files) or 'unknown'}. Mutation class: INTENT_EVOLUTION."
-                  + (f"\n{preview}" if preview else ""))
+        unknown = (
+            " (some targets cannot be determined statically)" if (command.unknown_targets) else ""
+        )
+        reason = (
+            f"DESTRUCTIVE: {'; '.join(command.reasons)}{unknown}. Intent: "
+            f"{intent.id + ' ' + intent.name if intent else 'none'}. Files: "
+            f"{', '.join(files) or 'unknown'}. Mutation class: INTENT_EVOLUTION."
+            + (f"\n{preview}" if preview else "")
+        )
         decision: Permission = "deny" if self.config.destructive == "deny" else "ask"
         return HookOutcome(
-            decision=decision, reason=reason,
-            error=_error("DESTRUCTIVE_COMMAND", reason.splitlines()[0], inv,
-                         intent_id=intent.id if intent else None, risk="DESTRUCTIVE",
-                         mutation_class="INTENT_EVOLUTION", affected_files=files),
-            data={"risk": "DESTRUCTIVE", "mutation_class": "INTENT_EVOLUTION",
-                  "affected_files": files})
+            decision=decision,
+            reason=reason,
+            error=_error(
+                "DESTRUCTIVE_COMMAND",
+                reason.splitlines()[0],
+                inv,
+                intent_id=intent.id if intent else None,
+                risk="DESTRUCTIVE",
+                mutation_class="INTENT_EVOLUTION",
+                affected_files=files,
+            ),
+            data={
+                "risk": "DESTRUCTIVE",
+                "mutation_class": "INTENT_EVOLUTION",
+                "affected_files": files,
+            },
+        )
 
     def unanalysable(self, inv: Invocation) -> HookOutcome | None:
         """A shell command the classifier cannot read goes to a human: never a silent pass."""
@@ -776,15 +930,24 @@ class Governance:
         if command is None or not command.unanalysable:
             return None
         intent = self._intent(inv)
-        reason = (f"UNANALYSABLE: this command cannot be checked statically "
-                  f"({'; '.join(command.unanalysable)}). Intent: "
-                  f"{intent.id + ' ' + intent.name if intent else 'none'}.")
+        reason = (
+            f"UNANALYSABLE: this command cannot be checked statically "
+            f"({'; '.join(command.unanalysable)}). Intent: "
+            f"{intent.id + ' ' + intent.name if intent else 'none'}."
+        )
         return HookOutcome(
-            decision="ask", reason=reason,
-            error=_error("DESTRUCTIVE_COMMAND", reason, inv,
-                         intent_id=intent.id if intent else None, risk="UNANALYSABLE",
-                         unanalysable=list(command.unanalysable)),
-            data={"risk": "UNANALYSABLE", "unanalysable": list(command.unanalysable)})
+            decision="ask",
+            reason=reason,
+            error=_error(
+                "DESTRUCTIVE_COMMAND",
+                reason,
+                inv,
+                intent_id=intent.id if intent else None,
+                risk="UNANALYSABLE",
+                unanalysable=list(command.unanalysable),
+            ),
+            data={"risk": "UNANALYSABLE", "unanalysable": list(command.unanalysable)},
+        )
 
     def before(self, inv: Invocation) -> HookOutcome | None:
         """Keep what the files were before the call, for the post record's exact diff
@@ -828,8 +991,9 @@ class Governance:
         analysis = self.analyze(inv)
         if tool in READ_TOOLS:
             for path in [inv.tool_input.get("file_path")]:
-                relative, absolute = self._resolve(path, inv) if isinstance(path, str) else (
-                    None, None)
+                relative, absolute = (
+                    self._resolve(path, inv) if isinstance(path, str) else (None, None)
+                )
                 if relative is not None and absolute is not None:
                     digest = self._read_and_keep(absolute)[1]
                     if digest is not None:
@@ -844,10 +1008,19 @@ class Governance:
             new = [g for g in request.globs if g not in granted]
             if new:
                 # The command ran, so the human approved the ask: record the approval.
-                self.records.append(("intent.scope_expanded", {
-                    "approved_via": f"{inv.client or 'client'} ask", "globs": new,
-                    "intent_id": request.intent_id, "reason": request.reason,
-                    "session": inv.session_id, "tool_use_id": inv.tool_use_id}))
+                self.records.append(
+                    (
+                        "intent.scope_expanded",
+                        {
+                            "approved_via": f"{inv.client or 'client'} ask",
+                            "globs": new,
+                            "intent_id": request.intent_id,
+                            "reason": request.reason,
+                            "session": inv.session_id,
+                            "tool_use_id": inv.tool_use_id,
+                        },
+                    )
+                )
         return HookOutcome(data=data)
 
     def _before(self, inv: Invocation) -> Before:
@@ -876,8 +1049,9 @@ class Governance:
         mutation = self.state.mutations.get(inv.tool_use_id or "")
         before = self._before(inv)
         patch = inv.tool_input.get("patch") or inv.tool_input.get("command")
-        moves = _patch_moves(patch) if inv.tool_name in PATCH_TOOLS and isinstance(
-            patch, str) else {}
+        moves = (
+            _patch_moves(patch) if inv.tool_name in PATCH_TOOLS and isinstance(patch, str) else {}
+        )
         moved_from = set(moves.values())
         files: list[dict[str, Any]] = []
         for path in analysis.paths:
@@ -901,13 +1075,28 @@ class Governance:
                 if old is not None:
                     known = True
                     old_digest = hashlib.sha256(old.encode("utf-8")).hexdigest()
-            files.append(file_change(
-                relative, old=old, old_known=known, old_sha256=old_digest, new=content,
-                new_sha256=digest, previous_path=previous_rel, mutation_class=mutation,
-                written=_certain_ranges(edit, content)))
-        source = ("structured_patch" if edit.get("structured_patch") else
-                  "patch" if inv.tool_name in PATCH_TOOLS else
-                  "content" if "content" in edit and "old_string" not in edit else "edit")
+            files.append(
+                file_change(
+                    relative,
+                    old=old,
+                    old_known=known,
+                    old_sha256=old_digest,
+                    new=content,
+                    new_sha256=digest,
+                    previous_path=previous_rel,
+                    mutation_class=mutation,
+                    written=_certain_ranges(edit, content),
+                )
+            )
+        source = (
+            "structured_patch"
+            if edit.get("structured_patch")
+            else "patch"
+            if inv.tool_name in PATCH_TOOLS
+            else "content"
+            if "content" in edit and "old_string" not in edit
+            else "edit"
+        )
         self.attribution = {"files": sorted(files, key=lambda f: f["path"]), "source": source}
 
     def _attribute_shell(self, inv: Invocation) -> None:
@@ -932,21 +1121,42 @@ class Governance:
             source = by_inode.get(new_files[relative])
             if source is not None:
                 renamed_from.add(source)
-                files.append(file_change(relative, old=content, old_known=content is not None,
-                                         old_sha256=digest, new=content, new_sha256=digest,
-                                         previous_path=source))
+                files.append(
+                    file_change(
+                        relative,
+                        old=content,
+                        old_known=content is not None,
+                        old_sha256=digest,
+                        new=content,
+                        new_sha256=digest,
+                        previous_path=source,
+                    )
+                )
                 continue
             if relative in old_files:
                 known, old, old_digest = self._old_side(relative, before)
             else:
                 known, old, old_digest = complete, None, None  # new: did not exist before
-            files.append(file_change(relative, old=old, old_known=known, old_sha256=old_digest,
-                                     new=content, new_sha256=digest))
-        files.extend(file_change(p, old=None, old_known=True, old_sha256=None, new=None,
-                                 new_sha256=None) for p in removed if p not in renamed_from)
+            files.append(
+                file_change(
+                    relative,
+                    old=old,
+                    old_known=known,
+                    old_sha256=old_digest,
+                    new=content,
+                    new_sha256=digest,
+                )
+            )
+        files.extend(
+            file_change(p, old=None, old_known=True, old_sha256=None, new=None, new_sha256=None)
+            for p in removed
+            if p not in renamed_from
+        )
         if files:
-            self.attribution = {"files": sorted(files, key=lambda f: f["path"]),
-                                "source": "snapshot"}
+            self.attribution = {
+                "files": sorted(files, key=lambda f: f["path"]),
+                "source": "snapshot",
+            }
 
     def permission_denied(self, inv: Invocation) -> HookOutcome | None:
         """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""
@@ -954,8 +1164,7 @@ class Governance:
         if not asked:
             return None
         message = f"a human rejected {inv.tool_name}"
-        return HookOutcome(error=_error("HITL_REJECT", message, inv),
-                           data={"hitl": "rejected"})
+        return HookOutcome(error=_error("HITL_REJECT", message, inv), data={"hitl": "rejected"})
 
     # --- previews ----------------------------------------------------------------------------
 
@@ -988,9 +1197,16 @@ class Governance:
             return "(no cached copy of the version this session saw; no preview)"
         import difflib  # noqa: PLC0415 -- only refusals pay for difflib
 
-        lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
-                                          "seen by this session", "on disk now", lineterm="",
-                                          n=1))
+        lines = list(
+            difflib.unified_diff(
+                before.splitlines(),
+                after.splitlines(),
+                "seen by this session",
+                "on disk now",
+                lineterm="",
+                n=1,
+            )
+        )
         return "\n".join(lines[:_PREVIEW_LINES])
 
     def _removal_preview(self, paths: tuple[str, ...], inv: Invocation) -> str:

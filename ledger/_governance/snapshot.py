@@ -25,8 +25,17 @@ import time
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-__all__ = ["BLOB_LIMIT", "SKIP_DIRS", "Before", "StatSnapshot", "keep_blob", "load_before",
-           "read_blob", "save_before", "stat_snapshot"]
+__all__ = [
+    "BLOB_LIMIT",
+    "SKIP_DIRS",
+    "Before",
+    "StatSnapshot",
+    "keep_blob",
+    "load_before",
+    "read_blob",
+    "save_before",
+    "stat_snapshot",
+]
 
 BLOB_LIMIT: Final = 512 * 1024
 SKIP_DIRS: Final = frozenset({".git", ".orchestration", "node_modules"})
@@ -44,8 +53,9 @@ class StatSnapshot(NamedTuple):
     """False when the time or file budget ran out before the walk finished."""
 
 
-def stat_snapshot(root: str, *, seconds: float = SNAPSHOT_SECONDS,
-                  max_files: int = SNAPSHOT_FILES) -> StatSnapshot:
+def stat_snapshot(
+    root: str, *, seconds: float = SNAPSHOT_SECONDS, max_files: int = SNAPSHOT_FILES
+) -> StatSnapshot:
     """Walk ``root`` (skipping :data:`SKIP_DIRS` and symlinks) within the budget."""
     deadline = time.monotonic() + seconds
     files: dict[str, tuple[int, int, int]] = {}
@@ -151,7 +161,10 @@ def load_before(cache_dir: Path, invocation_id: str) -> Before | None:
         return None
     snapshot = None
     if isinstance(data.get("files"), dict):
-        snapshot = StatSnapshot({str(k): (int(v[0]), int(v[1]), int(v[2]))
-                                 for k, v in data["files"].items()}, bool(data.get("complete")))
-    return Before({str(k): (str(v) if v is not None else None)
-                   for k, v in data["hashes"].items()}, snapshot)
+        snapshot = StatSnapshot(
+            {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["files"].items()},
+            bool(data.get("complete")),
+        )
+    return Before(
+        {str(k): (str(v) if v is not None else None) for k, v in data["hashes"].items()}, snapshot
+    )

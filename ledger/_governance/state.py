@@ -42,9 +42,16 @@ class WorkspaceState:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        return {"config": self.config, "decisions": self.decisions, "grants": self.grants,
-                "hash": self.hash, "mutations": self.mutations, "recent": self.recent,
-                "seq": self.seq, "sessions": self.sessions}
+        return {
+            "config": self.config,
+            "decisions": self.decisions,
+            "grants": self.grants,
+            "hash": self.hash,
+            "mutations": self.mutations,
+            "recent": self.recent,
+            "seq": self.seq,
+            "sessions": self.sessions,
+        }
 
     def session(self, session_id: str | None) -> dict[str, Any]:
         """The (possibly new) state of one session."""

@@ -38,7 +38,6 @@ Permission = Literal["allow", "deny", "ask"]
 """A decision on a tool call; match it exhaustively (``typing.assert_never`` on the rest)."""
 
 
-
 def strictness(decision: Permission) -> int:
     """How strongly ``decision`` restricts the call: ``allow`` < ``ask`` < ``deny``."""
     match decision:

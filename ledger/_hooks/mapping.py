@@ -13,8 +13,9 @@ __all__ = ["BLOCKABLE_EVENTS", "decision_of", "invocation_of"]
 
 
 # Events where a hook's block is honoured (docs/architecture.md); everything else is observed.
-BLOCKABLE_EVENTS: Final = frozenset({"UserPromptSubmit", "Stop", "SubagentStop", "PreCompact",
-                               "PermissionRequest"})
+BLOCKABLE_EVENTS: Final = frozenset(
+    {"UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "PermissionRequest"}
+)
 
 
 def invocation_of(event: HookEvent) -> Invocation:
@@ -25,12 +26,25 @@ def invocation_of(event: HookEvent) -> Invocation:
         outcome = "failure" if event.event == "PostToolUseFailure" or event.error else "success"
     return Invocation(
         id=invocation_id_for(event.client, event.session_id, event.tool_use_id),
-        event=event.event, tool_name=event.tool_name, tool_input=dict(event.tool_input),
-        tool_use_id=event.tool_use_id, session_id=event.session_id, client=event.client,
-        cwd=event.cwd, model=event.model, agent_id=event.agent_id, outcome=outcome,
-        tool_response=event.tool_response, error=event.error, duration_ms=event.duration_ms,
-        raw=event.raw, client_event=event.client_event, prompt=event.prompt,
-        agent_type=event.agent_type, source=event.source, event_reason=event.event_reason,
+        event=event.event,
+        tool_name=event.tool_name,
+        tool_input=dict(event.tool_input),
+        tool_use_id=event.tool_use_id,
+        session_id=event.session_id,
+        client=event.client,
+        cwd=event.cwd,
+        model=event.model,
+        agent_id=event.agent_id,
+        outcome=outcome,
+        tool_response=event.tool_response,
+        error=event.error,
+        duration_ms=event.duration_ms,
+        raw=event.raw,
+        client_event=event.client_event,
+        prompt=event.prompt,
+        agent_type=event.agent_type,
+        source=event.source,
+        event_reason=event.event_reason,
     )
 
 
@@ -42,10 +56,17 @@ def decision_of(event: HookEvent, merged: MergedDecision) -> HookDecision:
         # "allow" only when a hook said so: answering allow makes clients skip their own
         # permission prompt (docs/architecture.md), so "no objection" is no opinion.
         permission = merged.decision if merged.explicit else None
-        return HookDecision(permission=permission,
-                            reason=merged.reason,
-                            additional_context=merged.additional_context,
-                            updated_input=merged.updated_input, error=error,
-                            block=merged.decision == "deny")
-    return HookDecision(reason=merged.reason, additional_context=merged.additional_context,
-                        block=merged.decision == "deny", error=error)
+        return HookDecision(
+            permission=permission,
+            reason=merged.reason,
+            additional_context=merged.additional_context,
+            updated_input=merged.updated_input,
+            error=error,
+            block=merged.decision == "deny",
+        )
+    return HookDecision(
+        reason=merged.reason,
+        additional_context=merged.additional_context,
+        block=merged.decision == "deny",
+        error=error,
+    )

@@ -35,9 +35,16 @@ def _clip(value: Any, limit: int) -> Any:  # noqa: ANN401 -- any JSON value
     return value
 
 
-def hook_body(kind: str, decided: dict[str, Any], inv: Invocation, *, git_head: str | None,
-              config: dict[str, Any], observed: dict[str, str],
-              attribution: dict[str, Any] | None) -> dict[str, Any]:
+def hook_body(
+    kind: str,
+    decided: dict[str, Any],
+    inv: Invocation,
+    *,
+    git_head: str | None,
+    config: dict[str, Any],
+    observed: dict[str, str],
+    attribution: dict[str, Any] | None,
+) -> dict[str, Any]:
     """The full body of a ``hook.pre``/``hook.post``/``hook.event`` record.
 
     Args:
@@ -49,9 +56,14 @@ def hook_body(kind: str, decided: dict[str, Any], inv: Invocation, *, git_head: 
         observed, attribution: the post record's typed fields (format v2).
     """
     full: dict[str, Any] = {
-        "invocation": inv.id, "event": inv.event, "tool": inv.tool_name,
-        "tool_use_id": inv.tool_use_id, "git_head": git_head, "cwd": inv.cwd,
-        "config": config, **decided,
+        "invocation": inv.id,
+        "event": inv.event,
+        "tool": inv.tool_name,
+        "tool_use_id": inv.tool_use_id,
+        "git_head": git_head,
+        "cwd": inv.cwd,
+        "config": config,
+        **decided,
     }
     if inv.client_event:
         full["client_event"] = inv.client_event
@@ -66,15 +78,20 @@ def hook_body(kind: str, decided: dict[str, Any], inv: Invocation, *, git_head: 
         full["attribution"] = attribution
     else:
         # The client's own fields (SessionEnd's reason is "event_reason": "reason" is ours).
-        told = {"prompt": inv.prompt, "source": inv.source, "event_reason": inv.event_reason,
-                "agent_type": inv.agent_type}
+        told = {
+            "prompt": inv.prompt,
+            "source": inv.source,
+            "event_reason": inv.event_reason,
+            "agent_type": inv.agent_type,
+        }
         for key, value in told.items():
             if value is not None:
                 full[key] = _clip(value, _CLIENT_STRING_LIMIT)
     # One pass over the whole body: edit strings to 1 MiB, and no floats anywhere.
     full = _clip(full, _EDIT_STRING_LIMIT)
     if len(json.dumps(full)) > MAX_RECORD_BYTES - 4096:
-        full["edit"] = {"omitted": "edit too large to record",
-                        "sha256": hashlib.sha256(json.dumps(full.get("edit")).encode())
-                        .hexdigest()}
+        full["edit"] = {
+            "omitted": "edit too large to record",
+            "sha256": hashlib.sha256(json.dumps(full.get("edit")).encode()).hexdigest(),
+        }
     return full

@@ -46,16 +46,21 @@ from ledger._workspace import Workspace, find_root
 __all__ = ["GovernedWorkspace", "handle_event", "locate_root", "run_hook"]
 
 
-def locate_root(event: HookEvent | None, explicit: str | None = None,
-                environ: Mapping[str, str] | None = None) -> Path:
+def locate_root(
+    event: HookEvent | None, explicit: str | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
     """The workspace of a hook call: ``--root``/``$LEDGER_ROOT``, else the nearest
     ``.orchestration/`` above the payload's ``cwd``, else above ``$CLAUDE_PROJECT_DIR`` (and the
     other clients' project variables), else above the current directory."""
     env = os.environ if environ is None else environ
     if explicit or env.get("LEDGER_ROOT"):
         return find_root(explicit, environ=env)
-    starts = [event.cwd if event else None, env.get("CLAUDE_PROJECT_DIR"),
-              env.get("CURSOR_PROJECT_DIR"), env.get("GEMINI_PROJECT_DIR")]
+    starts = [
+        event.cwd if event else None,
+        env.get("CLAUDE_PROJECT_DIR"),
+        env.get("CURSOR_PROJECT_DIR"),
+        env.get("GEMINI_PROJECT_DIR"),
+    ]
     for start in starts:
         if start:
             try:
@@ -76,8 +81,9 @@ class GovernedWorkspace:
         self.orchestration = workspace.orchestration
         self.cache_dir = workspace.cache_dir
         self.ledger = Ledger.open(root, environ=environ)
-        self.projections = ProjectionCache(self.ledger.file.path, self.cache_dir,
-                                           self.ledger.ledger_id, environ=environ)
+        self.projections = ProjectionCache(
+            self.ledger.file.path, self.cache_dir, self.ledger.ledger_id, environ=environ
+        )
         self.state = self.projections.state(GOVERNANCE_STATE)
         self.config = WorkspaceConfig(self.orchestration, self.cache_dir)
         self.config_digests = config_digests(self.orchestration)  # what this decision uses
@@ -94,12 +100,21 @@ class GovernedWorkspace:
         hooks = self.config.hooks()
         switches = policy_config(hooks, self.config.hooks_path)
         intents, intents_error = self.config.intents()
-        governance = Governance(root=self.real_root, state=self.state, intents=intents,
-                                intents_error=intents_error, cache_dir=self.cache_dir,
-                                scope_compiler=self.config.compile_scope, config=switches,
-                                environ=self.environ)
-        engine = HookEngine(record=self._record, fired_once=self.state.fired_once(),
-                            fail_closed=switches.fail_closed)
+        governance = Governance(
+            root=self.real_root,
+            state=self.state,
+            intents=intents,
+            intents_error=intents_error,
+            cache_dir=self.cache_dir,
+            scope_compiler=self.config.compile_scope,
+            config=switches,
+            environ=self.environ,
+        )
+        engine = HookEngine(
+            record=self._record,
+            fired_once=self.state.fired_once(),
+            fail_closed=switches.fail_closed,
+        )
         governance.register(engine)
         self._governance = governance
         register_configured_hooks(engine, hooks, self.root, self.config.hooks_path)
@@ -109,14 +124,24 @@ class GovernedWorkspace:
         model = inv.model
         if model is None and inv.session_id is not None:
             model = self.state.sessions.get(inv.session_id, {}).get("model")
-        return {"agent": inv.agent_id, "client": actor_name(inv.client),
-                "model": model, "session": inv.session_id}
+        return {
+            "agent": inv.agent_id,
+            "client": actor_name(inv.client),
+            "model": model,
+            "session": inv.session_id,
+        }
 
     def _record(self, kind: str, decided: dict[str, Any], inv: Invocation) -> None:
         governance = self._governance
-        body = hook_body(kind, decided, inv, git_head=self._head, config=self.config_digests,
-                         observed=governance.observed if governance else {},
-                         attribution=governance.attribution if governance else None)
+        body = hook_body(
+            kind,
+            decided,
+            inv,
+            git_head=self._head,
+            config=self.config_digests,
+            observed=governance.observed if governance else {},
+            attribution=governance.attribution if governance else None,
+        )
         self._pending.append(Entry(kind, body, self._actor(inv)))
 
     def flush(self, extra: list[tuple[str, dict[str, Any]]], inv: Invocation) -> None:
@@ -131,8 +156,9 @@ class GovernedWorkspace:
             self.ledger.append_many(entries)
 
 
-def handle_event(event: HookEvent, *, root: str | None = None,
-                 environ: Mapping[str, str] | None = None) -> HookDecision:
+def handle_event(
+    event: HookEvent, *, root: str | None = None, environ: Mapping[str, str] | None = None
+) -> HookDecision:
     """Govern and record one client hook event.
 
     Raises:
@@ -153,8 +179,14 @@ def handle_event(event: HookEvent, *, root: str | None = None,
     return decision_of(event, merged)
 
 
-def run_hook(client: str, raw: bytes, *, expected_event: str | None = None,
-             root: str | None = None, environ: Mapping[str, str] | None = None) -> HookResponse:
+def run_hook(
+    client: str,
+    raw: bytes,
+    *,
+    expected_event: str | None = None,
+    root: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HookResponse:
     """One whole hook call, as ``ledger hook <client>`` runs it: parse, govern, record, answer.
 
     Never raises: any failure becomes the client's fail-closed answer (deny for tool-gating
@@ -178,20 +210,32 @@ def run_hook(client: str, raw: bytes, *, expected_event: str | None = None,
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
         _record_failure(client, message, raw, event, root=root, environ=environ)
-        return fail_closed_response(client, event, message, raw=raw,
-                                    expected_event=expected_event)
+        return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 
 
-def _record_failure(client: str, message: str, raw: bytes, event: HookEvent | None, *,
-                    root: str | None, environ: Mapping[str, str] | None) -> None:
+def _record_failure(
+    client: str,
+    message: str,
+    raw: bytes,
+    event: HookEvent | None,
+    *,
+    root: str | None,
+    environ: Mapping[str, str] | None,
+) -> None:
     """Best effort: put the failure itself in the ledger (never a partial line)."""
     try:
         ledger = Ledger.open(locate_root(event, root, environ), environ=environ)
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
-        ledger.append("hook.error", {
-            "client": client, "message": message[:2000],
-            "payload_bytes": MAX_PAYLOAD_BYTES if truncated else len(raw),
-            "payload_sha256": None if truncated else hashlib.sha256(raw).hexdigest(),
-            "payload_truncated": truncated}, actor={"client": client})
+        ledger.append(
+            "hook.error",
+            {
+                "client": client,
+                "message": message[:2000],
+                "payload_bytes": MAX_PAYLOAD_BYTES if truncated else len(raw),
+                "payload_sha256": None if truncated else hashlib.sha256(raw).hexdigest(),
+                "payload_truncated": truncated,
+            },
+            actor={"client": client},
+        )
     except Exception:  # noqa: BLE001, S110 -- recording the failure must not mask the answer
         pass

@@ -17,4 +17,7 @@ from ledger._projections.interface import Projection
 __all__ = ["BLAME", "GOVERNANCE_STATE", "INTENTS", "PROJECTIONS", "Projection", "ProjectionCache"]
 
 PROJECTIONS: Final[dict[str, Projection[Any]]] = {
-    GOVERNANCE_STATE.name: GOVERNANCE_STATE, BLAME.name: BLAME, INTENTS.name: INTENTS}
+    GOVERNANCE_STATE.name: GOVERNANCE_STATE,
+    BLAME.name: BLAME,
+    INTENTS.name: INTENTS,
+}

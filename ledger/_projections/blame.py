@@ -27,8 +27,20 @@ from typing import Any, Final
 
 __all__ = ["BASE", "BLAME", "REF_FIELDS", "BlameProjection", "BlameState", "attempted_line_hashes"]
 
-REF_FIELDS: Final = ("client", "intent_id", "invocation_id", "model", "reason", "record_hash",
-                     "seq", "session_id", "status", "tool", "tool_use_id", "ts")
+REF_FIELDS: Final = (
+    "client",
+    "intent_id",
+    "invocation_id",
+    "model",
+    "reason",
+    "record_hash",
+    "seq",
+    "session_id",
+    "status",
+    "tool",
+    "tool_use_id",
+    "ts",
+)
 """The fields of an attribution, in the order ``BlameState.refs`` keeps them."""
 BASE: Final = -1
 """Reference of a line no record explains (predates the ledger, or changed outside it)."""
@@ -43,14 +55,21 @@ def _short(line: str) -> str:
 
 def attempted_line_hashes(tool_input: dict[str, Any]) -> list[str]:
     """Short hashes of the lines a (refused) write tried to put in the file."""
-    texts = [tool_input[key] for key in ("content", "new_string", "new_source")
-             if isinstance(tool_input.get(key), str)]
+    texts = [
+        tool_input[key]
+        for key in ("content", "new_string", "new_source")
+        if isinstance(tool_input.get(key), str)
+    ]
     edits = tool_input.get("edits")
     if isinstance(edits, list):
-        texts.extend(e["new_string"] for e in edits
-                     if isinstance(e, dict) and isinstance(e.get("new_string"), str))
-    out = [_short(line) for text in texts for line in text.replace("\r\n", "\n").split("\n")
-           if line]
+        texts.extend(
+            e["new_string"]
+            for e in edits
+            if isinstance(e, dict) and isinstance(e.get("new_string"), str)
+        )
+    out = [
+        _short(line) for text in texts for line in text.replace("\r\n", "\n").split("\n") if line
+    ]
     return out[:_DENIED_LINES]
 
 
@@ -78,8 +97,14 @@ class BlameState:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        return {"denied": self.denied, "files": self.files, "live": self._live_at_compaction,
-                "pending": self.pending, "refs": self.refs, "seq": self.seq}
+        return {
+            "denied": self.denied,
+            "files": self.files,
+            "live": self._live_at_compaction,
+            "pending": self.pending,
+            "refs": self.refs,
+            "seq": self.seq,
+        }
 
     def ref(self, index: int) -> dict[str, Any] | None:
         """The attribution of a line's ref (``None`` for :data:`BASE`)."""
@@ -104,8 +129,11 @@ class BlameState:
         elif kind == "hook.event" and body.get("tool_use_id"):
             error = body.get("error") or {}
             attempt = self.pending.pop(str(body["tool_use_id"]), None)
-            if attempt is not None and isinstance(error, dict) and error.get(
-                    "code") == "HITL_REJECT":
+            if (
+                attempt is not None
+                and isinstance(error, dict)
+                and error.get("code") == "HITL_REJECT"
+            ):
                 attempt["code"] = "HITL_REJECT"
                 self._deny(attempt)
 
@@ -119,11 +147,17 @@ class BlameState:
         error = body.get("error") if isinstance(body.get("error"), dict) else {}
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         cwd = body.get("cwd")
-        attempt = {"code": (error or {}).get("code"), "intent_id": (data or {}).get("intent_id"),
-                   "lines": attempted_line_hashes(tool_input), "path": path,
-                   "record_hash": record.get("hash"), "seq": record.get("seq"),
-                   "session_id": (record.get("actor") or {}).get("session"),
-                   "tool": body.get("tool"), "cwd": cwd}
+        attempt = {
+            "code": (error or {}).get("code"),
+            "intent_id": (data or {}).get("intent_id"),
+            "lines": attempted_line_hashes(tool_input),
+            "path": path,
+            "record_hash": record.get("hash"),
+            "seq": record.get("seq"),
+            "session_id": (record.get("actor") or {}).get("session"),
+            "tool": body.get("tool"),
+            "cwd": cwd,
+        }
         if body.get("decision") == "deny":
             self._deny(attempt)
         elif body.get("tool_use_id"):
@@ -139,21 +173,34 @@ class BlameState:
         entries.append(attempt)
         del entries[:-_DENIED_PER_FILE]
 
-    def _new_ref(self, record: dict[str, Any], body: dict[str, Any], *, status: str,
-                 reason: str | None) -> int:
+    def _new_ref(
+        self, record: dict[str, Any], body: dict[str, Any], *, status: str, reason: str | None
+    ) -> int:
         actor = record.get("actor") or {}
         data = body.get("data") if isinstance(body.get("data"), dict) else {}
         # A list in REF_FIELDS order, not a dict: the cache holds one per live attribution,
         # and blame loads the cache on every run.
-        self.refs.append([
-            actor.get("client"), (data or {}).get("intent_id"), body.get("invocation"),
-            actor.get("model"), reason, record.get("hash"), record.get("seq"),
-            actor.get("session"), status, body.get("tool"), body.get("tool_use_id"),
-            record.get("ts")])
+        self.refs.append(
+            [
+                actor.get("client"),
+                (data or {}).get("intent_id"),
+                body.get("invocation"),
+                actor.get("model"),
+                reason,
+                record.get("hash"),
+                record.get("seq"),
+                actor.get("session"),
+                status,
+                body.get("tool"),
+                body.get("tool_use_id"),
+                record.get("ts"),
+            ]
+        )
         return len(self.refs) - 1
 
-    def _apply_attribution(self, record: dict[str, Any], body: dict[str, Any],
-                           attribution: dict[str, Any]) -> None:
+    def _apply_attribution(
+        self, record: dict[str, Any], body: dict[str, Any], attribution: dict[str, Any]
+    ) -> None:
         agent: int | None = None
         unknown: int | None = None
         conflict: int | None = None
@@ -173,9 +220,9 @@ class BlameState:
                 agent = self._new_ref(record, body, status="agent", reason=None)
             if change.get("exact"):
                 old_sha = change.get("old_sha256")
-                replayable = (model is None and old_sha is None and change.get("change") in (
-                    "created", None)) or (model is not None and model["sha"] == old_sha
-                                          and old_sha is not None)
+                replayable = (
+                    model is None and old_sha is None and change.get("change") in ("created", None)
+                ) or (model is not None and model["sha"] == old_sha and old_sha is not None)
                 # The model's own lists are updated in place (the state is the fold's).
                 hashes = model["hashes"] if replayable and model else []
                 refs = model["refs"] if replayable and model else []
@@ -189,28 +236,46 @@ class BlameState:
                     # the records already had may not be this call's: a gap, not a guess.
                     suspect = set(model["hashes"]) - {None} if model else set()
                     if suspect and conflict is None:
-                        conflict = self._new_ref(record, body, status="unknown", reason=(
-                            f"seq {record.get('seq')} wrote it over a version of the file the "
-                            "records do not describe, and the records had it before"))
+                        conflict = self._new_ref(
+                            record,
+                            body,
+                            status="unknown",
+                            reason=(
+                                f"seq {record.get('seq')} wrote it over a version of the file the "
+                                "records do not describe, and the records had it before"
+                            ),
+                        )
                 for hunk in reversed(hunks):
                     _replay(hashes, refs, hunk, ref, suspect=suspect, conflict=conflict)
             else:
                 if unknown is None:
                     tool = body.get("tool") or "a tool call"
-                    unknown = self._new_ref(record, body, status="unknown", reason=(
-                        f"rewritten by {tool} (seq {record.get('seq')}), whose previous "
-                        "content was not captured"))
+                    unknown = self._new_ref(
+                        record,
+                        body,
+                        status="unknown",
+                        reason=(
+                            f"rewritten by {tool} (seq {record.get('seq')}), whose previous "
+                            "content was not captured"
+                        ),
+                    )
                 count = change.get("lines")
                 if count is None:
-                    count = max((int(h.get("new_start", 0)) + int(h.get("new_lines", 0)) - 1
-                                 for h in hunks), default=0)
+                    count = max(
+                        (
+                            int(h.get("new_start", 0)) + int(h.get("new_lines", 0)) - 1
+                            for h in hunks
+                        ),
+                        default=0,
+                    )
                 hashes, refs = [None] * count, [unknown] * count
                 for hunk in hunks:
                     start = int(hunk.get("new_start", 1)) - 1
                     written = hunk.get("line_hashes") or [None] * int(hunk.get("new_lines", 0))
-                    hashes[start:start + len(written)] = written
-                    refs[start:start + len(written)] = [agent if agent is not None else BASE
-                                                        ] * len(written)
+                    hashes[start : start + len(written)] = written
+                    refs[start : start + len(written)] = [
+                        agent if agent is not None else BASE
+                    ] * len(written)
                 del hashes[count:], refs[count:]
             self.files[path] = {"hashes": hashes, "refs": refs, "sha": change.get("sha256")}
         if len(self.refs) > 2 * self._live_at_compaction + 1024:
@@ -234,25 +299,32 @@ def _relative(path: str, cwd: Any, state: BlameState) -> str:  # noqa: ANN401
         if path.endswith("/" + known):
             return known
     if isinstance(cwd, str) and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
+        return path[len(cwd.rstrip("/")) + 1 :]
     return path
 
 
 def _old_length(hunks: list[dict[str, Any]], new_count: int) -> int:
     """Line count of the old side, from the new count and the hunks."""
-    return new_count - sum(int(h.get("new_lines", 0)) - int(h.get("old_lines") or 0)
-                           for h in hunks)
+    return new_count - sum(int(h.get("new_lines", 0)) - int(h.get("old_lines") or 0) for h in hunks)
 
 
-def _replay(hashes: list[str | None], refs: list[int], hunk: dict[str, Any], ref: int, *,
-            suspect: set[str | None], conflict: int | None) -> None:
+def _replay(
+    hashes: list[str | None],
+    refs: list[int],
+    hunk: dict[str, Any],
+    ref: int,
+    *,
+    suspect: set[str | None],
+    conflict: int | None,
+) -> None:
     old_start, old_lines = int(hunk.get("old_start") or 0), int(hunk.get("old_lines") or 0)
     new_lines = int(hunk.get("new_lines", 0))
     at = old_start - 1 if old_lines else old_start
     written = list(hunk.get("line_hashes") or [None] * new_lines)
-    hashes[at:at + old_lines] = written
-    refs[at:at + old_lines] = [conflict if conflict is not None and h in suspect else ref
-                               for h in written]
+    hashes[at : at + old_lines] = written
+    refs[at : at + old_lines] = [
+        conflict if conflict is not None and h in suspect else ref for h in written
+    ]
 
 
 class BlameProjection:

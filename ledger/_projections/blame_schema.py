@@ -31,8 +31,9 @@ class DeniedAttempt(_Strict):
     session_id: StrictStr | None
     intent_id: StrictStr | None
     tool: StrictStr | None
-    code: StrictStr | None = Field(description="DENY code (SCOPE_VIOLATION, STALE_FILE, "
-                                   "HITL_REJECT ...).")
+    code: StrictStr | None = Field(
+        description="DENY code (SCOPE_VIOLATION, STALE_FILE, HITL_REJECT ...)."
+    )
 
 
 class BlameLineModel(_Strict):
@@ -41,9 +42,12 @@ class BlameLineModel(_Strict):
     line: StrictInt = Field(ge=1, description="1-based line number in the file on disk.")
     status: Literal["agent", "git", "unknown"] = Field(
         description="agent: a recorded, governed tool call wrote it; git: no record explains "
-        "it but it is unchanged since a commit; unknown: neither explains it (see reason).")
-    content_hash: StrictStr = Field(description="First 12 hex digits of the SHA-256 of the "
-                                    "line's text (no terminator; '' under --at for unknowns).")
+        "it but it is unchanged since a commit; unknown: neither explains it (see reason)."
+    )
+    content_hash: StrictStr = Field(
+        description="First 12 hex digits of the SHA-256 of the "
+        "line's text (no terminator; '' under --at for unknowns)."
+    )
     seq: StrictInt | None = Field(default=None, description="agent: the hook.post record.")
     record_hash: StrictStr | None = None
     invocation_id: StrictStr | None = None
@@ -57,8 +61,9 @@ class BlameLineModel(_Strict):
     commit: StrictStr | None = Field(default=None, description="git: the commit (40 hex).")
     author: StrictStr | None = None
     author_time: StrictInt | None = Field(default=None, description="git: Unix seconds.")
-    orig_line: StrictInt | None = Field(default=None,
-                                        description="git: the line number in that commit.")
+    orig_line: StrictInt | None = Field(
+        default=None, description="git: the line number in that commit."
+    )
     orig_file: StrictStr | None = None
     reason: StrictStr | None = Field(default=None, description="unknown: why (always set).")
     denied: list[DeniedAttempt] | None = None
@@ -80,8 +85,10 @@ class BlameOutput(_Strict):
     """``ledger blame --json``."""
 
     file: StrictStr = Field(description="Workspace-relative POSIX path.")
-    at: StrictInt | None = Field(description="--at SEQ: the model as of that record "
-                                 "(no disk, no git); null for the working tree now.")
+    at: StrictInt | None = Field(
+        description="--at SEQ: the model as of that record "
+        "(no disk, no git); null for the working tree now."
+    )
     summary: Summary
     lines: list[BlameLineModel]
 
@@ -97,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     """Write ``DIR/blame.v1.schema.json``."""
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[0] if args else "schemas") / SCHEMA_FILE
-    target.write_text(json.dumps(blame_schema(), indent=2, sort_keys=True, ensure_ascii=False)
-                      + "\n", encoding="utf-8")
+    target.write_text(
+        json.dumps(blame_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     return 0
 
 

@@ -92,8 +92,14 @@ class ProjectionCache:
         environ: where ``$LEDGER_HOME`` is read from (tests).
     """
 
-    def __init__(self, ledger_path: Path, cache_dir: Path, ledger_id: str, *,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        ledger_path: Path,
+        cache_dir: Path,
+        ledger_id: str,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.ledger_path = ledger_path
         self.cache_dir = cache_dir / "projections"
         self.ledger_id = ledger_id
@@ -115,8 +121,9 @@ class ProjectionCache:
         folded = position
         for stored in read_records(self.ledger_path, start=position.end):
             state = projection.apply(state, stored.data)
-            folded = Position(stored.end, int(stored.data.get("seq", -1)),
-                              str(stored.data.get("hash", "")))
+            folded = Position(
+                stored.end, int(stored.data.get("seq", -1)), str(stored.data.get("hash", ""))
+            )
         if folded != position or cached is None:
             self._save(projection, state, folded)
         return state
@@ -138,9 +145,12 @@ class ProjectionCache:
             if not hmac.compare_digest(mac.decode("ascii"), self._mac(payload)):
                 return None
             data = orjson.loads(payload)
-            if (data.get("format"), data.get("projection"), data.get("version"),
-                    data.get("ledger")) != (CACHE_FORMAT, projection.name, projection.version,
-                                            self.ledger_id):
+            if (
+                data.get("format"),
+                data.get("projection"),
+                data.get("version"),
+                data.get("ledger"),
+            ) != (CACHE_FORMAT, projection.name, projection.version, self.ledger_id):
                 return None
             position = Position(int(data["end"]), int(data["seq"]), str(data["hash"]))
             if not self._position_holds(position):
@@ -152,11 +162,19 @@ class ProjectionCache:
     def _save(self, projection: Projection[StateT], state: StateT, position: Position) -> None:
         if self._secret is None:
             return
-        payload = orjson.dumps({
-            "end": position.end, "format": CACHE_FORMAT, "hash": position.hash,
-            "ledger": self.ledger_id, "projection": projection.name, "seq": position.seq,
-            "state": projection.dump(state), "version": projection.version,
-        }, option=orjson.OPT_SORT_KEYS)
+        payload = orjson.dumps(
+            {
+                "end": position.end,
+                "format": CACHE_FORMAT,
+                "hash": position.hash,
+                "ledger": self.ledger_id,
+                "projection": projection.name,
+                "seq": position.seq,
+                "state": projection.dump(state),
+                "version": projection.version,
+            },
+            option=orjson.OPT_SORT_KEYS,
+        )
         with contextlib.suppress(OSError):  # a cache we cannot write only costs time
             atomic_write(self._path(projection), self._mac(payload).encode() + b"\n" + payload)
 

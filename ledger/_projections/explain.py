@@ -35,8 +35,18 @@ __all__ = ["STATUSES", "BlameLine", "BlameReport", "blame_file", "blame_state", 
 
 STATUSES: Final = ("agent", "git", "unknown")
 _NOT_COMMITTED: Final = "0" * 40
-_AGENT_FIELDS: Final = ("seq", "record_hash", "invocation_id", "tool_use_id", "tool",
-                        "intent_id", "session_id", "client", "model", "ts")
+_AGENT_FIELDS: Final = (
+    "seq",
+    "record_hash",
+    "invocation_id",
+    "tool_use_id",
+    "tool",
+    "intent_id",
+    "session_id",
+    "client",
+    "model",
+    "ts",
+)
 
 
 class BlameLine(NamedTuple):
@@ -63,22 +73,38 @@ class BlameReport(NamedTuple):
         """Counts and percentages per status."""
         counts = Counter(line.status for line in self.lines)
         total = len(self.lines)
-        return {"total": total, **{s: {"lines": counts.get(s, 0), "percent": round(
-            100 * counts.get(s, 0) / total, 2) if total else 0.0} for s in STATUSES}}
+        return {
+            "total": total,
+            **{
+                s: {
+                    "lines": counts.get(s, 0),
+                    "percent": round(100 * counts.get(s, 0) / total, 2) if total else 0.0,
+                }
+                for s in STATUSES
+            },
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` shape (schemas/blame.v1.schema.json)."""
-        return {"file": self.file, "at": self.at, "summary": self.summary(), "lines": [
-            {"line": x.line, "status": x.status, "content_hash": x.content_hash, **x.facts}
-            for x in self.lines]}
+        return {
+            "file": self.file,
+            "at": self.at,
+            "summary": self.summary(),
+            "lines": [
+                {"line": x.line, "status": x.status, "content_hash": x.content_hash, **x.facts}
+                for x in self.lines
+            ],
+        }
 
 
-def blame_state(ledger: Ledger, *, at: int | None = None,
-                environ: Mapping[str, str] | None = None) -> BlameState:
+def blame_state(
+    ledger: Ledger, *, at: int | None = None, environ: Mapping[str, str] | None = None
+) -> BlameState:
     """The line model over the whole ledger (through the verified cache), or as of ``at``."""
     if at is None:
-        cache = ProjectionCache(ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id,
-                                environ=environ)
+        cache = ProjectionCache(
+            ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=environ
+        )
         return cache.state(BLAME)
     state = BLAME.initial()
     for stored in read_records(ledger.file.path):
@@ -101,16 +127,33 @@ def _resolve(root: Path, path: str) -> tuple[str, Path]:
     return relative, absolute
 
 
-def _git_blame(root: Path, relative: str, content: bytes,
-               wanted: tuple[int, int]) -> tuple[dict[int, dict[str, Any]], str | None]:
+def _git_blame(
+    root: Path, relative: str, content: bytes, wanted: tuple[int, int]
+) -> tuple[dict[int, dict[str, Any]], str | None]:
     """git's answer for the lines ``wanted`` of the file as on disk: final line -> commit facts
     (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
-    command = ["git", "-C", str(root), "blame", "--line-porcelain", "--contents", "-",
-               "-L", f"{wanted[0]},{wanted[1]}", "--", relative]
+    command = [
+        "git",
+        "-C",
+        str(root),
+        "blame",
+        "--line-porcelain",
+        "--contents",
+        "-",
+        "-L",
+        f"{wanted[0]},{wanted[1]}",
+        "--",
+        relative,
+    ]
     try:
-        done = subprocess.run(command, input=content, capture_output=True, check=False,  # noqa: S603
-                              timeout=60, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0",
-                                               "LC_ALL": "C"})
+        done = subprocess.run(  # noqa: S603
+            command,
+            input=content,
+            capture_output=True,
+            check=False,
+            timeout=60,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
     except (OSError, subprocess.TimeoutExpired):
         return {}, "git is not available"
     if done.returncode != 0:
@@ -149,7 +192,8 @@ def _match(model: dict[str, Any], disk_hashes: list[str]) -> tuple[list[int | No
     model expects, else the lines a diff of hashes keeps unchanged."""
     hashes: list[str | None] = model["hashes"]
     if len(hashes) == len(disk_hashes) and all(
-            h is None or h == d for h, d in zip(hashes, disk_hashes, strict=True)):
+        h is None or h == d for h, d in zip(hashes, disk_hashes, strict=True)
+    ):
         return list(range(len(disk_hashes))), True
     # A line the model has no hash for can never match (a unique token).
     tokens = [h if h is not None else f"?{i}" for i, h in enumerate(hashes)]
@@ -167,9 +211,14 @@ def _match(model: dict[str, Any], disk_hashes: list[str]) -> tuple[list[int | No
     return mapping, False
 
 
-def blame_file(path: str, *, root: str | os.PathLike[str] | None = None,
-               lines: tuple[int, int] | None = None, at: int | None = None,
-               environ: Mapping[str, str] | None = None) -> BlameReport:
+def blame_file(
+    path: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    lines: tuple[int, int] | None = None,
+    at: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> BlameReport:
     """Blame ``path`` (relative to the current directory, or absolute) line by line.
 
     Args:
@@ -227,8 +276,15 @@ def blame_file(path: str, *, root: str | os.PathLike[str] | None = None,
     return BlameReport(relative, rows, fast, None)
 
 
-def _ask_git(root: Path, relative: str, content: bytes, rows: list[BlameLine], *,
-             needs_git: list[int], first: int) -> None:
+def _ask_git(
+    root: Path,
+    relative: str,
+    content: bytes,
+    rows: list[BlameLine],
+    *,
+    needs_git: list[int],
+    first: int,
+) -> None:
     """Turn the ``unknown`` rows that git explains into ``git`` rows (in place)."""
     found, why = _git_blame(root, relative, content, (min(needs_git), max(needs_git)))
     for row in list(rows):
@@ -237,9 +293,13 @@ def _ask_git(root: Path, relative: str, content: bytes, rows: list[BlameLine], *
         commit = found.get(row.line)
         if commit is not None:
             row.facts.pop("reason", None)
-            row.facts.update(commit=commit["commit"], author=commit.get("author"),
-                             author_time=commit.get("author_time"),
-                             orig_line=commit["orig_line"], orig_file=commit.get("orig_file"))
+            row.facts.update(
+                commit=commit["commit"],
+                author=commit.get("author"),
+                author_time=commit.get("author_time"),
+                orig_line=commit["orig_line"],
+                orig_file=commit.get("orig_file"),
+            )
             rows[row.line - first] = row._replace(status="git")
         else:
             row.facts["reason"] += f"; {why or 'not committed to git'}"
@@ -254,8 +314,12 @@ def _range(lines: tuple[int, int] | None, count: int, path: str) -> tuple[int, i
     return first, last
 
 
-def _why(model: dict[str, Any] | None, model_index: int | None,
-         attribution: dict[str, Any] | None, seq: int) -> str:
+def _why(
+    model: dict[str, Any] | None,
+    model_index: int | None,
+    attribution: dict[str, Any] | None,
+    seq: int,
+) -> str:
     if model is None:
         return "no recorded tool call wrote this file"
     if attribution is not None and attribution.get("reason"):
@@ -268,8 +332,10 @@ def _why(model: dict[str, Any] | None, model_index: int | None,
 def _denied_index(state: BlameState, relative: str) -> dict[str, list[dict[str, Any]]]:
     index: dict[str, list[dict[str, Any]]] = {}
     for attempt in state.denied.get(relative, []):
-        summary = {k: attempt.get(k) for k in ("seq", "record_hash", "session_id", "intent_id",
-                                                "tool", "code")}
+        summary = {
+            k: attempt.get(k)
+            for k in ("seq", "record_hash", "session_id", "intent_id", "tool", "code")
+        }
         for digest in attempt.get("lines", []):
             entries = index.setdefault(digest, [])
             if summary not in entries:
@@ -277,8 +343,13 @@ def _denied_index(state: BlameState, relative: str) -> dict[str, list[dict[str, 
     return index
 
 
-def _report_at(relative: str, model: dict[str, Any] | None, state: BlameState,
-               lines: tuple[int, int] | None, at: int) -> BlameReport:
+def _report_at(
+    relative: str,
+    model: dict[str, Any] | None,
+    state: BlameState,
+    lines: tuple[int, int] | None,
+    at: int,
+) -> BlameReport:
     if model is None:
         raise InputError(f"the ledger had no line model of {relative} at seq {at}")
     first, last = _range(lines, len(model["hashes"]), relative)
@@ -288,16 +359,27 @@ def _report_at(relative: str, model: dict[str, Any] | None, state: BlameState,
         attribution = state.ref(ref)
         digest = model["hashes"][number - 1] or ""
         if attribution is not None and attribution["status"] == "agent":
-            rows.append(BlameLine(number, "", "agent", digest,
-                                  {k: attribution.get(k) for k in _AGENT_FIELDS}))
+            rows.append(
+                BlameLine(
+                    number, "", "agent", digest, {k: attribution.get(k) for k in _AGENT_FIELDS}
+                )
+            )
         else:
-            rows.append(BlameLine(number, "", "unknown", digest,
-                                  {"reason": _why(model, number - 1, attribution, at)}))
+            rows.append(
+                BlameLine(
+                    number,
+                    "",
+                    "unknown",
+                    digest,
+                    {"reason": _why(model, number - 1, attribution, at)},
+                )
+            )
     return BlameReport(relative, rows, False, at)
 
 
-def current_lines(root: str | os.PathLike[str] | None = None, *,
-                  environ: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+def current_lines(
+    root: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Every line of every live file as the records describe it (no disk, no git): rows of
     ``path, line, content_hash, status`` (``agent`` or ``unknown``) and the agent fields.
     For the query layer's ``lines`` view; ``ledger blame`` reconciles one file with the disk."""
@@ -309,15 +391,21 @@ def current_lines(root: str | os.PathLike[str] | None = None, *,
         # changed on disk since then is unknown here (``ledger blame`` reconciles it with git).
         on_disk = _sha256_of(ledger.workspace.root / path)
         changed = on_disk is not None and model.get("sha") not in (None, on_disk)
-        for index, (digest, ref) in enumerate(zip(model["hashes"], model["refs"],
-                                                  strict=True)):
+        for index, (digest, ref) in enumerate(zip(model["hashes"], model["refs"], strict=True)):
             attribution = state.ref(ref)
             agent = not changed and attribution is not None and attribution["status"] == "agent"
-            row: dict[str, Any] = {"path": path, "line": index + 1, "content_hash": digest,
-                                   "status": "agent" if agent else "unknown"}
+            row: dict[str, Any] = {
+                "path": path,
+                "line": index + 1,
+                "content_hash": digest,
+                "status": "agent" if agent else "unknown",
+            }
             if not agent:
-                row["reason"] = ("changed on disk since the last record; run `ledger blame "
-                                 f"{path}`" if changed else "no recorded agent call wrote it")
+                row["reason"] = (
+                    f"changed on disk since the last record; run `ledger blame {path}`"
+                    if changed
+                    else "no recorded agent call wrote it"
+                )
             row.update({k: (attribution or {}).get(k) if agent else None for k in _AGENT_FIELDS})
             yield row
 

@@ -18,8 +18,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["INTENTS", "IntentStateProjection", "intent_map_markdown", "intent_summaries",
-           "write_intent_map"]
+__all__ = [
+    "INTENTS",
+    "IntentStateProjection",
+    "intent_map_markdown",
+    "intent_summaries",
+    "write_intent_map",
+]
 
 
 class IntentStateProjection:
@@ -58,7 +63,8 @@ class IntentStateProjection:
             if kind == "hook.pre":
                 decision = body.get("decision")
                 code = {"allow": "allowed", "ask": "asked"}.get(str(decision)) or (
-                    (error or {}).get("code") or "denied")
+                    (error or {}).get("code") or "denied"
+                )
                 entry["decisions"][code] = entry["decisions"].get(code, 0) + 1
             elif kind == "hook.event" and (error or {}).get("code") == "HITL_REJECT":
                 entry["decisions"]["rejected"] = entry["decisions"].get("rejected", 0) + 1
@@ -71,12 +77,18 @@ class IntentStateProjection:
         return state
 
     @staticmethod
-    def _touch(state: dict[str, Any], intent_id: Any, record: dict[str, Any],  # noqa: ANN401
-               session: Any) -> dict[str, Any] | None:  # noqa: ANN401
+    def _touch(
+        state: dict[str, Any],
+        intent_id: Any,  # noqa: ANN401 -- whatever the record holds; checked below
+        record: dict[str, Any],
+        session: Any,  # noqa: ANN401 -- whatever the record holds
+    ) -> dict[str, Any] | None:
         if not isinstance(intent_id, str):
             return None
-        entry: dict[str, Any] = state["intents"].setdefault(intent_id, {
-            "decisions": {}, "files": [], "last_seq": None, "last_ts": None, "sessions": []})
+        entry: dict[str, Any] = state["intents"].setdefault(
+            intent_id,
+            {"decisions": {}, "files": [], "last_seq": None, "last_ts": None, "sessions": []},
+        )
         if isinstance(session, str) and session not in entry["sessions"]:
             entry["sessions"].append(session)
         entry["last_seq"], entry["last_ts"] = record.get("seq"), record.get("ts")
@@ -104,8 +116,9 @@ def _ranges(numbers: list[int]) -> list[list[int]]:
     return out
 
 
-def intent_summaries(root: str | os.PathLike[str] | None = None, *,
-                     environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+def intent_summaries(
+    root: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
     """Every intent (from the intents file and the records): status, effective scope with
     approved expansions, sessions, files touched, lines it owns now (per file, as ranges, from
     the line model), decisions by code, last activity.
@@ -119,8 +132,9 @@ def intent_summaries(root: str | os.PathLike[str] | None = None, *,
     from ledger._projections.cache import ProjectionCache  # noqa: PLC0415
 
     ledger = Ledger.open(root, environ=environ)
-    cache = ProjectionCache(ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id,
-                            environ=environ)
+    cache = ProjectionCache(
+        ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=environ
+    )
     state = cache.state(INTENTS)
     blame = cache.state(BLAME)
     path = ledger.workspace.intents_path
@@ -129,10 +143,14 @@ def intent_summaries(root: str | os.PathLike[str] | None = None, *,
     for file, model in blame.files.items():
         for index, ref in enumerate(model["refs"]):
             attribution = blame.ref(ref)
-            if attribution is not None and attribution["status"] == "agent" and attribution.get(
-                    "intent_id"):
+            if (
+                attribution is not None
+                and attribution["status"] == "agent"
+                and attribution.get("intent_id")
+            ):
                 owned.setdefault(attribution["intent_id"], {}).setdefault(file, []).append(
-                    index + 1)
+                    index + 1
+                )
     ids = [i.id for i in declared] + sorted(set(state["intents"]) - {i.id for i in declared})
     by_id = {i.id: i for i in declared}
     out = []
@@ -140,29 +158,37 @@ def intent_summaries(root: str | os.PathLike[str] | None = None, *,
         intent = by_id.get(intent_id)
         activity = state["intents"].get(intent_id, {})
         lines = owned.get(intent_id, {})
-        out.append({
-            "id": intent_id, "name": intent.name if intent else None,
-            "status": intent.status if intent else "not in the intents file",
-            "owned_scope": list(intent.owned_scope) if intent else [],
-            "approved_expansions": list(state["grants"].get(intent_id, [])),
-            "sessions": list(activity.get("sessions", [])),
-            "files_touched": sorted(activity.get("files", [])),
-            "lines_attributed": sum(len(v) for v in lines.values()),
-            "lines": {f: _ranges(v) for f, v in sorted(lines.items())},
-            "decisions": dict(Counter(activity.get("decisions", {}))),
-            "last_seq": activity.get("last_seq"), "last_ts": activity.get("last_ts")})
+        out.append(
+            {
+                "id": intent_id,
+                "name": intent.name if intent else None,
+                "status": intent.status if intent else "not in the intents file",
+                "owned_scope": list(intent.owned_scope) if intent else [],
+                "approved_expansions": list(state["grants"].get(intent_id, [])),
+                "sessions": list(activity.get("sessions", [])),
+                "files_touched": sorted(activity.get("files", [])),
+                "lines_attributed": sum(len(v) for v in lines.values()),
+                "lines": {f: _ranges(v) for f, v in sorted(lines.items())},
+                "decisions": dict(Counter(activity.get("decisions", {}))),
+                "last_seq": activity.get("last_seq"),
+                "last_ts": activity.get("last_ts"),
+            }
+        )
     return out
 
 
 def intent_map_markdown(summaries: list[dict[str, Any]]) -> str:
     """``.orchestration/intent_map.md``: per intent, the files and line ranges it owns now."""
-    out = ["# Intent map", "",
-           "Generated by `ledger map` from the ledger's records: the lines each intent's agents "
-           "wrote that are still in the files (as of the last record; `ledger blame` checks "
-           "the disk). Do not edit by hand.", ""]
+    out = [
+        "# Intent map",
+        "",
+        "Generated by `ledger map` from the ledger's records: the lines each intent's agents "
+        "wrote that are still in the files (as of the last record; `ledger blame` checks "
+        "the disk). Do not edit by hand.",
+        "",
+    ]
     for summary in summaries:
-        out.append(f"## {summary['id']}: {summary['name'] or '(unnamed)'} "
-                   f"({summary['status']})")
+        out.append(f"## {summary['id']}: {summary['name'] or '(unnamed)'} ({summary['status']})")
         scope = summary["owned_scope"] + summary["approved_expansions"]
         out.append(f"Scope: {', '.join(f'`{g}`' for g in scope) or 'none'}")
         out.append("")
@@ -175,8 +201,9 @@ def intent_map_markdown(summaries: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def write_intent_map(root: str | os.PathLike[str] | None = None, *,
-                     environ: Mapping[str, str] | None = None) -> tuple[str, list[dict[str, Any]]]:
+def write_intent_map(
+    root: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> tuple[str, list[dict[str, Any]]]:
     """Regenerate ``.orchestration/intent_map.md`` (atomically); returns its path and the
     summaries it was made from."""
     from ledger._fsutil import atomic_write  # noqa: PLC0415

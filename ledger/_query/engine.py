@@ -68,8 +68,10 @@ def ndjson_scan(paths: Sequence[Path], *, ignore_errors: bool = False) -> str:
     """A ``read_ndjson`` relation over ``paths`` with the record columns declared."""
     columns = ", ".join(f"{_sql_string(k)}: {_sql_string(v)}" for k, v in RAW_COLUMNS.items())
     files = ", ".join(_sql_string(str(p)) for p in paths)
-    return (f"read_ndjson([{files}], columns={{{columns}}}, maximum_object_size={_MAX_OBJECT}"
-            f", ignore_errors={'true' if ignore_errors else 'false'})")
+    return (
+        f"read_ndjson([{files}], columns={{{columns}}}, maximum_object_size={_MAX_OBJECT}"
+        f", ignore_errors={'true' if ignore_errors else 'false'})"
+    )
 
 
 def complete_extent(path: Path) -> tuple[int, int]:
@@ -212,13 +214,15 @@ class QuerySession:
             except duckdb.Error as exc:
                 raise InputError(one_line(exc)) from None
             if len(statements) != 1:
-                raise InputError(f"ledger query accepts exactly one statement; got "
-                                 f"{len(statements)}")
+                raise InputError(
+                    f"ledger query accepts exactly one statement; got {len(statements)}"
+                )
             statement = statements[0]
             if statement.type != duckdb.StatementType.SELECT:
                 kind = str(statement.type).rsplit(".", 1)[-1]
-                raise InputError(f"ledger query is read-only: only a SELECT statement is "
-                                 f"accepted, not {kind}")
+                raise InputError(
+                    f"ledger query is read-only: only a SELECT statement is accepted, not {kind}"
+                )
             analysis = _analyze(scratch, statement.query)
             self._columns = analysis.columns
         finally:
@@ -245,11 +249,14 @@ class QuerySession:
             con.close()
             con = sandboxed_connection(self._temp)
             con.execute(ATTRIBUTION_RANGES_MACRO)
-            snapshots = [snapshot_prefix(p, complete_extent(p)[1], self._temp, i)
-                         for i, p in enumerate(paths)]
+            snapshots = [
+                snapshot_prefix(p, complete_extent(p)[1], self._temp, i)
+                for i, p in enumerate(paths)
+            ]
             self._materialize(con, needed, sql_views, ndjson_scan(snapshots, ignore_errors=True))
-            self.warnings.append("some lines are not valid JSON records and were skipped "
-                                 "(run `ledger verify`)")
+            self.warnings.append(
+                "some lines are not valid JSON records and were skipped (run `ledger verify`)"
+            )
         return con
 
     def _readable_paths(self) -> list[Path]:
@@ -262,14 +269,18 @@ class QuerySession:
                 empty += 1
                 self.warnings.append(f"{source.label}: the ledger holds no records")
                 continue
-            paths.append(source.jsonl if end == size
-                         else snapshot_prefix(source.jsonl, end, self._temp, index))
+            paths.append(
+                source.jsonl
+                if end == size
+                else snapshot_prefix(source.jsonl, end, self._temp, index)
+            )
         if not paths:
             raise NotInitializedError("the ledger holds no records; run `ledger init` first")
         return paths
 
-    def _materialize(self, con: duckdb.DuckDBPyConnection, needed: list[str],
-                     sql_views: list[SqlView], scan: str) -> None:
+    def _materialize(
+        self, con: duckdb.DuckDBPyConnection, needed: list[str], sql_views: list[SqlView], scan: str
+    ) -> None:
         events = events_relation(scan)
         if "events" in needed or len(sql_views) > 1:
             con.execute(f"CREATE TABLE events AS SELECT * FROM {events}")

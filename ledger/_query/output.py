@@ -70,8 +70,14 @@ def _copy_options(fmt: OutputFormat) -> str:
     return "FORMAT parquet, COMPRESSION zstd"
 
 
-def write_result(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, out: Path | None,
-                 *, force: bool = False, stream: IO[str] | None = None) -> int:
+def write_result(
+    relation: duckdb.DuckDBPyRelation,
+    fmt: OutputFormat,
+    out: Path | None,
+    *,
+    force: bool = False,
+    stream: IO[str] | None = None,
+) -> int:
     """Write ``relation`` as ``fmt`` to ``out`` (or ``stream``, default stdout); the row count.
 
     Raises:
@@ -87,8 +93,12 @@ def write_result(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, out: Path
                 stream.write(line + "\n")
         else:
             check_output_path(out, force=force)
-            _atomic_write(out, lambda path: path.write_text(
-                "".join(line + "\n" for line in lines), encoding="utf-8"))
+            _atomic_write(
+                out,
+                lambda path: path.write_text(
+                    "".join(line + "\n" for line in lines), encoding="utf-8"
+                ),
+            )
         return len(rows)
     if fmt == "parquet" and out is None:
         raise InputError("--format parquet writes a file: pass --out FILE")

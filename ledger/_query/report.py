@@ -50,10 +50,13 @@ def _clean(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: _iso(v) for k, v in row.items()} for row in rows]
 
 
-def build_report(sources: Sequence[LedgerSource], *,
-                 verifications: Sequence[Verification] | None = None,
-                 checkpoints: Sequence[dict[str, Any]] = (),
-                 progress: Progress | None = None) -> dict[str, Any]:
+def build_report(
+    sources: Sequence[LedgerSource],
+    *,
+    verifications: Sequence[Verification] | None = None,
+    checkpoints: Sequence[dict[str, Any]] = (),
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """The report data (JSON-ready).
 
     Args:
@@ -72,20 +75,31 @@ def build_report(sources: Sequence[LedgerSource], *,
         con = session.con
         assert con is not None  # noqa: S101 -- set by QuerySession
         tick(1)
-        overview = _rows(con, "SELECT count(*) AS records, min(ts) AS first_ts, max(ts) AS "
-                              "last_ts, list(DISTINCT ledger_id ORDER BY ledger_id) AS ledgers "
-                              "FROM events")[0]
-        by_code = _rows(con, """
+        overview = _rows(
+            con,
+            "SELECT count(*) AS records, min(ts) AS first_ts, max(ts) AS "
+            "last_ts, list(DISTINCT ledger_id ORDER BY ledger_id) AS ledgers "
+            "FROM events",
+        )[0]
+        by_code = _rows(
+            con,
+            """
             SELECT decision, coalesce(code, '') AS code, count(*) AS n FROM decisions
-            GROUP BY ALL ORDER BY n DESC, code""")
+            GROUP BY ALL ORDER BY n DESC, code""",
+        )
         tick(2)
-        per_intent = _rows(con, """
+        per_intent = _rows(
+            con,
+            """
             SELECT coalesce(intent, '(none)') AS intent, count(*) AS calls,
                    count(*) FILTER (decision = 'deny') AS denials,
                    count(*) FILTER (decision = 'ask') AS asks,
                    list(DISTINCT code ORDER BY code) FILTER (code IS NOT NULL) AS codes
-            FROM decisions GROUP BY ALL ORDER BY calls DESC, intent""")
-        destructive = _rows(con, f"""
+            FROM decisions GROUP BY ALL ORDER BY calls DESC, intent""",
+        )
+        destructive = _rows(
+            con,
+            f"""
             SELECT d.ts, d.session, d.intent, d.tool, d.paths, d.reason,
                    CASE WHEN t.outcome = 'success' THEN 'approved, ran'
                         WHEN r.tool_use_id IS NOT NULL THEN 'rejected by a human'
@@ -95,9 +109,12 @@ def build_report(sources: Sequence[LedgerSource], *,
             LEFT JOIN tool_calls t USING (ledger_id, invocation)
             LEFT JOIN ({_REJECTIONS}) r
               ON r.ledger_id = d.ledger_id AND r.tool_use_id = d.tool_use_id
-            WHERE d.code = 'DESTRUCTIVE_COMMAND' ORDER BY d.ts""")
+            WHERE d.code = 'DESTRUCTIVE_COMMAND' ORDER BY d.ts""",
+        )
         tick(3)
-        sessions = _rows(con, """
+        sessions = _rows(
+            con,
+            """
             WITH calls AS (
                 SELECT session, count(*) AS calls, count(*) FILTER (decision = 'deny') AS denials,
                        count(*) FILTER (decision = 'ask') AS asks,
@@ -116,22 +133,31 @@ def build_report(sources: Sequence[LedgerSource], *,
             FROM events e LEFT JOIN decisions c USING (ledger_id, seq)
             LEFT JOIN calls k ON k.session IS NOT DISTINCT FROM e.session
             LEFT JOIN lines l ON l.session IS NOT DISTINCT FROM e.session
-            WHERE e.session IS NOT NULL GROUP BY e.session ORDER BY first_ts""")
+            WHERE e.session IS NOT NULL GROUP BY e.session ORDER BY first_ts""",
+        )
         tick(4)
         timeline = _timeline(con)
-        top_files = _rows(con, f"""
+        top_files = _rows(
+            con,
+            f"""
             SELECT path, count(DISTINCT seq) AS writes, sum(line_count) AS lines_written,
                    count(DISTINCT session) AS sessions, max(ts) AS last_write
-            FROM file_ranges GROUP BY path ORDER BY writes DESC, path LIMIT {TOP_FILES}""")
+            FROM file_ranges GROUP BY path ORDER BY writes DESC, path LIMIT {TOP_FILES}""",
+        )
         tick(5)
         lines, basis = _lines_by_directory(con, sources)
         tick(6)
     checked: Sequence[Verification | None] = verifications or [None] * len(sources)
     report = {
         "generated_at": utc_now(),
-        "ledgers": [{"label": s.label, "verification": v.state if v else "unverified",
-                     "summary": v.summary if v else "not verified (--no-verify)"}
-                    for s, v in zip(sources, checked, strict=True)],
+        "ledgers": [
+            {
+                "label": s.label,
+                "verification": v.state if v else "unverified",
+                "summary": v.summary if v else "not verified (--no-verify)",
+            }
+            for s, v in zip(sources, checked, strict=True)
+        ],
         "checkpoints": list(checkpoints),
         "overview": _clean([overview])[0],
         "decisions_by_code": by_code,
@@ -157,12 +183,15 @@ def _timeline(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     span = con.execute("SELECT date_diff('hour', min(ts), max(ts)) FROM decisions").fetchone()
     hours = int(span[0]) if span and span[0] is not None else 0
     unit = "minute" if hours < 3 else "hour" if hours <= 72 else "day"
-    buckets = _rows(con, f"""
+    buckets = _rows(
+        con,
+        f"""
         SELECT date_trunc('{unit}', ts) AS bucket,
                count(*) FILTER (decision = 'allow') AS allow,
                count(*) FILTER (decision = 'ask') AS ask,
                count(*) FILTER (decision = 'deny') AS deny
-        FROM decisions WHERE ts IS NOT NULL GROUP BY bucket ORDER BY bucket""")
+        FROM decisions WHERE ts IS NOT NULL GROUP BY bucket ORDER BY bucket""",
+    )
     return {"unit": unit, "buckets": _clean(buckets)}
 
 
@@ -171,13 +200,17 @@ def _directory(path: str) -> str:
     return "." if str(parent) in ("", ".") else str(parent)
 
 
-def _lines_by_directory(con: duckdb.DuckDBPyConnection, sources: Sequence[LedgerSource]
-                        ) -> tuple[list[dict[str, Any]], str]:
+def _lines_by_directory(
+    con: duckdb.DuckDBPyConnection, sources: Sequence[LedgerSource]
+) -> tuple[list[dict[str, Any]], str]:
     if get_view("lines") is not None:  # the blame projection, once registered
         return [], "blame"
-    latest = _rows(con, """
+    latest = _rows(
+        con,
+        """
         SELECT ledger_id, path, arg_max(file_sha256, seq) AS sha256,
-               arg_max(seq, seq) AS seq FROM file_ranges GROUP BY ALL""")
+               arg_max(seq, seq) AS seq FROM file_ranges GROUP BY ALL""",
+    )
     ranges = _rows(con, "SELECT ledger_id, path, seq, start_line, end_line FROM file_ranges")
     by_record: dict[tuple[str, str, int], list[tuple[int, int]]] = {}
     for r in ranges:
@@ -189,20 +222,23 @@ def _lines_by_directory(con: duckdb.DuckDBPyConnection, sources: Sequence[Ledger
         root = roots.get(item["ledger_id"])
         if root is None:
             continue
-        status = _file_status(root / item["path"], item["sha256"],
-                              by_record.get((item["ledger_id"], item["path"], item["seq"]), []))
+        status = _file_status(
+            root / item["path"],
+            item["sha256"],
+            by_record.get((item["ledger_id"], item["path"], item["seq"]), []),
+        )
         if status is None:
             continue
-        bucket = totals.setdefault(_directory(item["path"]),
-                                   {"agent": 0, "human": 0, "unknown": 0})
+        bucket = totals.setdefault(_directory(item["path"]), {"agent": 0, "human": 0, "unknown": 0})
         for name, count in status.items():
             bucket[name] += count
     rows = [{"directory": d, **counts} for d, counts in sorted(totals.items())]
     return rows, "estimate"
 
 
-def _file_status(path: Path, recorded_sha256: str | None, ranges: list[tuple[int, int]]
-                 ) -> dict[str, int] | None:
+def _file_status(
+    path: Path, recorded_sha256: str | None, ranges: list[tuple[int, int]]
+) -> dict[str, int] | None:
     try:
         data = path.read_bytes()
     except OSError:

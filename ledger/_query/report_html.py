@@ -12,8 +12,14 @@ from typing import Any, Final
 
 __all__ = ["render_report_html"]
 
-_COLORS: Final = {"allow": "#3b8f5a", "ask": "#d39b2a", "deny": "#c8453b", "agent": "#4a6fd1",
-                  "human": "#3b8f5a", "unknown": "#9aa3ad"}
+_COLORS: Final = {
+    "allow": "#3b8f5a",
+    "ask": "#d39b2a",
+    "deny": "#c8453b",
+    "agent": "#4a6fd1",
+    "human": "#3b8f5a",
+    "unknown": "#9aa3ad",
+}
 _CSS: Final = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;
 color:#1d2430;padding:0 1rem}
@@ -38,8 +44,9 @@ def _e(value: Any) -> str:  # noqa: ANN401 -- any JSON value
 
 
 def _legend(names: Iterable[str]) -> str:
-    items = "".join(f'<span><i style="background:{_COLORS[n]}"></i>{escape(n)}</span>'
-                    for n in names)
+    items = "".join(
+        f'<span><i style="background:{_COLORS[n]}"></i>{escape(n)}</span>' for n in names
+    )
     return f'<div class="legend">{items}</div>'
 
 
@@ -47,13 +54,17 @@ def _timeline_svg(timeline: dict[str, Any]) -> str:
     buckets = timeline["buckets"]
     width, height, left, bottom = 1000, 220, 40, 40
     if not buckets:
-        return ('<svg id="chart-timeline" role="img" aria-label="no decisions" width="1000" '
-                'height="40"><text x="0" y="20">no decisions recorded</text></svg>')
+        return (
+            '<svg id="chart-timeline" role="img" aria-label="no decisions" width="1000" '
+            'height="40"><text x="0" y="20">no decisions recorded</text></svg>'
+        )
     peak = max(b["allow"] + b["ask"] + b["deny"] for b in buckets) or 1
     slot = (width - left) / len(buckets)
     bar = min(max(1.0, slot * 0.8), 48.0)
-    parts = [f'<svg id="chart-timeline" role="img" aria-label="decisions over time" '
-             f'viewBox="0 0 {width} {height}" width="100%">']
+    parts = [
+        f'<svg id="chart-timeline" role="img" aria-label="decisions over time" '
+        f'viewBox="0 0 {width} {height}" width="100%">'
+    ]
     plot = height - bottom
     parts.append(f'<line x1="{left}" y1="{plot}" x2="{width}" y2="{plot}" stroke="#c5ccd3"/>')
     parts.append(f'<text x="0" y="12">{peak}</text><text x="0" y="{plot}">0</text>')
@@ -64,9 +75,11 @@ def _timeline_svg(timeline: dict[str, Any]) -> str:
             h = b[name] / peak * (plot - 10)
             if h > 0:
                 y -= h
-                parts.append(f'<rect class="bar-{name}" x="{x:.1f}" y="{y:.1f}" '
-                             f'width="{bar:.1f}" height="{h:.1f}" fill="{_COLORS[name]}">'
-                             f'<title>{escape(str(b["bucket"]))}: {b[name]} {name}</title></rect>')
+                parts.append(
+                    f'<rect class="bar-{name}" x="{x:.1f}" y="{y:.1f}" '
+                    f'width="{bar:.1f}" height="{h:.1f}" fill="{_COLORS[name]}">'
+                    f"<title>{escape(str(b['bucket']))}: {b[name]} {name}</title></rect>"
+                )
     step = max(1, len(buckets) // 8)
     for i in range(0, len(buckets), step):
         label = str(buckets[i]["bucket"]).replace("T", " ")[:16]
@@ -75,16 +88,21 @@ def _timeline_svg(timeline: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _hbars_svg(svg_id: str, label: str, rows: Sequence[tuple[str, dict[str, int]]],
-               series: Sequence[str]) -> str:
+def _hbars_svg(
+    svg_id: str, label: str, rows: Sequence[tuple[str, dict[str, int]]], series: Sequence[str]
+) -> str:
     if not rows:
-        return (f'<svg id="{svg_id}" role="img" aria-label="{escape(label)}" width="1000" '
-                f'height="40"><text x="0" y="20">nothing recorded</text></svg>')
+        return (
+            f'<svg id="{svg_id}" role="img" aria-label="{escape(label)}" width="1000" '
+            f'height="40"><text x="0" y="20">nothing recorded</text></svg>'
+        )
     width, row_h, left = 1000, 24, 260
     peak = max(sum(v.values()) for _, v in rows) or 1
     height = row_h * len(rows) + 10
-    parts = [f'<svg id="{svg_id}" role="img" aria-label="{escape(label)}" '
-             f'viewBox="0 0 {width} {height}" width="100%">']
+    parts = [
+        f'<svg id="{svg_id}" role="img" aria-label="{escape(label)}" '
+        f'viewBox="0 0 {width} {height}" width="100%">'
+    ]
     for i, (name, values) in enumerate(rows):
         y = i * row_h + 4
         parts.append(f'<text x="0" y="{y + 14}">{escape(name[:40])}</text>')
@@ -92,22 +110,34 @@ def _hbars_svg(svg_id: str, label: str, rows: Sequence[tuple[str, dict[str, int]
         for s in series:
             w = values.get(s, 0) / peak * (width - left - 60)
             if w > 0:
-                parts.append(f'<rect class="bar-{s}" x="{x:.1f}" y="{y}" width="{w:.1f}" '
-                             f'height="{row_h - 8}" fill="{_COLORS.get(s, "#c8453b")}"><title>'
-                             f'{escape(name)}: {values[s]} {escape(s)}</title></rect>')
+                parts.append(
+                    f'<rect class="bar-{s}" x="{x:.1f}" y="{y}" width="{w:.1f}" '
+                    f'height="{row_h - 8}" fill="{_COLORS.get(s, "#c8453b")}"><title>'
+                    f"{escape(name)}: {values[s]} {escape(s)}</title></rect>"
+                )
                 x += w
         parts.append(f'<text x="{x + 6:.1f}" y="{y + 14}">{sum(values.values())}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _table(table_id: str, columns: Sequence[tuple[str, str]], rows: Sequence[dict[str, Any]],
-           numeric: Iterable[str] = ()) -> str:
+def _table(
+    table_id: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[dict[str, Any]],
+    numeric: Iterable[str] = (),
+) -> str:
     numbers = set(numeric)
     head = "".join(f"<th>{escape(title)}</th>" for _, title in columns)
     body = "".join(
-        "<tr>" + "".join(f'<td{" class=n" if key in numbers else ""}>{_e(row.get(key))}</td>'
-                         for key, _ in columns) + "</tr>" for row in rows)
+        "<tr>"
+        + "".join(
+            f"<td{' class=n' if key in numbers else ''}>{_e(row.get(key))}</td>"
+            for key, _ in columns
+        )
+        + "</tr>"
+        for row in rows
+    )
     if not rows:
         body = f'<tr><td colspan="{len(columns)}" class="muted">none</td></tr>'
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
@@ -116,29 +146,49 @@ def _table(table_id: str, columns: Sequence[tuple[str, str]], rows: Sequence[dic
 def render_report_html(report: dict[str, Any]) -> str:
     """The page for :func:`~ledger._query.report.build_report` data."""
     overview = report["overview"]
-    denials = [(r["code"] or "(no code)", {"deny": r["n"]})
-               for r in report["decisions_by_code"] if r["decision"] == "deny"]
-    lines = [(r["directory"], {k: r[k] for k in ("agent", "human", "unknown")})
-             for r in report["lines_by_directory"]]
+    denials = [
+        (r["code"] or "(no code)", {"deny": r["n"]})
+        for r in report["decisions_by_code"]
+        if r["decision"] == "deny"
+    ]
+    lines = [
+        (r["directory"], {k: r[k] for k in ("agent", "human", "unknown")})
+        for r in report["lines_by_directory"]
+    ]
     verified = all(item["verification"] == "verified" for item in report["ledgers"])
     status = "".join(
         f'<li class="{"ok" if item["verification"] == "verified" else "bad"}">'
-        f'{escape(item["label"])}: {escape(item["summary"])}</li>' for item in report["ledgers"])
+        f"{escape(item['label'])}: {escape(item['summary'])}</li>"
+        for item in report["ledgers"]
+    )
     status += "".join(
         f'<li class="{"ok" if c["ok"] else "bad"}">checkpoint {escape(c["name"])}: '
-        f'{escape(c["message"])}</li>' for c in report["checkpoints"])
+        f"{escape(c['message'])}</li>"
+        for c in report["checkpoints"]
+    )
     if not report["checkpoints"]:
-        status += ('<li class="muted">no checkpoint compared (pass --checkpoint FILE to prove '
-                   'the ledger was not truncated)</li>')
+        status += (
+            '<li class="muted">no checkpoint compared (pass --checkpoint FILE to prove '
+            "the ledger was not truncated)</li>"
+        )
     denied = sum(r["n"] for r in report["decisions_by_code"] if r["decision"] == "deny")
     asked = sum(r["n"] for r in report["decisions_by_code"] if r["decision"] == "ask")
-    cards = "".join(f'<div class="card">{label}<b>{value}</b></div>' for label, value in (
-        ("records", overview["records"]), ("sessions", len(report["sessions"])),
-        ("denials", denied), ("sent to a human", asked),
-        ("files written", len(report["top_files"]))))
-    basis = ("from the current blame" if report["lines_basis"] == "blame" else
-             "estimate without blame: lines of the last recorded agent write while the file is "
-             "unchanged count as agent; everything else is unknown")
+    cards = "".join(
+        f'<div class="card">{label}<b>{value}</b></div>'
+        for label, value in (
+            ("records", overview["records"]),
+            ("sessions", len(report["sessions"])),
+            ("denials", denied),
+            ("sent to a human", asked),
+            ("files written", len(report["top_files"])),
+        )
+    )
+    basis = (
+        "from the current blame"
+        if report["lines_basis"] == "blame"
+        else "estimate without blame: lines of the last recorded agent write while the file is "
+        "unchanged count as agent; everything else is unknown"
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
@@ -149,8 +199,9 @@ def render_report_html(report: dict[str, Any]) -> str:
 <p class="muted">generated {escape(report["generated_at"])} · records from
 {_e(overview["first_ts"])} to {_e(overview["last_ts"])} · ledger {_e(overview["ledgers"])}</p>
 <div class="cards">{cards}</div>
-<h2 id="verification">Verification {"<span class=ok>✓</span>" if verified else
-                                     "<span class=bad>✗</span>"}</h2><ul>{status}</ul>
+<h2 id="verification">Verification {
+        "<span class=ok>✓</span>" if verified else "<span class=bad>✗</span>"
+    }</h2><ul>{status}</ul>
 <h2>Decisions over time (per {escape(report["timeline"]["unit"])})</h2>
 {_legend(("allow", "ask", "deny"))}{_timeline_svg(report["timeline"])}
 <h2>Denials by code</h2>
@@ -160,22 +211,69 @@ def render_report_html(report: dict[str, Any]) -> str:
 {_legend(("agent", "human", "unknown"))}
 {_hbars_svg("chart-lines", "lines by status per directory", lines, ("agent", "human", "unknown"))}
 <h2>Sessions</h2>
-{_table("sessions", (("session", "session"), ("client", "client"), ("models", "models"),
-                     ("intents", "intents"), ("first_ts", "first"), ("last_ts", "last"),
-                     ("calls", "calls"), ("denials", "denied"), ("asks", "asked"),
-                     ("lines_written", "lines written")), report["sessions"],
-        ("calls", "denials", "asks", "lines_written"))}
+{
+        _table(
+            "sessions",
+            (
+                ("session", "session"),
+                ("client", "client"),
+                ("models", "models"),
+                ("intents", "intents"),
+                ("first_ts", "first"),
+                ("last_ts", "last"),
+                ("calls", "calls"),
+                ("denials", "denied"),
+                ("asks", "asked"),
+                ("lines_written", "lines written"),
+            ),
+            report["sessions"],
+            ("calls", "denials", "asks", "lines_written"),
+        )
+    }
 <h2>Per intent</h2>
-{_table("intents", (("intent", "intent"), ("calls", "calls"), ("denials", "denied"),
-                    ("asks", "asked"), ("codes", "refusal codes")), report["per_intent"],
-        ("calls", "denials", "asks"))}
+{
+        _table(
+            "intents",
+            (
+                ("intent", "intent"),
+                ("calls", "calls"),
+                ("denials", "denied"),
+                ("asks", "asked"),
+                ("codes", "refusal codes"),
+            ),
+            report["per_intent"],
+            ("calls", "denials", "asks"),
+        )
+    }
 <h2>Destructive commands and their human approvals</h2>
-{_table("destructive", (("ts", "time"), ("session", "session"), ("intent", "intent"),
-                        ("paths", "files"), ("outcome", "answer"), ("reason", "reason")),
-        report["destructive"])}
+{
+        _table(
+            "destructive",
+            (
+                ("ts", "time"),
+                ("session", "session"),
+                ("intent", "intent"),
+                ("paths", "files"),
+                ("outcome", "answer"),
+                ("reason", "reason"),
+            ),
+            report["destructive"],
+        )
+    }
 <h2>Most-touched files</h2>
-{_table("files", (("path", "path"), ("writes", "writes"), ("lines_written", "lines written"),
-                  ("sessions", "sessions"), ("last_write", "last write")), report["top_files"],
-        ("writes", "lines_written", "sessions"))}
+{
+        _table(
+            "files",
+            (
+                ("path", "path"),
+                ("writes", "writes"),
+                ("lines_written", "lines written"),
+                ("sessions", "sessions"),
+                ("last_write", "last write"),
+            ),
+            report["top_files"],
+            ("writes", "lines_written", "sessions"),
+        )
+    }
 </body></html>
 """

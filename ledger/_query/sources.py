@@ -38,10 +38,16 @@ class LedgerSource:
         root: the workspace root (its files are the live files); None for exports.
     """
 
-    def __init__(self, label: str, jsonl: Path, *,
-                 records: Callable[[], Iterator[Record]],
-                 verify: Callable[[], Verification],
-                 intents_path: Path | None = None, root: Path | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        jsonl: Path,
+        *,
+        records: Callable[[], Iterator[Record]],
+        verify: Callable[[], Verification],
+        intents_path: Path | None = None,
+        root: Path | None = None,
+    ) -> None:
         self.label = label
         self.jsonl = jsonl
         self.intents_path = intents_path
@@ -59,10 +65,14 @@ class LedgerSource:
             report = ledger.verify()
             return Verification("verified" if report.ok else "failed", report.summary())
 
-        return cls(str(ledger.workspace.root), ledger.file.path, records=ledger.records,
-                   verify=verify,
-                   intents_path=ledger.workspace.orchestration / "active_intents.yaml",
-                   root=ledger.workspace.root)
+        return cls(
+            str(ledger.workspace.root),
+            ledger.file.path,
+            records=ledger.records,
+            verify=verify,
+            intents_path=ledger.workspace.orchestration / "active_intents.yaml",
+            root=ledger.workspace.root,
+        )
 
     @property
     def ledger_id(self) -> str:

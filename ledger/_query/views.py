@@ -67,9 +67,13 @@ class ViewDefinition(Protocol):
         """The columns, in order (a test checks them against DESCRIBE)."""
         ...
 
-    def materialize(self, con: duckdb.DuckDBPyConnection, events: str,
-                    sources: Sequence[LedgerSource], needed: frozenset[str] | None = None
-                    ) -> None:
+    def materialize(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        events: str,
+        sources: Sequence[LedgerSource],
+        needed: frozenset[str] | None = None,
+    ) -> None:
         """Create the in-memory table (or view over one) ``name``, before the lock.
 
         Args:
@@ -86,10 +90,17 @@ class ViewDefinition(Protocol):
 #: The JSONL columns, declared explicitly: auto-detection samples 20,480 rows and silently
 #: drops body keys that first appear later (findings §5), so ``body`` is plain ``JSON``.
 RAW_COLUMNS: Final = {
-    "v": "BIGINT", "ledger": "VARCHAR", "seq": "BIGINT", "prev": "VARCHAR", "ts": "VARCHAR",
+    "v": "BIGINT",
+    "ledger": "VARCHAR",
+    "seq": "BIGINT",
+    "prev": "VARCHAR",
+    "ts": "VARCHAR",
     "kind": "VARCHAR",
     "actor": "STRUCT(agent VARCHAR, client VARCHAR, model VARCHAR, session VARCHAR)",
-    "body": "JSON", "key": "VARCHAR", "hash": "VARCHAR", "sig": "VARCHAR",
+    "body": "JSON",
+    "key": "VARCHAR",
+    "hash": "VARCHAR",
+    "sig": "VARCHAR",
 }
 
 EVENT_COLUMNS: Final = (
@@ -157,9 +168,13 @@ class SqlView(NamedTuple):
     sql: str
     projection: str | None = None
 
-    def materialize(self, con: duckdb.DuckDBPyConnection, events: str,
-                    sources: Sequence[LedgerSource], needed: frozenset[str] | None = None
-                    ) -> None:
+    def materialize(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        events: str,
+        sources: Sequence[LedgerSource],
+        needed: frozenset[str] | None = None,
+    ) -> None:
         """``CREATE TABLE name AS <sql>``, or a staged table and a view over it."""
         del sources, needed  # computed from events alone, every column
         if self.projection is None:
@@ -181,9 +196,13 @@ class FoldView(NamedTuple):
     columns: tuple[Column, ...]
     rows: Callable[[LedgerSource], Rows]
 
-    def materialize(self, con: duckdb.DuckDBPyConnection, events: str,
-                    sources: Sequence[LedgerSource], needed: frozenset[str] | None = None
-                    ) -> None:
+    def materialize(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        events: str,
+        sources: Sequence[LedgerSource],
+        needed: frozenset[str] | None = None,
+    ) -> None:
         """Create the table from the declared columns and insert every source's rows."""
         del events, needed
         ddl = ", ".join(f'"{c.name}" {c.type}' for c in self.columns)
@@ -192,8 +211,7 @@ class FoldView(NamedTuple):
         for source in sources:
             batch = [list(row) for row in self.rows(source)]
             if batch:
-                con.executemany(f"INSERT INTO {self.name} VALUES ({marks})",
-                                batch)
+                con.executemany(f"INSERT INTO {self.name} VALUES ({marks})", batch)
 
 
 class JsonField(NamedTuple):
@@ -227,9 +245,13 @@ class JsonView(NamedTuple):
         """The documented columns."""
         return tuple(Column(f.name, f.type, f.description) for f in self.fields)
 
-    def materialize(self, con: duckdb.DuckDBPyConnection, events: str,
-                    sources: Sequence[LedgerSource], needed: frozenset[str] | None = None
-                    ) -> None:
+    def materialize(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        events: str,
+        sources: Sequence[LedgerSource],
+        needed: frozenset[str] | None = None,
+    ) -> None:
         """Stage the needed columns, then ``CREATE VIEW name`` over them."""
         del sources  # computed from events alone
         chosen = [f for f in self.fields if needed is None or f.name in needed]
@@ -244,18 +266,22 @@ class JsonView(NamedTuple):
                 if field.type == "VARCHAR":
                     shown.append(f"{value}->>'$' AS {field.name}")
                 elif field.type.endswith("[]"):  # a list: empty, not NULL, when absent
-                    shown.append(f"coalesce(TRY_CAST({value} AS {field.type}), "
-                                 f"[]::{field.type}) AS {field.name}")
+                    shown.append(
+                        f"coalesce(TRY_CAST({value} AS {field.type}), "
+                        f"[]::{field.type}) AS {field.name}"
+                    )
                 else:
                     shown.append(f"TRY_CAST({value} AS {field.type}) AS {field.name}")
                 continue
             staged.append(f"{field.meta or field.expr} AS {field.name}")
             shown.append(field.name)
         if paths:
-            staged.append("json_extract(body, [" + ", ".join(f"'{p}'" for p in paths)
-                          + "]) AS _f")
-        rows = (f"(SELECT *, unnest({self.unnest}) AS r FROM {events} WHERE {self.where})"
-                if self.unnest else f"{events} WHERE {self.where}")
+            staged.append("json_extract(body, [" + ", ".join(f"'{p}'" for p in paths) + "]) AS _f")
+        rows = (
+            f"(SELECT *, unnest({self.unnest}) AS r FROM {events} WHERE {self.where})"
+            if self.unnest
+            else f"{events} WHERE {self.where}"
+        )
         stage = f"_stage_{self.name}"
         con.execute(f"CREATE TABLE {stage} AS SELECT {', '.join(staged)} FROM {rows}")
         con.execute(f"CREATE VIEW {self.name} AS SELECT {', '.join(shown)} FROM {stage}")
@@ -272,41 +298,58 @@ _ACTOR_FIELDS = (
 _ACTOR = tuple(Column(f.name, f.type, f.description) for f in _ACTOR_FIELDS)
 
 EVENTS = SqlView(
-    "events", "Every record, typed envelope columns, body as JSON.", EVENT_COLUMNS,
+    "events",
+    "Every record, typed envelope columns, body as JSON.",
+    EVENT_COLUMNS,
     "SELECT * FROM {events}",
 )
 
 DECISIONS = JsonView(
-    "decisions", "Pre-hook outcomes: one row per hook.pre record.",
+    "decisions",
+    "Pre-hook outcomes: one row per hook.pre record.",
     (
         JsonField("ledger_id", "VARCHAR", "Ledger id.", meta="ledger_id"),
         JsonField("seq", "BIGINT", "Record seq.", meta="seq"),
         JsonField("ts", "TIMESTAMP", "UTC time.", meta="ts"),
-        JsonField("decision", "VARCHAR", "allow, deny or ask (allow also means no objection).",
-                  path="$.decision"),
-        JsonField("code", "VARCHAR", "Error code of a refusal (SCOPE_VIOLATION, STALE_FILE, "
-                  "...).", path="$.error.code"),
+        JsonField(
+            "decision",
+            "VARCHAR",
+            "allow, deny or ask (allow also means no objection).",
+            path="$.decision",
+        ),
+        JsonField(
+            "code",
+            "VARCHAR",
+            "Error code of a refusal (SCOPE_VIOLATION, STALE_FILE, ...).",
+            path="$.error.code",
+        ),
         JsonField("reason", "VARCHAR", "Reason given to the agent.", path="$.reason"),
-        JsonField("tool", "VARCHAR", "Neutral tool name (Write, Edit, Bash, ...).",
-                  path="$.tool"),
-        JsonField("paths", "VARCHAR[]", "Workspace-relative paths the call touches.",
-                  path="$.data.paths"),
-        JsonField("intent", "VARCHAR", "Intent id the session worked under.",
-                  path="$.data.intent_id"),
+        JsonField("tool", "VARCHAR", "Neutral tool name (Write, Edit, Bash, ...).", path="$.tool"),
+        JsonField(
+            "paths", "VARCHAR[]", "Workspace-relative paths the call touches.", path="$.data.paths"
+        ),
+        JsonField(
+            "intent", "VARCHAR", "Intent id the session worked under.", path="$.data.intent_id"
+        ),
         *_ACTOR_FIELDS,
-        JsonField("invocation", "VARCHAR", "Invocation id (shared by the call's pre and post).",
-                  path="$.invocation"),
-        JsonField("tool_use_id", "VARCHAR", "The client's id of the tool call.",
-                  path="$.tool_use_id"),
-        JsonField("risk", "VARCHAR", "SAFE or DESTRUCTIVE for shell commands.",
-                  path="$.data.risk"),
+        JsonField(
+            "invocation",
+            "VARCHAR",
+            "Invocation id (shared by the call's pre and post).",
+            path="$.invocation",
+        ),
+        JsonField(
+            "tool_use_id", "VARCHAR", "The client's id of the tool call.", path="$.tool_use_id"
+        ),
+        JsonField("risk", "VARCHAR", "SAFE or DESTRUCTIVE for shell commands.", path="$.data.risk"),
         JsonField("hash", "VARCHAR", "Record hash.", meta="hash"),
     ),
     where="kind = 'hook.pre'",
 )
 
 TOOL_CALLS = SqlView(
-    "tool_calls", "Tool calls: pre and post records joined by invocation.",
+    "tool_calls",
+    "Tool calls: pre and post records joined by invocation.",
     (
         Column("ledger_id", "VARCHAR", "Ledger id."),
         Column("invocation", "VARCHAR", "Invocation id."),
@@ -314,8 +357,11 @@ TOOL_CALLS = SqlView(
         Column("decision", "VARCHAR", "Pre-hook decision (NULL when no pre was recorded)."),
         Column("code", "VARCHAR", "Pre-hook refusal code."),
         Column("outcome", "VARCHAR", "success, failure, blocked (denied), or NULL (no post)."),
-        Column("duration_ms", "BIGINT", "Tool run time as the client reported it, else the "
-               "time between pre and post."),
+        Column(
+            "duration_ms",
+            "BIGINT",
+            "Tool run time as the client reported it, else the time between pre and post.",
+        ),
         Column("intent", "VARCHAR", "Intent id."),
         *_ACTOR,
         Column("tool_use_id", "VARCHAR", "The client's id of the tool call."),
@@ -357,21 +403,38 @@ TOOL_CALLS = SqlView(
 )
 
 FILE_RANGES = JsonView(
-    "file_ranges", "Line attribution: one row per range an agent wrote (hook.post).",
+    "file_ranges",
+    "Line attribution: one row per range an agent wrote (hook.post).",
     (
         JsonField("ledger_id", "VARCHAR", "Ledger id.", meta="ledger_id"),
         JsonField("seq", "BIGINT", "Seq of the hook.post record.", meta="seq"),
         JsonField("ts", "TIMESTAMP", "UTC time.", meta="ts"),
         JsonField("path", "VARCHAR", "Workspace-relative path.", expr="r.path"),
-        JsonField("start_line", "BIGINT", "First line (1-based, in the file after the write).",
-                  expr="r.start_line"),
+        JsonField(
+            "start_line",
+            "BIGINT",
+            "First line (1-based, in the file after the write).",
+            expr="r.start_line",
+        ),
         JsonField("end_line", "BIGINT", "Last line, inclusive.", expr="r.end_line"),
-        JsonField("line_count", "BIGINT", "end_line - start_line + 1.",
-                  expr="r.end_line - r.start_line + 1"),
-        JsonField("file_sha256", "VARCHAR", "SHA-256 of the whole file after the write.",
-                  expr="r.file_sha256"),
-        JsonField("content_hash", "VARCHAR", "'sha256:' of the written lines (format 2; NULL "
-                  "when unknown).", expr="r.content_hash"),
+        JsonField(
+            "line_count",
+            "BIGINT",
+            "end_line - start_line + 1.",
+            expr="r.end_line - r.start_line + 1",
+        ),
+        JsonField(
+            "file_sha256",
+            "VARCHAR",
+            "SHA-256 of the whole file after the write.",
+            expr="r.file_sha256",
+        ),
+        JsonField(
+            "content_hash",
+            "VARCHAR",
+            "'sha256:' of the written lines (format 2; NULL when unknown).",
+            expr="r.content_hash",
+        ),
         JsonField("tool", "VARCHAR", "Neutral tool name.", path="$.tool"),
         JsonField("intent", "VARCHAR", "Intent id.", path="$.data.intent_id"),
         *_ACTOR_FIELDS,
@@ -400,7 +463,8 @@ def _intent_rows(source: LedgerSource) -> Rows:
     for intent_id in ids:
         intent = declared.get(intent_id)
         yield (
-            source.ledger_id, intent_id,
+            source.ledger_id,
+            intent_id,
             None if intent is None else intent.name,
             None if intent is None else intent.status,
             [] if intent is None else list(intent.owned_scope),
@@ -412,7 +476,8 @@ def _intent_rows(source: LedgerSource) -> Rows:
 
 
 INTENTS = FoldView(
-    "intents", "The intent projection: active_intents.yaml joined with the ledger's fold.",
+    "intents",
+    "The intent projection: active_intents.yaml joined with the ledger's fold.",
     (
         Column("ledger_id", "VARCHAR", "Ledger id."),
         Column("intent_id", "VARCHAR", "Intent id."),
@@ -435,15 +500,33 @@ def _line_rows(source: LedgerSource) -> Rows:
     from ledger._projections.explain import current_lines  # noqa: PLC0415
 
     for row in current_lines(source.root):
-        yield (source.ledger_id, row["path"], row["line"], row["content_hash"], row["status"],
-               row.get("reason"), *(row.get(name) for name in _LINE_AGENT_FIELDS))
+        yield (
+            source.ledger_id,
+            row["path"],
+            row["line"],
+            row["content_hash"],
+            row["status"],
+            row.get("reason"),
+            *(row.get(name) for name in _LINE_AGENT_FIELDS),
+        )
 
 
-_LINE_AGENT_FIELDS: Final = ("seq", "record_hash", "invocation_id", "tool_use_id", "tool",
-                             "intent_id", "session_id", "client", "model", "ts")
+_LINE_AGENT_FIELDS: Final = (
+    "seq",
+    "record_hash",
+    "invocation_id",
+    "tool_use_id",
+    "tool",
+    "intent_id",
+    "session_id",
+    "client",
+    "model",
+    "ts",
+)
 
 LINES = FoldView(
-    "lines", "The current blame of every live file the ledger describes, one row per line "
+    "lines",
+    "The current blame of every live file the ledger describes, one row per line "
     "(files changed on disk since their last record are unknown: run ledger blame PATH).",
     (
         Column("ledger_id", "VARCHAR", "Ledger id."),
@@ -509,6 +592,7 @@ def view_schema_text(*, compact: bool = False) -> str:
 
 def view_schema_json() -> dict[str, Any]:
     """The same, as JSON."""
-    return {view.name: {"description": view.description,
-                        "columns": [c._asdict() for c in view.columns]}
-            for view in registered_views()}
+    return {
+        view.name: {"description": view.description, "columns": [c._asdict() for c in view.columns]}
+        for view in registered_views()
+    }

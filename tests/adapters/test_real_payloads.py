@@ -73,8 +73,9 @@ def test_real_payload_parses_to_the_neutral_event(path: Path) -> None:
 def test_a_deny_on_a_real_pre_tool_payload_blocks_the_call(path: Path) -> None:
     client = _client(path)
     event = parse_payload(client, path.read_bytes())
-    response = render_response(client, event, HookDecision(permission="deny", reason="no",
-                                                           block=True))
+    response = render_response(
+        client, event, HookDecision(permission="deny", reason="no", block=True)
+    )
     assert blocks(event, response)
 
 
@@ -103,9 +104,12 @@ def test_the_allow_list_names_only_fields_real_clients_send(version: str) -> Non
     for path in _by_version()[version]:
         sent[path.stem.split("-")[1]] |= set(_load(path))
     every = set.union(*sent.values())
-    stale = [f"{event}.{field}" for event, fields in unread_table(client).items()
-             for field in fields
-             if field not in (every if event == "*" else sent.get(event, {field}))]
+    stale = [
+        f"{event}.{field}"
+        for event, fields in unread_table(client).items()
+        for field in fields
+        if field not in (every if event == "*" else sent.get(event, {field}))
+    ]
     assert stale == []
 
 
@@ -117,32 +121,41 @@ def _replay(tmp_path: Path, scenario: Path) -> list[tuple[str, dict[str, Any]]]:
     env["HOME"] = str(home)
     subprocess.run([LEDGER, "init"], cwd=root, env=env, check=True, capture_output=True)
     (root / ".orchestration" / "active_intents.yaml").write_text(
-        INTENTS_YAML.format(scope='"src/auth/**"'), encoding="utf-8")
+        INTENTS_YAML.format(scope='"src/auth/**"'), encoding="utf-8"
+    )
     client = scenario.parent.name.split("-", 1)[0]
     answers = []
     for path in sorted(scenario.glob("*.json")):
         raw = path.read_text(encoding="utf-8").replace("/workspace", str(root))
         event = path.stem.split("-")[1]
-        done = subprocess.run([LEDGER, "hook", client, "--event", event], input=raw, cwd=root,
-                              env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [LEDGER, "hook", client, "--event", event],
+            input=raw,
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         answers.append((path.stem, json.loads(done.stdout) if done.stdout.strip() else {}))
-    verify = subprocess.run([LEDGER, "verify"], cwd=root, env=env, capture_output=True,
-                            check=False)
+    verify = subprocess.run([LEDGER, "verify"], cwd=root, env=env, capture_output=True, check=False)
     assert verify.returncode == 0
     return answers
 
 
 def _decisions(answers: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str | None]]:
-    return [(stem, answer.get("hookSpecificOutput", {}).get("permissionDecision"))
-            for stem, answer in answers if "PreToolUse" in stem]
+    return [
+        (stem, answer.get("hookSpecificOutput", {}).get("permissionDecision"))
+        for stem, answer in answers
+        if "PreToolUse" in stem
+    ]
 
 
 def test_replayed_out_of_scope_session_gets_its_live_decisions(tmp_path: Path) -> None:
     scenario = REAL_FIXTURES / "claude-2.1.330" / "out_of_scope_write_is_refused"
     answers = _replay(tmp_path, scenario)
-    assert _decisions(answers) == [("02-PreToolUse-Bash", "allow"),
-                                   ("04-PreToolUse-Write", "deny")]
+    assert _decisions(answers) == [("02-PreToolUse-Bash", "allow"), ("04-PreToolUse-Write", "deny")]
     assert "SCOPE_VIOLATION" in json.dumps(dict(answers)["04-PreToolUse-Write"])
 
 

@@ -493,7 +493,9 @@ def test_fail_closed_recovers_a_pre_event_from_unparseable_bytes(client: str):
     raw = f'{{"{key}": "{pre}", "tool_input": {{"command": "rm -rf'.encode()
     response = fail_closed_response(client, None, "payload is not valid JSON", raw=raw)
     tools: dict[str, dict[str, object]] = {
-        "cline": {"preToolUse": {"toolName": "execute_command"}}, "cursor": {"command": "ls"}}
+        "cline": {"preToolUse": {"toolName": "execute_command"}},
+        "cursor": {"command": "ls"},
+    }
     tool = tools.get(client, {"tool_name": "Bash"})
     stub = parse_payload(client, json.dumps({key: pre, **tool}).encode())
     assert blocks(stub, response)

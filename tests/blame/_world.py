@@ -27,11 +27,20 @@ intents:
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True, env={"GIT_AUTHOR_NAME": "Ann", "GIT_AUTHOR_EMAIL": "a@x",
-                                          "GIT_COMMITTER_NAME": "Ann",
-                                          "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin",
-                                          "HOME": str(root)}).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={
+            "GIT_AUTHOR_NAME": "Ann",
+            "GIT_AUTHOR_EMAIL": "a@x",
+            "GIT_COMMITTER_NAME": "Ann",
+            "GIT_COMMITTER_EMAIL": "a@x",
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(root),
+        },
+    ).stdout
 
 
 class World:
@@ -68,29 +77,49 @@ class World:
         assert pre.permission != "deny", pre.decision
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
-        response: dict[str, Any] = {"type": "update" if old is not None else "create",
-                                    "filePath": str(path), "content": content,
-                                    "structuredPatch": [], "originalFile": old}
+        response: dict[str, Any] = {
+            "type": "update" if old is not None else "create",
+            "filePath": str(path),
+            "content": content,
+            "structuredPatch": [],
+            "originalFile": old,
+        }
         s.post("Write", tool_input, response, tool_use_id=tid)
         return tid
 
-    def edit(self, session: str, relative: str, old_string: str, new_string: str, *,
-             replace_all: bool = False, send_original: bool = True) -> str:
+    def edit(
+        self,
+        session: str,
+        relative: str,
+        old_string: str,
+        new_string: str,
+        *,
+        replace_all: bool = False,
+        send_original: bool = True,
+    ) -> str:
         s = self.session(session)
         path = self.root / relative
         old = self.text(relative)
         assert old is not None
         assert old_string in old
         s.read(relative)
-        tool_input = {"file_path": str(path), "old_string": old_string,
-                      "new_string": new_string, "replace_all": replace_all}
+        tool_input = {
+            "file_path": str(path),
+            "old_string": old_string,
+            "new_string": new_string,
+            "replace_all": replace_all,
+        }
         tid = s.tool_use_id()
         pre = s.pre("Edit", tool_input, tool_use_id=tid)
         assert pre.permission != "deny", pre.decision
         new = old.replace(old_string, new_string, -1 if replace_all else 1)
         path.write_text(new, encoding="utf-8")
-        response: dict[str, Any] = {"filePath": str(path), "oldString": old_string,
-                                    "newString": new_string, "replaceAll": replace_all}
+        response: dict[str, Any] = {
+            "filePath": str(path),
+            "oldString": old_string,
+            "newString": new_string,
+            "replaceAll": replace_all,
+        }
         if send_original:
             response["originalFile"] = old
         s.post("Edit", tool_input, response, tool_use_id=tid)

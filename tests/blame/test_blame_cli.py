@@ -19,12 +19,19 @@ SCHEMAS = Path(__file__).resolve().parent.parent.parent / "schemas"
 def test_committed_blame_schema_matches_the_model() -> None:
     committed = json.loads((SCHEMAS / SCHEMA_FILE).read_text(encoding="utf-8"))
     assert committed == blame_schema(), (
-        "run `python -m ledger._projections.blame_schema` and commit")
+        "run `python -m ledger._projections.blame_schema` and commit"
+    )
 
 
 def _cli(world: World, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LEDGER), *args], cwd=world.root, env=world.ws.proc_env,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [str(LEDGER), *args],
+        cwd=world.root,
+        env=world.ws.proc_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -46,8 +53,17 @@ def test_json_output_is_valid_and_complete(world: World) -> None:
     jsonschema.validate(data, blame_schema())
     assert [x["status"] for x in data["lines"]] == ["git", "agent", "git", "unknown"]
     agent = data["lines"][1]
-    for key in ("seq", "record_hash", "invocation_id", "tool_use_id", "tool", "intent_id",
-                "session_id", "client", "ts"):
+    for key in (
+        "seq",
+        "record_hash",
+        "invocation_id",
+        "tool_use_id",
+        "tool",
+        "intent_id",
+        "session_id",
+        "client",
+        "ts",
+    ):
         assert agent[key] is not None, key
     assert data["lines"][0]["commit"]
     assert data["lines"][0]["author"] == "Ann"
@@ -80,10 +96,15 @@ def test_human_output_and_range(world: World) -> None:
 
 
 def test_at_seq_shows_the_model_then(world: World) -> None:
-    records = [json.loads(x) for x in (world.root / ".orchestration/agent_trace.jsonl")
-               .read_text(encoding="utf-8").splitlines()]
-    post = next(r["seq"] for r in records if r["kind"] == "hook.post"
-                and r["body"].get("tool") == "Edit")
+    records = [
+        json.loads(x)
+        for x in (world.root / ".orchestration/agent_trace.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    post = next(
+        r["seq"] for r in records if r["kind"] == "hook.post" and r["body"].get("tool") == "Edit"
+    )
     data = json.loads(_cli(world, "blame", "--json", "--at", str(post), "app.py").stdout)
     assert data["at"] == post
     assert [x["status"] for x in data["lines"]] == ["unknown", "agent", "unknown"]

@@ -69,9 +69,9 @@ class Fuzz:
             if kind == "insert":
                 new[at:at] = self.fresh(who, self.rng.randint(1, 3))
             elif kind == "replace":
-                new[at:at + self.rng.randint(1, 2)] = self.fresh(who, self.rng.randint(1, 2))
+                new[at : at + self.rng.randint(1, 2)] = self.fresh(who, self.rng.randint(1, 2))
             else:
-                del new[at:at + self.rng.randint(1, 2)]
+                del new[at : at + self.rng.randint(1, 2)]
         return new
 
     @staticmethod
@@ -90,12 +90,17 @@ class Fuzz:
         if not old:
             return self.op_write(session, relative)
         at = self.rng.randrange(len(old))
-        span = old[at:at + self.rng.randint(1, 2)]
+        span = old[at : at + self.rng.randint(1, 2)]
         replacement = self.fresh(f"agent:{session}", self.rng.randint(0, 3))
         if not replacement and len(span) == len(old):
             replacement = self.fresh(f"agent:{session}", 1)
-        self.world.edit(session, relative, self.join(span), self.join(replacement),
-                        send_original=self.rng.random() < 0.5)
+        self.world.edit(
+            session,
+            relative,
+            self.join(span),
+            self.join(replacement),
+            send_original=self.rng.random() < 0.5,
+        )
         return None
 
     def shell(self, session: str, command: str) -> None:
@@ -103,10 +108,15 @@ class Fuzz:
         tid = s.tool_use_id()
         pre = s.pre("Bash", {"command": command}, tool_use_id=tid)
         assert pre.permission != "deny", (command, pre.decision)
-        done = subprocess.run(["bash", "-c", command], cwd=self.world.root, check=True,
-                              capture_output=True, text=True)
-        s.post("Bash", {"command": command}, {"stdout": done.stdout, "stderr": done.stderr,
-                                               "interrupted": False}, tool_use_id=tid)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=self.world.root, check=True, capture_output=True, text=True
+        )
+        s.post(
+            "Bash",
+            {"command": command},
+            {"stdout": done.stdout, "stderr": done.stderr, "interrupted": False},
+            tool_use_id=tid,
+        )
 
     def op_sed(self, session: str, relative: str) -> None:
         old = self.lines(relative)
@@ -165,7 +175,8 @@ class Fuzz:
         session = self.rng.choice(["s1", "s2"])
         name = self.rng.choices(
             ["write", "edit", "sed", "redirect", "mv", "human", "commit", "checkout", "denied"],
-            [5, 5, 2, 1, 1, 3, 3, 1, 1])[0]
+            [5, 5, 2, 1, 1, 3, 3, 1, 1],
+        )[0]
         self.log.append(f"{name} {relative} {session}")
         if name in ("write", "edit", "sed", "redirect", "mv"):
             getattr(self, f"op_{name}")(session, relative)
@@ -191,8 +202,10 @@ class Fuzz:
             for row in report.lines:
                 truth = self.creator.get(row.text, "base")
                 self.checked += 1
-                where = (f"seed {seed}, {relative}:{row.line} {row.text!r} truth={truth} "
-                         f"got={row.status} {row.facts}\nops:\n  " + "\n  ".join(self.log))
+                where = (
+                    f"seed {seed}, {relative}:{row.line} {row.text!r} truth={truth} "
+                    f"got={row.status} {row.facts}\nops:\n  " + "\n  ".join(self.log)
+                )
                 if row.status == "agent":
                     assert truth == f"agent:{row.facts['session_id']}", where
                 elif row.status == "git":
@@ -245,8 +258,9 @@ def test_incremental_projection_equals_full_rebuild(tmp_path: Path) -> None:
         for record in records[split:]:
             BLAME.apply(state, record)
         assert orjson.dumps(BLAME.dump(state), option=orjson.OPT_SORT_KEYS) == expected, split
-    cache = ProjectionCache(ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id,
-                            environ=fuzz.world.ws.env)
+    cache = ProjectionCache(
+        ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=fuzz.world.ws.env
+    )
     cached = cache.state(BLAME)  # folded incrementally by every blame during the run
     assert orjson.dumps(BLAME.dump(cached), option=orjson.OPT_SORT_KEYS) == expected
 
@@ -257,17 +271,44 @@ def test_compaction_keeps_answers(tmp_path: Path) -> None:
     from ledger._projections import BLAME  # noqa: PLC0415
 
     def post(seq: int, text: str) -> dict[str, object]:
-        return {"seq": seq, "hash": f"{seq:064x}", "kind": "hook.post", "ts": "t",
-                "actor": {"session": f"s{seq % 3}", "client": "claude-code", "model": None},
-                "body": {"tool": "Write", "tool_use_id": f"t{seq}", "invocation": f"i{seq}",
-                         "data": {"intent_id": "INT-001"}, "attribution": {
-                             "source": "content", "files": [{
-                                 "path": "f.py", "change": "modified", "exact": False,
-                                 "previous_path": None, "sha256": None, "old_sha256": None,
-                                 "lines": 1, "mutation_class": None, "hunks": [{
-                                     "old_start": None, "old_lines": None, "new_start": 1,
-                                     "new_lines": 1, "content_hash": None,
-                                     "line_hashes": [f"{seq:012x}"]}]}]}}}
+        return {
+            "seq": seq,
+            "hash": f"{seq:064x}",
+            "kind": "hook.post",
+            "ts": "t",
+            "actor": {"session": f"s{seq % 3}", "client": "claude-code", "model": None},
+            "body": {
+                "tool": "Write",
+                "tool_use_id": f"t{seq}",
+                "invocation": f"i{seq}",
+                "data": {"intent_id": "INT-001"},
+                "attribution": {
+                    "source": "content",
+                    "files": [
+                        {
+                            "path": "f.py",
+                            "change": "modified",
+                            "exact": False,
+                            "previous_path": None,
+                            "sha256": None,
+                            "old_sha256": None,
+                            "lines": 1,
+                            "mutation_class": None,
+                            "hunks": [
+                                {
+                                    "old_start": None,
+                                    "old_lines": None,
+                                    "new_start": 1,
+                                    "new_lines": 1,
+                                    "content_hash": None,
+                                    "line_hashes": [f"{seq:012x}"],
+                                }
+                            ],
+                        }
+                    ],
+                },
+            },
+        }
 
     state = BLAME.initial()
     for seq in range(5000):

@@ -28,22 +28,31 @@ def _mutate(rng: random.Random, lines: list[str], counter: list[int]) -> list[st
         kind = rng.choice(["insert", "replace", "delete"] if new else ["insert"])
         at = rng.randrange(len(new) + (1 if kind == "insert" else 0))
         counter[0] += 1
-        made = [rng.choice(VOCABULARY) if rng.random() < 0.4 else f"stmt_{counter[0]}_{i}"
-                for i in range(rng.randint(1, 4))]
+        made = [
+            rng.choice(VOCABULARY) if rng.random() < 0.4 else f"stmt_{counter[0]}_{i}"
+            for i in range(rng.randint(1, 4))
+        ]
         if kind == "insert":
             new[at:at] = made
         elif kind == "replace":
-            new[at:at + rng.randint(1, 3)] = made
+            new[at : at + rng.randint(1, 3)] = made
         else:
-            del new[at:at + rng.randint(1, 3)]
+            del new[at : at + rng.randint(1, 3)]
     return new
 
 
 def _git_blame(root: Path, relative: str) -> list[str]:
-    out = subprocess.run(["git", "-C", str(root), "blame", "--porcelain", "--", relative],
-                         check=True, capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if len(line.split(" ")[0]) == 40 and len(line.split()) >= 3]
+    out = subprocess.run(
+        ["git", "-C", str(root), "blame", "--porcelain", "--", relative],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [
+        line.split()[0]
+        for line in out.splitlines()
+        if len(line.split(" ")[0]) == 40 and len(line.split()) >= 3
+    ]
 
 
 @pytest.mark.slow
@@ -76,4 +85,3 @@ def test_ledger_blame_agrees_with_git_blame(tmp_path: Path, seed: int) -> None:
     rate = agree / len(commits)
     print(f"seed {seed}: git-blame agreement {agree}/{len(commits)} = {rate:.2%}")  # noqa: T201 -- the reported figure (pytest -s)
     assert rate >= 0.995
-

@@ -16,10 +16,13 @@ def _lines(world: World) -> list[tuple[str, int, str, str | None]]:
 
 
 def test_lines_view_credits_agent_lines_and_drops_credit_after_an_outside_edit(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     world = World(tmp_path)
     world.write("alpha", "src/auth/a.ts", "one\ntwo\n")
-    assert _lines(world) == [("src/auth/a.ts", 1, "agent", "Write"),
-                             ("src/auth/a.ts", 2, "agent", "Write")]
+    assert _lines(world) == [
+        ("src/auth/a.ts", 1, "agent", "Write"),
+        ("src/auth/a.ts", 2, "agent", "Write"),
+    ]
     (world.root / "src/auth/a.ts").write_text("one\nTWO by a person\n", encoding="utf-8")
     assert [status for _, _, status, _ in _lines(world)] == ["unknown", "unknown"]

@@ -32,17 +32,19 @@ LEDGER_BIN = Path(sys.executable).parent / "ledger"
 OK, INTEGRITY, UNVERIFIABLE, INVALID_INPUT = 0, 1, 2, 3
 
 
-def run_in_process(args: list[str], *, stdin: bytes, cwd: Path,
-                   env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+def run_in_process(
+    args: list[str], *, stdin: bytes, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
     """Call the console script's entry point as its process would: with ``env`` as the whole
     environment, ``cwd`` as the working directory and fresh standard streams; the exit status is
     what ``sys.exit(main())`` would make of it. An exception escaping ``main`` fails the test,
     as the traceback it would print fails the subprocess tests."""
     out, err = io.BytesIO(), io.BytesIO()
-    streams = (io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
-               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
-               io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
-                                write_through=True))
+    streams = (
+        io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
+        io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+        io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True),
+    )
     saved_streams = (sys.stdin, sys.stdout, sys.stderr)
     saved_cwd, saved_env = Path.cwd(), dict(os.environ)
     os.environ.clear()
@@ -70,8 +72,11 @@ class CLI:
         self.tmp = tmp_path
         self.home = tmp_path / "home"
         self.ws = tmp_path / "ws"
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in {"LEDGER_SIGNING_KEY", "LEDGER_ROOT", "LEDGER_HOME"}}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"LEDGER_SIGNING_KEY", "LEDGER_ROOT", "LEDGER_HOME"}
+        }
         self.env["LEDGER_HOME"] = str(self.home)
         self.env["COLUMNS"] = "120"
 
@@ -79,26 +84,46 @@ class CLI:
     def ledger_path(self) -> Path:
         return self.ws / ".orchestration" / "agent_trace.jsonl"
 
-    def run(self, *args: str, stdin: bytes = b"", cwd: Path | None = None,
-            env: dict[str, str] | None = None,
-            spawn: bool = False) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self,
+        *args: str,
+        stdin: bytes = b"",
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        spawn: bool = False,
+    ) -> subprocess.CompletedProcess[bytes]:
         """``ledger *args``: in-process, or (``spawn``) as the installed console script."""
         if spawn:
             return self.spawn(*args, stdin=stdin, cwd=cwd, env=env)
-        return run_in_process(list(args), stdin=stdin, cwd=cwd or self.tmp,
-                              env=env or self.env)
+        return run_in_process(list(args), stdin=stdin, cwd=cwd or self.tmp, env=env or self.env)
 
-    def spawn(self, *args: str, stdin: bytes = b"", cwd: Path | None = None,
-              env: dict[str, str] | None = None,
-              prefix: Sequence[str] = ()) -> subprocess.CompletedProcess[bytes]:
+    def spawn(
+        self,
+        *args: str,
+        stdin: bytes = b"",
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        prefix: Sequence[str] = (),
+    ) -> subprocess.CompletedProcess[bytes]:
         """``ledger *args`` as the installed console script, in its own process."""
         return subprocess.run(
-            [*prefix, str(LEDGER_BIN), *args], input=stdin, capture_output=True, check=False,
-            cwd=cwd or self.tmp, env=env or self.env, timeout=120,
+            [*prefix, str(LEDGER_BIN), *args],
+            input=stdin,
+            capture_output=True,
+            check=False,
+            cwd=cwd or self.tmp,
+            env=env or self.env,
+            timeout=120,
         )
 
-    def ok(self, *args: str, stdin: bytes = b"", cwd: Path | None = None,
-           env: dict[str, str] | None = None, spawn: bool = False) -> str:
+    def ok(
+        self,
+        *args: str,
+        stdin: bytes = b"",
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        spawn: bool = False,
+    ) -> str:
         done = self.run(*args, stdin=stdin, cwd=cwd, env=env, spawn=spawn)
         assert done.returncode == OK, (args, done.stdout, done.stderr)
         return done.stdout.decode()
@@ -107,8 +132,7 @@ class CLI:
         self.ok("init", "--parents", "--root", str(self.ws))
 
     def append(self, body: object, *extra: str) -> str:
-        return self.ok("append", "--root", str(self.ws), *extra,
-                       stdin=json.dumps(body).encode())
+        return self.ok("append", "--root", str(self.ws), *extra, stdin=json.dumps(body).encode())
 
     def lines(self) -> list[bytes]:
         return self.ledger_path.read_bytes().splitlines()
@@ -128,8 +152,7 @@ def ledger(cli: CLI) -> CLI:
     return cli
 
 
-def assert_clean_error(done: subprocess.CompletedProcess[bytes], code: int,
-                       fragment: str) -> str:
+def assert_clean_error(done: subprocess.CompletedProcess[bytes], code: int, fragment: str) -> str:
     """Exit ``code``, one ``ledger: error:`` line on stderr naming ``fragment``, no traceback."""
     stderr = done.stderr.decode()
     assert done.returncode == code, (done.returncode, stderr)
@@ -179,16 +202,30 @@ def test_init_uses_current_directory_by_default(cli: CLI) -> None:
 
 
 def test_append_body_on_stdin_with_actor_options(ledger: CLI) -> None:
-    out = ledger.append({"tool": "Edit", "file": "src/a.py"}, "--kind", "app.review",
-                        "--client", "claude-code", "--session", "s-1", "--agent", "reviewer",
-                        "--model", "claude-sonnet-4-5")
+    out = ledger.append(
+        {"tool": "Edit", "file": "src/a.py"},
+        "--kind",
+        "app.review",
+        "--client",
+        "claude-code",
+        "--session",
+        "s-1",
+        "--agent",
+        "reviewer",
+        "--model",
+        "claude-sonnet-4-5",
+    )
     match = re.fullmatch(r"seq 4 ([0-9a-f]{16}) app\.review\n", out)
     assert match, out
     record = json.loads(ledger.lines()[-1])
     assert record["hash"].startswith(match.group(1))
     assert record["body"] == {"file": "src/a.py", "tool": "Edit"}
-    assert record["actor"] == {"agent": "reviewer", "client": "claude-code",
-                               "model": "claude-sonnet-4-5", "session": "s-1"}
+    assert record["actor"] == {
+        "agent": "reviewer",
+        "client": "claude-code",
+        "model": "claude-sonnet-4-5",
+        "session": "s-1",
+    }
 
 
 def test_append_defaults_and_equals_form(ledger: CLI) -> None:
@@ -286,7 +323,8 @@ def test_verify_torn_tail_exits_1(ledger: CLI) -> None:
     report = json.loads(done.stdout)
     assert report["only_torn_tail"] is True
     assert [(p["code"], p["category"], p["seq"]) for p in report["problems"]] == [
-        ("torn-tail", "torn", 4)]
+        ("torn-tail", "torn", 4)
+    ]
     human = ledger.run("verify", "--root", str(ledger.ws))
     assert human.returncode == INTEGRITY
     assert b"ledger repair" in human.stdout
@@ -314,8 +352,14 @@ def test_edited_format_version_is_tampering_exit_1(ledger: CLI, edit: bytes) -> 
 
 def test_verify_help_documents_exit_codes(cli: CLI) -> None:
     text = squash(cli.ok("verify", "--help"))
-    for phrase in ("Exit codes:", "0 ok/intact", "1 integrity problem", "torn tail",
-                   "2 could not check", "3 invalid input"):
+    for phrase in (
+        "Exit codes:",
+        "0 ok/intact",
+        "1 integrity problem",
+        "torn tail",
+        "2 could not check",
+        "3 invalid input",
+    ):
         assert phrase in text, phrase
 
 
@@ -335,7 +379,8 @@ def test_checkpoint_then_verify_detects_truncation(ledger: CLI) -> None:
     assert as_json["text"] == text
     assert as_json["written_to"] is None
     assert ledger.ok("verify", "--root", str(ledger.ws), "--checkpoint", str(cp)).startswith(
-        "ok: 4 records, head seq 3, 1 checkpoint(s) consistent")
+        "ok: 4 records, head seq 3, 1 checkpoint(s) consistent"
+    )
     ledger.append({"after": "checkpoint"})  # growing past a checkpoint is fine
     assert ledger.run("verify", "--root", str(ledger.ws), "--checkpoint", str(cp)).returncode == 0
 
@@ -350,8 +395,9 @@ def test_checkpoint_then_verify_detects_truncation(ledger: CLI) -> None:
 
 
 def test_verify_with_missing_checkpoint_file_exits_2(ledger: CLI) -> None:
-    done = ledger.run("verify", "--root", str(ledger.ws), "--checkpoint",
-                      str(ledger.tmp / "nope.txt"))
+    done = ledger.run(
+        "verify", "--root", str(ledger.ws), "--checkpoint", str(ledger.tmp / "nope.txt")
+    )
     assert_clean_error(done, UNVERIFIABLE, "cannot read checkpoint")
 
 
@@ -370,14 +416,18 @@ def test_verify_with_forged_checkpoint_exits_1(ledger: CLI) -> None:
 
 def test_repair_fixes_torn_tail(ledger: CLI) -> None:
     assert ledger.ok("repair", "--root", str(ledger.ws)) == (
-        "nothing to repair: the ledger ends with a complete record\n")
+        "nothing to repair: the ledger ends with a complete record\n"
+    )
     torn = b'{"actor":{"agent":null,"cli'
     intact = ledger.ledger_path.read_bytes()
     with ledger.ledger_path.open("ab") as handle:
         handle.write(torn)
     out = ledger.ok("repair", "--root", str(ledger.ws))
-    assert re.fullmatch(r"repaired: moved 27 torn byte\(s\) to quarantine/\S+\.torn; "
-                        r"recorded as seq 4\n", out), out
+    assert re.fullmatch(
+        r"repaired: moved 27 torn byte\(s\) to quarantine/\S+\.torn; "
+        r"recorded as seq 4\n",
+        out,
+    ), out
     quarantined = list((ledger.ws / ".orchestration" / "quarantine").iterdir())
     assert [q.read_bytes() for q in quarantined] == [torn]
     assert ledger.ledger_path.read_bytes().startswith(intact)
@@ -416,21 +466,25 @@ def test_key_list_rotate_revoke(ledger: CLI) -> None:
     assert first["active"] is True
     assert first["revoked_from_seq"] is None
     out = ledger.ok("key", "rotate", "--root", str(ledger.ws))
-    match = re.fullmatch(r"rotated (ed25519-[0-9a-f]{16}) -> (ed25519-[0-9a-f]{16}) at seq 4\n",
-                         out)
+    match = re.fullmatch(
+        r"rotated (ed25519-[0-9a-f]{16}) -> (ed25519-[0-9a-f]{16}) at seq 4\n", out
+    )
     assert match, out
     old, new = match.groups()
     assert old == first["kid"]
     assert (ledger.home / "keys" / f"{new}.pem").is_file()
-    keys = {k["kid"]: k for k in json.loads(ledger.ok("key", "list", "--root", str(ledger.ws),
-                                                      "--json"))}
+    keys = {
+        k["kid"]: k
+        for k in json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
+    }
     assert keys[new]["active"] is True
     assert keys[old]["active"] is False
     ledger.append({"signed": "by new key"})  # seq 5
     assert json.loads(ledger.lines()[-1])["key"] == new
 
-    out = ledger.ok("key", "revoke", old, "--from-seq", "5", "--reason", "rotated",
-                    "--root", str(ledger.ws))
+    out = ledger.ok(
+        "key", "revoke", old, "--from-seq", "5", "--reason", "rotated", "--root", str(ledger.ws)
+    )
     assert out == f"revoked {old} from seq 5 (recorded at seq 6)\n"
     listing = ledger.ok("key", "list", "--root", str(ledger.ws))
     assert f"{old}  created" in listing
@@ -445,8 +499,10 @@ def test_key_list_rotate_revoke(ledger: CLI) -> None:
     refused = ledger.run("key", "revoke", old, "--from-seq", "2", "--root", str(ledger.ws))
     assert refused.returncode == UNVERIFIABLE
     error, hint = refused.stderr.decode().splitlines()
-    assert error.startswith(f"ledger: error: revoking {old} from seq 2 makes 3 record(s) it "
-                            "already signed invalid (seq 2..4)")
+    assert error.startswith(
+        f"ledger: error: revoking {old} from seq 2 makes 3 record(s) it "
+        "already signed invalid (seq 2..4)"
+    )
     assert hint == "hint: to stop it signing only new records, use --from-seq 7"
     assert ledger.ledger_path.read_bytes() == before
     out = ledger.ok("key", "revoke", old, "--from-seq", "2", "--yes", "--root", str(ledger.ws))
@@ -455,11 +511,15 @@ def test_key_list_rotate_revoke(ledger: CLI) -> None:
     assert done.returncode == INTEGRITY
     problems = json.loads(done.stdout)["problems"]
     assert [(p["code"], p["seq"]) for p in problems] == [
-        ("revoked-key", 2), ("revoked-key", 3), ("revoked-key", 4)]
+        ("revoked-key", 2),
+        ("revoked-key", 3),
+        ("revoked-key", 4),
+    ]
 
 
 def test_key_list_marks_rotated_out_and_revoking_the_active_key_says_it_made_a_new_one(
-        ledger: CLI) -> None:
+    ledger: CLI,
+) -> None:
     (first,) = json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
     ledger.ok("key", "rotate", "--root", str(ledger.ws))
     rows = json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
@@ -469,15 +529,18 @@ def test_key_list_marks_rotated_out_and_revoking_the_active_key_says_it_made_a_n
     out = ledger.ok("key", "revoke", active, "--from-seq", "5", "--root", str(ledger.ws))
     successor = json.loads(ledger.lines()[-1])["body"]["successor"]
     assert f"it was the active key, so a new key {successor} was made" in out
-    statuses = {r["kid"]: r["status"] for r in json.loads(
-        ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))}
+    statuses = {
+        r["kid"]: r["status"]
+        for r in json.loads(ledger.ok("key", "list", "--root", str(ledger.ws), "--json"))
+    }
     assert statuses == {first["kid"]: "rotated-out", active: "revoked", successor: "active"}
 
 
 def test_key_revoke_unknown_key_exits_2(ledger: CLI) -> None:
     before = ledger.ledger_path.read_bytes()
-    done = ledger.run("key", "revoke", "ed25519-0000000000000000", "--from-seq", "1",
-                      "--root", str(ledger.ws))
+    done = ledger.run(
+        "key", "revoke", "ed25519-0000000000000000", "--from-seq", "1", "--root", str(ledger.ws)
+    )
     assert_clean_error(done, UNVERIFIABLE, "not pinned")
     assert ledger.ledger_path.read_bytes() == before
 
@@ -505,7 +568,10 @@ def test_root_option_env_and_walking_up(ledger: CLI) -> None:
     assert ledger.ok("verify", cwd=deep).startswith("ok: 7 records")
     assert "walk-up" in ledger.ok("log", "-n", "1", cwd=deep)
     assert [json.loads(line)["body"].get("via") for line in ledger.lines()[-3:]] == [
-        "root", "env", "walk-up"]
+        "root",
+        "env",
+        "walk-up",
+    ]
     # --root wins over LEDGER_ROOT.
     other = ledger.tmp / "other"
     ledger.ok("init", "--parents", "--root", str(other))
@@ -550,12 +616,27 @@ def test_deeply_nested_body_is_refused(ledger: CLI) -> None:
     assert_clean_error(done, INVALID_INPUT, "body on stdin")
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    *(pytest.param(["--kind", kind], "reserved", id=f"reserved-{kind}") for kind in (
-        "ledger.genesis", "key.added", "hook.pre", "intent.scope_expanded", "intent.selected",
-        "governance.config_changed", "checkpoint.x", "blame.x", "export.x", "query.x")),
-    pytest.param(["--kind", "Bad Kind"], "invalid kind", id="invalid-kind"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        *(
+            pytest.param(["--kind", kind], "reserved", id=f"reserved-{kind}")
+            for kind in (
+                "ledger.genesis",
+                "key.added",
+                "hook.pre",
+                "intent.scope_expanded",
+                "intent.selected",
+                "governance.config_changed",
+                "checkpoint.x",
+                "blame.x",
+                "export.x",
+                "query.x",
+            )
+        ),
+        pytest.param(["--kind", "Bad Kind"], "invalid kind", id="invalid-kind"),
+    ],
+)
 def test_bad_kind_is_refused(ledger: CLI, args: list[str], fragment: str) -> None:
     before = ledger.ledger_path.read_bytes()
     done = ledger.run("append", "--root", str(ledger.ws), *args, stdin=b"{}")
@@ -599,8 +680,10 @@ def permissions_bind() -> list[str]:
         return []
     setpriv = shutil.which("setpriv")
     prefix = [str(setpriv), "--bounding-set=-dac_override,-dac_read_search", "--"]
-    if setpriv is None or subprocess.run([*prefix, "true"], check=False,
-                                         capture_output=True).returncode != 0:
+    if (
+        setpriv is None
+        or subprocess.run([*prefix, "true"], check=False, capture_output=True).returncode != 0
+    ):
         pytest.skip("running as root without a way to drop CAP_DAC_OVERRIDE (setpriv)")
     return prefix
 
@@ -609,8 +692,9 @@ def test_unwritable_ledger_file_exits_2(ledger: CLI, permissions_bind: list[str]
     before = ledger.ledger_path.read_bytes()
     ledger.ledger_path.chmod(0o444)
     try:
-        done = ledger.spawn("append", "--root", str(ledger.ws), stdin=b'{"a": 1}',
-                            prefix=permissions_bind)
+        done = ledger.spawn(
+            "append", "--root", str(ledger.ws), stdin=b'{"a": 1}', prefix=permissions_bind
+        )
         assert_clean_error(done, UNVERIFIABLE, "Permission denied")
         done = ledger.spawn("repair", "--root", str(ledger.ws), prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "cannot open")
@@ -633,8 +717,7 @@ def test_unwritable_workspace_directory_exits_2(cli: CLI, permissions_bind: list
     parent.mkdir()
     parent.chmod(0o555)
     try:
-        done = cli.spawn("init", "--parents", "--root", str(parent / "ws"),
-                         prefix=permissions_bind)
+        done = cli.spawn("init", "--parents", "--root", str(parent / "ws"), prefix=permissions_bind)
         assert_clean_error(done, UNVERIFIABLE, "cannot create")
     finally:
         parent.chmod(0o755)
@@ -694,12 +777,18 @@ HEAVY = {"typer", "click", "rich", "pydantic", "pydantic_core", "duckdb", "yaml"
 def test_append_fast_path_imports_no_heavy_modules(ledger: CLI) -> None:
     # sys.modules at exit, not `-X importtime`: ledger's public names load lazily through
     # importlib, which importtime does not report, so only the module table tells the truth.
-    probe = ("import sys; from cli._entry import main; code = main(sys.argv[1:]); "
-             "print(chr(10).join(sorted(sys.modules)), file=sys.stderr); sys.exit(code)")
+    probe = (
+        "import sys; from cli._entry import main; code = main(sys.argv[1:]); "
+        "print(chr(10).join(sorted(sys.modules)), file=sys.stderr); sys.exit(code)"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe, "append", "--root", str(ledger.ws)],
-        input=b'{"fast": true}', capture_output=True, check=False, env=ledger.env,
-        cwd=ledger.tmp, timeout=60,
+        input=b'{"fast": true}',
+        capture_output=True,
+        check=False,
+        env=ledger.env,
+        cwd=ledger.tmp,
+        timeout=60,
     )
     assert done.returncode == OK, done.stderr.decode()[-2000:]
     imported = set(done.stderr.decode().split())
@@ -708,7 +797,13 @@ def test_append_fast_path_imports_no_heavy_modules(ledger: CLI) -> None:
     heavy = {name for name in imported if name.split(".")[0] in HEAVY}
     assert heavy == set(), sorted(heavy)
     # The installed command takes the same path (and appends).
-    installed = subprocess.run([str(LEDGER_BIN), "append", "--root", str(ledger.ws)],
-                               input=b'{"fast": true}', capture_output=True, check=False,
-                               env=ledger.env, cwd=ledger.tmp, timeout=60)
+    installed = subprocess.run(
+        [str(LEDGER_BIN), "append", "--root", str(ledger.ws)],
+        input=b'{"fast": true}',
+        capture_output=True,
+        check=False,
+        env=ledger.env,
+        cwd=ledger.tmp,
+        timeout=60,
+    )
     assert installed.returncode == OK, installed.stderr.decode()[-2000:]

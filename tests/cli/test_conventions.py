@@ -27,22 +27,38 @@ active_intents:
 """
 
 
-def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LEDGER), *args], capture_output=True, text=True, check=False,
-                          env=env, cwd=cwd, timeout=120)
+def run(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LEDGER), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
-def run_at_terminal(*args: str, env: dict[str, str] | None = None
-                    ) -> subprocess.CompletedProcess[str]:
+def run_at_terminal(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """As a person types it: stdin is a terminal (a pty). A scope grant counts only when a
     person made it (ledger/_governance/state.py); from a pipe, `intent expand` records nothing."""
     import pty  # noqa: PLC0415
 
     controller, terminal = pty.openpty()
     try:
-        return subprocess.run([str(LEDGER), *args], stdin=terminal, capture_output=True,
-                              text=True, check=False, env=env, timeout=120)
+        return subprocess.run(
+            [str(LEDGER), *args],
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+            timeout=120,
+        )
     finally:
         os.close(controller)
         os.close(terminal)
@@ -50,8 +66,9 @@ def run_at_terminal(*args: str, env: dict[str, str] | None = None
 
 @pytest.fixture
 def ws(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "CLAUDE_",
-                                                                    "GEMINI_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "CLAUDE_", "GEMINI_"))
+    }
     env["LEDGER_HOME"] = str(tmp_path / "home")
     root = tmp_path / "ws"
     assert run("init", "--parents", "--root", str(root), env=env).returncode == 0
@@ -102,8 +119,11 @@ def test_no_flag_shows_a_bool_metavar() -> None:
         (["install", "claud"], "'claud' is not one of claude", "hint: ledger install --help"),
         (["uninstall", "vscode"], "'vscode' is not one of", "hint: ledger uninstall --help"),
         (["log", "--decision", "maybe"], "invalid choice: 'maybe'", "hint: ledger log --help"),
-        (["intent", "list", "--bogus"], "No such option: --bogus",
-         "hint: ledger intent list --help"),
+        (
+            ["intent", "list", "--bogus"],
+            "No such option: --bogus",
+            "hint: ledger intent list --help",
+        ),
     ],
 )
 def test_usage_error_is_one_line_and_a_hint(args: list[str], fragment: str, hint: str) -> None:
@@ -118,13 +138,20 @@ def test_usage_error_is_one_line_and_a_hint(args: list[str], fragment: str, hint
 
 def test_json_wherever_data_is_printed(ws: tuple[Path, dict[str, str]]) -> None:
     root, env = ws
-    for args in (["intent", "list"], ["show"], ["key", "list"], ["log"], ["doctor"],
-                 ["intent", "expansions"], ["verify"]):
+    for args in (
+        ["intent", "list"],
+        ["show"],
+        ["key", "list"],
+        ["log"],
+        ["doctor"],
+        ["intent", "expansions"],
+        ["verify"],
+    ):
         done = run(*args, "--json", "--root", str(root), env=env)
         assert done.returncode in (0, 1), (args, done.stderr)
         text = done.stdout.strip()
         assert text, args
-        for chunk in (text.splitlines() if args == ["log"] else [text]):
+        for chunk in text.splitlines() if args == ["log"] else [text]:
             json.loads(chunk)
 
 
@@ -133,19 +160,23 @@ def test_intent_select_without_a_session_is_refused(ws: tuple[Path, dict[str, st
     done = run("intent", "select", "INT-001", "--root", str(root), env=env)
     assert done.returncode == 2
     assert "`ledger intent select` needs --session ID" in done.stderr
-    bound = run("intent", "select", "INT-001", "--session", "s1", "--json", "--root", str(root),
-                env=env)
+    bound = run(
+        "intent", "select", "INT-001", "--session", "s1", "--json", "--root", str(root), env=env
+    )
     assert json.loads(bound.stdout)["session"] == "s1"
     # Inside an agent's shell the session comes from the client's variable.
-    inside = run("intent", "clear", "--root", str(root),
-                 env={**env, "CLAUDE_CODE_SESSION_ID": "s1"})
+    inside = run(
+        "intent", "clear", "--root", str(root), env={**env, "CLAUDE_CODE_SESSION_ID": "s1"}
+    )
     assert inside.stdout == "session s1: intent cleared (was INT-001)\n"
 
 
-@pytest.mark.parametrize("glob", ["../outside/**", "/etc/**", "**", ".orchestration/**",
-                                  "*.yaml", "~/x"])
+@pytest.mark.parametrize(
+    "glob", ["../outside/**", "/etc/**", "**", ".orchestration/**", "*.yaml", "~/x"]
+)
 def test_intent_expand_refuses_globs_leaving_the_workspace_or_opening_orchestration(
-    ws: tuple[Path, dict[str, str]], glob: str,
+    ws: tuple[Path, dict[str, str]],
+    glob: str,
 ) -> None:
     root, env = ws
     before = (root / ".orchestration" / "agent_trace.jsonl").read_bytes()
@@ -158,11 +189,19 @@ def test_intent_expand_refuses_globs_leaving_the_workspace_or_opening_orchestrat
 def test_expansions_are_listed_and_withdrawn_as_records(ws: tuple[Path, dict[str, str]]) -> None:
     root, env = ws
     base = ["--root", str(root)]
-    assert run_at_terminal("intent", "expand", "INT-001", "docs/**", "--reason", "API docs",
-                           *base, env=env).returncode == 0
+    assert (
+        run_at_terminal(
+            "intent", "expand", "INT-001", "docs/**", "--reason", "API docs", *base, env=env
+        ).returncode
+        == 0
+    )
     (grant,) = json.loads(run("intent", "expansions", "--json", *base, env=env).stdout)
     assert (grant["glob"], grant["via"], grant["reason"], grant["withdrawn_seq"]) == (
-        "docs/**", "cli", "API docs", None)
+        "docs/**",
+        "cli",
+        "API docs",
+        None,
+    )
     listed = json.loads(run("intent", "list", "--json", *base, env=env).stdout)
     assert listed[0]["expansions"] == ["docs/**"]
 
@@ -171,26 +210,33 @@ def test_expansions_are_listed_and_withdrawn_as_records(ws: tuple[Path, dict[str
     assert "it is in owned_scope: edit active_intents.yaml" in wrong.stderr
     done = run("intent", "withdraw", "INT-001", "docs/**", "--reason", "done", *base, env=env)
     assert done.stdout == "INT-001 scope: src/auth/**\n"
-    last = json.loads((root / ".orchestration" / "agent_trace.jsonl").read_bytes()
-                      .splitlines()[-1])
+    last = json.loads((root / ".orchestration" / "agent_trace.jsonl").read_bytes().splitlines()[-1])
     assert last["kind"] == "intent.scope_withdrawn"
     assert last["body"]["globs"] == ["docs/**"]
     assert json.loads(run("intent", "expansions", "--json", *base, env=env).stdout) == []
     (old,) = json.loads(run("intent", "expansions", "--all", "--json", *base, env=env).stdout)
     assert old["withdrawn_seq"] == last["seq"]
-    assert json.loads(run("intent", "list", "--json", *base, env=env).stdout)[0][
-        "expansions"] == []
+    assert json.loads(run("intent", "list", "--json", *base, env=env).stdout)[0]["expansions"] == []
     assert run("verify", *base, env=env).returncode == 0
 
 
 def test_shell_completion_is_installable_and_completes() -> None:
     # The shell is detected from the parent process, as when a person types it in bash.
-    shown = subprocess.run(["bash", "-c", f"'{LEDGER}' --show-completion"], capture_output=True,
-                           text=True, check=False, timeout=60)
+    shown = subprocess.run(
+        ["bash", "-c", f"'{LEDGER}' --show-completion"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert shown.returncode == 0, shown.stderr
     assert "_ledger_completion" in shown.stdout
-    env = {**os.environ, "_LEDGER_COMPLETE": "complete_bash", "COMP_WORDS": "ledger in",
-           "COMP_CWORD": "1"}
+    env = {
+        **os.environ,
+        "_LEDGER_COMPLETE": "complete_bash",
+        "COMP_WORDS": "ledger in",
+        "COMP_CWORD": "1",
+    }
     completed = run(env=env)
     assert set(completed.stdout.split()) >= {"init", "install", "intent"}
 
@@ -199,14 +245,21 @@ def test_interactive_commands_do_not_import_typer(ws: tuple[Path, dict[str, str]
     root, env = ws
     # The first read of a changed intents file parses YAML and caches it; then no more.
     assert run("intent", "list", "--root", str(root), env=env).returncode == 0
-    code = ("import sys, io, contextlib\nfrom cli._entry import main\n"
-            "for args in (['--help'], ['--version'], ['intent', 'list', '--root', sys.argv[1]], "
-            "['log', '--root', sys.argv[1]], ['show', '--root', sys.argv[1]]):\n"
-            "    with contextlib.redirect_stdout(io.StringIO()):\n"
-            "        assert main(args) == 0, args\n"
-            "heavy = [m for m in sys.modules if m.split('.')[0] in "
-            "('typer', 'click', 'rich', 'pydantic', 'duckdb', 'yaml')]\n"
-            "assert not heavy, heavy\n")
-    done = subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True,
-                          text=True, check=False)
+    code = (
+        "import sys, io, contextlib\nfrom cli._entry import main\n"
+        "for args in (['--help'], ['--version'], ['intent', 'list', '--root', sys.argv[1]], "
+        "['log', '--root', sys.argv[1]], ['show', '--root', sys.argv[1]]):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert main(args) == 0, args\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in "
+        "('typer', 'click', 'rich', 'pydantic', 'duckdb', 'yaml')]\n"
+        "assert not heavy, heavy\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr

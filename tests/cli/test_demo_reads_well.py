@@ -21,8 +21,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     base = tmp_path_factory.mktemp("demo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
     env["COLUMNS"] = str(WIDTH)
-    done = subprocess.run([str(LEDGER), "demo", "--dir", str(base)], capture_output=True,
-                          text=True, env=env, check=False, timeout=300)
+    done = subprocess.run(
+        [str(LEDGER), "demo", "--dir", str(base)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout, base / "workspace"
 
@@ -35,8 +41,11 @@ def _reasons(out: str) -> list[str]:
         if re.search(r"-> (deny|ask)$", line):
             current = []
             reasons.append(current)
-        elif current is not None and line.startswith("      ") and not line.strip().startswith(
-                ("(", "---", "+++", "@@", "+", "}")):
+        elif (
+            current is not None
+            and line.startswith("      ")
+            and not line.strip().startswith(("(", "---", "+++", "@@", "+", "}"))
+        ):
             current.append(line.strip())
         else:
             current = None
@@ -78,7 +87,12 @@ def test_jargon_is_glossed_once(demo: tuple[str, Path]) -> None:
 
 def test_ends_with_next_steps(demo: tuple[str, Path]) -> None:
     out, _ = demo
-    tail = out[out.index("next, in a real project:"):]
-    for command in ("ledger init", "ledger install claude", "ledger doctor",
-                    "ledger log --decision deny", "ledger checkpoint -o"):
+    tail = out[out.index("next, in a real project:") :]
+    for command in (
+        "ledger init",
+        "ledger install claude",
+        "ledger doctor",
+        "ledger log --decision deny",
+        "ledger checkpoint -o",
+    ):
         assert command in tail

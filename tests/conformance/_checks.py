@@ -25,8 +25,7 @@ def pre_answer(ws: Workspace, tool_use_id: str | int) -> tuple[str | None, str]:
     (answered without a decision), or None (no such call)."""
     pre = [call for call in ws.hook_calls() if call.event in PRE_EVENTS]
     for n, call in enumerate(pre):
-        if (n if isinstance(tool_use_id, int) else call.payload.get("tool_use_id")) != \
-                tool_use_id:
+        if (n if isinstance(tool_use_id, int) else call.payload.get("tool_use_id")) != tool_use_id:
             continue
         if call.exit_code == 2:
             return "deny", call.stderr
@@ -52,22 +51,36 @@ def files_are(ws: Workspace, expected: Mapping[str, str | None]) -> list[str]:
     return problems
 
 
-def refused(ws: Workspace, denied_by_client: Iterable[str | int], tool_use_id: str | int, *,
-            decision: str, code: str, files: Mapping[str, str | None]) -> list[str]:
+def refused(
+    ws: Workspace,
+    denied_by_client: Iterable[str | int],
+    tool_use_id: str | int,
+    *,
+    decision: str,
+    code: str,
+    files: Mapping[str, str | None],
+) -> list[str]:
     """The call was answered ``decision`` naming ``code``, the client did not run it, and the
     files it would have changed are as they were."""
     problems = []
     answered, reason = pre_answer(ws, tool_use_id)
     if answered != decision or code not in reason:
-        problems.append(f"{tool_use_id}: ledger answered {answered!r} ({reason[:200]!r}), "
-                        f"expected {decision} with {code}")
+        problems.append(
+            f"{tool_use_id}: ledger answered {answered!r} ({reason[:200]!r}), "
+            f"expected {decision} with {code}"
+        )
     if tool_use_id not in set(denied_by_client):
         problems.append(f"{tool_use_id}: the client did not report the call as denied")
     return problems + files_are(ws, files)
 
 
-def allowed(ws: Workspace, denied_by_client: Iterable[str | int], tool_use_id: str | int, *,
-            files: Mapping[str, str | None]) -> list[str]:
+def allowed(
+    ws: Workspace,
+    denied_by_client: Iterable[str | int],
+    tool_use_id: str | int,
+    *,
+    files: Mapping[str, str | None],
+) -> list[str]:
     """The call ran (not denied by ledger or the client) and left the files as expected."""
     problems = []
     answered, reason = pre_answer(ws, tool_use_id)
@@ -97,14 +110,20 @@ def recorded(ws: Workspace, stray: Iterable[str] = ()) -> list[str]:
     for record in ws.records():
         if record["kind"] in HOOK_KINDS:
             body = record["body"]
-            written[(body.get("client_event") or body.get("event"), record["actor"]["session"],
-                     body.get("tool_use_id"))] += 1
+            written[
+                (
+                    body.get("client_event") or body.get("event"),
+                    record["actor"]["session"],
+                    body.get("tool_use_id"),
+                )
+            ] += 1
     for key, count in (captured - written).items():
         problems.append(f"hook call not in the ledger ({count}x): {key}")
     for key, count in (written - captured).items():
         problems.append(f"ledger record without a hook call ({count}x): {key}")
     verify = ws.ledger("verify", check=False)
     if verify.returncode != 0:
-        problems.append(f"ledger verify exited {verify.returncode}: "
-                        f"{(verify.stdout + verify.stderr)[-500:]}")
+        problems.append(
+            f"ledger verify exited {verify.returncode}: {(verify.stdout + verify.stderr)[-500:]}"
+        )
     return problems

@@ -77,13 +77,26 @@ def ensure_client(spec: ClientSpec, version: str | None = None) -> Path:
         if binary.exists():
             return binary
         result = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(directory),
-             f"{spec.package}@{version}"],
-            capture_output=True, text=True, check=False, timeout=900)
+            [
+                npm,
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+                str(directory),
+                f"{spec.package}@{version}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
+        )
         if result.returncode != 0 or not binary.exists():
             tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
             raise ClientUnavailableError(
-                f"npm install {spec.package}@{version} failed: {' / '.join(tail)}")
+                f"npm install {spec.package}@{version} failed: {' / '.join(tail)}"
+            )
     return binary
 
 
@@ -93,10 +106,16 @@ def latest_version(spec: ClientSpec) -> str:
     Raises:
         ClientUnavailableError: npm is missing or the registry did not answer.
     """
-    result = subprocess.run([_npm(), "view", spec.package, "version"],
-                            capture_output=True, text=True, check=False, timeout=120)
+    result = subprocess.run(
+        [_npm(), "view", spec.package, "version"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     version = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     if result.returncode != 0 or not version:
-        raise ClientUnavailableError(f"npm view {spec.package} version failed: "
-                                     f"{result.stderr.strip()[-300:]}")
+        raise ClientUnavailableError(
+            f"npm view {spec.package} version failed: {result.stderr.strip()[-300:]}"
+        )
     return version

@@ -95,21 +95,40 @@ class Workspace:
         """A minimal environment: nothing of the developer's (keys, roots, proxies) leaks in."""
         # The venv's bin first (the agent's shell runs `ledger intent select`), then node's.
         node = shutil.which("node")
-        dirs = [str(LEDGER.parent), *([str(Path(node).parent)] if node else []),
-                "/usr/local/bin", "/usr/bin", "/bin"]
+        dirs = [
+            str(LEDGER.parent),
+            *([str(Path(node).parent)] if node else []),
+            "/usr/local/bin",
+            "/usr/bin",
+            "/bin",
+        ]
         path = os.pathsep.join(dict.fromkeys(dirs))
-        env = {"PATH": path, "HOME": str(self.home), "LANG": "C.UTF-8", "TERM": "dumb",
-               "TMPDIR": str(self.base / "tmp")}
+        env = {
+            "PATH": path,
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "TMPDIR": str(self.base / "tmp"),
+        }
         env.update(extra)
         return env
 
     def ledger(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run the venv's ``ledger`` in the workspace, as the user would."""
-        result = subprocess.run([str(LEDGER), *args], cwd=self.root, env=self.env(),
-                                capture_output=True, text=True, check=False, timeout=120)
+        result = subprocess.run(
+            [str(LEDGER), *args],
+            cwd=self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if check and result.returncode != 0:
-            raise AssertionError(f"ledger {' '.join(args)} exited {result.returncode}: "
-                                 f"{result.stdout}{result.stderr}")
+            raise AssertionError(
+                f"ledger {' '.join(args)} exited {result.returncode}: "
+                f"{result.stdout}{result.stderr}"
+            )
         return result
 
     def records(self) -> list[dict[str, Any]]:
@@ -128,8 +147,9 @@ class Workspace:
                 payload = json.loads(data["stdin"])
             except ValueError:
                 payload = {"_unparsed": data["stdin"]}
-            calls.append(HookCall(data["event"], payload, data["exit_code"], data["stdout"],
-                                  data["stderr"]))
+            calls.append(
+                HookCall(data["event"], payload, data["exit_code"], data["stdout"], data["stderr"])
+            )
         return calls
 
     def path(self, relative: str) -> Path:
@@ -159,8 +179,9 @@ def _handlers(node: object) -> Iterator[dict[str, Any]]:
             yield from _handlers(value)
 
 
-def make_workspace(base: Path, client: str, *, scope: str = '"src/auth/**"',
-                   hooks_yaml: str | None = None) -> Workspace:
+def make_workspace(
+    base: Path, client: str, *, scope: str = '"src/auth/**"', hooks_yaml: str | None = None
+) -> Workspace:
     """``ledger init`` + intents + ``ledger install <client>``, with every hook call captured."""
     ws = Workspace(client, base)
     CREATED.append(ws)
@@ -176,8 +197,10 @@ def make_workspace(base: Path, client: str, *, scope: str = '"src/auth/**"',
     ours = [h for h in _handlers(data) if f" hook {client} " in h["command"]]
     if not ours:
         raise AssertionError(f"ledger install {client} wrote no hook commands:\n{installed}")
-    prefix = f"{shlex.quote(sys.executable)} {shlex.quote(str(CAPTURE_HOOK))} " \
-             f"{shlex.quote(str(ws.captures))} "
+    prefix = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(CAPTURE_HOOK))} "
+        f"{shlex.quote(str(ws.captures))} "
+    )
     for handler in ours:
         handler["command"] = prefix + handler["command"]
     settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -28,8 +28,9 @@ SAVE_ENV: Final = "LEDGER_CONFORMANCE_SAVE"
 
 _UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIMESTAMP: Final = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
-_DURATION_KEY: Final = re.compile(r"(^|_)(duration|elapsed|time)(_?ms|Ms)?$|Ms$|_ms$",
-                                  re.IGNORECASE)
+_DURATION_KEY: Final = re.compile(
+    r"(^|_)(duration|elapsed|time)(_?ms|Ms)?$|Ms$|_ms$", re.IGNORECASE
+)
 
 
 class Normalizer:
@@ -37,11 +38,17 @@ class Normalizer:
 
     def __init__(self, ws: Workspace) -> None:
         root = str(ws.root.resolve())
-        self._paths = sorted({(root, "/workspace"), (str(ws.root), "/workspace"),
-                              (str(ws.home), "/home/user"), (str(ws.base), "/run"),
-                              # Claude Code names per-project directories after the path.
-                              (re.sub(r"[^A-Za-z0-9]", "-", root), "-workspace")},
-                             key=lambda pair: -len(pair[0]))
+        self._paths = sorted(
+            {
+                (root, "/workspace"),
+                (str(ws.root), "/workspace"),
+                (str(ws.home), "/home/user"),
+                (str(ws.base), "/run"),
+                # Claude Code names per-project directories after the path.
+                (re.sub(r"[^A-Za-z0-9]", "-", root), "-workspace"),
+            },
+            key=lambda pair: -len(pair[0]),
+        )
         self._uuids: dict[str, str] = {}
 
     def _uuid(self, match: re.Match[str]) -> str:
@@ -64,8 +71,11 @@ class Normalizer:
             return [self.value(v, key) for v in value]
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, int | float) and not isinstance(value, bool) and \
-                _DURATION_KEY.search(key):
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and _DURATION_KEY.search(key)
+        ):
             return 0
         return value
 
@@ -88,7 +98,8 @@ def save_fixtures(ws: Workspace, scenario: str, version: str) -> Path:
         payload = normalizer.value(call.payload)
         (target / fixture_name(index, call.payload, call.event)).write_text(
             json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     return target
 
 
@@ -103,14 +114,18 @@ def _parsed(client: str, payload: dict[str, Any]) -> tuple[Any, ...] | None:
 def unread_fields(client: str, payload: dict[str, Any]) -> set[str]:
     """Top-level fields whose removal leaves the parsed event unchanged (raw aside)."""
     whole = _parsed(client, payload)
-    return {key for key in payload
-            if _parsed(client, {k: v for k, v in payload.items() if k != key}) == whole}
+    return {
+        key
+        for key in payload
+        if _parsed(client, {k: v for k, v in payload.items() if k != key}) == whole
+    }
 
 
 def unread_table(client: str) -> dict[str, dict[str, str]]:
     """``client``'s allow-list: event (``*``: every event) -> field -> why it is not read."""
-    table: dict[str, dict[str, str]] = json.loads(
-        UNREAD_FIELDS.read_text(encoding="utf-8")).get(client, {})
+    table: dict[str, dict[str, str]] = json.loads(UNREAD_FIELDS.read_text(encoding="utf-8")).get(
+        client, {}
+    )
     return table
 
 

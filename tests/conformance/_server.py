@@ -110,28 +110,72 @@ def anthropic_tool_use_id(index: int) -> str:
 
 
 def _anthropic_events(step: Step, index: int, model: str) -> Iterator[bytes]:
-    yield _sse("message_start", {"type": "message_start", "message": {
-        "id": f"msg_conformance_{index}", "type": "message", "role": "assistant", "model": model,
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}})
+    yield _sse(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_conformance_{index}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+    )
     if isinstance(step, Call):
-        yield _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "tool_use",
-                                                             "id": anthropic_tool_use_id(index),
-                                                             "name": step.tool, "input": {}}})
-        yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": json.dumps(step.args)}})
+        yield _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": anthropic_tool_use_id(index),
+                    "name": step.tool,
+                    "input": {},
+                },
+            },
+        )
+        yield _sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(step.args)},
+            },
+        )
         stop = "tool_use"
     else:
-        yield _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "text", "text": ""}})
-        yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                           "delta": {"type": "text_delta", "text": step.text}})
+        yield _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+        yield _sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": step.text},
+            },
+        )
         stop = "end_turn"
     yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield _sse("message_delta", {"type": "message_delta",
-                                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                                 "usage": {"output_tokens": 5}})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+    )
     yield _sse("message_stop", {"type": "message_stop"})
 
 
@@ -148,14 +192,34 @@ def _anthropic(script: Script, path: str, body: dict[str, Any]) -> tuple[int, st
         step = script.step(index)
     script.exchanges.append(Exchange(path, body, index))
     if not body.get("stream"):
-        content = ([{"type": "tool_use", "id": anthropic_tool_use_id(index or 0),
-                     "name": step.tool, "input": step.args}] if isinstance(step, Call)
-                   else [{"type": "text", "text": step.text}])
-        return 200, "application/json", json.dumps({
-            "id": "msg_conformance", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "tool_use" if isinstance(step, Call) else
-            "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+        content = (
+            [
+                {
+                    "type": "tool_use",
+                    "id": anthropic_tool_use_id(index or 0),
+                    "name": step.tool,
+                    "input": step.args,
+                }
+            ]
+            if isinstance(step, Call)
+            else [{"type": "text", "text": step.text}]
+        )
+        return (
+            200,
+            "application/json",
+            json.dumps(
+                {
+                    "id": "msg_conformance",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": "tool_use" if isinstance(step, Call) else "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                }
+            ).encode(),
+        )
     return 200, "text/event-stream", b"".join(_anthropic_events(step, index or 0, model))
 
 
@@ -172,32 +236,65 @@ def _responses(script: Script, path: str, body: dict[str, Any]) -> tuple[int, st
         script.exchanges.append(Exchange(path, body, None))
         return 200, "application/json", b"{}"
     items = body.get("input") or []
-    index = sum(1 for item in items if isinstance(item, dict) and (
-        item.get("type") == "function_call" or
-        (item.get("type") == "message" and item.get("role") == "assistant")))
+    index = sum(
+        1
+        for item in items
+        if isinstance(item, dict)
+        and (
+            item.get("type") == "function_call"
+            or (item.get("type") == "message" and item.get("role") == "assistant")
+        )
+    )
     step = script.step(index) if body.get("tools") else Say("conformance")
     script.exchanges.append(Exchange(path, body, index if body.get("tools") else None))
     if isinstance(step, Call):
-        item: dict[str, Any] = {"type": "function_call", "id": f"fc_conformance_{index:02d}",
-                                "call_id": codex_call_id(index), "name": step.tool,
-                                "arguments": json.dumps(step.args), "status": "completed"}
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "id": f"fc_conformance_{index:02d}",
+            "call_id": codex_call_id(index),
+            "name": step.tool,
+            "arguments": json.dumps(step.args),
+            "status": "completed",
+        }
     else:
-        item = {"type": "message", "id": f"msg_conformance_{index:02d}", "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
-    response: dict[str, Any] = {"id": f"resp_conformance_{index:02d}", "object": "response",
-                "status": "in_progress", "model": body.get("model"), "output": []}
-    done = {**response, "status": "completed", "output": [item],
-            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                      "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens_details": {"reasoning_tokens": 0}}}
+        item = {
+            "type": "message",
+            "id": f"msg_conformance_{index:02d}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+        }
+    response: dict[str, Any] = {
+        "id": f"resp_conformance_{index:02d}",
+        "object": "response",
+        "status": "in_progress",
+        "model": body.get("model"),
+        "output": [],
+    }
+    done = {
+        **response,
+        "status": "completed",
+        "output": [item],
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "total_tokens": 15,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
     events: list[tuple[str, dict[str, Any]]] = [
-              ("response.created", {"type": "response.created", "response": response}),
-              ("response.output_item.added", {"type": "response.output_item.added",
-                                              "output_index": 0, "item": item}),
-              ("response.output_item.done", {"type": "response.output_item.done",
-                                             "output_index": 0, "item": item}),
-              ("response.completed", {"type": "response.completed", "response": done})]
+        ("response.created", {"type": "response.created", "response": response}),
+        (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        ),
+        (
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+        ),
+        ("response.completed", {"type": "response.completed", "response": done}),
+    ]
     return 200, "text/event-stream", b"".join(_sse(name, data) for name, data in events)
 
 
@@ -211,29 +308,40 @@ def _gemini(script: Script, path: str, body: dict[str, Any]) -> tuple[int, str, 
         # Side requests (next-speaker checks and the like) want a short answer; JSON-mode ones
         # get a JSON object that says the user speaks next.
         config = body.get("generationConfig") or {}
-        text = ('{"next_speaker": "user", "reasoning": "done"}'
-                if config.get("responseMimeType") == "application/json" else "conformance")
+        text = (
+            '{"next_speaker": "user", "reasoning": "done"}'
+            if config.get("responseMimeType") == "application/json"
+            else "conformance"
+        )
         step: Step = Say(text)
         index = None
     else:
         index = sum(1 for c in body.get("contents", []) if c.get("role") == "model")
         step = script.step(index)
     script.exchanges.append(Exchange(path, body, index))
-    part = ({"functionCall": {"name": step.tool, "args": step.args}} if isinstance(step, Call)
-            else {"text": step.text})
-    chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
-                             "finishReason": "STOP", "index": 0}],
-             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
-                               "totalTokenCount": 15},
-             "modelVersion": "gemini-conformance"}
+    part = (
+        {"functionCall": {"name": step.tool, "args": step.args}}
+        if isinstance(step, Call)
+        else {"text": step.text}
+    )
+    chunk = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "gemini-conformance",
+    }
     if "alt=sse" not in path:
         return 200, "application/json", json.dumps(chunk).encode()
     return 200, "text/event-stream", _sse(None, chunk)
 
 
 Responder = Callable[[Script, str, dict[str, Any]], tuple[int, str, bytes]]
-PROTOCOLS: dict[str, Responder] = {"anthropic": _anthropic, "responses": _responses,
-                                   "gemini": _gemini}
+PROTOCOLS: dict[str, Responder] = {
+    "anthropic": _anthropic,
+    "responses": _responses,
+    "gemini": _gemini,
+}
 
 
 class ModelServer:

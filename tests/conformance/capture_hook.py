@@ -37,14 +37,19 @@ def main(argv: list[str]) -> int:
     stdin = sys.stdin.buffer.read()
     slot = _claim(directory, event)
     answer = subprocess.run(command, input=stdin, capture_output=True, check=False)
-    slot.write_text(json.dumps({
-        "event": event,
-        "command": command,
-        "stdin": stdin.decode("utf-8", "replace"),
-        "exit_code": answer.returncode,
-        "stdout": answer.stdout.decode("utf-8", "replace"),
-        "stderr": answer.stderr.decode("utf-8", "replace"),
-    }), encoding="utf-8")
+    slot.write_text(
+        json.dumps(
+            {
+                "event": event,
+                "command": command,
+                "stdin": stdin.decode("utf-8", "replace"),
+                "exit_code": answer.returncode,
+                "stdout": answer.stdout.decode("utf-8", "replace"),
+                "stderr": answer.stderr.decode("utf-8", "replace"),
+            }
+        ),
+        encoding="utf-8",
+    )
     sys.stdout.buffer.write(answer.stdout)
     sys.stderr.buffer.write(answer.stderr)
     return answer.returncode

@@ -24,8 +24,10 @@ def _binary(name: str) -> Path:
     try:
         return ensure_client(spec)
     except ClientUnavailableError as exc:
-        message = (f"CONFORMANCE SUITE NOT RUN: the real {spec.package}@{version_of(spec)} "
-                   f"is unavailable: {exc}")
+        message = (
+            f"CONFORMANCE SUITE NOT RUN: the real {spec.package}@{version_of(spec)} "
+            f"is unavailable: {exc}"
+        )
         if os.environ.get(REQUIRED_ENV) == "1":
             pytest.fail(f"{message} ({REQUIRED_ENV}=1)", pytrace=False)
         pytest.skip(message)
@@ -71,10 +73,21 @@ def _collect_payloads(request: pytest.FixtureRequest) -> Iterator[None]:
         report = os.environ.get("LEDGER_CONFORMANCE_REPORT")
         if report:
             with Path(report).open("a", encoding="utf-8") as out:
-                out.write(json.dumps({"test": request.node.nodeid, "client": ws.client,
-                                      "version": version, "unknown": unknown,
-                                      "events": sorted({c.event for c in calls})}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "test": request.node.nodeid,
+                            "client": ws.client,
+                            "version": version,
+                            "unknown": unknown,
+                            "events": sorted({c.event for c in calls}),
+                        }
+                    )
+                    + "\n"
+                )
     if unknown:
-        pytest.fail("payload fields the adapter does not read and unread_fields.json does not "
-                    "list (read them, or list them with the reason):\n" +
-                    "\n".join(sorted(set(unknown))), pytrace=False)
+        pytest.fail(
+            "payload fields the adapter does not read and unread_fields.json does not "
+            "list (read them, or list them with the reason):\n" + "\n".join(sorted(set(unknown))),
+            pytrace=False,
+        )

@@ -16,8 +16,7 @@ def main(argv: list[str]) -> int:
     names = argv or list(CLIENTS)
     unknown = [n for n in names if n not in CLIENTS]
     if unknown:
-        sys.stderr.write(f"unknown client(s) {', '.join(unknown)}; "
-                         f"expected {', '.join(CLIENTS)}\n")
+        sys.stderr.write(f"unknown client(s) {', '.join(unknown)}; expected {', '.join(CLIENTS)}\n")
         return 2
     for name in names:
         spec = CLIENTS[name]

@@ -28,13 +28,29 @@ REPO = HERE.parents[1]
 def _run(name: str, version: str, save: bool, out: Path) -> tuple[int, int, set[str], set[str]]:
     """Run one client's tests at ``version``: (passed, total, events seen, unknown fields)."""
     report, junit = out / f"{name}.jsonl", out / f"{name}.xml"
-    env = {**os.environ, f"LEDGER_CONFORMANCE_{name.upper()}_VERSION": version,
-           "LEDGER_CONFORMANCE_REPORT": str(report), "LEDGER_CONFORMANCE_REQUIRED": "1"}
+    env = {
+        **os.environ,
+        f"LEDGER_CONFORMANCE_{name.upper()}_VERSION": version,
+        "LEDGER_CONFORMANCE_REPORT": str(report),
+        "LEDGER_CONFORMANCE_REQUIRED": "1",
+    }
     if save:
         env["LEDGER_CONFORMANCE_SAVE"] = "1"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    f"--junitxml={junit}", str(HERE / f"test_{name}.py")],
-                   cwd=REPO, env=env, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={junit}",
+            str(HERE / f"test_{name}.py"),
+        ],
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
     cases = ET.parse(junit).getroot().iter("testcase")  # noqa: S314 -- pytest's own output
     results: dict[str, bool] = {}
     for case in cases:
@@ -70,11 +86,18 @@ def main(argv: list[str]) -> int:
             passed, total, events, unknown = _run(name, version, save, Path(tmp))
             status = status or int(passed != total or total == 0)
             changed = "" if version == spec.pinned else f" (pinned {spec.pinned})"
-            rows.append((f"{spec.package}", f"{version}{changed}",
-                         ", ".join(sorted(events)) or "none", f"{passed}/{total}"))
+            rows.append(
+                (
+                    f"{spec.package}",
+                    f"{version}{changed}",
+                    ", ".join(sorted(events)) or "none",
+                    f"{passed}/{total}",
+                )
+            )
             notes[f"{spec.package}@{version}"] |= unknown
-    sys.stdout.write("\n| client | version | hook events seen | checks passed |\n"
-                     "|---|---|---|---|\n")
+    sys.stdout.write(
+        "\n| client | version | hook events seen | checks passed |\n|---|---|---|---|\n"
+    )
     for row in rows:
         sys.stdout.write("| " + " | ".join(row) + " |\n")
     for client, fields in notes.items():

@@ -86,8 +86,14 @@ def resign_with_key(line: bytes, key: SigningKey, edit: Edit | None = None) -> b
     if edit is not None:
         edit(data)
     new_line, _ = build_line(
-        ledger_id=data["ledger"], seq=data["seq"], prev=data["prev"], ts=data["ts"],
-        kind=data["kind"], actor=data["actor"], body=data["body"], key=key,
+        ledger_id=data["ledger"],
+        seq=data["seq"],
+        prev=data["prev"],
+        ts=data["ts"],
+        kind=data["kind"],
+        actor=data["actor"],
+        body=data["body"],
+        key=key,
     )
     return new_line
 
@@ -115,8 +121,9 @@ def forge_signature_padding_bits(line: bytes) -> bytes:
     return canonical_bytes(data)
 
 
-def forge_rotation_cosignature(line: bytes, old_key: SigningKey, statement: bytes,
-                               signer: SigningKey) -> bytes:
+def forge_rotation_cosignature(
+    line: bytes, old_key: SigningKey, statement: bytes, signer: SigningKey
+) -> bytes:
     """Breaks a key rotation: replace ``new_key_sig`` with ``signer``'s signature over
     ``statement`` (a wrong statement, or the right one by the wrong key), re-signed by the old key
     so that only the co-signature is wrong."""
@@ -177,8 +184,7 @@ def reattach_lines(lines: Lines, torn: bytes = b"") -> bytes:
     return join_lines(lines) + torn
 
 
-def rewrite_tail(lines: Lines, keep: int, key: SigningKey,
-                 bodies: list[dict[str, Any]]) -> Lines:
+def rewrite_tail(lines: Lines, keep: int, key: SigningKey, bodies: list[dict[str, Any]]) -> Lines:
     """Breaks history (a fork): keep ``keep`` records, then re-append new ``bodies`` correctly
     chained and signed by ``key``, as an attacker holding the real key would."""
     out = lines[:keep]
@@ -186,8 +192,14 @@ def rewrite_tail(lines: Lines, keep: int, key: SigningKey,
     prev, seq = last["hash"], last["seq"] + 1
     for body in bodies:
         new_line, record = build_line(
-            ledger_id=last["ledger"], seq=seq, prev=prev, ts=last["ts"], kind="app.forged",
-            actor=last["actor"], body=body, key=key,
+            ledger_id=last["ledger"],
+            seq=seq,
+            prev=prev,
+            ts=last["ts"],
+            kind="app.forged",
+            actor=last["actor"],
+            body=body,
+            key=key,
         )
         prev = record["hash"]
         out.append(new_line)

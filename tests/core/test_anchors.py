@@ -20,8 +20,11 @@ from ledger._evidence.ledger import CHECKPOINT_EVERY
 KEY = SigningKey.from_seed(bytes([1]) * 32)
 AGENT = SigningKey.from_seed(bytes([0xAA]) * 32)
 TEAMMATE = SigningKey.from_seed(bytes([0x7E]) * 32)
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[
-    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 def env_of(base: Path) -> dict[str, str]:
@@ -69,15 +72,19 @@ def test_checkpoint_every_n_records_without_a_session_end(tmp_path: Path) -> Non
 
 def test_checkpoint_interval_comes_from_the_environment(tmp_path: Path) -> None:
     ledger = new_ledger(tmp_path, records=3)
-    reopened = Ledger.open(ledger.workspace.root, signing_key=KEY,
-                           environ={**env_of(tmp_path), "LEDGER_CHECKPOINT_EVERY": "3"})
+    reopened = Ledger.open(
+        ledger.workspace.root,
+        signing_key=KEY,
+        environ={**env_of(tmp_path), "LEDGER_CHECKPOINT_EVERY": "3"},
+    )
     assert reopened.auto_checkpoint().status == "written"
 
 
 @SETTINGS
 @given(st.integers(2, 12), st.data())
 def test_any_deletion_after_a_checkpoint_is_detected(
-        tmp_path_factory: pytest.TempPathFactory, records: int, data: st.DataObject) -> None:
+    tmp_path_factory: pytest.TempPathFactory, records: int, data: st.DataObject
+) -> None:
     base = tmp_path_factory.mktemp("deletion")
     ledger = new_ledger(base, records)
     assert ledger.auto_checkpoint(session_end=True).status == "written"
@@ -86,7 +93,7 @@ def test_any_deletion_after_a_checkpoint_is_detected(
     single = data.draw(st.booleans(), label="delete one record inside instead")
     if single:
         index = data.draw(st.integers(1, records - 1), label="index")
-        kept = lines[:index] + lines[index + 1:]
+        kept = lines[:index] + lines[index + 1 :]
     else:
         kept = lines[:-cut]
     ledger.file.path.write_bytes(b"".join(kept))
@@ -117,11 +124,13 @@ def test_replacing_the_whole_ledger_with_a_fresh_one_is_detected(tmp_path: Path)
     assert workspace_ledger_id(ledger.workspace.root, env_of(tmp_path)) == anchored
     ledger.file.path.unlink()  # a new genesis, a new id: no checkpoint of it exists
     shutil.rmtree(ledger.workspace.keys_dir)
-    fresh = Ledger.init(ledger.workspace.root, signing_key=AGENT,
-                        environ={"LEDGER_HOME": str(tmp_path / "agent-home")})
+    fresh = Ledger.init(
+        ledger.workspace.root,
+        signing_key=AGENT,
+        environ={"LEDGER_HOME": str(tmp_path / "agent-home")},
+    )
     assert fresh.ledger_id != anchored
-    assert "replaced-ledger" in codes(Ledger.open(ledger.workspace.root,
-                                                  environ=env_of(tmp_path)))
+    assert "replaced-ledger" in codes(Ledger.open(ledger.workspace.root, environ=env_of(tmp_path)))
 
 
 def test_forged_stored_checkpoint_is_reported(tmp_path: Path) -> None:
@@ -139,8 +148,12 @@ def resign_everything(ledger: Ledger, key: SigningKey, ledger_id: str) -> None:
     records = list(ledger.records())
     shutil.rmtree(ledger.workspace.keys_dir)
     ledger.file.path.unlink()
-    forged = Ledger.init(ledger.workspace.root, signing_key=key, ledger_id=ledger_id,
-                         environ={"LEDGER_HOME": str(ledger.workspace.root / "agent-home")})
+    forged = Ledger.init(
+        ledger.workspace.root,
+        signing_key=key,
+        ledger_id=ledger_id,
+        environ={"LEDGER_HOME": str(ledger.workspace.root / "agent-home")},
+    )
     forged.append_many([(r.kind, r.body) for r in records[1:]])
 
 
@@ -159,7 +172,8 @@ def test_key_added_by_a_trusted_record_verifies(tmp_path: Path) -> None:
     added = ledger.add_key(TEAMMATE.public_raw)
     assert added.kind == "key.added"
     Ledger.open(ledger.workspace.root, signing_key=TEAMMATE, environ=env_of(tmp_path)).append(
-        "app.event", {"by": "teammate"})
+        "app.event", {"by": "teammate"}
+    )
     assert ledger.verify(jobs=1).ok
 
 
@@ -167,7 +181,8 @@ def test_key_file_dropped_into_keys_dir_does_not_verify(tmp_path: Path) -> None:
     ledger = new_ledger(tmp_path)
     Keyring({}).save_entry(ledger.workspace.keys_dir, KeyEntry(AGENT.kid, AGENT.public_raw))
     Ledger.open(ledger.workspace.root, signing_key=AGENT, environ=env_of(tmp_path)).append(
-        "intent.scope_expanded", {"globs": ["**"], "intent_id": "INT-001"})
+        "intent.scope_expanded", {"globs": ["**"], "intent_id": "INT-001"}
+    )
     assert codes(ledger) == {"untrusted-key"}
 
 
@@ -177,10 +192,13 @@ def test_key_added_by_an_untrusted_key_is_not_trusted(tmp_path: Path) -> None:
     agent = Ledger.open(ledger.workspace.root, signing_key=AGENT, environ=env_of(tmp_path))
     agent.add_key(TEAMMATE.public_raw)  # signed by the untrusted key: vouches for nothing
     Ledger.open(ledger.workspace.root, signing_key=TEAMMATE, environ=env_of(tmp_path)).append(
-        "app.event", {})
+        "app.event", {}
+    )
     report = ledger.verify(jobs=1)
-    assert [(p.code, p.seq) for p in report.problems] == [("untrusted-key", 5),
-                                                           ("untrusted-key", 6)]
+    assert [(p.code, p.seq) for p in report.problems] == [
+        ("untrusted-key", 5),
+        ("untrusted-key", 6),
+    ]
 
 
 def test_pin_outside_the_workspace_is_the_trust_root(tmp_path: Path) -> None:
@@ -198,13 +216,19 @@ def test_pin_outside_the_workspace_is_the_trust_root(tmp_path: Path) -> None:
     assert not pinned.notes
     # Pinned to KEY, a chain re-signed from genesis by another key no longer verifies for them.
     resign_everything(ledger, AGENT, ledger.ledger_id)
-    assert "untrusted-key" in {p.code for p in Ledger.open(
-        ledger.workspace.root, environ={"LEDGER_HOME": str(tmp_path / "mate")}).verify(
-            jobs=1).problems}
+    assert "untrusted-key" in {
+        p.code
+        for p in Ledger.open(ledger.workspace.root, environ={"LEDGER_HOME": str(tmp_path / "mate")})
+        .verify(jobs=1)
+        .problems
+    }
 
 
-@pytest.mark.parametrize("content", [b"", b"garbage\x00\xff", b"{}", b"[1]"],
-                         ids=["empty", "garbage", "empty-object", "array"])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"garbage\x00\xff", b"{}", b"[1]"],
+    ids=["empty", "garbage", "empty-object", "array"],
+)
 def test_garbage_key_file_does_not_stop_verification(tmp_path: Path, content: bytes) -> None:
     ledger = new_ledger(tmp_path)
     (ledger.workspace.keys_dir / "zz-stray.json").write_bytes(content)

@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 from ledger import CanonicalizationError, InputError, canonical_bytes
 from ledger._evidence.canonical import MAX_SAFE_INTEGER, parse_canonical
 
-SETTINGS = settings(max_examples=300, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # The variant tests build larger objects; fewer examples keep the module to a few seconds.
 FEWER = settings(SETTINGS, max_examples=80)
 
@@ -30,8 +29,20 @@ CHARS = st.one_of(
 )
 # A small alphabet makes keys collide on prefixes, so the sort order is actually exercised.
 HAZARD_CHARS = st.sampled_from(
-    ["a", "b", "\x7f", "é", "\u20ac", "\ud7ff", "\ue000", "\ufb33", "\uffff", "\U00010000",
-     "\U0001f600", "\U0010ffff"]
+    [
+        "a",
+        "b",
+        "\x7f",
+        "é",
+        "\u20ac",
+        "\ud7ff",
+        "\ue000",
+        "\ufb33",
+        "\uffff",
+        "\U00010000",
+        "\U0001f600",
+        "\U0010ffff",
+    ]
 )
 KEYS = st.text(CHARS, max_size=8) | st.text(HAZARD_CHARS, max_size=4)
 SCALARS = (
@@ -73,8 +84,7 @@ def test_matches_rfc8785_reference(value: Any) -> None:
 
 
 @FEWER
-@given(st.dictionaries(st.text(HAZARD_CHARS, min_size=1, max_size=4), JSON, min_size=2,
-                       max_size=8))
+@given(st.dictionaries(st.text(HAZARD_CHARS, min_size=1, max_size=4), JSON, min_size=2, max_size=8))
 def test_matches_rfc8785_when_utf16_and_code_point_order_differ(value: dict[str, Any]) -> None:
     assert canonical_bytes(value) == jcs(value)
     assert canonical_bytes({"nested": [value]}) == jcs({"nested": [value]})
@@ -121,7 +131,7 @@ GOLDEN = [
     ),
     pytest.param(
         # RFC 8785 §3.2.2 without its floats (ledger has none): string escaping and literals.
-        {"string": "\u20ac$\u000f\nA'B\"\\\\\"/", "literals": [None, True, False]},
+        {"string": '\u20ac$\u000f\nA\'B"\\\\"/', "literals": [None, True, False]},
         b'{"literals":[null,true,false],"string":"\xe2\x82\xac$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
         id="rfc8785-3.2.2-strings-literals",
     ),
@@ -250,8 +260,9 @@ def test_reordered_keys_are_not_canonical(value: dict[str, Any]) -> None:
 @FEWER
 @given(OBJECTS)
 def test_ascii_escapes_are_not_canonical(value: dict[str, Any]) -> None:
-    variant = json.dumps(json.loads(canonical_bytes(value)), ensure_ascii=True,
-                         separators=(",", ":")).encode()
+    variant = json.dumps(
+        json.loads(canonical_bytes(value)), ensure_ascii=True, separators=(",", ":")
+    ).encode()
     assume(variant != canonical_bytes(value))  # needs a non-ASCII character to escape
     parsed, reason = parse_canonical(variant)
     assert reason is not None

@@ -61,7 +61,8 @@ OTHER = SigningKey.from_seed(bytes([7]) * 32)
 
 def _find_go() -> str | None:
     found = shutil.which("go") or next(
-        (str(p) for p in Path("/usr/lib").glob("go*/bin/go") if p.is_file()), None)
+        (str(p) for p in Path("/usr/lib").glob("go*/bin/go") if p.is_file()), None
+    )
     return found if found and NOTE_PACKAGE.is_dir() else None
 
 
@@ -69,9 +70,11 @@ def _install_go() -> None:
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "install", "-y", "-q", *APT_PACKAGES],
-                    ["apt-get", "update", "-q"],
-                    ["apt-get", "install", "-y", "-q", *APT_PACKAGES]):
+    for command in (
+        ["apt-get", "install", "-y", "-q", *APT_PACKAGES],
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", *APT_PACKAGES],
+    ):
         done = subprocess.run(command, env=env, capture_output=True, check=False, timeout=900)
         if done.returncode == 0 and command[1] == "install":
             return
@@ -91,20 +94,36 @@ def go_verifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(message)
     work = tmp_path_factory.mktemp("go-note")
     (work / "main.go").write_text(VERIFIER_GO)
-    env = {**os.environ, "GO111MODULE": "off", "GOPATH": GOPATH, "GOPROXY": "off",
-           "GOFLAGS": "", "GOCACHE": str(work / "cache"), "HOME": str(work)}
-    done = subprocess.run([go, "build", "-o", str(work / "verify-note"), "main.go"], cwd=work,
-                          env=env, capture_output=True, text=True, check=False, timeout=600)
+    env = {
+        **os.environ,
+        "GO111MODULE": "off",
+        "GOPATH": GOPATH,
+        "GOPROXY": "off",
+        "GOFLAGS": "",
+        "GOCACHE": str(work / "cache"),
+        "HOME": str(work),
+    }
+    done = subprocess.run(
+        [go, "build", "-o", str(work / "verify-note"), "main.go"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return work / "verify-note"
 
 
-def go_open(verifier: Path, key: str, note: str, tmp_path: Path
-            ) -> subprocess.CompletedProcess[str]:
+def go_open(
+    verifier: Path, key: str, note: str, tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "note.txt"
     path.write_bytes(note.encode())
-    return subprocess.run([str(verifier), key, str(path)], capture_output=True, text=True,
-                          check=False, timeout=60)
+    return subprocess.run(
+        [str(verifier), key, str(path)], capture_output=True, text=True, check=False, timeout=60
+    )
 
 
 def make_ledger(root: Path, records: int) -> Ledger:
@@ -123,10 +142,14 @@ def test_key_id_and_verifier_key_match_go_documentation() -> None:
     assert note_key_id("PeterNeumann", public) == bytes.fromhex("c74f20a3")
     assert verifier_key("PeterNeumann", public) == vkey
     # ... and the documented signature covers the text as written, final newline included.
-    text = (b"If you think cryptography is the answer to your problem,\n"
-            b"then you don't know what your problem is.\n")
-    blob = base64.b64decode("x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfq"
-                            "dngotpRZb6KE6RyyBwJnAM=")
+    text = (
+        b"If you think cryptography is the answer to your problem,\n"
+        b"then you don't know what your problem is.\n"
+    )
+    blob = base64.b64decode(
+        "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfq"
+        "dngotpRZb6KE6RyyBwJnAM="
+    )
     assert blob[:4] == bytes.fromhex("c74f20a3")
     Ed25519PublicKey.from_public_bytes(public).verify(blob[4:], text)
 
@@ -161,14 +184,15 @@ def test_go_note_verifier_accepts_a_ledger_checkpoint(go_verifier: Path, tmp_pat
 
 @pytest.mark.parametrize("edit", ["size", "head", "origin"])
 def test_go_note_verifier_rejects_a_one_character_change(
-        go_verifier: Path, tmp_path: Path, edit: str) -> None:
+    go_verifier: Path, tmp_path: Path, edit: str
+) -> None:
     text = make_ledger(tmp_path, 70).checkpoint().text()
     lines = text.split("\n")
     index = {"origin": 0, "size": 1, "head": 2}[edit]
     line = lines[index]
     position = len(line) - 1 if edit != "head" else 5
     replacement = "1" if line[position] != "1" else "2"
-    lines[index] = line[:position] + replacement + line[position + 1:]
+    lines[index] = line[:position] + replacement + line[position + 1 :]
     forged = "\n".join(lines)
     done = go_open(go_verifier, verifier_key(KEY.kid, KEY.public_raw), forged, tmp_path)
     assert done.returncode == 1, done.stdout

@@ -29,8 +29,11 @@ LEDGER_BIN = Path(sys.executable).parent / "ledger"
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"LEDGER_SIGNING_KEY", "LEDGER_ROOT", "LEDGER_HOME"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"LEDGER_SIGNING_KEY", "LEDGER_ROOT", "LEDGER_HOME"}
+    }
     env["LEDGER_HOME"] = str(tmp_path / "home")
     return env
 
@@ -44,18 +47,34 @@ PER_PROCESS = 5
 def test_concurrent_cli_appends_are_all_recorded_exactly_once(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     ws = tmp_path / "ws"
-    init = subprocess.run([str(LEDGER_BIN), "init", "--parents", "--root", str(ws)], env=env,
-                          capture_output=True, check=False)
+    init = subprocess.run(
+        [str(LEDGER_BIN), "init", "--parents", "--root", str(ws)],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert init.returncode == 0, init.stderr
 
     def worker(wid: int) -> list[int]:
         seqs = []
         for i in range(PER_PROCESS):
             done = subprocess.run(
-                [str(LEDGER_BIN), "append", "--root", str(ws), "--kind", "app.concurrent",
-                 "--client", f"worker-{wid}", "--json"],
-                input=json.dumps({"w": wid, "i": i}).encode(), env=env, capture_output=True,
-                check=False, timeout=60,
+                [
+                    str(LEDGER_BIN),
+                    "append",
+                    "--root",
+                    str(ws),
+                    "--kind",
+                    "app.concurrent",
+                    "--client",
+                    f"worker-{wid}",
+                    "--json",
+                ],
+                input=json.dumps({"w": wid, "i": i}).encode(),
+                env=env,
+                capture_output=True,
+                check=False,
+                timeout=60,
             )
             assert done.returncode == 0, done.stderr.decode()
             assert done.stderr == b""
@@ -77,15 +96,16 @@ def test_concurrent_cli_appends_are_all_recorded_exactly_once(tmp_path: Path) ->
         for i, seq in enumerate(seqs):
             assert (records[seq].body["w"], records[seq].body["i"]) == (wid, i)
             assert records[seq].actor["client"] == f"worker-{wid}"
-    verify = subprocess.run([str(LEDGER_BIN), "verify", "--root", str(ws)], env=env,
-                            capture_output=True, check=False)
+    verify = subprocess.run(
+        [str(LEDGER_BIN), "verify", "--root", str(ws)], env=env, capture_output=True, check=False
+    )
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert f"ok: {total + 1} records".encode() in verify.stdout
 
 
 # --- (b) writers killed at random moments ---------------------------------------------------
 
-WRITER = '''
+WRITER = """
 import sys, time
 from ledger import Entry, Ledger
 
@@ -106,14 +126,15 @@ while True:
         out.write(f"{record.seq} {record.hash}\\n")
     out.flush()
     i += len(records)
-'''
+"""
 
 ROUNDS = 6
 WRITERS = 4
 
 
-def start_writers(tmp_path: Path, round_no: int, env: dict[str, str],
-                  script: Path, ws: Path) -> list[tuple[subprocess.Popen[bytes], Path]]:
+def start_writers(
+    tmp_path: Path, round_no: int, env: dict[str, str], script: Path, ws: Path
+) -> list[tuple[subprocess.Popen[bytes], Path]]:
     writers = []
     for wid in range(WRITERS):
         out = tmp_path / f"round{round_no}-writer{wid}.out"
@@ -121,7 +142,9 @@ def start_writers(tmp_path: Path, round_no: int, env: dict[str, str],
         with out.open("wb") as handle:
             proc = subprocess.Popen(
                 [sys.executable, str(script), str(ws), f"{round_no}.{wid}", mode],
-                stdout=handle, stderr=subprocess.PIPE, env=env,
+                stdout=handle,
+                stderr=subprocess.PIPE,
+                env=env,
             )
         writers.append((proc, out))
     return writers

@@ -41,7 +41,9 @@ def fixture_files(root: Path) -> dict[str, bytes]:
     return {
         path.relative_to(root).as_posix(): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and path.suffix != ".py" and not path.name.startswith(".")
+        if path.is_file()
+        and path.suffix != ".py"
+        and not path.name.startswith(".")
         and "__pycache__" not in path.parts
     }
 
@@ -66,9 +68,10 @@ def pure_verify(ledger: Ledger, data: bytes, checkpoints: list[Any]) -> VerifyRe
     keyring = ledger.keyring()
     *lines, torn = data.split(b"\n")
     return verify_lines(
-        lines, {e.kid: e.public_key() for e in keyring}, torn_tail=torn,
-        revoked_from={e.kid: e.revoked_from_seq for e in keyring
-                      if e.revoked_from_seq is not None},
+        lines,
+        {e.kid: e.public_key() for e in keyring},
+        torn_tail=torn,
+        revoked_from={e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None},
         checkpoints=checkpoints,
     )
 
@@ -108,7 +111,10 @@ def test_golden_ledger_verifies_with_its_checkpoint(tmp_path: Path, gen: Any) ->
     assert [c.ok for c in report.checkpoints] == [True]
     checkpoint = parse_checkpoint(checkpoint_text())
     assert (checkpoint.ledger_id, checkpoint.size, checkpoint.head) == (
-        gen.LEDGER_ID, 12, report.head_hash)
+        gen.LEDGER_ID,
+        12,
+        report.head_hash,
+    )
     assert [s.name for s in checkpoint.signatures] == [gen.key_b().kid]
     target = checkpoint.verified_target(ledger.keyring(), "checkpoint.txt")
     assert pure_verify(ledger, data, [target]).ok
@@ -122,21 +128,33 @@ def test_golden_ledger_content(gen: Any) -> None:
     records: list[dict[str, Any]] = [json.loads(line) for line in lines]
     assert [r["seq"] for r in records] == list(range(12))
     assert [r["kind"] for r in records] == [
-        "ledger.genesis", "session.start", "intent.selected", "hook.pre", "hook.post",
-        "review.note", "key.rotated", "hook.pre", "key.revoked", "ledger.repaired",
-        "hook.post", "session.end",
+        "ledger.genesis",
+        "session.start",
+        "intent.selected",
+        "hook.pre",
+        "hook.post",
+        "review.note",
+        "key.rotated",
+        "hook.pre",
+        "key.revoked",
+        "ledger.repaired",
+        "hook.post",
+        "session.end",
     ]
     a, b = gen.key_a().kid, gen.key_b().kid
     assert [r["key"] for r in records] == [a] * 7 + [b] * 5
     stamps = [r["ts"] for r in records]
     assert stamps == sorted(stamps)
     assert len(set(stamps)) == len(stamps)
-    assert records[5]["actor"] == {"agent": "reviewer", "client": "claude-code",
-                                   "model": "claude-haiku-4-5", "session": gen.SESSION}
+    assert records[5]["actor"] == {
+        "agent": "reviewer",
+        "client": "claude-code",
+        "model": "claude-haiku-4-5",
+        "session": gen.SESSION,
+    }
     assert records[6]["body"]["old_key"] == a
     assert records[6]["body"]["new_key"] == b
-    assert records[8]["body"] == {"from_seq": 7, "key": a,
-                                  "reason": "rotated out; laptop retired"}
+    assert records[8]["body"] == {"from_seq": 7, "key": a, "reason": "rotated out; laptop retired"}
     repaired = records[9]["body"]
     assert repaired["removed_bytes"] == len(gen.TORN_FRAGMENT)
     assert repaired["removed_sha256"] == hashlib.sha256(gen.TORN_FRAGMENT).hexdigest()

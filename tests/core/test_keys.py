@@ -53,10 +53,19 @@ def home_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {"LEDGER_HOME": str(tmp_path / "home"), **extra}
 
 
-def new_ledger(tmp_path: Path, key: SigningKey | None = A, appends: int = 3,
-               environ: dict[str, str] | None = None) -> Ledger:
-    ledger = Ledger.init(tmp_path / "ws", signing_key=key, clock=fixed_clock(),
-                         ledger_id=LEDGER_ID, environ=environ or home_env(tmp_path))
+def new_ledger(
+    tmp_path: Path,
+    key: SigningKey | None = A,
+    appends: int = 3,
+    environ: dict[str, str] | None = None,
+) -> Ledger:
+    ledger = Ledger.init(
+        tmp_path / "ws",
+        signing_key=key,
+        clock=fixed_clock(),
+        ledger_id=LEDGER_ID,
+        environ=environ or home_env(tmp_path),
+    )
     for i in range(appends):
         ledger.append("app.event", {"i": i}, actor={"client": "keys-test"})
     return ledger
@@ -124,8 +133,7 @@ def test_old_key_is_retired_after_rotation(tmp_path: Path) -> None:
     entry = ledger.keyring().get(A.kid)
     assert entry is not None
     assert entry.retired_after_seq == 4
-    ledger.keyring().save_entry(ledger.workspace.keys_dir,
-                                entry._replace(retired_after_seq=None))
+    ledger.keyring().save_entry(ledger.workspace.keys_dir, entry._replace(retired_after_seq=None))
     forged = stale.append("app.event", {"by": "old key"})
     assert forged.seq == 6
     assert forged.key == A.kid
@@ -154,8 +162,9 @@ COSIGNATURE_FORGERIES: list[Any] = [
 
 
 @pytest.mark.parametrize(("forgery", "valid"), COSIGNATURE_FORGERIES)
-def test_rotation_with_invalid_cosignature_is_bad_rotation(tmp_path: Path, forgery: Any,
-                                                           valid: bool) -> None:
+def test_rotation_with_invalid_cosignature_is_bad_rotation(
+    tmp_path: Path, forgery: Any, valid: bool
+) -> None:
     ledger = new_ledger(tmp_path)
     rotation = ledger.rotate_key(B)  # seq 4, the last record
     lines, _ = split_file(file_bytes(ledger))
@@ -188,10 +197,10 @@ def test_failed_rotation_does_not_retire_old_key(tmp_path: Path) -> None:
     ledger.file.path.write_bytes(join_lines(lines))
     entry = ledger.keyring().get(A.kid)
     assert entry is not None  # un-pin the retirement, as if the keyring had not recorded it
-    ledger.keyring().save_entry(ledger.workspace.keys_dir,
-                                entry._replace(retired_after_seq=None))
+    ledger.keyring().save_entry(ledger.workspace.keys_dir, entry._replace(retired_after_seq=None))
     Ledger.open(ledger.workspace.root, signing_key=A, environ=home_env(tmp_path)).append(
-        "app.event", {"still": "old key"})
+        "app.event", {"still": "old key"}
+    )
     # The rotation never took effect, so the old key's next record is not "retired".
     assert problems(ledger.verify(jobs=1)) == [("bad-rotation", 4)]
 
@@ -241,8 +250,12 @@ def test_revocation_is_pinned_and_recorded(tmp_path: Path) -> None:
     assert pinned["revocation_reason"] == "laptop stolen"
     report = ledger.verify(jobs=1)
     # Every record A signed at or after seq 3 is now untrusted, including the rotation.
-    assert problems(report) == [("revoked-key", 3), ("revoked-key", 4), ("revoked-key", 5),
-                                ("revoked-key", 6)]
+    assert problems(report) == [
+        ("revoked-key", 3),
+        ("revoked-key", 4),
+        ("revoked-key", 5),
+        ("revoked-key", 6),
+    ]
 
 
 def test_keyring_pin_alone_revokes(tmp_path: Path) -> None:
@@ -261,7 +274,8 @@ def test_revocation_record_alone_revokes_later_records(tmp_path: Path) -> None:
     assert ledger.add_key(C.public_raw).seq == 3  # key.added, signed by the trusted key A
     # A second key (say, a CI runner's) introduced by a trusted record may sign ...
     Ledger.open(ledger.workspace.root, signing_key=C, environ=home_env(tmp_path)).append(
-        "app.ci", {"job": 1})  # seq 4
+        "app.ci", {"job": 1}
+    )  # seq 4
     assert ledger.verify(jobs=1).ok
     revocation = ledger.revoke_key(C.kid, from_seq=5)  # not the active key: no rotation
     assert revocation.seq == 5
@@ -270,7 +284,8 @@ def test_revocation_record_alone_revokes_later_records(tmp_path: Path) -> None:
     # the chain revokes the key for every later record.
     keyring.save_entry(ledger.workspace.keys_dir, KeyEntry(C.kid, C.public_raw, "2026-04-01"))
     Ledger.open(ledger.workspace.root, signing_key=C, environ=home_env(tmp_path)).append(
-        "app.ci", {"job": 2})  # seq 6
+        "app.ci", {"job": 2}
+    )  # seq 6
     assert problems(ledger.verify(jobs=1)) == [("revoked-key", 6)]
 
 
@@ -402,8 +417,10 @@ def test_unpinned_signing_key_is_refused(tmp_path: Path, via: str) -> None:
     if via == "argument":
         other = Ledger.open(ledger.workspace.root, signing_key=C, environ=home_env(tmp_path))
     else:
-        other = Ledger.open(ledger.workspace.root,
-                            environ=home_env(tmp_path, LEDGER_SIGNING_KEY=C.to_pem().decode()))
+        other = Ledger.open(
+            ledger.workspace.root,
+            environ=home_env(tmp_path, LEDGER_SIGNING_KEY=C.to_pem().decode()),
+        )
     with pytest.raises(KeyNotFoundError, match="not pinned"):
         other.append("app.event", {"x": 1})
     with pytest.raises(KeyNotFoundError, match="not pinned"):
@@ -415,7 +432,8 @@ def test_unpinned_signing_key_is_refused(tmp_path: Path, via: str) -> None:
 
 
 def test_tampered_keyring_file_is_reported_and_the_outside_pin_still_verifies(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     ledger = new_ledger(tmp_path)
     path = ledger.workspace.keys_dir / f"{A.kid}.json"
     data = json.loads(path.read_text())
@@ -438,9 +456,17 @@ def secret_forms(pem: bytes) -> list[bytes]:
     der = base64.b64decode(body)
     seed = der[16:]
     assert len(seed) == 32
-    return [seed, seed.hex().encode(), seed.hex().upper().encode(), base64.b64encode(seed),
-            base64.b64encode(seed).rstrip(b"="), base64.urlsafe_b64encode(seed).rstrip(b"="),
-            body, body[16:40], PEM_HEADER]
+    return [
+        seed,
+        seed.hex().encode(),
+        seed.hex().upper().encode(),
+        base64.b64encode(seed),
+        base64.b64encode(seed).rstrip(b"="),
+        base64.urlsafe_b64encode(seed).rstrip(b"="),
+        body,
+        body[16:40],
+        PEM_HEADER,
+    ]
 
 
 def test_private_key_material_never_reaches_workspace_or_checkpoint(tmp_path: Path) -> None:
@@ -467,8 +493,25 @@ def test_private_key_material_never_reaches_workspace_or_checkpoint(tmp_path: Pa
             assert secret not in content, f"private key material in {name}"
     for keyfile in ledger.workspace.keys_dir.glob("*.json"):
         assert set(json.loads(keyfile.read_text())) == {
-            "alg", "created", "kid", "public_key", "retired_after_seq", "revocation_reason",
-            "revoked_from_seq"}
+            "alg",
+            "created",
+            "kid",
+            "public_key",
+            "retired_after_seq",
+            "revocation_reason",
+            "revoked_from_seq",
+        }
     for record in ledger.records():
-        assert set(fields(record.line)) == {"v", "ledger", "seq", "prev", "ts", "kind", "actor",
-                                            "body", "key", "hash", "sig"}
+        assert set(fields(record.line)) == {
+            "v",
+            "ledger",
+            "seq",
+            "prev",
+            "ts",
+            "kind",
+            "actor",
+            "body",
+            "key",
+            "hash",
+            "sig",
+        }

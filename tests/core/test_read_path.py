@@ -15,20 +15,38 @@ from ledger._governance.state import fold
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 V1_POST_BODY: dict[str, object] = {  # a whole hook.post body as the previous release wrote it
-    "invocation": "inv-1", "event": "PostToolUse", "client_event": "PostToolUse",
-    "tool": "Edit", "tool_use_id": "toolu_1", "git_head": None, "cwd": "/ws",
-    "decision": "allow", "reason": None, "error": None, "hooks": [],
-    "outcome": "success", "duration_ms": 3, "tool_error": None,
+    "invocation": "inv-1",
+    "event": "PostToolUse",
+    "client_event": "PostToolUse",
+    "tool": "Edit",
+    "tool_use_id": "toolu_1",
+    "git_head": None,
+    "cwd": "/ws",
+    "decision": "allow",
+    "reason": None,
+    "error": None,
+    "hooks": [],
+    "outcome": "success",
+    "duration_ms": 3,
+    "tool_error": None,
     "edit": {"old_string": "a", "new_string": "b"},
-    "data": {"intent_id": "INT-001", "mutation_class": "INTENT_EVOLUTION",
-             "seen": {"src/a.py": "a" * 64}, "changed": ["src/a.py"],
-             "added_lines": {"src/a.py": [[3, 5]]}, "file_sha256": "a" * 64},
+    "data": {
+        "intent_id": "INT-001",
+        "mutation_class": "INTENT_EVOLUTION",
+        "seen": {"src/a.py": "a" * 64},
+        "changed": ["src/a.py"],
+        "added_lines": {"src/a.py": [[3, 5]]},
+        "file_sha256": "a" * 64,
+    },
 }
 
 
 def _ledger(tmp_path: Path) -> Ledger:
-    return Ledger.init(tmp_path / "ws", signing_key=SigningKey.from_seed(b"\x05" * 32),
-                       environ={"LEDGER_HOME": str(tmp_path / "home")})
+    return Ledger.init(
+        tmp_path / "ws",
+        signing_key=SigningKey.from_seed(b"\x05" * 32),
+        environ={"LEDGER_HOME": str(tmp_path / "home")},
+    )
 
 
 def test_offsets_point_at_each_line_and_a_torn_tail_is_not_a_record(tmp_path: Path) -> None:
@@ -41,13 +59,14 @@ def test_offsets_point_at_each_line_and_a_torn_tail_is_not_a_record(tmp_path: Pa
     stored = list(read_records(ledger.file.path))
     assert [s.data["seq"] for s in stored] == list(range(6))
     for item in stored:
-        assert raw[item.offset:item.end] == item.line + b"\n"
+        assert raw[item.offset : item.end] == item.line + b"\n"
     resumed = list(read_records(ledger.file.path, start=stored[2].end, chunk_size=64))
     assert [s.data["seq"] for s in resumed] == [3, 4, 5]
 
 
-def test_v1_hook_post_is_upcast_to_typed_attribution(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_v1_hook_post_is_upcast_to_typed_attribution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ledger = _ledger(tmp_path)
     monkeypatch.setattr(record_module, "FORMAT_VERSION", 1)  # write as the previous release did
     ledger.append("hook.post", V1_POST_BODY, actor={"session": "s1", "client": "claude-code"})

@@ -15,8 +15,21 @@ from ledger._evidence.record import _excise_hash_and_sig, build_line, check_line
 KEY = SigningKey.from_seed(bytes(range(32)))
 SAFE = 2**53 - 1
 # Strings that look like the members the splicer searches for.
-TRICKY = st.sampled_from([',"key":"', ',"ts":"', ',"hash":"', ',"sig":"', '"},"key":"x"',
-                          "ed25519-0000000000000000", "\\", '"', "\n", "é", "\U0001f600"])
+TRICKY = st.sampled_from(
+    [
+        ',"key":"',
+        ',"ts":"',
+        ',"hash":"',
+        ',"sig":"',
+        '"},"key":"x"',
+        "ed25519-0000000000000000",
+        "\\",
+        '"',
+        "\n",
+        "é",
+        "\U0001f600",
+    ]
+)
 text = st.one_of(st.text(max_size=12), TRICKY, st.lists(TRICKY, max_size=4).map("".join))
 values = st.recursive(
     st.none() | st.booleans() | st.integers(-SAFE, SAFE) | text,
@@ -26,13 +39,25 @@ values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(body=st.dictionaries(text, values, max_size=6), kind=st.sampled_from(["a.b", "hook.pre"]),
-       session=st.none() | text)
-def test_spliced_line_equals_full_encoding(body: dict[str, object], kind: str,
-                                           session: str | None) -> None:
+@given(
+    body=st.dictionaries(text, values, max_size=6),
+    kind=st.sampled_from(["a.b", "hook.pre"]),
+    session=st.none() | text,
+)
+def test_spliced_line_equals_full_encoding(
+    body: dict[str, object], kind: str, session: str | None
+) -> None:
     actor = {"agent": None, "client": "c", "model": None, "session": session}
-    line, record = build_line(ledger_id="L", seq=7, prev="0" * 64, ts="2026-01-01T00:00:00.0Z",
-                              kind=kind, actor=actor, body=body, key=KEY)
+    line, record = build_line(
+        ledger_id="L",
+        seq=7,
+        prev="0" * 64,
+        ts="2026-01-01T00:00:00.0Z",
+        kind=kind,
+        actor=actor,
+        body=body,
+        key=KEY,
+    )
     assert line == canonical_bytes(record)
     unsigned = {k: v for k, v in record.items() if k not in {"hash", "sig"}}
     assert _excise_hash_and_sig(line, record["hash"], record["sig"]) == canonical_bytes(unsigned)
@@ -52,10 +77,15 @@ bad_numbers = st.one_of(
 
 
 @settings(max_examples=400, deadline=None)
-@given(body=st.dictionaries(text, values, max_size=4), bad=bad_numbers, key=text,
-       nest=st.integers(0, 3))
+@given(
+    body=st.dictionaries(text, values, max_size=4),
+    bad=bad_numbers,
+    key=text,
+    nest=st.integers(0, 3),
+)
 def test_floats_and_huge_integers_never_parse_as_ledger_json(
-        body: dict[str, object], bad: object, key: str, nest: int) -> None:
+    body: dict[str, object], bad: object, key: str, nest: int
+) -> None:
     value: object = bad
     for _ in range(nest):
         value = [value] if nest % 2 else {"k": value}

@@ -54,11 +54,15 @@ def test_repair_keeps_a_record_that_lacks_only_its_newline(tmp_path: Path) -> No
     assert ledger.verify(jobs=1).ok
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[
-    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(WHITESPACE, st.booleans())
 def test_trailing_whitespace_does_not_lock_the_ledger(
-        tmp_path_factory: pytest.TempPathFactory, junk: str, drop_newline: bool) -> None:
+    tmp_path_factory: pytest.TempPathFactory, junk: str, drop_newline: bool
+) -> None:
     ledger = new_ledger(tmp_path_factory.mktemp("ws"))
     data = ledger.file.path.read_bytes()
     damaged = (data[:-1] if drop_newline else data) + junk.encode()
@@ -74,10 +78,16 @@ def test_trailing_whitespace_does_not_lock_the_ledger(
     result = ledger.repair()
     assert result.repaired
     assert ledger.file.path.read_bytes().startswith(data)  # no record lost
-    quarantined = (ledger.workspace.orchestration / result.quarantine_file).read_bytes() if (
-        result.quarantine_file) else b""
-    assert data + quarantined[1:] == damaged or data[:-1] + quarantined == damaged or (
-        data + quarantined == damaged)
+    quarantined = (
+        (ledger.workspace.orchestration / result.quarantine_file).read_bytes()
+        if (result.quarantine_file)
+        else b""
+    )
+    assert (
+        data + quarantined[1:] == damaged
+        or data[:-1] + quarantined == damaged
+        or (data + quarantined == damaged)
+    )
     ledger.append("app.event", {})  # unlocked
     assert ledger.verify(jobs=1).ok
 
@@ -90,7 +100,10 @@ def test_blank_line_at_the_end_is_repaired_and_recorded(tmp_path: Path) -> None:
         ledger.append("app.event", {})
     result = ledger.repair()
     assert (result.repaired, result.removed_kind, result.added_newline) == (
-        True, "whitespace", False)
+        True,
+        "whitespace",
+        False,
+    )
     assert result.record is not None
     assert result.record.body["removed_kind"] == "whitespace"
     assert ledger.verify(jobs=1).ok

@@ -56,16 +56,17 @@ LEDGER_ID = "00000000-0000-4000-8000-00000000000a"
 FOREIGN_ID = "00000000-0000-4000-8000-00000000000b"
 PUBLIC = {KEY.kid: Ed25519PublicKey.from_public_bytes(KEY.public_raw)}
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Record bodies: small JSON objects, no floats.
-LEAVES = (st.none() | st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1)
-          | st.text(max_size=20))
+LEAVES = st.none() | st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1) | st.text(max_size=20)
 BODY = st.dictionaries(
     st.text(min_size=1, max_size=8),
-    st.recursive(LEAVES, lambda c: st.lists(c, max_size=3) | st.dictionaries(
-        st.text(max_size=5), c, max_size=3), max_leaves=6),
+    st.recursive(
+        LEAVES,
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+        max_leaves=6,
+    ),
     max_size=4,
 )
 BODIES = st.lists(BODY, min_size=2, max_size=11)  # + genesis: 3-12 records
@@ -110,7 +111,10 @@ class Scratch:
         on_disk = self.checker.verify(jobs=1, stored_checkpoints=False)
         assert on_disk.problems == pure.problems
         assert (on_disk.records, on_disk.head_seq, on_disk.head_hash) == (
-            pure.records, pure.head_seq, pure.head_hash)
+            pure.records,
+            pure.head_seq,
+            pure.head_hash,
+        )
         return pure
 
 
@@ -120,11 +124,15 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Scratch:
 
 
 def make_ledger(root: Path, bodies: list[dict[str, Any]], ledger_id: str = LEDGER_ID) -> Ledger:
-    ledger = Ledger.init(root / "ws", signing_key=KEY, clock=fixed_clock(), ledger_id=ledger_id,
-                         environ={"LEDGER_HOME": str(root / "home")})
+    ledger = Ledger.init(
+        root / "ws",
+        signing_key=KEY,
+        clock=fixed_clock(),
+        ledger_id=ledger_id,
+        environ={"LEDGER_HOME": str(root / "home")},
+    )
     if bodies:
-        ledger.append_many([Entry("app.event", body, {"client": "tamper-test"})
-                            for body in bodies])
+        ledger.append_many([Entry("app.event", body, {"client": "tamper-test"}) for body in bodies])
     return ledger
 
 
@@ -195,8 +203,7 @@ def test_any_single_byte_change_is_detected_at_its_record(
     start = sum(len(line) + 1 for line in lines[:index])
     offset = data.draw(st.integers(0, len(lines[index])), label="offset")  # incl. the newline
     position = start + offset
-    value = data.draw(st.integers(0, 255).filter(lambda v: v != original[position]),
-                      label="value")
+    value = data.draw(st.integers(0, 255).filter(lambda v: v != original[position]), label="value")
     mutated = corrupt_byte(original, position, value)
     report = scratch.verify_both(mutated)
     assert_detected_at(report, expected_seq_after_byte_change(lines, index, mutated))
@@ -219,13 +226,13 @@ def test_every_byte_position_is_covered(sample_lines: list[bytes], value_xor: in
             report = verify_bytes(mutated)
             assert not report.ok, (index, offset)
             expected = expected_seq_after_byte_change(sample_lines, index, mutated)
-            assert min(p.seq for p in report.problems) == expected, (index, offset,
-                                                                     report.problems)
+            assert min(p.seq for p in report.problems) == expected, (index, offset, report.problems)
             assert report.problems[0].line == index + 1, (index, offset, report.problems)
 
 
 def test_signature_base64_padding_bits_are_detected(
-    scratch: Scratch, sample_lines: list[bytes]) -> None:
+    scratch: Scratch, sample_lines: list[bytes]
+) -> None:
     index = 3
     forged = forge_signature_padding_bits(sample_lines[index])
     assert forged != sample_lines[index]
@@ -239,8 +246,9 @@ def test_signature_base64_padding_bits_are_detected(
 
 @SETTINGS
 @given(BODIES, st.data())
-def test_deleted_record_is_detected(scratch: Scratch, bodies: list[dict[str, Any]],
-                                    data: st.DataObject) -> None:
+def test_deleted_record_is_detected(
+    scratch: Scratch, bodies: list[dict[str, Any]], data: st.DataObject
+) -> None:
     lines = scratch.lines(bodies)
     index = data.draw(st.integers(0, len(lines) - 2), label="index")  # last: truncation
     report = scratch.verify_both(join_lines(delete_record(lines, index)))
@@ -249,8 +257,9 @@ def test_deleted_record_is_detected(scratch: Scratch, bodies: list[dict[str, Any
 
 @SETTINGS
 @given(BODIES, st.data())
-def test_duplicated_record_is_detected(scratch: Scratch, bodies: list[dict[str, Any]],
-                                       data: st.DataObject) -> None:
+def test_duplicated_record_is_detected(
+    scratch: Scratch, bodies: list[dict[str, Any]], data: st.DataObject
+) -> None:
     lines = scratch.lines(bodies)
     index = data.draw(st.integers(0, len(lines) - 1), label="index")
     report = scratch.verify_both(join_lines(duplicate_record(lines, index)))
@@ -273,9 +282,9 @@ def test_swapped_records_are_detected_at_first_swapped_seq(
 
 @SETTINGS
 @given(BODIES, st.data(), st.booleans())
-def test_foreign_record_is_detected(scratch: Scratch, bodies: list[dict[str, Any]],
-                                    data: st.DataObject,
-                                    replace: bool) -> None:
+def test_foreign_record_is_detected(
+    scratch: Scratch, bodies: list[dict[str, Any]], data: st.DataObject, replace: bool
+) -> None:
     lines = scratch.lines(bodies)
     foreign = scratch.lines(bodies, FOREIGN_ID)  # same key, same bodies, other ledger id
     index = data.draw(st.integers(1, len(lines) - 1), label="index")
@@ -286,7 +295,8 @@ def test_foreign_record_is_detected(scratch: Scratch, bodies: list[dict[str, Any
 
 
 def test_foreign_genesis_shows_at_first_real_record(
-    scratch: Scratch, sample_lines: list[bytes]) -> None:
+    scratch: Scratch, sample_lines: list[bytes]
+) -> None:
     # Which ledger is "ours" is decided by the genesis record: swap in another ledger's genesis
     # and every later record becomes the foreign one.
     foreign = scratch.lines([{"x": 1}], FOREIGN_ID)
@@ -419,7 +429,8 @@ def test_fork_appended_through_the_library_is_detected(tmp_path: Path) -> None:
 
 
 def test_torn_tail_is_reported_after_last_complete_record(
-    scratch: Scratch, sample_lines: list[bytes]) -> None:
+    scratch: Scratch, sample_lines: list[bytes]
+) -> None:
     data = tear_tail(join_lines(sample_lines), sample_lines[2][:40])
     report = scratch.verify_both(data)
     assert report.only_torn_tail
@@ -480,18 +491,42 @@ def big_ledger_attacks(data: bytes) -> list[tuple[str, bytes, int, str | None]]:
 
     mid_line_start = sum(len(x) + 1 for x in lines[:boundary_line])
     return [
-        ("byte-in-first-chunk", corrupt_byte(data, 5000, data[5000] ^ 1),
-         _line_at_offset(data, 5000), None),
-        ("byte-at-chunk-boundary",
-         corrupt_byte(data, 1024 * 1024, data[1024 * 1024] ^ 1), boundary_line, None),
-        ("line-spanning-boundary-resigned", join_lines(bad_sig(boundary_line)), boundary_line,
-         "bad-signature"),
-        ("newline-before-boundary-line-removed",
-         corrupt_byte(data, mid_line_start - 1, ord(" ")), boundary_line - 1, "malformed"),
-        ("deleted-in-last-chunk", join_lines(delete_record(lines, last - 10)), last - 10,
-         "seq-gap"),
-        ("swapped-across-boundary", join_lines(swap_records(lines, boundary_line)),
-         boundary_line, "seq-gap"),
+        (
+            "byte-in-first-chunk",
+            corrupt_byte(data, 5000, data[5000] ^ 1),
+            _line_at_offset(data, 5000),
+            None,
+        ),
+        (
+            "byte-at-chunk-boundary",
+            corrupt_byte(data, 1024 * 1024, data[1024 * 1024] ^ 1),
+            boundary_line,
+            None,
+        ),
+        (
+            "line-spanning-boundary-resigned",
+            join_lines(bad_sig(boundary_line)),
+            boundary_line,
+            "bad-signature",
+        ),
+        (
+            "newline-before-boundary-line-removed",
+            corrupt_byte(data, mid_line_start - 1, ord(" ")),
+            boundary_line - 1,
+            "malformed",
+        ),
+        (
+            "deleted-in-last-chunk",
+            join_lines(delete_record(lines, last - 10)),
+            last - 10,
+            "seq-gap",
+        ),
+        (
+            "swapped-across-boundary",
+            join_lines(swap_records(lines, boundary_line)),
+            boundary_line,
+            "seq-gap",
+        ),
         ("torn-tail", reattach_lines(lines, lines[7][:100]), last + 1, "torn-tail"),
     ]
 
@@ -516,8 +551,9 @@ def test_parallel_verify_matches_serial_and_detects_at_right_seq(
             serial = ledger.verify(jobs=1)
             assert parallel.problems == serial.problems, name
             assert parallel.problem_count == serial.problem_count, name
-            assert (parallel.head_seq, parallel.head_hash) == (serial.head_seq,
-                                                               serial.head_hash), name
+            assert (parallel.head_seq, parallel.head_hash) == (serial.head_seq, serial.head_hash), (
+                name
+            )
             assert_detected_at(parallel, seq, code)
     finally:
         ledger.file.path.write_bytes(data)

@@ -41,8 +41,9 @@ def open_ledger(governed: Governed) -> Ledger:
     return Ledger.open(governed.ws.root, environ=governed.ws.env)
 
 
-def export(governed: Governed, out: Path, fmt: str = "parquet",
-           **options: object) -> dict[str, Any]:
+def export(
+    governed: Governed, out: Path, fmt: str = "parquet", **options: object
+) -> dict[str, Any]:
     return export_ledger(open_ledger(governed), ExportOptions(out, fmt, **options)).manifest  # type: ignore[arg-type]
 
 
@@ -59,8 +60,10 @@ def test_every_format_exports_and_verifies(governed: Governed, tmp_path: Path, f
     manifest = export(governed, out, fmt)
     check = verify_export(out)
     assert check.ok, check.problems
-    jsonschema.validate(json.loads((out / "manifest.json").read_text()),
-                        json.loads((SCHEMAS / "export/manifest.v1.schema.json").read_text()))
+    jsonschema.validate(
+        json.loads((out / "manifest.json").read_text()),
+        json.loads((SCHEMAS / "export/manifest.v1.schema.json").read_text()),
+    )
     records = len(governed.ledger_path.read_bytes().splitlines())
     assert manifest["segment"]["first_seq"] == 0
     assert manifest["segment"]["records"] == records
@@ -71,7 +74,9 @@ def test_every_format_exports_and_verifies(governed: Governed, tmp_path: Path, f
     assert manifest["retention"]["period_months"] == 6
     kid = manifest["signing_key"]
     assert {f["path"] for f in manifest["files"] if f["role"] == "key"} == {
-        f"keys/{kid}.json", f"keys/{kid}.pem"}
+        f"keys/{kid}.json",
+        f"keys/{kid}.pem",
+    }
     assert [k["kid"] for k in manifest["keys"]] == [kid]
     data = [f for f in manifest["files"] if f["role"] == "data"]
     assert all(f["query"] and "segment/agent_trace.jsonl" in f["query"] for f in data)
@@ -79,13 +84,13 @@ def test_every_format_exports_and_verifies(governed: Governed, tmp_path: Path, f
         assert sum(f["rows"] for f in data) == manifest["selected_records"] == records
 
 
-def test_parquet_is_hive_partitioned_by_ledger_and_date(governed: Governed,
-                                                       tmp_path: Path) -> None:
+def test_parquet_is_hive_partitioned_by_ledger_and_date(governed: Governed, tmp_path: Path) -> None:
     manifest = export(governed, tmp_path / "x")
     ledger_id = manifest["ledger_id"]
     found = duckdb.execute(
         f"SELECT ledger_id, count(*) FROM read_parquet('{tmp_path}/x/data/**/*.parquet', "
-        "hive_partitioning = true) GROUP BY ALL").fetchall()
+        "hive_partitioning = true) GROUP BY ALL"
+    ).fetchall()
     assert found == [(ledger_id, manifest["selected_records"])]
     part = next(f for f in manifest["files"] if f["role"] == "data")
     assert part["path"].startswith(f"data/ledger_id={ledger_id}/date=")
@@ -107,12 +112,14 @@ def test_the_stated_query_reproduces_the_data_file(governed: Governed, tmp_path:
     assert len(rows) == entry["rows"]
 
 
-def test_agent_trace_records_validate_against_the_vendored_schema(governed: Governed,
-                                                                  tmp_path: Path) -> None:
+def test_agent_trace_records_validate_against_the_vendored_schema(
+    governed: Governed, tmp_path: Path
+) -> None:
     export(governed, tmp_path / "x", "agent-trace")
     schema = json.loads((SCHEMAS / "vendor/agent-trace-schema.json").read_text())
     validator = jsonschema.Draft202012Validator(
-        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
     lines = (tmp_path / "x/data/agent-trace.jsonl").read_text().splitlines()
     assert len(lines) == 2  # the Edit and the Write
     for line in lines:
@@ -131,16 +138,21 @@ def test_agent_trace_records_validate_against_the_vendored_schema(governed: Gove
         assert record["tool"] == {"name": "claude-code"}
 
 
-def test_content_hash_is_the_sha256_of_the_written_lines(governed: Governed,
-                                                         tmp_path: Path) -> None:
+def test_content_hash_is_the_sha256_of_the_written_lines(
+    governed: Governed, tmp_path: Path
+) -> None:
     import hashlib  # noqa: PLC0415
 
     export(governed, tmp_path / "x", "agent-trace")
     edit = json.loads((tmp_path / "x/data/agent-trace.jsonl").read_text().splitlines()[0])
     line = '  return jwt.verify(token, secret, { algorithms: ["HS256"] });\n'
-    assert edit["files"][0]["conversations"][0]["ranges"] == [{
-        "start_line": 4, "end_line": 4,
-        "content_hash": "sha256:" + hashlib.sha256(line.encode()).hexdigest()}]
+    assert edit["files"][0]["conversations"][0]["ranges"] == [
+        {
+            "start_line": 4,
+            "end_line": 4,
+            "content_hash": "sha256:" + hashlib.sha256(line.encode()).hexdigest(),
+        }
+    ]
 
 
 def test_filtered_export_ships_the_contiguous_segment(governed: Governed, tmp_path: Path) -> None:
@@ -149,8 +161,9 @@ def test_filtered_export_ships_the_contiguous_segment(governed: Governed, tmp_pa
     lines = [json.loads(x) for x in (tmp_path / "x/data/records.jsonl").read_text().splitlines()]
     assert lines
     assert all(BOB in (r["actor"]["session"], r["body"].get("session")) for r in lines)
-    segment = [json.loads(x) for x in
-               (tmp_path / "x/segment/agent_trace.jsonl").read_text().splitlines()]
+    segment = [
+        json.loads(x) for x in (tmp_path / "x/segment/agent_trace.jsonl").read_text().splitlines()
+    ]
     seqs = [r["seq"] for r in segment]
     assert seqs == list(range(seqs[0], seqs[-1] + 1))
     assert (seqs[0], seqs[-1]) == (lines[0]["seq"], lines[-1]["seq"])
@@ -164,7 +177,8 @@ def test_manifest_schema_is_generated_from_the_models() -> None:
         committed = SCHEMAS / name
         assert committed.exists(), f"{name} missing: run `python -m ledger._export.manifest`"
         assert committed.read_text(encoding="utf-8") == render(schema), (
-            f"{name} drifted from the models: run `python -m ledger._export.manifest`")
+            f"{name} drifted from the models: run `python -m ledger._export.manifest`"
+        )
         jsonschema.Draft202012Validator.check_schema(schema)
 
 
@@ -178,6 +192,7 @@ def exported(governed: Governed, tmp_path: Path):
         if not out.exists():
             export(governed, out, fmt)
         return out
+
     return make
 
 
@@ -247,8 +262,10 @@ def test_manifest_resigned_under_a_planted_key_is_detected(exported) -> None:
 
 def test_trusted_key_pins_the_signer(exported) -> None:
     out = exported("jsonl")
-    pinned_elsewhere = {p.code for p in verify_export(
-        out, trusted_keys=frozenset({"ed25519-0000000000000000"})).problems}
+    pinned_elsewhere = {
+        p.code
+        for p in verify_export(out, trusted_keys=frozenset({"ed25519-0000000000000000"})).problems
+    }
     assert "untrusted-signing-key" in pinned_elsewhere
     assert any(code.startswith("segment-") for code in pinned_elsewhere)  # records, too
     kid = json.loads((out / "manifest.json").read_text())["signing_key"]
@@ -294,18 +311,35 @@ def test_auditor_can_verify_with_sha256sum_and_openssl(exported, tmp_path: Path)
     out = exported("parquet")
     manifest = json.loads((out / "manifest.json").read_text())
     sums = "".join(f"{f['sha256']}  {f['path']}\n" for f in manifest["files"])
-    checked = subprocess.run(["sha256sum", "--check", "--strict", "-"], input=sums, text=True,
-                             cwd=out, capture_output=True, check=False)
+    checked = subprocess.run(
+        ["sha256sum", "--check", "--strict", "-"],
+        input=sums,
+        text=True,
+        cwd=out,
+        capture_output=True,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     sig = tmp_path / "manifest.sig.bin"
     sig.write_bytes(base64.b64decode((out / "manifest.sig").read_bytes()))
-    cmd = ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey",
-           f"keys/{manifest['signing_key']}.pem", "-rawin", "-in", "manifest.json",
-           "-sigfile", str(sig)]
+    cmd = [
+        "openssl",
+        "pkeyutl",
+        "-verify",
+        "-pubin",
+        "-inkey",
+        f"keys/{manifest['signing_key']}.pem",
+        "-rawin",
+        "-in",
+        "manifest.json",
+        "-sigfile",
+        str(sig),
+    ]
     good = subprocess.run(cmd, cwd=out, capture_output=True, text=True, check=False)
     assert good.returncode == 0, good.stdout + good.stderr
-    (out / "manifest.json").write_text((out / "manifest.json").read_text().replace(
-        '"complete": true', '"complete": false'))
+    (out / "manifest.json").write_text(
+        (out / "manifest.json").read_text().replace('"complete": true', '"complete": false')
+    )
     bad = subprocess.run(cmd, cwd=out, capture_output=True, text=True, check=False)
     assert bad.returncode != 0
 
@@ -317,8 +351,9 @@ def _leftovers(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if p.name.startswith("."))
 
 
-def test_bad_input_is_refused_and_nothing_is_half_written(governed: Governed,
-                                                          tmp_path: Path) -> None:
+def test_bad_input_is_refused_and_nothing_is_half_written(
+    governed: Governed, tmp_path: Path
+) -> None:
     out = tmp_path / "x"
     with pytest.raises(InputError, match="unknown format"):
         export(governed, out, "xml")
@@ -351,14 +386,25 @@ def test_unwritable_directory_is_a_clear_error(governed: Governed, tmp_path: Pat
 def cli(governed: Governed, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
     env["LEDGER_HOME"] = str(governed.ws.home)
-    return subprocess.run([str(LEDGER_BIN), *args], capture_output=True, text=True, check=False,
-                          env=env, timeout=120)
+    return subprocess.run(
+        [str(LEDGER_BIN), *args], capture_output=True, text=True, check=False, env=env, timeout=120
+    )
 
 
 def test_cli_export_verify_and_query_the_export(governed: Governed, tmp_path: Path) -> None:
     out = tmp_path / "x"
-    done = cli(governed, "export", "--root", str(governed.ws.root), "--out", str(out),
-               "--format", "agent-trace", "--retention-months", "12")
+    done = cli(
+        governed,
+        "export",
+        "--root",
+        str(governed.ws.root),
+        "--out",
+        str(out),
+        "--format",
+        "agent-trace",
+        "--retention-months",
+        "12",
+    )
     assert done.returncode == 0, done.stderr
     assert "verify-export" in done.stdout
     assert json.loads((out / "manifest.json").read_text())["retention"]["period_months"] == 12
@@ -368,8 +414,15 @@ def test_cli_export_verify_and_query_the_export(governed: Governed, tmp_path: Pa
     again = cli(governed, "export", "--root", str(governed.ws.root), "--out", str(out))
     assert again.returncode == 3
     assert "--force" in again.stderr
-    both = cli(governed, "query", "--ledgers", str(tmp_path / "*"), "--format", "json",
-               "SELECT ledger_id, count(*) AS n FROM decisions GROUP BY ALL")
+    both = cli(
+        governed,
+        "query",
+        "--ledgers",
+        str(tmp_path / "*"),
+        "--format",
+        "json",
+        "SELECT ledger_id, count(*) AS n FROM decisions GROUP BY ALL",
+    )
     assert both.returncode == 0, both.stderr
     assert json.loads(both.stdout)[0]["n"] == 9
     (out / "manifest.sig").unlink()
@@ -390,12 +443,21 @@ def test_segment_missing_its_first_record_is_detected(exported) -> None:
 
 @pytest.mark.slow
 def test_demo_ends_with_a_query_a_report_and_an_accepted_export(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY", "LEDGER_HOME"}}
-    done = subprocess.run([str(LEDGER_BIN), "demo", "--dir", str(tmp_path / "demo")],
-                          capture_output=True, text=True, env=env, check=False, timeout=600)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY", "LEDGER_HOME"}
+    }
+    done = subprocess.run(
+        [str(LEDGER_BIN), "demo", "--dir", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
-    tail = done.stdout[done.stdout.index("== ledger query"):]
+    tail = done.stdout[done.stdout.index("== ledger query") :]
     assert "STALE_FILE" in tail
     assert (tmp_path / "demo/report/report.html").exists()
     assert "ok: export of ledger" in tail

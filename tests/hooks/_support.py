@@ -19,8 +19,16 @@ from ledger._hooks.service import handle_event
 LEDGER = Path(sys.executable).parent / "ledger"
 
 #: Variables that would make a test use the developer's real key, root or session.
-LEAKY_ENV = ("LEDGER_SIGNING_KEY", "LEDGER_ROOT", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID",
-             "GEMINI_SESSION_ID", "CURSOR_PROJECT_DIR", "GEMINI_PROJECT_DIR", "LEDGER_HOME")
+LEAKY_ENV = (
+    "LEDGER_SIGNING_KEY",
+    "LEDGER_ROOT",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_CODE_SESSION_ID",
+    "GEMINI_SESSION_ID",
+    "CURSOR_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
+    "LEDGER_HOME",
+)
 
 INTENTS_YAML = """\
 intents:
@@ -166,24 +174,53 @@ class Session:
         digest = hashlib.sha256(f"{self.id}/{self._n}".encode()).hexdigest()[:24]
         return f"toolu_01{digest}"
 
-    def pre(self, tool: str, tool_input: dict[str, Any], *, tool_use_id: str | None = None,
-            **extra: Any) -> Fired:
-        return fire(self.ws, claude_payload(
-            "PreToolUse", self.ws, self.id, tool_name=tool, tool_input=tool_input,
-            tool_use_id=tool_use_id or self.tool_use_id(), **extra))
+    def pre(
+        self, tool: str, tool_input: dict[str, Any], *, tool_use_id: str | None = None, **extra: Any
+    ) -> Fired:
+        return fire(
+            self.ws,
+            claude_payload(
+                "PreToolUse",
+                self.ws,
+                self.id,
+                tool_name=tool,
+                tool_input=tool_input,
+                tool_use_id=tool_use_id or self.tool_use_id(),
+                **extra,
+            ),
+        )
 
-    def post(self, tool: str, tool_input: dict[str, Any], tool_response: Any, *,
-             tool_use_id: str | None = None, **extra: Any) -> Fired:
-        return fire(self.ws, claude_payload(
-            "PostToolUse", self.ws, self.id, tool_name=tool, tool_input=tool_input,
-            tool_use_id=tool_use_id or self.tool_use_id(), tool_response=tool_response, **extra))
+    def post(
+        self,
+        tool: str,
+        tool_input: dict[str, Any],
+        tool_response: Any,
+        *,
+        tool_use_id: str | None = None,
+        **extra: Any,
+    ) -> Fired:
+        return fire(
+            self.ws,
+            claude_payload(
+                "PostToolUse",
+                self.ws,
+                self.id,
+                tool_name=tool,
+                tool_input=tool_input,
+                tool_use_id=tool_use_id or self.tool_use_id(),
+                tool_response=tool_response,
+                **extra,
+            ),
+        )
 
     def event(self, event: str, **fields: Any) -> Fired:
         return fire(self.ws, claude_payload(event, self.ws, self.id, **fields))
 
     def select(self, intent_id: str = "INT-001") -> Fired:
-        return self.pre("Bash", {"command": f"ledger intent select {intent_id}",
-                                 "description": "Select the intent"})
+        return self.pre(
+            "Bash",
+            {"command": f"ledger intent select {intent_id}", "description": "Select the intent"},
+        )
 
     def read(self, relative: str) -> Fired:
         path = self.ws.path(relative)
@@ -194,8 +231,16 @@ class Session:
 def read_response(path: Path, content: str) -> dict[str, Any]:
     """``FileReadOutput`` (hook-protocols §1.6)."""
     lines = content.count("\n") + (0 if content.endswith("\n") else 1)
-    return {"type": "text", "file": {"filePath": str(path), "content": content,
-                                     "numLines": lines, "startLine": 1, "totalLines": lines}}
+    return {
+        "type": "text",
+        "file": {
+            "filePath": str(path),
+            "content": content,
+            "numLines": lines,
+            "startLine": 1,
+            "totalLines": lines,
+        },
+    }
 
 
 def structured_patch(old: str, new: str, context: int = 3) -> list[dict[str, Any]]:
@@ -211,8 +256,15 @@ def structured_patch(old: str, new: str, context: int = 3) -> list[dict[str, Any
                 continue
             lines += [f"-{x}" for x in a[a1:a2]]
             lines += [f"+{x}" for x in b[b1:b2]]
-        hunks.append({"oldStart": i1 + 1, "oldLines": i2 - i1, "newStart": j1 + 1,
-                      "newLines": j2 - j1, "lines": lines})
+        hunks.append(
+            {
+                "oldStart": i1 + 1,
+                "oldLines": i2 - i1,
+                "newStart": j1 + 1,
+                "newLines": j2 - j1,
+                "lines": lines,
+            }
+        )
     return hunks
 
 
@@ -233,33 +285,60 @@ def added_ranges(patch: list[dict[str, Any]]) -> list[list[int]]:
     return ranges
 
 
-def edit_response(path: Path, old_string: str, new_string: str, original: str,
-                  *, replace_all: bool = False) -> dict[str, Any]:
+def edit_response(
+    path: Path, old_string: str, new_string: str, original: str, *, replace_all: bool = False
+) -> dict[str, Any]:
     """``FileEditOutput`` (hook-protocols §1.6), with a real structuredPatch."""
-    updated = original.replace(old_string, new_string) if replace_all else original.replace(
-        old_string, new_string, 1)
-    return {"filePath": str(path), "oldString": old_string, "newString": new_string,
-            "originalFile": original, "structuredPatch": structured_patch(original, updated),
-            "userModified": False, "replaceAll": replace_all}
+    updated = (
+        original.replace(old_string, new_string)
+        if replace_all
+        else original.replace(old_string, new_string, 1)
+    )
+    return {
+        "filePath": str(path),
+        "oldString": old_string,
+        "newString": new_string,
+        "originalFile": original,
+        "structuredPatch": structured_patch(original, updated),
+        "userModified": False,
+        "replaceAll": replace_all,
+    }
 
 
 def write_response(path: Path, content: str, original: str | None) -> dict[str, Any]:
     """``FileWriteOutput`` (hook-protocols §1.6)."""
-    return {"type": "create" if original is None else "update", "filePath": str(path),
-            "content": content,
-            "structuredPatch": [] if original is None else structured_patch(original, content),
-            "originalFile": original, "userModified": False}
+    return {
+        "type": "create" if original is None else "update",
+        "filePath": str(path),
+        "content": content,
+        "structuredPatch": [] if original is None else structured_patch(original, content),
+        "originalFile": original,
+        "userModified": False,
+    }
 
 
 def sha256_hex(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def run_cli(args: list[str], env: dict[str, str], *, cwd: Path | None = None,
-            stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    args: list[str],
+    env: dict[str, str],
+    *,
+    cwd: Path | None = None,
+    stdin: bytes | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[bytes]:
     """Run the installed ``ledger`` script."""
-    return subprocess.run([str(LEDGER), *args], input=stdin, env=env, cwd=cwd,
-                          capture_output=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [str(LEDGER), *args],
+        input=stdin,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def error_json_from_reason(reason: str) -> dict[str, Any]:
@@ -272,9 +351,14 @@ def error_json_from_reason(reason: str) -> dict[str, Any]:
 def written_ranges(body: dict[str, Any]) -> dict[str, list[list[int]]]:
     """Path → the 1-based inclusive line ranges a ``hook.post`` body's attribution says were
     written (format v2's ``attribution.files[].hunks``, as ``[start, end]`` pairs)."""
-    return {change["path"]: [[h["new_start"], h["new_start"] + h["new_lines"] - 1]
-                             for h in change["hunks"] if h["new_lines"]]
-            for change in (body.get("attribution") or {"files": []})["files"]}
+    return {
+        change["path"]: [
+            [h["new_start"], h["new_start"] + h["new_lines"] - 1]
+            for h in change["hunks"]
+            if h["new_lines"]
+        ]
+        for change in (body.get("attribution") or {"files": []})["files"]
+    }
 
 
 def file_sha256_after(body: dict[str, Any]) -> str:

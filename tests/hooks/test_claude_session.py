@@ -25,14 +25,40 @@ pytestmark = pytest.mark.slow
 
 MODEL = "claude-sonnet-4-5-20250929"
 STRING_LIMIT = 10_000
-TOP_LEVEL_KEYS = {"continue", "stopReason", "suppressOutput", "systemMessage", "decision",
-                  "reason", "hookSpecificOutput", "terminalSequence"}
-PRE_SPECIFIC_KEYS = {"hookEventName", "permissionDecision", "permissionDecisionReason",
-                     "updatedInput", "additionalContext"}
-BLOCK_DECISION_EVENTS = {"UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop",
-                         "SubagentStop", "PreCompact"}
-CONTEXT_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
-                  "SessionStart", "Stop", "SubagentStop"}
+TOP_LEVEL_KEYS = {
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "hookSpecificOutput",
+    "terminalSequence",
+}
+PRE_SPECIFIC_KEYS = {
+    "hookEventName",
+    "permissionDecision",
+    "permissionDecisionReason",
+    "updatedInput",
+    "additionalContext",
+}
+BLOCK_DECISION_EVENTS = {
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+}
+CONTEXT_EVENTS = {
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "SessionStart",
+    "Stop",
+    "SubagentStop",
+}
 MIDDLEWARE = """\
 import type { NextFunction, Request, Response } from "express";
 import jwt from "jsonwebtoken";
@@ -159,11 +185,18 @@ class Claude:
         self._n += 1
         return f"toolu_01{uuid.uuid5(uuid.NAMESPACE_URL, f'{self.session}/{self._n}').hex[:22]}"
 
-    def send(self, event: str, payload: dict[str, Any] | bytes, *,
-             env: dict[str, str] | None = None, cwd: Path | None = None) -> Answer:
+    def send(
+        self,
+        event: str,
+        payload: dict[str, Any] | bytes,
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> Answer:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        done = run_cli(["hook", "claude", "--event", event], env or self.env,
-                       cwd=cwd or self.root, stdin=data)
+        done = run_cli(
+            ["hook", "claude", "--event", event], env or self.env, cwd=cwd or self.root, stdin=data
+        )
         answer = Answer(event, done.returncode, done.stdout.decode(), done.stderr.decode())
         check_protocol(answer)
         return answer
@@ -172,20 +205,26 @@ class Claude:
         return self.send(event, {**self._common(event), **fields})
 
     def pre(self, tool: str, tool_input: dict[str, Any], tool_use_id: str) -> Answer:
-        return self.event("PreToolUse", tool_name=tool, tool_input=tool_input,
-                          tool_use_id=tool_use_id)
+        return self.event(
+            "PreToolUse", tool_name=tool, tool_input=tool_input, tool_use_id=tool_use_id
+        )
 
-    def post(self, tool: str, tool_input: dict[str, Any], tool_response: Any,
-             tool_use_id: str) -> Answer:
-        answer = self.event("PostToolUse", tool_name=tool, tool_input=tool_input,
-                            tool_response=tool_response, tool_use_id=tool_use_id,
-                            duration_ms=12)
+    def post(
+        self, tool: str, tool_input: dict[str, Any], tool_response: Any, tool_use_id: str
+    ) -> Answer:
+        answer = self.event(
+            "PostToolUse",
+            tool_name=tool,
+            tool_input=tool_input,
+            tool_response=tool_response,
+            tool_use_id=tool_use_id,
+            duration_ms=12,
+        )
         assert answer.exit_code == 0
         assert "decision" not in answer.json  # PostToolUse never blocks here
         return answer
 
-    def tool(self, tool: str, tool_input: dict[str, Any],
-             run: Any = None) -> tuple[Answer, str]:
+    def tool(self, tool: str, tool_input: dict[str, Any], run: Any = None) -> tuple[Answer, str]:
         """PreToolUse; if allowed, run the tool (``run`` returns the response) and PostToolUse."""
         tool_use_id = self.tool_use_id()
         answer = self.pre(tool, tool_input, tool_use_id)
@@ -208,8 +247,7 @@ def workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS_YAML, encoding="utf-8")
     (root / "src" / "auth").mkdir(parents=True)
     (root / "src" / "auth" / "middleware.ts").write_text(MIDDLEWARE, encoding="utf-8")
-    (root / "src" / "auth" / "old.ts").write_text("export const legacy = true;\n",
-                                                  encoding="utf-8")
+    (root / "src" / "auth" / "old.ts").write_text("export const legacy = true;\n", encoding="utf-8")
     return root, env
 
 
@@ -243,8 +281,10 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
     assert "decision" not in start.json
 
     a.prompt_id = str(uuid.uuid4())
-    prompt = a.event("UserPromptSubmit", prompt="Harden the JWT check in "
-                     "src/auth/middleware.ts: pin HS256 and verify the issuer.")
+    prompt = a.event(
+        "UserPromptSubmit",
+        prompt="Harden the JWT check in src/auth/middleware.ts: pin HS256 and verify the issuer.",
+    )
     assert prompt.exit_code == 0
     assert "decision" not in prompt.json
 
@@ -262,8 +302,15 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
 
     # 2. Select the intent through Bash.
     select_input = {"command": "ledger intent select INT-001", "description": "Select intent"}
-    select, select_id = a.tool("Bash", select_input, run=lambda: {
-        "stdout": "<intent_context>…</intent_context>\n", "stderr": "", "interrupted": False})
+    select, select_id = a.tool(
+        "Bash",
+        select_input,
+        run=lambda: {
+            "stdout": "<intent_context>…</intent_context>\n",
+            "stderr": "",
+            "interrupted": False,
+        },
+    )
     assert select.permission == "allow"
     context = select.specific["additionalContext"]
     assert "<intent_context>" in context
@@ -271,15 +318,22 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
     assert "<glob>src/auth/**</glob>" in context
 
     # 3. Read, 4. Edit in scope (+ PostToolUse Edit).
-    read, _ = a.tool("Read", {"file_path": str(middleware)},
-                     run=lambda: read_response(middleware, MIDDLEWARE))
+    read, _ = a.tool(
+        "Read", {"file_path": str(middleware)}, run=lambda: read_response(middleware, MIDDLEWARE)
+    )
     assert allowed(read)
     old = "    const payload = jwt.verify(token, config.jwtSecret) as { sub: string };\n"
-    new = ("    const payload = jwt.verify(token, config.jwtSecret, {\n"
-           "      algorithms: [\"HS256\"],\n      issuer: config.jwtIssuer,\n"
-           "    }) as { sub: string };\n")
-    edit_input = {"file_path": str(middleware), "old_string": old, "new_string": new,
-                  "replace_all": False}
+    new = (
+        "    const payload = jwt.verify(token, config.jwtSecret, {\n"
+        '      algorithms: ["HS256"],\n      issuer: config.jwtIssuer,\n'
+        "    }) as { sub: string };\n"
+    )
+    edit_input = {
+        "file_path": str(middleware),
+        "old_string": old,
+        "new_string": new,
+        "replace_all": False,
+    }
 
     def do_edit() -> dict[str, Any]:
         before = middleware.read_text(encoding="utf-8")
@@ -324,15 +378,24 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
     assert allowed(b_write)
 
     # 8. The first session's next Edit of that file is stale.
-    stale_input = {"file_path": str(middleware), "old_string": "issuer: config.jwtIssuer",
-                   "new_string": "issuer: config.issuer", "replace_all": False}
+    stale_input = {
+        "file_path": str(middleware),
+        "old_string": "issuer: config.jwtIssuer",
+        "new_string": "issuer: config.issuer",
+        "replace_all": False,
+    }
     stale, stale_id = a.tool("Edit", stale_input)
     assert stale.permission == "deny"
     assert stale.reason.startswith("STALE_FILE")
     assert '+    return res.status(401).json({ error: "token_required" });' in stale.reason
 
-    stop = a.event("Stop", stop_hook_active=False, last_assistant_message="Done.",
-                   background_tasks=[], session_crons=[])
+    stop = a.event(
+        "Stop",
+        stop_hook_active=False,
+        last_assistant_message="Done.",
+        background_tasks=[],
+        session_crons=[],
+    )
     assert stop.exit_code == 0
     assert "decision" not in stop.json
     end = a.event("SessionEnd", reason="prompt_input_exit")
@@ -348,8 +411,11 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
     assert all(r["actor"]["client"] == "claude-code" for r in mine + theirs)
 
     def pre_of(tool_use_id: str) -> dict[str, Any]:
-        found = [r for r in mine + theirs
-                 if r["kind"] == "hook.pre" and r["body"]["tool_use_id"] == tool_use_id]
+        found = [
+            r
+            for r in mine + theirs
+            if r["kind"] == "hook.pre" and r["body"]["tool_use_id"] == tool_use_id
+        ]
         assert len(found) == 1
         return found[0]
 
@@ -361,17 +427,30 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
     assert pre_of(stale_id)["body"]["error"]["code"] == "STALE_FILE"
     assert pre_of(b_write_id)["actor"]["session"] == b.session
     assert [r["body"]["decision"] for r in mine if r["kind"] == "hook.pre"] == [
-        "deny", "allow", "allow", "allow", "deny", "ask", "deny"]
+        "deny",
+        "allow",
+        "allow",
+        "allow",
+        "deny",
+        "ask",
+        "deny",
+    ]
     assert [r["body"]["decision"] for r in theirs if r["kind"] == "hook.pre"] == [
-        "allow", "allow", "allow"]
+        "allow",
+        "allow",
+        "allow",
+    ]
     assert pre_of(edit_id)["actor"]["model"] == MODEL  # remembered from SessionStart
 
     selected = [r for r in records if r["kind"] == "intent.selected"]
     assert [(r["body"]["session"], r["body"]["intent_id"]) for r in selected] == [
-        (a.session, "INT-001"), (b.session, "INT-001")]
+        (a.session, "INT-001"),
+        (b.session, "INT-001"),
+    ]
 
-    edit_post = [r for r in mine if r["kind"] == "hook.post"
-                 and r["body"]["tool_use_id"] == edit_id]
+    edit_post = [
+        r for r in mine if r["kind"] == "hook.post" and r["body"]["tool_use_id"] == edit_id
+    ]
     assert len(edit_post) == 1
     assert edit_post[0]["body"]["invocation"] == pre_of(edit_id)["body"]["invocation"]
     assert written_ranges(edit_post[0]["body"]) == {"src/auth/middleware.ts": [[13, 16]]}
@@ -380,7 +459,11 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
     assert lines[15] == "    }) as { sub: string };"
     assert [r["kind"] for r in mine if r["kind"].startswith("hook.")].count("hook.post") == 3
     assert {r["body"]["event"] for r in mine if r["kind"] == "hook.event"} == {
-        "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionEnd",
+    }
     prompt_record = next(r for r in mine if r["body"].get("event") == "UserPromptSubmit")
     assert "Harden the JWT check" in prompt_record["body"]["prompt"]
 
@@ -389,19 +472,31 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
 
 
 def _payload(root: Path, event: str, **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"session_id": str(uuid.uuid4()), "transcript_path": "/home/dev/t.jsonl",
-            "cwd": str(root), "permission_mode": "default", "hook_event_name": event,
-            "tool_name": "Write", "tool_use_id": "toolu_01Broken",
-            "tool_input": {"file_path": str(root / "src" / "auth" / "x.ts"), "content": "x"}}
+    base: dict[str, Any] = {
+        "session_id": str(uuid.uuid4()),
+        "transcript_path": "/home/dev/t.jsonl",
+        "cwd": str(root),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": "Write",
+        "tool_use_id": "toolu_01Broken",
+        "tool_input": {"file_path": str(root / "src" / "auth" / "x.ts"), "content": "x"},
+    }
     if event == "PostToolUse":
-        base["tool_response"] = {"type": "create", "filePath": base["tool_input"]["file_path"],
-                                 "content": "x", "structuredPatch": [], "originalFile": None}
+        base["tool_response"] = {
+            "type": "create",
+            "filePath": base["tool_input"]["file_path"],
+            "content": "x",
+            "structuredPatch": [],
+            "originalFile": None,
+        }
     base.update(fields)
     return base
 
 
-def _case(name: str, root: Path, tmp_path: Path, env: dict[str, str], event: str
-          ) -> tuple[bytes, dict[str, str], Path]:
+def _case(
+    name: str, root: Path, tmp_path: Path, env: dict[str, str], event: str
+) -> tuple[bytes, dict[str, str], Path]:
     """(stdin, env, cwd) for one broken situation."""
     if name == "malformed-json":
         return b'{"hook_event_name": "' + event.encode() + b'", "tool_name": ', env, root
@@ -417,21 +512,32 @@ def _case(name: str, root: Path, tmp_path: Path, env: dict[str, str], event: str
         bare.mkdir(exist_ok=True)
         return json.dumps(_payload(bare, event)).encode(), env, bare
     if name == "bad-hooks-yaml":
-        (root / ".orchestration" / "hooks.yaml").write_text("policies:\n  destructive: [\n",
-                                                            encoding="utf-8")
+        (root / ".orchestration" / "hooks.yaml").write_text(
+            "policies:\n  destructive: [\n", encoding="utf-8"
+        )
         return json.dumps(_payload(root, event)).encode(), env, root
     assert name == "no-private-key"
-    return json.dumps(_payload(root, event)).encode(), {**env, "LEDGER_HOME": str(
-        tmp_path / "empty-home")}, root
+    return (
+        json.dumps(_payload(root, event)).encode(),
+        {**env, "LEDGER_HOME": str(tmp_path / "empty-home")},
+        root,
+    )
 
 
-CASES = ["malformed-json", "non-utf8", "10mb", "no-orchestration", "no-private-key",
-         "bad-hooks-yaml"]
+CASES = [
+    "malformed-json",
+    "non-utf8",
+    "10mb",
+    "no-orchestration",
+    "no-private-key",
+    "bad-hooks-yaml",
+]
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_broken_pre_tool_use_fails_closed(workspace: tuple[Path, dict[str, str]],
-                                          tmp_path: Path, case: str) -> None:
+def test_broken_pre_tool_use_fails_closed(
+    workspace: tuple[Path, dict[str, str]], tmp_path: Path, case: str
+) -> None:
     root, env = workspace
     before = ledger_lines(root)
     stdin, run_env, cwd = _case(case, root, tmp_path, env, "PreToolUse")
@@ -446,32 +552,31 @@ def test_broken_pre_tool_use_fails_closed(workspace: tuple[Path, dict[str, str]]
         assert len(answer.reason.splitlines()) == 2  # one-line reason + the error object
     assert answer.stderr.count("\n") <= 1  # one line, no traceback
     after = ledger_lines(root)
-    assert after[:len(before)] == before
-    new = [json.loads(line)["kind"] for line in after[len(before):]]
+    assert after[: len(before)] == before
+    new = [json.loads(line)["kind"] for line in after[len(before) :]]
     assert new in ([], ["hook.error"])
     verify(root, env)
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_broken_post_tool_use_never_blocks(workspace: tuple[Path, dict[str, str]],
-                                           tmp_path: Path, case: str) -> None:
+def test_broken_post_tool_use_never_blocks(
+    workspace: tuple[Path, dict[str, str]], tmp_path: Path, case: str
+) -> None:
     root, env = workspace
     before = ledger_lines(root)
     stdin, run_env, cwd = _case(case, root, tmp_path, env, "PostToolUse")
     answer = Claude(root, run_env).send("PostToolUse", stdin, env=run_env, cwd=cwd)
     assert answer.exit_code == 0
     assert "decision" not in answer.json
-    assert "hookSpecificOutput" not in answer.json or \
-        "permissionDecision" not in answer.specific
+    assert "hookSpecificOutput" not in answer.json or "permissionDecision" not in answer.specific
     assert answer.stderr.count("\n") <= 1
     after = ledger_lines(root)
-    assert after[:len(before)] == before
-    assert [json.loads(line)["kind"] for line in after[len(before):]] in ([], ["hook.error"])
+    assert after[: len(before)] == before
+    assert [json.loads(line)["kind"] for line in after[len(before) :]] in ([], ["hook.error"])
     verify(root, env)
 
 
-def test_hook_error_record_describes_the_failure(workspace: tuple[Path, dict[str, str]]
-                                                 ) -> None:
+def test_hook_error_record_describes_the_failure(workspace: tuple[Path, dict[str, str]]) -> None:
     root, env = workspace
     answer = Claude(root, env).send("PreToolUse", b"{oops")
     assert answer.permission == "deny"
@@ -489,12 +594,21 @@ def test_parallel_post_tool_use_processes(workspace: tuple[Path, dict[str, str]]
     for i in range(8):
         target = root / "src" / "auth" / f"p{i}.ts"
         target.write_text(f"export const p = {i};\n", encoding="utf-8")
-        payload = _payload(root, "PostToolUse", session_id=f"parallel-{i}",
-                           tool_use_id=f"toolu_01Par{i}",
-                           tool_input={"file_path": str(target), "content": f"{i}"})
-        proc = subprocess.Popen([str(LEDGER), "hook", "claude", "--event", "PostToolUse"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env, cwd=root)
+        payload = _payload(
+            root,
+            "PostToolUse",
+            session_id=f"parallel-{i}",
+            tool_use_id=f"toolu_01Par{i}",
+            tool_input={"file_path": str(target), "content": f"{i}"},
+        )
+        proc = subprocess.Popen(
+            [str(LEDGER), "hook", "claude", "--event", "PostToolUse"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=root,
+        )
         procs.append((proc, json.dumps(payload).encode()))
     for proc, data in procs:
         assert proc.stdin is not None
@@ -517,8 +631,9 @@ def test_parallel_post_tool_use_processes(workspace: tuple[Path, dict[str, str]]
     verify(root, env)
 
 
-def test_oversized_payload_is_described_truthfully(workspace: tuple[Path, dict[str, str]],
-                                                   tmp_path: Path) -> None:
+def test_oversized_payload_is_described_truthfully(
+    workspace: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
     root, env = workspace
     stdin, run_env, cwd = _case("10mb", root, tmp_path, env, "PreToolUse")
     answer = Claude(root, run_env).send("PreToolUse", stdin, env=run_env, cwd=cwd)

@@ -25,8 +25,9 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def write_out_of_scope(session: Session) -> str | None:
-    return session.pre("Write", {"file_path": str(session.ws.path(OUT_OF_SCOPE)),
-                                 "content": "x = 1\n"}).code
+    return session.pre(
+        "Write", {"file_path": str(session.ws.path(OUT_OF_SCOPE)), "content": "x = 1\n"}
+    ).code
 
 
 def sha(path: Path) -> str:
@@ -38,12 +39,13 @@ def test_every_decision_records_the_config_it_used(ws: Workspace) -> None:
     session.select()
     pre = [r for r in ws.records() if r.kind == "hook.pre"][-1]
     assert pre.body["config"] == {
-        "hooks_sha256": None, "intents_sha256": sha(ws.orchestration / "active_intents.yaml")}
+        "hooks_sha256": None,
+        "intents_sha256": sha(ws.orchestration / "active_intents.yaml"),
+    }
     assert "governance.config_changed" not in [r.kind for r in ws.records()]
 
 
-def test_policy_switched_off_by_the_agent_is_recorded_before_it_takes_effect(
-        ws: Workspace) -> None:
+def test_policy_switched_off_by_the_agent_is_recorded_before_it_takes_effect(ws: Workspace) -> None:
     session = Session(ws, "s1")
     session.select()
     assert write_out_of_scope(session) == "SCOPE_VIOLATION"
@@ -65,8 +67,9 @@ def test_policy_switched_off_by_the_agent_is_recorded_before_it_takes_effect(
 def test_scope_widened_in_the_intents_file_is_recorded(ws: Workspace) -> None:
     session = Session(ws, "s1")
     session.select()
-    widened = INTENTS_YAML.replace('owned_scope: ["src/auth/**"]',
-                                   'owned_scope: ["src/auth/**", "src/billing/**"]')
+    widened = INTENTS_YAML.replace(
+        'owned_scope: ["src/auth/**"]', 'owned_scope: ["src/auth/**", "src/billing/**"]'
+    )
     ws.write(".orchestration/active_intents.yaml", widened)
     assert write_out_of_scope(session) is None
     changes = [r for r in ws.records() if r.kind == "governance.config_changed"]

@@ -17,26 +17,48 @@ from ledger._workspace import LOCAL_PATHS
 from ._support import INTENTS_YAML, clean_env, run_cli
 
 
-def _pre(root: Path, env: dict[str, str], tool: str, tool_input: dict[str, Any],
-         session: str = "s-dead-ends") -> tuple[str | None, str]:
-    payload = {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
-               "permission_mode": "default", "hook_event_name": "PreToolUse",
-               "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_1"}
-    done = run_cli(["hook", "claude", "--event", "PreToolUse"], env, cwd=root,
-                   stdin=json.dumps(payload).encode())
+def _pre(
+    root: Path,
+    env: dict[str, str],
+    tool: str,
+    tool_input: dict[str, Any],
+    session: str = "s-dead-ends",
+) -> tuple[str | None, str]:
+    payload = {
+        "session_id": session,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(root),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_1",
+    }
+    done = run_cli(
+        ["hook", "claude", "--event", "PreToolUse"],
+        env,
+        cwd=root,
+        stdin=json.dumps(payload).encode(),
+    )
     assert done.returncode == 0, done.stderr
     specific = json.loads(done.stdout or b"{}").get("hookSpecificOutput", {})
     return specific.get("permissionDecision"), str(specific.get("permissionDecisionReason", ""))
 
 
-def _write(root: Path, env: dict[str, str], relative: str = "src/auth/x.ts"
-           ) -> tuple[str | None, str]:
+def _write(
+    root: Path, env: dict[str, str], relative: str = "src/auth/x.ts"
+) -> tuple[str | None, str]:
     return _pre(root, env, "Write", {"file_path": str(root / relative), "content": "x\n"})
 
 
 def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                          cwd=cwd, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
@@ -70,7 +92,8 @@ def _break(name: str, root: Path, env: dict[str, str], tmp_path: Path) -> dict[s
         (orchestration / "hooks.yaml").write_text("policies:\n  destructive: [\n")
     elif name == "intents-invalid":
         (orchestration / "active_intents.yaml").write_text(
-            INTENTS_YAML.replace("status: active", "status: wip", 1))
+            INTENTS_YAML.replace("status: active", "status: wip", 1)
+        )
     else:
         assert name == "keyring-missing"
         shutil.rmtree(orchestration / "keys")
@@ -84,15 +107,18 @@ def _break(name: str, root: Path, env: dict[str, str], tmp_path: Path) -> dict[s
         ("no-ledger", "run `ledger init`"),
         ("no-private-key", "this machine has no signing key for this ledger"),
         ("hooks-yaml-typo", "unknown setting 'destuctive' (did you mean 'destructive'?)"),
-        ("hooks-yaml-misplaced", "unknown top-level setting 'destructive' (put it under "
-                                 "policies:)"),
+        (
+            "hooks-yaml-misplaced",
+            "unknown top-level setting 'destructive' (put it under policies:)",
+        ),
         ("hooks-yaml-invalid", "`ledger doctor`"),
         ("intents-invalid", "fix .orchestration/active_intents.yaml (`ledger doctor` checks it)"),
         ("keyring-missing", "run `ledger init` to make a key for this clone"),
     ],
 )
-def test_every_fail_closed_denial_names_its_fix(workspace: tuple[Path, dict[str, str]],
-                                                tmp_path: Path, name: str, fix: str) -> None:
+def test_every_fail_closed_denial_names_its_fix(
+    workspace: tuple[Path, dict[str, str]], tmp_path: Path, name: str, fix: str
+) -> None:
     root, env = workspace
     assert _pre(root, env, "Bash", {"command": "ledger intent select INT-001"})[0] == "allow"
     env = _break(name, root, env, tmp_path)
@@ -144,8 +170,9 @@ def test_existing_gitignore_is_completed_not_replaced(tmp_path: Path) -> None:
     assert sorted(lines[2:]) == sorted(set(LOCAL_PATHS) - {".cache/"})
 
 
-def test_fresh_clone_gets_its_own_ledger_and_key(shared_repo: tuple[Path, dict[str, str]],
-                                                 tmp_path: Path) -> None:
+def test_fresh_clone_gets_its_own_ledger_and_key(
+    shared_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
     origin, origin_env = shared_repo
     clone = tmp_path / "clone"
     _git(tmp_path, "clone", "-q", str(origin), str(clone))
@@ -154,8 +181,10 @@ def test_fresh_clone_gets_its_own_ledger_and_key(shared_repo: tuple[Path, dict[s
     assert decision == "deny"
     assert "run `ledger init`" in reason
 
-    shared = {p: (clone / ".orchestration" / p).read_bytes()
-              for p in ("active_intents.yaml", "hooks.yaml", ".gitignore")}
+    shared = {
+        p: (clone / ".orchestration" / p).read_bytes()
+        for p in ("active_intents.yaml", "hooks.yaml", ".gitignore")
+    }
     origin_keys = {p.name for p in (clone / ".orchestration" / "keys").iterdir()}
     done = run_cli(["init", "--json", "--root", str(clone)], env)
     assert done.returncode == 0, done.stderr
@@ -181,7 +210,8 @@ def test_fresh_clone_gets_its_own_ledger_and_key(shared_repo: tuple[Path, dict[s
 
 
 def test_clone_of_a_committed_ledger_moves_it_aside_and_starts_its_own(
-    shared_repo: tuple[Path, dict[str, str]], tmp_path: Path,
+    shared_repo: tuple[Path, dict[str, str]],
+    tmp_path: Path,
 ) -> None:
     origin, _env = shared_repo
     _git(origin, "add", "-f", ".orchestration/agent_trace.jsonl")  # as older versions advised
@@ -201,8 +231,9 @@ def test_clone_of_a_committed_ledger_moves_it_aside_and_starts_its_own(
     moved = clone / ".orchestration" / "other-ledgers" / f"agent_trace.{foreign_id}.jsonl"
     assert "written on another machine" in out
     assert moved.read_bytes() == foreign
-    new_first = json.loads((clone / ".orchestration" / "agent_trace.jsonl").read_bytes()
-                           .splitlines()[0])
+    new_first = json.loads(
+        (clone / ".orchestration" / "agent_trace.jsonl").read_bytes().splitlines()[0]
+    )
     assert new_first["ledger"] != foreign_id
     assert f"signing key {new_first['key']}" in out
     assert _pre(clone, env, "Bash", {"command": "ledger intent select INT-001"})[0] == "allow"

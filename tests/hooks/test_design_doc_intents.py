@@ -134,12 +134,17 @@ class Agent:
             "tool_input": tool_input,
             "tool_use_id": f"toolu_{self.n:04d}",
         }
-        done = run_cli(["hook", "claude", "--event", "PreToolUse"], self.env, cwd=self.root,
-                       stdin=json.dumps(payload).encode())
+        done = run_cli(
+            ["hook", "claude", "--event", "PreToolUse"],
+            self.env,
+            cwd=self.root,
+            stdin=json.dumps(payload).encode(),
+        )
         assert done.returncode == 0, done.stderr
         specific = json.loads(done.stdout or b"{}").get("hookSpecificOutput", {})
         text = str(specific.get("permissionDecisionReason", "")) + str(
-            specific.get("additionalContext", ""))
+            specific.get("additionalContext", "")
+        )
         return specific.get("permissionDecision"), text
 
     def write(self, relative: str) -> tuple[str | None, str]:
@@ -262,7 +267,8 @@ def test_intent_list_says_when_the_file_is_missing_or_misnamed(tmp_path: Path) -
 
 @pytest.mark.parametrize("glob", ["../elsewhere/**", "**", ".orchestration/keys/*"])
 def test_agent_expansion_request_for_an_unsafe_glob_is_denied_not_asked(
-    design_doc_workspace: tuple[Path, dict[str, str]], glob: str,
+    design_doc_workspace: tuple[Path, dict[str, str]],
+    glob: str,
 ) -> None:
     root, env = design_doc_workspace
     agent = Agent(root, env)

@@ -31,8 +31,15 @@ def checks(ws: Workspace, tmp_path: Path, **kwargs: object) -> dict[str, Check]:
 
 def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
     found = checks(healthy, tmp_path)
-    assert list(found) == ["workspace", "ledger", "signing key", "intents", "hooks.yaml",
-                           "hooks: claude", "checkpoint"]
+    assert list(found) == [
+        "workspace",
+        "ledger",
+        "signing key",
+        "intents",
+        "hooks.yaml",
+        "hooks: claude",
+        "checkpoint",
+    ]
     for name in ("workspace", "ledger", "signing key", "intents", "hooks.yaml", "hooks: claude"):
         assert found[name].status == "ok", found[name]
         assert found[name].fix is None
@@ -44,8 +51,12 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
 
 def test_checkpoint_given_is_verified_and_dated(healthy: Workspace, tmp_path: Path) -> None:
     cp = tmp_path / "ledger.ckpt"
-    assert run_cli(["checkpoint", "-o", str(cp), "--root", str(healthy.root)],
-                   healthy.proc_env).returncode == 0
+    assert (
+        run_cli(
+            ["checkpoint", "-o", str(cp), "--root", str(healthy.root)], healthy.proc_env
+        ).returncode
+        == 0
+    )
     given = [(str(cp), cp.read_text())]
     assert checks(healthy, tmp_path, checkpoints=given)["checkpoint"].status == "ok"
     old = cp.stat().st_mtime - 30 * 86400
@@ -66,8 +77,9 @@ def test_checkpoint_given_is_verified_and_dated(healthy: Workspace, tmp_path: Pa
         ("not-installed", "hooks: claude", "hooks are not installed", "run `ledger install"),
     ],
 )
-def test_each_problem_says_what_to_do(healthy: Workspace, tmp_path: Path, *, damage: str,
-                                      name: str, fragment: str, fix: str) -> None:
+def test_each_problem_says_what_to_do(
+    healthy: Workspace, tmp_path: Path, *, damage: str, name: str, fragment: str, fix: str
+) -> None:
     env = healthy.env
     settings = healthy.root / ".claude" / "settings.local.json"
     if damage == "torn-tail":
@@ -84,8 +96,7 @@ def test_each_problem_says_what_to_do(healthy: Workspace, tmp_path: Path, *, dam
         settings.write_text(settings.read_text().replace(str(LEDGER), "/gone/venv/bin/ledger"))
     else:
         settings.write_text("{}")
-    found = {c.name: c for c in run_checks(healthy.root, environ=env,
-                                           home=tmp_path / "user-home")}
+    found = {c.name: c for c in run_checks(healthy.root, environ=env, home=tmp_path / "user-home")}
     check = found[name]
     assert check.status == "fail", check
     assert fragment in check.message, check

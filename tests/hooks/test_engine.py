@@ -30,13 +30,27 @@ from ._support import Session, make_workspace
 PY = sys.executable
 
 
-def inv(tool: str | None = "Write", tool_input: dict[str, Any] | None = None, *,
-        session: str | None = "s1", event: str = "PreToolUse", cwd: str | None = "/ws",
-        **extra: Any) -> Invocation:
+def inv(
+    tool: str | None = "Write",
+    tool_input: dict[str, Any] | None = None,
+    *,
+    session: str | None = "s1",
+    event: str = "PreToolUse",
+    cwd: str | None = "/ws",
+    **extra: Any,
+) -> Invocation:
     tool_use_id = extra.pop("tool_use_id", None)
-    return Invocation(id=invocation_id_for("claude", session, tool_use_id), event=event,
-                      tool_name=tool, tool_input=tool_input or {}, tool_use_id=tool_use_id,
-                      session_id=session, cwd=cwd, client=extra.pop("client", None), **extra)
+    return Invocation(
+        id=invocation_id_for("claude", session, tool_use_id),
+        event=event,
+        tool_name=tool,
+        tool_input=tool_input or {},
+        tool_use_id=tool_use_id,
+        session_id=session,
+        cwd=cwd,
+        client=extra.pop("client", None),
+        **extra,
+    )
 
 
 def recorder() -> tuple[list[tuple[str, dict[str, Any], Invocation]], RecordFn]:
@@ -64,6 +78,7 @@ def test_pre_hooks_run_in_registration_order() -> None:
     calls: list[str] = []
     engine = HookEngine()
     for name in ("c", "a", "b", "z", "m"):
+
         def hook(_inv: Invocation, n: str = name) -> None:
             calls.append(n)
 
@@ -129,8 +144,9 @@ MATCHER_CASES = [
 
 
 @pytest.mark.parametrize(("matcher", "tool", "tool_input", "fires"), MATCHER_CASES)
-def test_matchers_select_the_hooks_that_run(matcher: str | None, tool: str,
-                                            tool_input: dict[str, Any], fires: bool) -> None:
+def test_matchers_select_the_hooks_that_run(
+    matcher: str | None, tool: str, tool_input: dict[str, Any], fires: bool
+) -> None:
     calls: list[str] = []
     engine = HookEngine()
     engine.register_pre_hook("always", lambda _i: calls.append("always"))
@@ -187,7 +203,8 @@ def test_once_across_hook_processes_through_the_ledger(tmp_path: Path) -> None:
     (ws.orchestration / "hooks.yaml").write_text(
         "hooks:\n  UserPromptSubmit:\n    - hooks:\n"
         f"        - type: command\n          command: {PY} {script}\n          once: true\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     first, second = Session(ws, "sess-1"), Session(ws, "sess-2")
     for _ in range(3):
         first.event("UserPromptSubmit", prompt="hello")
@@ -199,19 +216,23 @@ def test_once_across_hook_processes_through_the_ledger(tmp_path: Path) -> None:
 # --- merging --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("decisions", "expected"), [
-    ([], "allow"),
-    ([None, None], "allow"),
-    (["allow", "allow"], "allow"),
-    (["allow", "ask"], "ask"),
-    (["ask", "allow"], "ask"),
-    (["allow", "ask", "deny"], "deny"),
-    (["deny", "ask"], "deny"),
-    (["ask", None, "allow"], "ask"),
-])
+@pytest.mark.parametrize(
+    ("decisions", "expected"),
+    [
+        ([], "allow"),
+        ([None, None], "allow"),
+        (["allow", "allow"], "allow"),
+        (["allow", "ask"], "ask"),
+        (["ask", "allow"], "ask"),
+        (["allow", "ask", "deny"], "deny"),
+        (["deny", "ask"], "deny"),
+        (["ask", None, "allow"], "ask"),
+    ],
+)
 def test_merge_most_restrictive_wins(decisions: list[Permission | None], expected: str) -> None:
-    merged = merge_outcomes((f"h{i}", HookOutcome(decision=d, reason=f"r{i}"))
-                            for i, d in enumerate(decisions))
+    merged = merge_outcomes(
+        (f"h{i}", HookOutcome(decision=d, reason=f"r{i}")) for i, d in enumerate(decisions)
+    )
     assert merged.decision == expected
     if expected != "allow" or "allow" in decisions:
         assert merged.reason == f"r{decisions.index(expected)}"
@@ -219,12 +240,14 @@ def test_merge_most_restrictive_wins(decisions: list[Permission | None], expecte
 
 
 def test_merge_context_concatenated_and_last_updated_input_wins() -> None:
-    merged = merge_outcomes([
-        ("a", HookOutcome(additional_context="first", updated_input={"v": 1})),
-        ("b", HookOutcome(decision="allow")),
-        ("c", HookOutcome(additional_context="second\nline", updated_input={"v": 3})),
-        ("d", HookOutcome(additional_context="")),
-    ])
+    merged = merge_outcomes(
+        [
+            ("a", HookOutcome(additional_context="first", updated_input={"v": 1})),
+            ("b", HookOutcome(decision="allow")),
+            ("c", HookOutcome(additional_context="second\nline", updated_input={"v": 3})),
+            ("d", HookOutcome(additional_context="")),
+        ]
+    )
     assert merged.additional_context == "first\nsecond\nline"
     assert merged.updated_input == {"v": 3}
     assert merged.error is None
@@ -233,8 +256,12 @@ def test_merge_context_concatenated_and_last_updated_input_wins() -> None:
 def test_merge_keeps_error_of_the_winning_decision() -> None:
     ask_error = {"code": "DESTRUCTIVE_COMMAND"}
     deny_error = {"code": "SCOPE_VIOLATION"}
-    merged = merge_outcomes([("a", HookOutcome(decision="ask", error=ask_error)),
-                             ("b", HookOutcome(decision="deny", error=deny_error))])
+    merged = merge_outcomes(
+        [
+            ("a", HookOutcome(decision="ask", error=ask_error)),
+            ("b", HookOutcome(decision="deny", error=deny_error)),
+        ]
+    )
     assert merged.error == deny_error
     allowed = merge_outcomes([("a", HookOutcome(error={"code": "HOOK_ERROR"}))])
     assert allowed.decision == "allow"
@@ -252,6 +279,7 @@ def test_deny_stops_later_hooks() -> None:
         def run(_inv: Invocation) -> HookOutcome:
             calls.append(name)
             return HookOutcome(decision=decision, reason=name)
+
         return run
 
     engine.register_pre_hook("ctx", hook("ctx", None))
@@ -383,9 +411,11 @@ def test_execute_tool_runs_the_tool_when_allowed_and_links_records() -> None:
         return "written"
 
     result = engine.execute_tool(
-        "Write", {"file_path": "a.txt"},
+        "Write",
+        {"file_path": "a.txt"},
         {"session_id": "s1", "tool_use_id": "toolu_1", "client": "sdk", "cwd": "/ws"},
-        execute=write)
+        execute=write,
+    )
     assert ran == [{"file_path": "b.txt"}]
     assert result.executed
     assert result.outcome == "success"
@@ -412,8 +442,9 @@ def test_execute_tool_blocked_tool_does_not_run_but_post_hooks_do() -> None:
     posts: list[str | None] = []
     engine.register_post_hook("observe", lambda i: posts.append(i.outcome))
     ran: list[Any] = []
-    result = engine.execute_tool("Bash", {"command": "rm -rf /"}, {"tool_use_id": "t9"},
-                                 execute=ran.append)
+    result = engine.execute_tool(
+        "Bash", {"command": "rm -rf /"}, {"tool_use_id": "t9"}, execute=ran.append
+    )
     assert ran == []
     assert not result.executed
     assert result.outcome == "blocked"
@@ -425,8 +456,9 @@ def test_execute_tool_blocked_tool_does_not_run_but_post_hooks_do() -> None:
 
 
 @pytest.mark.parametrize(("answer", "runs"), [(True, True), (False, False), (None, False)])
-def test_execute_tool_ask_runs_only_if_the_approver_says_yes(answer: bool | None,
-                                                             runs: bool) -> None:
+def test_execute_tool_ask_runs_only_if_the_approver_says_yes(
+    answer: bool | None, runs: bool
+) -> None:
     engine = HookEngine()
     engine.register_pre_hook("ask", say("ask", reason="human please"))
     asked: list[str | None] = []
@@ -437,8 +469,9 @@ def test_execute_tool_ask_runs_only_if_the_approver_says_yes(answer: bool | None
         return bool(answer)
 
     ran: list[Any] = []
-    result = engine.execute_tool("Bash", {"command": "rm x"}, execute=ran.append,
-                                 approve=None if answer is None else approve)
+    result = engine.execute_tool(
+        "Bash", {"command": "rm x"}, execute=ran.append, approve=None if answer is None else approve
+    )
     assert result.executed is runs
     assert (ran != []) is runs
     assert result.outcome == ("success" if runs else "blocked")
@@ -456,8 +489,7 @@ def test_execute_tool_failure_runs_post_hooks_with_outcome_failure() -> None:
     def tool(_data: dict[str, Any]) -> None:
         raise OSError("disk full")
 
-    result = engine.execute_tool("Write", {"file_path": "a"}, {"tool_use_id": "t1"},
-                                 execute=tool)
+    result = engine.execute_tool("Write", {"file_path": "a"}, {"tool_use_id": "t1"}, execute=tool)
     assert result.executed
     assert result.outcome == "failure"
     assert posts == [("PostToolUseFailure", "failure", "OSError: disk full")]
@@ -477,8 +509,9 @@ def test_execute_tool_failure_hooks_do_not_run_on_success() -> None:
 def test_execute_tool_ledger_errors_from_the_tool_propagate() -> None:
     engine = HookEngine()
     with pytest.raises(LedgerError):
-        engine.execute_tool("Write", {}, execute=lambda _d: (_ for _ in ()).throw(
-            LedgerError("storage gone")))
+        engine.execute_tool(
+            "Write", {}, execute=lambda _d: (_ for _ in ()).throw(LedgerError("storage gone"))
+        )
 
 
 def test_execute_tool_crashing_pre_hook_fails_closed() -> None:
@@ -513,12 +546,17 @@ def script(tmp_path: Path, name: str, body: str) -> list[str]:
 
 
 def test_command_hook_exit0_json_deny(tmp_path: Path) -> None:
-    argv = script(tmp_path, "deny", (
-        "payload = json.load(sys.stdin)\n"
-        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',"
-        " 'permissionDecision': 'deny',"
-        " 'permissionDecisionReason': 'no ' + payload['tool_name'],"
-        " 'additionalContext': 'ctx'}}))\n"))
+    argv = script(
+        tmp_path,
+        "deny",
+        (
+            "payload = json.load(sys.stdin)\n"
+            "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',"
+            " 'permissionDecision': 'deny',"
+            " 'permissionDecisionReason': 'no ' + payload['tool_name'],"
+            " 'additionalContext': 'ctx'}}))\n"
+        ),
+    )
     outcome = CommandHook("deny", argv)(inv("Write", {"file_path": "/ws/a"}))
     assert outcome.decision == "deny"
     assert outcome.reason == "no Write"
@@ -526,8 +564,11 @@ def test_command_hook_exit0_json_deny(tmp_path: Path) -> None:
 
 
 def test_command_hook_exit2_blocks_with_stderr_reason(tmp_path: Path) -> None:
-    argv = script(tmp_path, "block", (
-        "sys.stderr.write('rm is not allowed here\\nsecond line\\n')\nsys.exit(2)\n"))
+    argv = script(
+        tmp_path,
+        "block",
+        ("sys.stderr.write('rm is not allowed here\\nsecond line\\n')\nsys.exit(2)\n"),
+    )
     outcome = CommandHook("block", argv)(inv("Bash", {"command": "rm x"}))
     assert outcome.decision == "deny"
     assert outcome.reason == "rm is not allowed here"
@@ -544,10 +585,15 @@ def test_command_hook_exit1_is_a_non_blocking_error(tmp_path: Path) -> None:
 
 
 def test_command_hook_exit1_with_json_decision_still_decides(tmp_path: Path) -> None:
-    argv = script(tmp_path, "deny1", (
-        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',"
-        " 'permissionDecision': 'deny', 'permissionDecisionReason': 'policy says no'}}))\n"
-        "sys.exit(1)\n"))
+    argv = script(
+        tmp_path,
+        "deny1",
+        (
+            "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',"
+            " 'permissionDecision': 'deny', 'permissionDecisionReason': 'policy says no'}}))\n"
+            "sys.exit(1)\n"
+        ),
+    )
     outcome = CommandHook("deny1", argv)(inv())
     assert outcome.decision == "deny"
 
@@ -561,8 +607,11 @@ def test_command_hook_timeout_is_a_non_blocking_error(tmp_path: Path) -> None:
 
 
 def test_command_hook_legacy_decision_block_and_approve(tmp_path: Path) -> None:
-    block = script(tmp_path, "legacy_block",
-                   "print(json.dumps({'decision': 'block', 'reason': 'legacy no'}))\n")
+    block = script(
+        tmp_path,
+        "legacy_block",
+        "print(json.dumps({'decision': 'block', 'reason': 'legacy no'}))\n",
+    )
     approve = script(tmp_path, "legacy_ok", "print(json.dumps({'decision': 'approve'}))\n")
     blocked = CommandHook("b", block)(inv())
     assert (blocked.decision, blocked.reason) == ("deny", "legacy no")
@@ -612,15 +661,29 @@ def test_unchanged_claude_code_hook_script_runs_under_the_engine(tmp_path: Path)
     path = tmp_path / "claude_hook.py"
     path.write_text(CLAUDE_STYLE_HOOK, encoding="utf-8")
     engine = HookEngine()
-    engine.register_pre_hook("claude-script", CommandHook("claude-script", [PY, str(path)]),
-                             matcher="Bash")
-    raw = {"session_id": "3f1c", "transcript_path": "/home/dev/t.jsonl", "cwd": "/ws",
-           "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-           "tool_input": {"command": "rm -rf build"}, "tool_use_id": "toolu_01"}
+    engine.register_pre_hook(
+        "claude-script", CommandHook("claude-script", [PY, str(path)]), matcher="Bash"
+    )
+    raw = {
+        "session_id": "3f1c",
+        "transcript_path": "/home/dev/t.jsonl",
+        "cwd": "/ws",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf build"},
+        "tool_use_id": "toolu_01",
+    }
 
     def from_raw(payload: dict[str, Any]) -> Invocation:
-        return inv("Bash", payload["tool_input"], session=payload["session_id"],
-                   client="claude", raw=payload, tool_use_id=payload["tool_use_id"])
+        return inv(
+            "Bash",
+            payload["tool_input"],
+            session=payload["session_id"],
+            client="claude",
+            raw=payload,
+            tool_use_id=payload["tool_use_id"],
+        )
 
     denied = engine.run_pre(from_raw(raw))
     assert denied.decision == "deny"
@@ -642,16 +705,19 @@ def test_unchanged_claude_code_hook_script_runs_under_the_engine(tmp_path: Path)
     assert payload["tool_use_id"] == "t2"
 
 
-@pytest.mark.parametrize(("stdout", "decision", "is_error"), [
-    ("", None, False),
-    ("plain words", None, False),
-    ("{not json", None, True),
-    ('{"hookSpecificOutput": {"permissionDecision": "ask"}}', "ask", False),
-    ('{"hookSpecificOutput": {"permissionDecision": "defer"}}', None, False),
-    ('{"hookSpecificOutput": {"permissionDecision": "perhaps"}}', None, True),
-    ('{"continue": false, "stopReason": "halt"}', "deny", False),
-    ("[1, 2]", None, False),
-])
+@pytest.mark.parametrize(
+    ("stdout", "decision", "is_error"),
+    [
+        ("", None, False),
+        ("plain words", None, False),
+        ("{not json", None, True),
+        ('{"hookSpecificOutput": {"permissionDecision": "ask"}}', "ask", False),
+        ('{"hookSpecificOutput": {"permissionDecision": "defer"}}', None, False),
+        ('{"hookSpecificOutput": {"permissionDecision": "perhaps"}}', None, True),
+        ('{"continue": false, "stopReason": "halt"}', "deny", False),
+        ("[1, 2]", None, False),
+    ],
+)
 def test_parse_hook_output(stdout: str, decision: str | None, is_error: bool) -> None:
     outcome = parse_hook_output(stdout, "h")
     assert outcome.decision == decision
@@ -675,12 +741,20 @@ def http_hook_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
                 self.end_headers()
                 return
             if command.startswith("rm"):
-                answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                                 "permissionDecision": "deny",
-                                                 "permissionDecisionReason": "http says no"}}
+                answer = {
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": "http says no",
+                    }
+                }
             else:
-                answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                                 "permissionDecision": "allow"}}
+                answer = {
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "allow",
+                    }
+                }
             data = json.dumps(answer).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -702,8 +776,7 @@ def http_hook_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         thread.join(5)
 
 
-def test_http_hook_allow_deny_and_500(http_hook_server: tuple[str, list[dict[str, Any]]]
-                                      ) -> None:
+def test_http_hook_allow_deny_and_500(http_hook_server: tuple[str, list[dict[str, Any]]]) -> None:
     url, received = http_hook_server
     hook = HttpHook("http", url, timeout=10)
     allowed = hook(inv("Bash", {"command": "ls"}, tool_use_id="toolu_http"))
@@ -758,8 +831,11 @@ def test_prompt_hook_with_a_judge() -> None:
     assert hook(inv("Bash", {"command": "x"})) == HookOutcome(decision="ask", reason="judge unsure")
     assert hook(inv("Write")).decision == "deny"
     assert hook(inv("Read")) == HookOutcome()
-    assert asked == [("Is this safe?", "Bash"), ("Is this safe?", "Write"),
-                     ("Is this safe?", "Read")]
+    assert asked == [
+        ("Is this safe?", "Bash"),
+        ("Is this safe?", "Write"),
+        ("Is this safe?", "Read"),
+    ]
 
 
 def test_prompt_hook_without_a_judge_records_an_error_and_does_not_block() -> None:
@@ -780,7 +856,9 @@ def test_hooks_yaml_command_hook_governs_through_handle_event(tmp_path: Path) ->
     path.write_text(CLAUDE_STYLE_HOOK, encoding="utf-8")
     (ws.orchestration / "hooks.yaml").write_text(
         "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n"
-        f"        - type: command\n          command: {PY} {path}\n", encoding="utf-8")
+        f"        - type: command\n          command: {PY} {path}\n",
+        encoding="utf-8",
+    )
     session = Session(ws, "yaml-sess")
     denied = session.pre("Bash", {"command": "echo rm -rf build"})  # SAFE for governance
     assert denied.permission == "deny"

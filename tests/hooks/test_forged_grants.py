@@ -26,20 +26,33 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def write_docs(session: Session) -> str | None:
-    return session.pre("Write", {"file_path": str(session.ws.path(DOCS)),
-                                 "content": "# auth\n"}).code
+    return session.pre(
+        "Write", {"file_path": str(session.ws.path(DOCS)), "content": "# auth\n"}
+    ).code
 
 
 def grant(ws: Workspace, **body: object) -> None:
-    Ledger.open(ws.root, environ=ws.env).append("intent.scope_expanded", {
-        "approved_via": "cli", "globs": ["docs/**"], "intent_id": "INT-001", "reason": None,
-        "session": None, "tool_use_id": None, **body})
+    Ledger.open(ws.root, environ=ws.env).append(
+        "intent.scope_expanded",
+        {
+            "approved_via": "cli",
+            "globs": ["docs/**"],
+            "intent_id": "INT-001",
+            "reason": None,
+            "session": None,
+            "tool_use_id": None,
+            **body,
+        },
+    )
 
 
 def test_forged_grant_through_ledger_append_is_refused(ws: Workspace) -> None:
     before = ws.ledger_bytes()
-    done = run_cli(["append", "--kind", "intent.scope_expanded", "--root", str(ws.root)],
-                   ws.proc_env, stdin=b'{"intent_id": "INT-001", "globs": ["**"]}')
+    done = run_cli(
+        ["append", "--kind", "intent.scope_expanded", "--root", str(ws.root)],
+        ws.proc_env,
+        stdin=b'{"intent_id": "INT-001", "globs": ["**"]}',
+    )
     assert done.returncode == 3
     assert b"reserved" in done.stderr
     assert ws.ledger_bytes() == before
@@ -53,7 +66,8 @@ def test_forged_grant_without_approval_does_not_widen_scope(ws: Workspace) -> No
 
 
 def test_forged_grant_naming_a_call_nobody_was_asked_about_does_not_widen_scope(
-        ws: Workspace) -> None:
+    ws: Workspace,
+) -> None:
     session = Session(ws, "forger")
     session.select()
     allowed = session.tool_use_id()
@@ -72,8 +86,9 @@ def test_grant_with_terminal_approval_widens_scope(ws: Workspace) -> None:
 
 def test_intent_expand_without_a_terminal_records_nothing(ws: Workspace) -> None:
     before = ws.ledger_bytes()
-    done = run_cli(["intent", "expand", "INT-001", "docs/**", "--root", str(ws.root)],
-                   ws.proc_env, stdin=b"")
+    done = run_cli(
+        ["intent", "expand", "INT-001", "docs/**", "--root", str(ws.root)], ws.proc_env, stdin=b""
+    )
     assert done.returncode == 0, done.stderr
     assert b"not recorded here" in done.stdout
     assert ws.ledger_bytes() == before
@@ -82,9 +97,14 @@ def test_intent_expand_without_a_terminal_records_nothing(ws: Workspace) -> None
 def test_intent_expand_at_a_terminal_is_the_approval(ws: Workspace) -> None:
     controller, terminal = os.openpty()
     try:
-        done = subprocess.run([str(LEDGER), "intent", "expand", "INT-001", "docs/**", "--root",
-                               str(ws.root)], stdin=terminal, capture_output=True,
-                              env=ws.proc_env, timeout=60, check=False)
+        done = subprocess.run(
+            [str(LEDGER), "intent", "expand", "INT-001", "docs/**", "--root", str(ws.root)],
+            stdin=terminal,
+            capture_output=True,
+            env=ws.proc_env,
+            timeout=60,
+            check=False,
+        )
     finally:
         os.close(terminal)
         os.close(controller)

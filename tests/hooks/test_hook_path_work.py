@@ -40,7 +40,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter[str]]:
 
 
 def test_an_edit_in_scope_normalizes_its_path_once_and_reads_the_file_once(
-        tmp_path: Path, counted: dict[str, Counter[str]]) -> None:
+    tmp_path: Path, counted: dict[str, Counter[str]]
+) -> None:
     ws = make_workspace(tmp_path)
     target = ws.write(AUTH_FILE, "export const a = 1;\nexport const b = 2;\n")
     session = Session(ws, "counted")
@@ -48,8 +49,12 @@ def test_an_edit_in_scope_normalizes_its_path_once_and_reads_the_file_once(
     session.read(AUTH_FILE)
     for counter in counted.values():
         counter.clear()
-    edit = {"file_path": str(target), "old_string": "export const a = 1;\n",
-            "new_string": "export const a = 10;\n", "replace_all": False}
+    edit = {
+        "file_path": str(target),
+        "old_string": "export const a = 1;\n",
+        "new_string": "export const a = 10;\n",
+        "replace_all": False,
+    }
     fired = session.pre("Edit", edit)
     assert fired.permission in (None, "allow")
     # protected-path check, scope, stale file and mutation class all needed the path and the

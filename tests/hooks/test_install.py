@@ -23,24 +23,53 @@ CLIENT_EVENTS = {name: spec.hooks for name, spec in REGISTRY.items()}
 
 # hook-protocols.md §1.1 (Claude), §2 (Cursor), §3 (Gemini), §4 (Codex), §5 (Cline).
 # Claude Code keeps this machine's settings in settings.local.json; the others have no such file.
-PROJECT_PATHS = {"claude": ".claude/settings.local.json", "codex": ".codex/hooks.json",
-                 "cursor": ".cursor/hooks.json", "gemini": ".gemini/settings.json",
-                 "cline": ".clinerules/hooks"}
-USER_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
-              "cursor": ".cursor/hooks.json", "gemini": ".gemini/settings.json",
-              "cline": "Documents/Cline/Hooks"}
+PROJECT_PATHS = {
+    "claude": ".claude/settings.local.json",
+    "codex": ".codex/hooks.json",
+    "cursor": ".cursor/hooks.json",
+    "gemini": ".gemini/settings.json",
+    "cline": ".clinerules/hooks",
+}
+USER_PATHS = {
+    "claude": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "cursor": ".cursor/hooks.json",
+    "gemini": ".gemini/settings.json",
+    "cline": "Documents/Cline/Hooks",
+}
 # Events each client must get at least (the tool-gating and tool-reporting ones first).
 REQUIRED_EVENTS = {
-    "claude": {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied",
-               "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop"},
+    "claude": {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PermissionDenied",
+        "SessionStart",
+        "SessionEnd",
+        "UserPromptSubmit",
+        "Stop",
+    },
     "codex": {"PreToolUse", "PostToolUse", "SessionStart", "Stop"},
     "gemini": {"BeforeTool", "AfterTool", "SessionStart", "SessionEnd"},
-    "cursor": {"preToolUse", "postToolUse", "beforeShellExecution", "afterFileEdit",
-               "beforeMCPExecution", "sessionStart", "stop"},
+    "cursor": {
+        "preToolUse",
+        "postToolUse",
+        "beforeShellExecution",
+        "afterFileEdit",
+        "beforeMCPExecution",
+        "sessionStart",
+        "stop",
+    },
     "cline": {"PreToolUse", "PostToolUse", "TaskStart", "TaskComplete"},
 }
-TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied",
-               "BeforeTool", "AfterTool"}
+TOOL_EVENTS = {
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionDenied",
+    "BeforeTool",
+    "AfterTool",
+}
 CLIENTS = sorted(PROJECT_PATHS)
 
 
@@ -82,10 +111,16 @@ def check_layout(client: str, path: Path) -> None:
     if client == "cursor":
         assert data["version"] == 1
         for event, entries in hooks.items():
-            assert entries == [{"command": hook_command(REGISTRY["cursor"], event, CMD),
-                                **({"failClosed": True} if event in (
-                                    "preToolUse", "beforeShellExecution",
-                                    "beforeMCPExecution") else {})}]
+            assert entries == [
+                {
+                    "command": hook_command(REGISTRY["cursor"], event, CMD),
+                    **(
+                        {"failClosed": True}
+                        if event in ("preToolUse", "beforeShellExecution", "beforeMCPExecution")
+                        else {}
+                    ),
+                }
+            ]
         return
     for event, groups in hooks.items():
         assert len(groups) == 1
@@ -136,35 +171,58 @@ USER_CONFIG: dict[str, dict[str, Any]] = {
         "permissions": {"allow": ["Bash(npm test *)"], "deny": ["Read(./.env)"]},
         "env": {"FOO": "1"},
         "hooks": {
-            "PreToolUse": [{"matcher": "Bash", "hooks": [
-                {"type": "command", "command": "~/bin/check-bash.sh", "timeout": 30}]}],
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [{"type": "command", "command": "~/bin/check-bash.sh", "timeout": 30}],
+                }
+            ],
             "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
         },
     },
-    "codex": {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": "python3 audit.py"}]}]}},
-    "gemini": {"tools": {"enableHooks": True}, "hooks": {"BeforeTool": [{
-        "matcher": "run_shell_command", "hooks": [
-            {"type": "command", "command": "./guard.sh", "name": "guard"}]}]}},
-    "cursor": {"version": 1, "hooks": {
-        "beforeShellExecution": [{"command": "./shell-guard.sh", "failClosed": True}],
-        "afterFileEdit": [{"command": "./format.sh"}]}},
+    "codex": {
+        "hooks": {
+            "PostToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 audit.py"}]}
+            ]
+        }
+    },
+    "gemini": {
+        "tools": {"enableHooks": True},
+        "hooks": {
+            "BeforeTool": [
+                {
+                    "matcher": "run_shell_command",
+                    "hooks": [{"type": "command", "command": "./guard.sh", "name": "guard"}],
+                }
+            ]
+        },
+    },
+    "cursor": {
+        "version": 1,
+        "hooks": {
+            "beforeShellExecution": [{"command": "./shell-guard.sh", "failClosed": True}],
+            "afterFileEdit": [{"command": "./format.sh"}],
+        },
+    },
 }
 
 
 def _contains(big: object, small: object) -> bool:
     """Every key/value of ``small`` is in ``big`` (lists: every item appears)."""
     if isinstance(small, dict):
-        return isinstance(big, dict) and all(k in big and _contains(big[k], v)
-                                             for k, v in small.items())
+        return isinstance(big, dict) and all(
+            k in big and _contains(big[k], v) for k, v in small.items()
+        )
     if isinstance(small, list):
         return isinstance(big, list) and all(any(_contains(b, s) for b in big) for s in small)
     return big == small
 
 
 @pytest.mark.parametrize("client", sorted(USER_CONFIG))
-def test_existing_hooks_are_kept_and_uninstall_removes_only_ours(tmp_path: Path,
-                                                                 client: str) -> None:
+def test_existing_hooks_are_kept_and_uninstall_removes_only_ours(
+    tmp_path: Path, client: str
+) -> None:
     root, home = dirs(tmp_path)
     path = root / PROJECT_PATHS[client]
     path.parent.mkdir(parents=True)
@@ -189,16 +247,38 @@ def test_uninstall_keeps_user_hooks_sharing_a_group_with_ours(tmp_path: Path) ->
     root, home = dirs(tmp_path)
     path = root / PROJECT_PATHS["claude"]
     path.parent.mkdir(parents=True)
-    mixed = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": "/usr/local/bin/ledger hook claude --event PreToolUse"},
-        {"type": "command", "command": "./my-ledger-helper.sh hook claude"},
-        {"type": "command", "command": "echo ledger"},
-    ]}]}}
+    mixed = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/usr/local/bin/ledger hook claude --event PreToolUse",
+                        },
+                        {"type": "command", "command": "./my-ledger-helper.sh hook claude"},
+                        {"type": "command", "command": "echo ledger"},
+                    ],
+                }
+            ]
+        }
+    }
     path.write_text(json.dumps(mixed), encoding="utf-8")
     uninstall("claude", root=root, home=home)
-    assert load(path) == {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": "./my-ledger-helper.sh hook claude"},
-        {"type": "command", "command": "echo ledger"}]}]}}
+    assert load(path) == {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {"type": "command", "command": "./my-ledger-helper.sh hook claude"},
+                        {"type": "command", "command": "echo ledger"},
+                    ],
+                }
+            ]
+        }
+    }
 
 
 def test_cline_keeps_a_foreign_script(tmp_path: Path) -> None:
@@ -219,8 +299,9 @@ def test_cline_keeps_a_foreign_script(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("client", ["claude", "codex", "cursor", "gemini"])
 @pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": {"x": 1}'])
-def test_invalid_existing_json_is_refused_and_left_untouched(tmp_path: Path, client: str,
-                                                             text: str) -> None:
+def test_invalid_existing_json_is_refused_and_left_untouched(
+    tmp_path: Path, client: str, text: str
+) -> None:
     root, home = dirs(tmp_path)
     path = root / PROJECT_PATHS[client]
     path.parent.mkdir(parents=True)
@@ -247,10 +328,12 @@ def test_claude_settings_with_wrong_shapes_are_refused(tmp_path: Path) -> None:
         assert load(path) == shape
 
 
-@pytest.mark.parametrize("shape", [{"hooks": []}, {"hooks": {"preToolUse": {}}}],
-                         ids=["hooks-list", "event-mapping"])
-def test_cursor_settings_with_wrong_shapes_are_refused(tmp_path: Path,
-                                                       shape: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "shape", [{"hooks": []}, {"hooks": {"preToolUse": {}}}], ids=["hooks-list", "event-mapping"]
+)
+def test_cursor_settings_with_wrong_shapes_are_refused(
+    tmp_path: Path, shape: dict[str, Any]
+) -> None:
     root, home = dirs(tmp_path)
     path = root / PROJECT_PATHS["cursor"]
     path.parent.mkdir(parents=True)
@@ -263,8 +346,9 @@ def test_claude_group_with_null_hooks_is_refused(tmp_path: Path) -> None:
     root, home = dirs(tmp_path)
     path = root / PROJECT_PATHS["claude"]
     path.parent.mkdir(parents=True)
-    path.write_text('{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": null}]}}',
-                    encoding="utf-8")
+    path.write_text(
+        '{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": null}]}}', encoding="utf-8"
+    )
     with pytest.raises(ConfigError):
         install("claude", root=root, home=home, ledger_cmd=CMD)
 
@@ -298,18 +382,32 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     assert again.returncode == 0
     assert {line.split()[0] for line in again.stdout.decode().splitlines()[1:]} == {"unchanged"}
 
-    as_json = json.loads(run_cli(["install", "claude", "--root", str(ws.root), "--json"], env,
-                                 cwd=tmp_path).stdout)
+    as_json = json.loads(
+        run_cli(["install", "claude", "--root", str(ws.root), "--json"], env, cwd=tmp_path).stdout
+    )
     assert as_json["path"] == str(settings)
     assert {c["action"] for c in as_json["changes"]} == {"unchanged"}
 
     # The installed command really answers Claude Code.
-    payload = {"session_id": "installed", "transcript_path": "/t.jsonl", "cwd": str(ws.root),
-               "permission_mode": "default", "hook_event_name": "PreToolUse",
-               "tool_name": "Write", "tool_use_id": "toolu_01Installed",
-               "tool_input": {"file_path": str(ws.root / "src/auth/a.ts"), "content": "x"}}
-    ran = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(),
-                         env=env, cwd=ws.root, capture_output=True, timeout=60, check=False)
+    payload = {
+        "session_id": "installed",
+        "transcript_path": "/t.jsonl",
+        "cwd": str(ws.root),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_use_id": "toolu_01Installed",
+        "tool_input": {"file_path": str(ws.root / "src/auth/a.ts"), "content": "x"},
+    }
+    ran = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload).encode(),
+        env=env,
+        cwd=ws.root,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     answer = json.loads(ran.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny"

@@ -40,20 +40,33 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     alice.pre("Write", {"file_path": str(ws.path("src/auth/new.ts")), "content": "x"})
     alice.select("INT-001")
     tool_use = alice.tool_use_id()
-    alice.pre("Write", {"file_path": str(ws.path("src/auth/new.ts")), "content": "x"},
-              tool_use_id=tool_use)
+    alice.pre(
+        "Write",
+        {"file_path": str(ws.path("src/auth/new.ts")), "content": "x"},
+        tool_use_id=tool_use,
+    )
     ws.write("src/auth/new.ts", "x")
-    alice.post("Write", {"file_path": str(ws.path("src/auth/new.ts")), "content": "x"},
-               {"type": "create", "filePath": str(ws.path("src/auth/new.ts")), "content": "x",
-                "structuredPatch": [], "originalFile": None}, tool_use_id=tool_use)
+    alice.post(
+        "Write",
+        {"file_path": str(ws.path("src/auth/new.ts")), "content": "x"},
+        {
+            "type": "create",
+            "filePath": str(ws.path("src/auth/new.ts")),
+            "content": "x",
+            "structuredPatch": [],
+            "originalFile": None,
+        },
+        tool_use_id=tool_use,
+    )
     alice.pre("Write", {"file_path": str(ws.path("docs/readme.md")), "content": "x"})
     alice.pre("Bash", {"command": "rm -f src/auth/a.ts"})
     bob.pre("Read", {"file_path": str(ws.path("src/auth/a.ts"))})
     return ws
 
 
-def log(ws: Workspace, *args: str, env: dict[str, str] | None = None
-        ) -> subprocess.CompletedProcess[bytes]:
+def log(
+    ws: Workspace, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return run_cli(["log", "--root", str(ws.root), *args], env or {**ws.proc_env, "COLUMNS": "200"})
 
 
@@ -70,11 +83,9 @@ def test_each_line_shows_time_session_tool_target_decision_code_reason(governed:
     assert words[3] == "a11ce000"
     assert words[4:8] == ["Write", "src/auth/new.ts", "deny", "INTENT_REQUIRED"]
     assert "no intent is selected for this session" in refused
-    assert any("Bash" in line and "rm -f src/auth/a.ts" in line and " ask " in line
-               for line in out)
+    assert any("Bash" in line and "rm -f src/auth/a.ts" in line and " ask " in line for line in out)
     # The post-call record is labelled with its pre-call target and its outcome.
-    assert any(" Write " in line and "src/auth/new.ts" in line and " done" in line
-               for line in out)
+    assert any(" Write " in line and "src/auth/new.ts" in line and " done" in line for line in out)
 
 
 @pytest.mark.parametrize(
@@ -85,13 +96,17 @@ def test_each_line_shows_time_session_tool_target_decision_code_reason(governed:
         (["--code", "scope_violation"], ["docs/readme.md"], ["INTENT_REQUIRED"]),
         (["--tool", "bash"], ["Bash"], ["Write"]),
         (["--session", "b0b0"], ["b0b00000", "Read"], ["a11ce000"]),
-        (["--intent", "INT-001", "--kind", "intent.selected"], ["intent.selected", "INT-001"],
-         ["Write"]),
+        (
+            ["--intent", "INT-001", "--kind", "intent.selected"],
+            ["intent.selected", "INT-001"],
+            ["Write"],
+        ),
         (["--kind", "hook.*", "--since", "2999-01-01"], [], ["a11ce000"]),
     ],
 )
-def test_filters(governed: Workspace, args: list[str], must: list[str],
-                 must_not: list[str]) -> None:
+def test_filters(
+    governed: Workspace, args: list[str], must: list[str], must_not: list[str]
+) -> None:
     out = lines(log(governed, "-n", "100", *args))
     text = "\n".join(out)
     for fragment in must:
@@ -104,22 +119,26 @@ def test_filters(governed: Workspace, args: list[str], must: list[str],
 
 def test_since_a_duration_keeps_recent_records(governed: Workspace) -> None:
     assert len(lines(log(governed, "--since", "1h", "-n", "100"))) == len(
-        lines(log(governed, "-n", "100")))
+        lines(log(governed, "-n", "100"))
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--kind", "hook.pree"], "--kind 'hook.pree': no such kind in this ledger (did you mean "
-                                  "'hook.pre'?)"),
+        (
+            ["--kind", "hook.pree"],
+            "--kind 'hook.pree': no such kind in this ledger (did you mean 'hook.pre'?)",
+        ),
         (["--decision", "maybe"], "argument --decision: invalid choice: 'maybe'"),
         (["--since", "yesterday"], "--since 'yesterday': use a duration"),
         (["-n", "0"], "must be at least 1"),
         (["--frobnicate"], "No such option: --frobnicate"),
     ],
 )
-def test_bad_filters_are_one_line_and_a_hint(governed: Workspace, args: list[str],
-                                             fragment: str) -> None:
+def test_bad_filters_are_one_line_and_a_hint(
+    governed: Workspace, args: list[str], fragment: str
+) -> None:
     done = log(governed, *args)
     assert done.returncode == 2
     assert done.stdout == b""
@@ -147,8 +166,9 @@ def test_show_prints_one_record_in_full(governed: Workspace) -> None:
     assert "decision  deny  SCOPE_VIOLATION" in text
     assert deny["hash"] in text
     assert '"tool_input": {' in text  # the whole body
-    as_json = run_cli(["show", str(deny["seq"]), "--json", "--root", str(governed.root)],
-                      governed.proc_env)
+    as_json = run_cli(
+        ["show", str(deny["seq"]), "--json", "--root", str(governed.root)], governed.proc_env
+    )
     assert json.loads(as_json.stdout) == deny
 
     last = run_cli(["show", "--json", "--root", str(governed.root)], governed.proc_env)
@@ -161,15 +181,21 @@ def test_show_prints_one_record_in_full(governed: Workspace) -> None:
 
 def test_follow_prints_new_records(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
-    proc = subprocess.Popen([str(LEDGER), "log", "-f", "-n", "1", "--root", str(ws.root)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**ws.proc_env, "COLUMNS": "120"})
+    proc = subprocess.Popen(
+        [str(LEDGER), "log", "-f", "-n", "1", "--root", str(ws.root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**ws.proc_env, "COLUMNS": "120"},
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline().decode()
         assert "ledger.genesis" in first
-        appended = run_cli(["append", "--kind", "app.deploy", "--root", str(ws.root)],
-                           ws.proc_env, stdin=b'{"version": "v1.2.3"}')
+        appended = run_cli(
+            ["append", "--kind", "app.deploy", "--root", str(ws.root)],
+            ws.proc_env,
+            stdin=b'{"version": "v1.2.3"}',
+        )
         assert appended.returncode == 0
         deadline = time.monotonic() + 20
         seen = ""
@@ -186,8 +212,9 @@ def test_follow_prints_new_records(tmp_path: Path) -> None:
 
 # --- formatting, in-process ---------------------------------------------------------------------
 
-words = st.lists(st.text(alphabet="abcdefghij/._-", min_size=1, max_size=12), min_size=1,
-                 max_size=12)
+words = st.lists(
+    st.text(alphabet="abcdefghij/._-", min_size=1, max_size=12), min_size=1, max_size=12
+)
 
 
 @given(words, st.integers(min_value=1, max_value=80))
@@ -201,8 +228,10 @@ def test_shorten_never_cuts_a_word(parts: list[str], width: int) -> None:
         assert len(short) <= width or len(kept) == 1
 
 
-@given(st.lists(st.text(alphabet="abcdef.", min_size=1, max_size=10), min_size=1, max_size=8),
-       st.integers(min_value=1, max_value=60))
+@given(
+    st.lists(st.text(alphabet="abcdef.", min_size=1, max_size=10), min_size=1, max_size=8),
+    st.integers(min_value=1, max_value=60),
+)
 def test_shorten_path_keeps_whole_trailing_components(parts: list[str], width: int) -> None:
     path = "/".join(parts)
     short = shorten_path(path, width)
@@ -210,7 +239,7 @@ def test_shorten_path_keeps_whole_trailing_components(parts: list[str], width: i
         return
     assert short.startswith("…/")
     assert path.endswith(short[1:])
-    assert short[2:].split("/") == parts[-len(short[2:].split("/")):]
+    assert short[2:].split("/") == parts[-len(short[2:].split("/")) :]
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
@@ -221,19 +250,39 @@ def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
     assert color_enabled(Tty(), {})
     assert not color_enabled(Tty(), {"NO_COLOR": "1"})
     assert not color_enabled(io.StringIO(), {})
-    row = summarize({"seq": 7, "ts": "2026-11-21T10:43:00.000000Z", "kind": "hook.pre",
-                     "actor": {"session": "s1"},
-                     "body": {"tool": "Write", "decision": "deny", "tool_input": {},
-                              "error": {"code": "SCOPE_VIOLATION", "message": "outside"}}})
+    row = summarize(
+        {
+            "seq": 7,
+            "ts": "2026-11-21T10:43:00.000000Z",
+            "kind": "hook.pre",
+            "actor": {"session": "s1"},
+            "body": {
+                "tool": "Write",
+                "decision": "deny",
+                "tool_input": {},
+                "error": {"code": "SCOPE_VIOLATION", "message": "outside"},
+            },
+        }
+    )
     layout = Layout(seq=2, what=5, target=0, decision=4, code=15, width=100)
     assert "\x1b[31mdeny\x1b[0m" in format_line(row, layout, color=True)
     assert "\x1b[" not in format_line(row, layout, color=False)
 
 
 def test_a_reason_with_newlines_stays_on_one_line() -> None:
-    row = summarize({"seq": 1, "ts": "2026-11-21T10:43:00.000000Z", "kind": "hook.pre",
-                     "body": {"tool": "Edit", "decision": "deny", "tool_input": {},
-                              "error": {"code": "STALE_FILE", "message": "changed\n--- a\n+++ b"}}})
+    row = summarize(
+        {
+            "seq": 1,
+            "ts": "2026-11-21T10:43:00.000000Z",
+            "kind": "hook.pre",
+            "body": {
+                "tool": "Edit",
+                "decision": "deny",
+                "tool_input": {},
+                "error": {"code": "STALE_FILE", "message": "changed\n--- a\n+++ b"},
+            },
+        }
+    )
     line = format_line(row, Layout(1, 4, 0, 4, 10, 0))
     assert "\n" not in line
     assert line.endswith("changed --- a +++ b")
@@ -244,10 +293,16 @@ def test_known_kinds_cover_every_kind_with_a_body_model() -> None:
 
 
 def test_log_and_show_do_not_import_typer(governed: Workspace) -> None:
-    code = ("import sys; from cli._entry import main; main(['log', '--root', sys.argv[1]]); "
-            "main(['show', '--root', sys.argv[1]]); "
-            "assert 'typer' not in sys.modules and 'pydantic' not in sys.modules, "
-            "[m for m in sys.modules if m.startswith(('typer', 'pydantic'))]")
-    done = subprocess.run([str(Path(LEDGER).with_name("python")), "-c", code, str(governed.root)],
-                          env=governed.proc_env, capture_output=True, check=False)
+    code = (
+        "import sys; from cli._entry import main; main(['log', '--root', sys.argv[1]]); "
+        "main(['show', '--root', sys.argv[1]]); "
+        "assert 'typer' not in sys.modules and 'pydantic' not in sys.modules, "
+        "[m for m in sys.modules if m.startswith(('typer', 'pydantic'))]"
+    )
+    done = subprocess.run(
+        [str(Path(LEDGER).with_name("python")), "-c", code, str(governed.root)],
+        env=governed.proc_env,
+        capture_output=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr

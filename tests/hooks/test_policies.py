@@ -71,20 +71,42 @@ def mutating_calls(ws: Workspace) -> list[tuple[str, dict[str, Any]]]:
     path = str(ws.path(AUTH_FILE))
     return [
         ("Write", {"file_path": path, "content": "x\n"}),
-        ("Edit", {"file_path": path, "old_string": "line1 ", "new_string": "first ",
-                  "replace_all": False}),
+        (
+            "Edit",
+            {
+                "file_path": path,
+                "old_string": "line1 ",
+                "new_string": "first ",
+                "replace_all": False,
+            },
+        ),
         ("MultiEdit", {"file_path": path, "edits": [{"old_string": "a", "new_string": "b"}]}),
-        ("NotebookEdit", {"notebook_path": str(ws.path("src/auth/n.ipynb")),
-                          "new_source": "print(1)", "cell_id": "c1", "edit_mode": "replace"}),
-        ("ApplyPatch", {"patch": "*** Begin Patch\n*** Update File: src/auth/middleware.ts\n"
-                                 "@@\n-export const line1 = 1;\n+export const line1 = 2;\n"
-                                 "*** End Patch\n"}),
+        (
+            "NotebookEdit",
+            {
+                "notebook_path": str(ws.path("src/auth/n.ipynb")),
+                "new_source": "print(1)",
+                "cell_id": "c1",
+                "edit_mode": "replace",
+            },
+        ),
+        (
+            "ApplyPatch",
+            {
+                "patch": "*** Begin Patch\n*** Update File: src/auth/middleware.ts\n"
+                "@@\n-export const line1 = 1;\n+export const line1 = 2;\n"
+                "*** End Patch\n"
+            },
+        ),
         ("Bash", {"command": "rm src/auth/old.ts", "description": "Remove the old module"}),
     ]
 
 
-@pytest.mark.parametrize("index", range(6), ids=["Write", "Edit", "MultiEdit", "NotebookEdit",
-                                                 "ApplyPatch", "destructive-Bash"])
+@pytest.mark.parametrize(
+    "index",
+    range(6),
+    ids=["Write", "Edit", "MultiEdit", "NotebookEdit", "ApplyPatch", "destructive-Bash"],
+)
 def test_mutating_tools_need_an_intent(ws: Workspace, index: int) -> None:
     tool, tool_input = mutating_calls(ws)[index]
     session = Session(ws, "no-intent")
@@ -99,8 +121,7 @@ def test_mutating_tools_need_an_intent(ws: Workspace, index: int) -> None:
     error = error_json_from_reason(reason)
     assert error == fired.decision.error
     assert set(error) == {"type", "code", "message", "meta"}
-    assert error["meta"]["invocation_id"] == invocation_id_for("claude", "no-intent",
-                                                               tool_use_id)
+    assert error["meta"]["invocation_id"] == invocation_id_for("claude", "no-intent", tool_use_id)
     assert error["meta"]["tool"] == tool
     record = last(ws, "hook.pre")
     assert record.body["decision"] == "deny"
@@ -108,17 +129,21 @@ def test_mutating_tools_need_an_intent(ws: Workspace, index: int) -> None:
     assert record.actor["session"] == "no-intent"
 
 
-@pytest.mark.parametrize(("tool", "tool_input"), [
-    ("Read", {"file_path": "{root}/src/other/util.ts"}),
-    ("Grep", {"pattern": "export", "path": "{root}/src", "output_mode": "content"}),
-    ("Glob", {"pattern": "**/*.ts"}),
-    ("Bash", {"command": "npm test -- src/auth", "description": "Run auth tests"}),
-    ("Bash", {"command": "git status && ls -la src | wc -l"}),
-    ("Bash", {"command": "echo hi > /dev/null"}),
-    ("mcp__memory__create_entities", {"entities": []}),
-])
-def test_non_mutating_tools_pass_without_an_intent(ws: Workspace, tool: str,
-                                                   tool_input: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Read", {"file_path": "{root}/src/other/util.ts"}),
+        ("Grep", {"pattern": "export", "path": "{root}/src", "output_mode": "content"}),
+        ("Glob", {"pattern": "**/*.ts"}),
+        ("Bash", {"command": "npm test -- src/auth", "description": "Run auth tests"}),
+        ("Bash", {"command": "git status && ls -la src | wc -l"}),
+        ("Bash", {"command": "echo hi > /dev/null"}),
+        ("mcp__memory__create_entities", {"entities": []}),
+    ],
+)
+def test_non_mutating_tools_pass_without_an_intent(
+    ws: Workspace, tool: str, tool_input: dict[str, Any]
+) -> None:
     filled = json.loads(json.dumps(tool_input).replace("{root}", str(ws.root)))
     fired = Session(ws, "reader").pre(tool, filled)
     assert passes(fired)
@@ -158,26 +183,33 @@ def test_intent_select_binds_the_intent_to_the_payload_session(ws: Workspace) ->
     assert kinds(ws).count("intent.selected") == count
 
 
-@pytest.mark.parametrize("command", [
-    "ledger intent select INT-002",
-    "cd {root} && ledger intent select INT-002",
-    "led''ger intent select INT-002",  # the real ledger, quoted (issue 8)
-    "command ledger intent select INT-002",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ledger intent select INT-002",
+        "cd {root} && ledger intent select INT-002",
+        "led''ger intent select INT-002",  # the real ledger, quoted (issue 8)
+        "command ledger intent select INT-002",
+    ],
+)
 def test_intent_select_forms(ws: Workspace, command: str) -> None:
     session = Session(ws, "forms")
     fired = session.pre("Bash", {"command": command.format(root=ws.root)})
     assert fired.permission == "allow"
     assert "<id>INT-002</id>" in fired.out["hookSpecificOutput"]["additionalContext"]
-    assert passes(session.pre("Write", {"file_path": str(ws.path("src/billing/a.ts")),
-                                        "content": "x"}))
-    assert session.pre("Write", {"file_path": str(ws.path("src/auth/a.ts")),
-                                 "content": "x"}).code == "SCOPE_VIOLATION"
+    assert passes(
+        session.pre("Write", {"file_path": str(ws.path("src/billing/a.ts")), "content": "x"})
+    )
+    assert (
+        session.pre("Write", {"file_path": str(ws.path("src/auth/a.ts")), "content": "x"}).code
+        == "SCOPE_VIOLATION"
+    )
 
 
 @pytest.mark.parametrize(("intent_id", "word"), [("INT-404", "unknown"), ("INT-009", "done")])
-def test_selecting_an_unknown_or_closed_intent_is_denied(ws: Workspace, intent_id: str,
-                                                          word: str) -> None:
+def test_selecting_an_unknown_or_closed_intent_is_denied(
+    ws: Workspace, intent_id: str, word: str
+) -> None:
     session = Session(ws, "picky")
     fired = session.select(intent_id)
     assert blocked(fired)
@@ -185,8 +217,10 @@ def test_selecting_an_unknown_or_closed_intent_is_denied(ws: Workspace, intent_i
     assert word in fired.reason
     assert "INT-001" in fired.reason
     assert "intent.selected" not in kinds(ws)
-    assert session.pre("Write", {"file_path": str(ws.path("legacy/a.ts")),
-                                 "content": "x"}).code == "INTENT_REQUIRED"
+    assert (
+        session.pre("Write", {"file_path": str(ws.path("legacy/a.ts")), "content": "x"}).code
+        == "INTENT_REQUIRED"
+    )
 
 
 def test_intent_clear_unbinds(ws: Workspace) -> None:
@@ -212,30 +246,56 @@ def _scope_attacks(ws: Workspace, tmp_path: Path) -> dict[str, tuple[str, dict[s
     (root / "src/auth/secret-link.ts").symlink_to(outside / "secret.txt")
     (root / "src/auth/other-dir").symlink_to(root / "src/other")
     return {
-        "dotdot-outside": ("Write", {"file_path": f"{root}/src/auth/../../../outside/x.ts",
-                                     "content": "x"}),
-        "dotdot-inside-out-of-scope": ("Write", {"file_path": f"{root}/src/auth/../other/x.ts",
-                                                 "content": "x"}),
+        "dotdot-outside": (
+            "Write",
+            {"file_path": f"{root}/src/auth/../../../outside/x.ts", "content": "x"},
+        ),
+        "dotdot-inside-out-of-scope": (
+            "Write",
+            {"file_path": f"{root}/src/auth/../other/x.ts", "content": "x"},
+        ),
         "relative-dotdot": ("Write", {"file_path": "../outside/x.ts", "content": "x"}),
         "absolute-outside": ("Write", {"file_path": "/etc/passwd", "content": "x"}),
         "home": ("Write", {"file_path": "~/.bashrc", "content": "x"}),
-        "absolute-inside-out-of-scope": ("Edit", {"file_path": f"{root}/src/other/util.ts",
-                                                  "old_string": "1", "new_string": "2"}),
-        "symlink-dir-outside": ("Write", {"file_path": f"{root}/src/auth/escape/x.ts",
-                                          "content": "x"}),
-        "symlink-file-outside": ("Edit", {"file_path": f"{root}/src/auth/secret-link.ts",
-                                          "old_string": "s", "new_string": "t"}),
-        "symlinked-directory-out-of-scope": ("Write", {
-            "file_path": f"{root}/src/auth/other-dir/x.ts", "content": "x"}),
-        "write-orchestration": ("Write", {"file_path": f"{root}/.orchestration/agent_trace.jsonl",
-                                          "content": "{}\n"}),
-        "write-orchestration-case": ("Write", {"file_path": f"{root}/.Orchestration/keys/k",
-                                               "content": "x"}),
-        "edit-intents": ("Edit", {"file_path": f"{root}/.orchestration/active_intents.yaml",
-                                  "old_string": "src/auth/**", "new_string": "**"}),
-        "multiedit-orchestration": ("MultiEdit", {
-            "file_path": f"{root}/.orchestration/hooks.yaml",
-            "edits": [{"old_string": "", "new_string": "policies: {scope: false}"}]}),
+        "absolute-inside-out-of-scope": (
+            "Edit",
+            {"file_path": f"{root}/src/other/util.ts", "old_string": "1", "new_string": "2"},
+        ),
+        "symlink-dir-outside": (
+            "Write",
+            {"file_path": f"{root}/src/auth/escape/x.ts", "content": "x"},
+        ),
+        "symlink-file-outside": (
+            "Edit",
+            {"file_path": f"{root}/src/auth/secret-link.ts", "old_string": "s", "new_string": "t"},
+        ),
+        "symlinked-directory-out-of-scope": (
+            "Write",
+            {"file_path": f"{root}/src/auth/other-dir/x.ts", "content": "x"},
+        ),
+        "write-orchestration": (
+            "Write",
+            {"file_path": f"{root}/.orchestration/agent_trace.jsonl", "content": "{}\n"},
+        ),
+        "write-orchestration-case": (
+            "Write",
+            {"file_path": f"{root}/.Orchestration/keys/k", "content": "x"},
+        ),
+        "edit-intents": (
+            "Edit",
+            {
+                "file_path": f"{root}/.orchestration/active_intents.yaml",
+                "old_string": "src/auth/**",
+                "new_string": "**",
+            },
+        ),
+        "multiedit-orchestration": (
+            "MultiEdit",
+            {
+                "file_path": f"{root}/.orchestration/hooks.yaml",
+                "edits": [{"old_string": "", "new_string": "policies: {scope: false}"}],
+            },
+        ),
         "write-root": ("Write", {"file_path": str(root), "content": "x"}),
         "redirect-into-trace": ("Bash", {"command": "echo x > .orchestration/agent_trace.jsonl"}),
         "append-into-trace": ("Bash", {"command": "echo '{}' >> .orchestration/agent_trace.jsonl"}),
@@ -248,11 +308,17 @@ def _scope_attacks(ws: Workspace, tmp_path: Path) -> dict[str, tuple[str, dict[s
         "redirect-out-of-scope": ("Bash", {"command": "echo x > src/other/util.ts"}),
         "sed-i-out-of-scope": ("Bash", {"command": "sed -i s/1/2/ src/other/util.ts"}),
         "rm-absolute-outside": ("Bash", {"command": f"rm -f {outside}/secret.txt"}),
-        "patch-out-of-scope": ("ApplyPatch", {
-            "patch": "*** Begin Patch\n*** Update File: src/other/util.ts\n@@\n-a\n+b\n"
-                     "*** End Patch\n"}),
-        "patch-orchestration": ("ApplyPatch", {
-            "patch": "*** Begin Patch\n*** Add File: .orchestration/x\n+x\n*** End Patch\n"}),
+        "patch-out-of-scope": (
+            "ApplyPatch",
+            {
+                "patch": "*** Begin Patch\n*** Update File: src/other/util.ts\n@@\n-a\n+b\n"
+                "*** End Patch\n"
+            },
+        ),
+        "patch-orchestration": (
+            "ApplyPatch",
+            {"patch": "*** Begin Patch\n*** Add File: .orchestration/x\n+x\n*** End Patch\n"},
+        ),
     }
 
 
@@ -288,8 +354,9 @@ ATTACKS = [
 
 
 @pytest.mark.parametrize(("attack", "code", "words"), ATTACKS, ids=[a[0] for a in ATTACKS])
-def test_scope_attacks_are_denied(ws: Workspace, tmp_path: Path, attack: str,
-                                  code: str | set[str], words: str) -> None:
+def test_scope_attacks_are_denied(
+    ws: Workspace, tmp_path: Path, attack: str, code: str | set[str], words: str
+) -> None:
     tool, tool_input = _scope_attacks(ws, tmp_path)[attack]
     session = Session(ws, "attacker")
     session.select("INT-001")
@@ -301,8 +368,10 @@ def test_scope_attacks_are_denied(ws: Workspace, tmp_path: Path, attack: str,
     assert "\n" not in fired.reason  # one line for these refusals
     assert fired.decision.error is not None
     assert fired.decision.error["meta"]["tool"] == tool
-    assert error_json_from_reason(
-        fired.out["hookSpecificOutput"]["permissionDecisionReason"]) == fired.decision.error
+    assert (
+        error_json_from_reason(fired.out["hookSpecificOutput"]["permissionDecisionReason"])
+        == fired.decision.error
+    )
     # Nothing in .orchestration/ other than the ledger (and caches) changed.
     for path, data in before.items():
         if path.name != "agent_trace.jsonl":
@@ -314,8 +383,12 @@ def test_scope_allows_in_scope_writes_through_every_spelling(ws: Workspace) -> N
     session.select("INT-001")
     (ws.root / "docs").mkdir()
     (ws.root / "docs/auth-link").symlink_to(ws.root / "src/auth")
-    for path in (f"{ws.root}/src/auth/new.ts", f"{ws.root}/src/other/../auth/new2.ts",
-                 "src/auth/rel.ts", f"{ws.root}/docs/auth-link/via-link.ts"):
+    for path in (
+        f"{ws.root}/src/auth/new.ts",
+        f"{ws.root}/src/other/../auth/new2.ts",
+        "src/auth/rel.ts",
+        f"{ws.root}/docs/auth-link/via-link.ts",
+    ):
         fired = session.pre("Write", {"file_path": path, "content": "x"})
         assert passes(fired), (path, fired.decision.reason)
         assert fired.decision.error is None
@@ -325,8 +398,11 @@ def test_scope_violation_error_meta(ws: Workspace) -> None:
     session = Session(ws, "meta")
     session.select("INT-001")
     tool_use_id = session.tool_use_id()
-    fired = session.pre("Write", {"file_path": str(ws.path("src/other/x.ts")), "content": "x"},
-                        tool_use_id=tool_use_id)
+    fired = session.pre(
+        "Write",
+        {"file_path": str(ws.path("src/other/x.ts")), "content": "x"},
+        tool_use_id=tool_use_id,
+    )
     error = fired.error
     assert error["type"] == "tool_error"
     assert error["code"] == "SCOPE_VIOLATION"
@@ -342,26 +418,40 @@ def test_scope_violation_error_meta(ws: Workspace) -> None:
     assert record.body["invocation"] == error["meta"]["invocation_id"]
 
 
-@pytest.mark.parametrize(("tool", "tool_input"), [
-    ("ApplyPatch", {"patch": "--- a/src/other/util.ts\n+++ b/src/other/util.ts\n@@ -1 +1 @@\n"
-                             "-export const util = 1;\n+export const util = 2;\n"}),
-    ("Write", {"content": "x"}),
-], ids=["unified-diff-patch", "write-without-path"])
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        (
+            "ApplyPatch",
+            {
+                "patch": "--- a/src/other/util.ts\n+++ b/src/other/util.ts\n@@ -1 +1 @@\n"
+                "-export const util = 1;\n+export const util = 2;\n"
+            },
+        ),
+        ("Write", {"content": "x"}),
+    ],
+    ids=["unified-diff-patch", "write-without-path"],
+)
 def test_mutating_call_with_unknown_targets_is_not_silently_allowed(
-        ws: Workspace, tool: str, tool_input: dict[str, Any]) -> None:
+    ws: Workspace, tool: str, tool_input: dict[str, Any]
+) -> None:
     session = Session(ws, "vague")
     session.select("INT-001")
     fired = session.pre(tool, tool_input)
     assert fired.permission in ("deny", "ask")
 
 
-@pytest.mark.parametrize("command", [
-    "ledger intent expand INT-001 'docs/**' && true",
-    "env ledger intent expand INT-001 'docs/**'",
-    "ledger append --kind intent.scope_expanded < grant.json",
-])
-def test_agent_cannot_run_ledger_scope_commands_without_a_human(ws: Workspace,
-                                                                 command: str) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ledger intent expand INT-001 'docs/**' && true",
+        "env ledger intent expand INT-001 'docs/**'",
+        "ledger append --kind intent.scope_expanded < grant.json",
+    ],
+)
+def test_agent_cannot_run_ledger_scope_commands_without_a_human(
+    ws: Workspace, command: str
+) -> None:
     session = Session(ws, "sneaky")
     session.select("INT-001")
     fired = session.pre("Bash", {"command": command})
@@ -377,8 +467,15 @@ def test_agent_cannot_self_grant_scope_end_to_end(ws: Workspace) -> None:
         env = clean_env(ws.home)
         env["CLAUDE_CODE_SESSION_ID"] = "sneaky2"
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        subprocess.run(command, shell=True, cwd=ws.root, env=env, capture_output=True,  # noqa: S602
-                       timeout=60, check=False)
+        subprocess.run(  # noqa: S602
+            command,
+            shell=True,
+            cwd=ws.root,
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
     docs = session.pre("Write", {"file_path": str(ws.path("docs/x.md")), "content": "x"})
     assert docs.code == "SCOPE_VIOLATION"
 
@@ -387,8 +484,12 @@ def test_agent_cannot_self_grant_scope_end_to_end(ws: Workspace) -> None:
 
 
 def _edit(ws: Workspace, old: str = "line2 ", new: str = "second ") -> dict[str, Any]:
-    return {"file_path": str(ws.path(AUTH_FILE)), "old_string": old, "new_string": new,
-            "replace_all": False}
+    return {
+        "file_path": str(ws.path(AUTH_FILE)),
+        "old_string": old,
+        "new_string": new,
+        "replace_all": False,
+    }
 
 
 def test_stale_file_after_another_sessions_write(ws: Workspace) -> None:
@@ -469,8 +570,9 @@ def test_observed_content_hash_mismatch_denies(ws: Workspace) -> None:
 
 
 def test_stale_check_can_be_switched_off(ws: Workspace) -> None:
-    (ws.orchestration / "hooks.yaml").write_text("policies:\n  stale_file: false\n",
-                                                 encoding="utf-8")
+    (ws.orchestration / "hooks.yaml").write_text(
+        "policies:\n  stale_file: false\n", encoding="utf-8"
+    )
     a = Session(ws, "unlocked")
     a.select()
     a.read(AUTH_FILE)
@@ -529,11 +631,13 @@ def test_destructive_directory_preview_counts_files(ws: Workspace) -> None:
     assert "--- src/auth/ (directory: 2 files)" in fired.reason
 
 
-@pytest.mark.parametrize(("setting", "expected"), [("deny", "deny"), ("ask", "ask"),
-                                                   ("allow", None)])
+@pytest.mark.parametrize(
+    ("setting", "expected"), [("deny", "deny"), ("ask", "ask"), ("allow", None)]
+)
 def test_destructive_policy_setting(ws: Workspace, setting: str, expected: str | None) -> None:
-    (ws.orchestration / "hooks.yaml").write_text(f"policies:\n  destructive: {setting}\n",
-                                                 encoding="utf-8")
+    (ws.orchestration / "hooks.yaml").write_text(
+        f"policies:\n  destructive: {setting}\n", encoding="utf-8"
+    )
     session = Session(ws, "configured")
     session.select()
     fired = session.pre("Bash", {"command": "rm src/auth/old.ts"})
@@ -544,8 +648,9 @@ def test_destructive_policy_setting(ws: Workspace, setting: str, expected: str |
 
 
 def test_invalid_policies_config_is_refused(ws: Workspace) -> None:
-    (ws.orchestration / "hooks.yaml").write_text("policies:\n  destructive: maybe\n",
-                                                 encoding="utf-8")
+    (ws.orchestration / "hooks.yaml").write_text(
+        "policies:\n  destructive: maybe\n", encoding="utf-8"
+    )
     session = Session(ws, "misconfigured")
     with pytest.raises(ConfigError, match="destructive"):
         session.pre("Bash", {"command": "ls"})
@@ -573,9 +678,12 @@ def test_scope_expansion_asks_and_the_approval_is_recorded(ws: Workspace) -> Non
     assert "intent.scope_expanded" not in kinds(ws)
 
     # PostToolUse: the command ran, so the human approved.
-    session.post("Bash", command, {"stdout": "INT-001 scope: src/auth/**, docs/**\n",
-                                   "stderr": "", "interrupted": False},
-                 tool_use_id=tool_use_id)
+    session.post(
+        "Bash",
+        command,
+        {"stdout": "INT-001 scope: src/auth/**, docs/**\n", "stderr": "", "interrupted": False},
+        tool_use_id=tool_use_id,
+    )
     grant = last(ws, "intent.scope_expanded")
     assert grant.body["intent_id"] == "INT-001"
     assert grant.body["globs"] == ["docs/**"]
@@ -600,8 +708,13 @@ def test_permission_denied_after_ask_records_hitl_reject(ws: Workspace) -> None:
     tool_use_id = session.tool_use_id()
     command = {"command": "rm src/auth/old.ts"}
     assert session.pre("Bash", command, tool_use_id=tool_use_id).permission == "ask"
-    denied = session.event("PermissionDenied", tool_name="Bash", tool_input=command,
-                           tool_use_id=tool_use_id, reason="The user rejected the action")
+    denied = session.event(
+        "PermissionDenied",
+        tool_name="Bash",
+        tool_input=command,
+        tool_use_id=tool_use_id,
+        reason="The user rejected the action",
+    )
     assert denied.response.exit_code == 0
     record = ws.records()[-1]
     assert record.kind == "hook.event"
@@ -616,8 +729,13 @@ def test_permission_denied_after_ask_records_hitl_reject(ws: Workspace) -> None:
     # A denial of a call ledger never sent to a human is not a HITL reject.
     other = session.tool_use_id()
     session.pre("Bash", {"command": "ls"}, tool_use_id=other)
-    session.event("PermissionDenied", tool_name="Bash", tool_input={"command": "ls"},
-                  tool_use_id=other, reason="auto mode classifier")
+    session.event(
+        "PermissionDenied",
+        tool_name="Bash",
+        tool_input={"command": "ls"},
+        tool_use_id=other,
+        reason="auto mode classifier",
+    )
     record = ws.records()[-1]
     assert not any(h["error"] for h in record.body["hooks"])
     assert "hitl" not in record.body["data"]
@@ -634,10 +752,14 @@ intents:
 """
 
 
-@pytest.mark.parametrize(("text", "line"), [(BAD_INTENTS, 4), ("intents: [\n  {id: x\n", None)],
-                         ids=["bad-status", "broken-yaml"])
-def test_invalid_intents_file_fails_closed_for_writes_only(tmp_path: Path, text: str,
-                                                           line: int | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [(BAD_INTENTS, 4), ("intents: [\n  {id: x\n", None)],
+    ids=["bad-status", "broken-yaml"],
+)
+def test_invalid_intents_file_fails_closed_for_writes_only(
+    tmp_path: Path, text: str, line: int | None
+) -> None:
     ws = make_workspace(tmp_path, intents=text)
     ws.write(AUTH_FILE, AUTH_TEXT)
     session = Session(ws, "broken")
@@ -701,11 +823,17 @@ def test_post_edit_records_patch_hash_and_added_lines(ws: Workspace) -> None:
 def test_post_edit_replace_all_yields_several_ranges(ws: Workspace) -> None:
     session = Session(ws, "replacer")
     session.select()
-    path = ws.write("src/auth/multi.ts", "".join(
-        "TODO\n" if i in (3, 30) else f"keep {i}\n" for i in range(1, 41)))
+    path = ws.write(
+        "src/auth/multi.ts",
+        "".join("TODO\n" if i in (3, 30) else f"keep {i}\n" for i in range(1, 41)),
+    )
     original = path.read_text(encoding="utf-8")
-    edit = {"file_path": str(path), "old_string": "TODO\n", "new_string": "done\nchecked\n",
-            "replace_all": True}
+    edit = {
+        "file_path": str(path),
+        "old_string": "TODO\n",
+        "new_string": "done\nchecked\n",
+        "replace_all": True,
+    }
     tool_use_id = session.tool_use_id()
     assert passes(session.pre("Edit", edit, tool_use_id=tool_use_id))
     path.write_text(original.replace("TODO\n", "done\nchecked\n"), encoding="utf-8")
@@ -716,7 +844,7 @@ def test_post_edit_replace_all_yields_several_ranges(ws: Workspace) -> None:
     assert ranges == added_ranges(response["structuredPatch"]) == [[3, 4], [31, 32]]
     lines = path.read_text(encoding="utf-8").splitlines()
     for start, end in ranges:
-        assert lines[start - 1:end] == ["done", "checked"]
+        assert lines[start - 1 : end] == ["done", "checked"]
 
 
 def test_post_write_create_attributes_every_line(ws: Workspace) -> None:
@@ -739,9 +867,14 @@ def test_post_write_create_attributes_every_line(ws: Workspace) -> None:
 def test_post_tool_use_failure_is_recorded_as_failure(ws: Workspace) -> None:
     session = Session(ws, "failing")
     session.select()
-    fired = session.event("PostToolUseFailure", tool_name="Bash",
-                          tool_input={"command": "npm test"}, tool_use_id=session.tool_use_id(),
-                          error="Exit code 1\nFAIL src/auth", duration_ms=1200)
+    fired = session.event(
+        "PostToolUseFailure",
+        tool_name="Bash",
+        tool_input={"command": "npm test"},
+        tool_use_id=session.tool_use_id(),
+        error="Exit code 1\nFAIL src/auth",
+        duration_ms=1200,
+    )
     assert fired.response.exit_code == 0
     body = ws.records()[-1].body
     assert body["outcome"] == "failure"
@@ -756,12 +889,23 @@ def test_post_tool_use_failure_is_recorded_as_failure(ws: Workspace) -> None:
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_records_carry_git_head(ws: Workspace) -> None:
     env = clean_env(ws.home)
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+    )
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ws.root, env=env, capture_output=True,
-                              text=True, check=True, timeout=60).stdout.strip()
+        return subprocess.run(
+            ["git", *args],
+            cwd=ws.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
 
     session = Session(ws, "gitless")
     session.pre("Read", {"file_path": str(ws.path(AUTH_FILE))})
@@ -792,18 +936,35 @@ def test_every_decision_is_recorded_and_the_ledger_verifies(ws: Workspace) -> No
     session.select()
     session.pre("Bash", {"command": "rm src/auth/old.ts"})
     session.event("Stop", stop_hook_active=False, last_assistant_message="done")
-    assert kinds(ws) == ["ledger.genesis", "hook.pre", "hook.pre", "intent.selected",
-                         "hook.pre", "hook.event"]
+    assert kinds(ws) == [
+        "ledger.genesis",
+        "hook.pre",
+        "hook.pre",
+        "intent.selected",
+        "hook.pre",
+        "hook.event",
+    ]
     assert [r.body.get("decision") for r in ws.records()[1:]] == [
-        "deny", "allow", None, "ask", "allow"]
+        "deny",
+        "allow",
+        None,
+        "ask",
+        "allow",
+    ]
     assert Ledger.open(ws.root, environ=ws.env).verify().ok
 
 
 def test_payload_cwd_locates_the_workspace(ws: Workspace, tmp_path: Path) -> None:
     sub = ws.root / "src" / "auth"
-    payload = claude_payload("PreToolUse", ws, "nested", cwd=sub, tool_name="Write",
-                             tool_input={"file_path": str(sub / "x.ts"), "content": "x"},
-                             tool_use_id="toolu_nested")
+    payload = claude_payload(
+        "PreToolUse",
+        ws,
+        "nested",
+        cwd=sub,
+        tool_name="Write",
+        tool_input={"file_path": str(sub / "x.ts"), "content": "x"},
+        tool_use_id="toolu_nested",
+    )
     assert fire(ws, payload).code == "INTENT_REQUIRED"
     assert ws.records()[-1].body["cwd"] == str(sub)
     assert tmp_path in ws.root.parents

@@ -22,8 +22,13 @@ RECORDS = 70
 
 
 def git(ws: Workspace, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-                   cwd=ws.root, check=True, capture_output=True, env=ws.proc_env)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=ws.root,
+        check=True,
+        capture_output=True,
+        env=ws.proc_env,
+    )
 
 
 def session_of(ws: Workspace, records: int) -> None:
@@ -61,8 +66,9 @@ def cut_last_records(ws: Workspace) -> None:
 
 ROLLBACKS: dict[str, Callable[[Workspace], None]] = {
     "git-stash": lambda ws: git(ws, "stash", "-q"),
-    "git-checkout-index": lambda ws: git(ws, "checkout-index", "-f",
-                                         ".orchestration/agent_trace.jsonl"),
+    "git-checkout-index": lambda ws: git(
+        ws, "checkout-index", "-f", ".orchestration/agent_trace.jsonl"
+    ),
     "delete-last-records": cut_last_records,
 }
 

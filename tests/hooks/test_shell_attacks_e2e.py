@@ -31,14 +31,22 @@ ATTACKS = [
 
 
 @pytest.mark.parametrize(("command", "expected"), ATTACKS, ids=[a[0][:40] for a in ATTACKS])
-def test_shell_attack_through_the_real_hook(tmp_path: Path, command: str,
-                                            expected: str | None) -> None:
+def test_shell_attack_through_the_real_hook(
+    tmp_path: Path, command: str, expected: str | None
+) -> None:
     ws = make_workspace(tmp_path)
     ws.write("src/a.py", "x\n")
-    payload = claude_payload("PreToolUse", ws, "e2e", tool_name="Bash",
-                             tool_input={"command": command}, tool_use_id="toolu_1")
-    ran = run_cli(["hook", "claude", "--event", "PreToolUse"], ws.proc_env,
-                  stdin=json.dumps(payload).encode())
+    payload = claude_payload(
+        "PreToolUse",
+        ws,
+        "e2e",
+        tool_name="Bash",
+        tool_input={"command": command},
+        tool_use_id="toolu_1",
+    )
+    ran = run_cli(
+        ["hook", "claude", "--event", "PreToolUse"], ws.proc_env, stdin=json.dumps(payload).encode()
+    )
     assert ran.returncode == 0, ran.stderr
     answer = json.loads(ran.stdout or "{}").get("hookSpecificOutput", {})
     assert answer.get("permissionDecision") == expected, (command, answer)
@@ -47,15 +55,18 @@ def test_shell_attack_through_the_real_hook(tmp_path: Path, command: str,
 def test_pre_payload_without_tool_name_is_denied(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     payload = claude_payload("PreToolUse", ws, "e2e", tool_input={"command": "ls"})
-    ran = run_cli(["hook", "claude", "--event", "PreToolUse"], ws.proc_env,
-                  stdin=json.dumps(payload).encode())
+    ran = run_cli(
+        ["hook", "claude", "--event", "PreToolUse"], ws.proc_env, stdin=json.dumps(payload).encode()
+    )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_payload_for_another_event_than_registered_is_denied(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
-    payload = claude_payload("PostToolUse", ws, "e2e", tool_name="Bash",
-                             tool_input={"command": "rm -rf .orchestration"})
-    ran = run_cli(["hook", "claude", "--event", "PreToolUse"], ws.proc_env,
-                  stdin=json.dumps(payload).encode())
+    payload = claude_payload(
+        "PostToolUse", ws, "e2e", tool_name="Bash", tool_input={"command": "rm -rf .orchestration"}
+    )
+    ran = run_cli(
+        ["hook", "claude", "--event", "PreToolUse"], ws.proc_env, stdin=json.dumps(payload).encode()
+    )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -78,8 +78,10 @@ def edit(old: str, new: str) -> str:
         edit("    def visible(self, a):", "    def visible(self, b):"),  # in a private class
         edit("LIMIT = 10", "LIMIT = 20"),  # a public value, not a signature
         edit("_cache: dict[str, int] = {}", "_cache: dict[str, str] = {}"),
-        edit("def greet(name: str, *, loud: bool = False) -> str:",
-             "def greet(\n    name: str,\n    *,\n    loud: bool = False,\n) -> str:"),
+        edit(
+            "def greet(name: str, *, loud: bool = False) -> str:",
+            "def greet(\n    name: str,\n    *,\n    loud: bool = False,\n) -> str:",
+        ),
         edit("import os\n", "import os\nimport sys\n"),  # imports are not compared
         BASE + "\n\ndef _new_private():\n    pass\n",
     ],
@@ -103,12 +105,18 @@ def test_python_refactors(new: str) -> None:
         (edit("\ndef greet(", "\n@cache\ndef greet("), ["greet"]),  # decorator
         (edit("class Greeter(Base):", "class Greeter(Base, Mixin):"), ["Greeter"]),
         (edit("class Greeter(Base):", "class Greeter(Base, metaclass=Meta):"), ["Greeter"]),
-        (edit("def __init__(self, prefix: str)", "def __init__(self, prefix: str, sep: str)"),
-         ["Greeter.__init__"]),
-        (edit("def greet(self, name: str) -> str:", "def greet(self, name: str, n: int) -> str:"),
-         ["Greeter.greet"]),
+        (
+            edit("def __init__(self, prefix: str)", "def __init__(self, prefix: str, sep: str)"),
+            ["Greeter.__init__"],
+        ),
+        (
+            edit(
+                "def greet(self, name: str) -> str:", "def greet(self, name: str, n: int) -> str:"
+            ),
+            ["Greeter.greet"],
+        ),
         (edit("    @property\n    def size", "    def size"), ["Greeter.size"]),
-        (edit('kind: str = "plain"', 'kind: int = 0'), ["Greeter.kind"]),
+        (edit('kind: str = "plain"', "kind: int = 0"), ["Greeter.kind"]),
         (edit("LIMIT = 10", "MAX_LIMIT = 10"), ["LIMIT", "MAX_LIMIT"]),  # renamed constant
         (BASE + "\n\ndef farewell(name):\n    pass\n", ["farewell"]),  # added
         (BASE + "\n\nclass Extra:\n    pass\n", ["Extra"]),
@@ -200,8 +208,10 @@ export default class Session {
     [
         TS,
         TS.replace("const ok = check(user, password);", "const ok: boolean = check(user, p);"),
-        TS.replace("export function login(user: User, password: string): boolean {",
-                   "export function login( user : User,password:string ) : boolean{"),
+        TS.replace(
+            "export function login(user: User, password: string): boolean {",
+            "export function login( user : User,password:string ) : boolean{",
+        ),
         TS.replace("function _hash(p: string) {", "function _hash(p: string, salt: string) {"),
         TS.replace("  return p;", "  // hashed\n  return p + p;"),
     ],
@@ -215,11 +225,12 @@ def test_typescript_refactors(new: str) -> None:
 @pytest.mark.parametrize(
     ("new", "symbols"),
     [
-        (TS.replace("password: string): boolean", "password: string, otp: string): boolean"),
-         ["login"]),
+        (
+            TS.replace("password: string): boolean", "password: string, otp: string): boolean"),
+            ["login"],
+        ),
         (TS + "\nexport const VERSION = 2;\n", ["VERSION"]),
-        (TS.replace("export interface User {", "export interface Account {"),
-         ["Account", "User"]),
+        (TS.replace("export interface User {", "export interface Account {"), ["Account", "User"]),
         (TS.replace("export default class Session {", "export class Session {"), ["Session"]),
     ],
 )
@@ -232,19 +243,43 @@ def test_typescript_intent_evolution(new: str, symbols: list[str]) -> None:
 @pytest.mark.parametrize(
     ("path", "old", "new", "kind"),
     [
-        ("lib.rs", "pub fn run(x: u32) -> u32 {\n    x\n}\n",
-         "pub fn run(x: u32) -> u32 {\n    x + 1\n}\n", "AST_REFACTOR"),
-        ("lib.rs", "pub fn run(x: u32) -> u32 {\n    x\n}\n",
-         "pub fn run(x: u64) -> u64 {\n    x\n}\n", "INTENT_EVOLUTION"),
-        ("main.go", "func Serve(addr string) error {\n\treturn nil\n}\n",
-         "func Serve(addr string) error {\n\tlog()\n\treturn nil\n}\n", "AST_REFACTOR"),
-        ("main.go", "func Serve(addr string) error {\n\treturn nil\n}\n",
-         "func Serve(addr string, tls bool) error {\n\treturn nil\n}\n", "INTENT_EVOLUTION"),
+        (
+            "lib.rs",
+            "pub fn run(x: u32) -> u32 {\n    x\n}\n",
+            "pub fn run(x: u32) -> u32 {\n    x + 1\n}\n",
+            "AST_REFACTOR",
+        ),
+        (
+            "lib.rs",
+            "pub fn run(x: u32) -> u32 {\n    x\n}\n",
+            "pub fn run(x: u64) -> u64 {\n    x\n}\n",
+            "INTENT_EVOLUTION",
+        ),
+        (
+            "main.go",
+            "func Serve(addr string) error {\n\treturn nil\n}\n",
+            "func Serve(addr string) error {\n\tlog()\n\treturn nil\n}\n",
+            "AST_REFACTOR",
+        ),
+        (
+            "main.go",
+            "func Serve(addr string) error {\n\treturn nil\n}\n",
+            "func Serve(addr string, tls bool) error {\n\treturn nil\n}\n",
+            "INTENT_EVOLUTION",
+        ),
         # Known limit: a one-line method compares its body too (the line is the declaration).
-        ("A.java", "public class A {\n  public int f(int x) { return x; }\n}\n",
-         "public class A {\n  public int f(int x) { return x * 2; }\n}\n", "INTENT_EVOLUTION"),
-        ("A.java", "public class A {\n  public int f(int x) {\n    return x;\n  }\n}\n",
-         "public class A {\n  public int f(int x) {\n    return x * 2;\n  }\n}\n", "AST_REFACTOR"),
+        (
+            "A.java",
+            "public class A {\n  public int f(int x) { return x; }\n}\n",
+            "public class A {\n  public int f(int x) { return x * 2; }\n}\n",
+            "INTENT_EVOLUTION",
+        ),
+        (
+            "A.java",
+            "public class A {\n  public int f(int x) {\n    return x;\n  }\n}\n",
+            "public class A {\n  public int f(int x) {\n    return x * 2;\n  }\n}\n",
+            "AST_REFACTOR",
+        ),
         ("README.md", "# Title\n\nSome text.\n", "# Title\n\nOther text.\n", "AST_REFACTOR"),
         ("x.rb", "def run(a)\n  a\nend\n", "def run(a, b)\n  a\nend\n", "INTENT_EVOLUTION"),
     ],

@@ -283,7 +283,7 @@ def test_hidden_targets_are_found(command: str, targets: list[str]) -> None:
         ("rm $(cat list)", ["$(cat list)"]),
         ("rm `cat list`", ["`cat list`"]),
         ("rm -rf $DIR", ["$DIR"]),
-        ('rm -rf "$DIR/"*', ['$DIR/*']),
+        ('rm -rf "$DIR/"*', ["$DIR/*"]),
         ("rm -rf ${BUILD_DIR}", ["${BUILD_DIR}"]),
         ("xargs rm", []),
         ("cat list | xargs rm -f", []),
@@ -316,7 +316,12 @@ def test_unknown_targets(command: str, known: list[str]) -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        "rm -rf 'src", 'echo "unterminated > x', "echo $(ls", "echo `ls", "echo ${X", "ls (",
+        "rm -rf 'src",
+        'echo "unterminated > x',
+        "echo $(ls",
+        "echo `ls",
+        "echo ${X",
+        "ls (",
         "rm a\\",
     ],
 )
@@ -447,8 +452,10 @@ def test_bash_c_wrapping_preserves_the_verdict(command: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(command=st.text(alphabet=st.sampled_from(list("rm -f;&|<>()$`'\"\\\n#{}=*x/.~!")) ,
-                       max_size=40) | st.text(max_size=40))
+@given(
+    command=st.text(alphabet=st.sampled_from(list("rm -f;&|<>()$`'\"\\\n#{}=*x/.~!")), max_size=40)
+    | st.text(max_size=40)
+)
 def test_arbitrary_text_never_crashes(command: str) -> None:
     result = classify_command(command)
     assert result.risk in ("SAFE", "DESTRUCTIVE")

@@ -19,13 +19,20 @@ HOME = "home"
 
 
 def _ledger(tmp_path: Path, name: str = "ws", seed: int = 7) -> Ledger:
-    return Ledger.init(tmp_path / name, signing_key=SigningKey.from_seed(bytes([seed]) * 32),
-                       environ={"LEDGER_HOME": str(tmp_path / HOME)})
+    return Ledger.init(
+        tmp_path / name,
+        signing_key=SigningKey.from_seed(bytes([seed]) * 32),
+        environ={"LEDGER_HOME": str(tmp_path / HOME)},
+    )
 
 
 def _cache(ledger: Ledger, tmp_path: Path) -> ProjectionCache:
-    return ProjectionCache(ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id,
-                           environ={"LEDGER_HOME": str(tmp_path / HOME)})
+    return ProjectionCache(
+        ledger.file.path,
+        ledger.workspace.cache_dir,
+        ledger.ledger_id,
+        environ={"LEDGER_HOME": str(tmp_path / HOME)},
+    )
 
 
 sessions = st.sampled_from(["s1", "s2", "s3"])
@@ -33,26 +40,67 @@ intents = st.sampled_from(["INT-001", "INT-002"])
 paths = st.sampled_from(["src/a.py", "src/b.py", "docs/c.md"])
 digests = st.sampled_from(["a" * 64, "b" * 64, "c" * 64])
 entries = st.one_of(
-    st.builds(lambda s, i: Entry("intent.selected", {"intent_id": i, "session": s, "via": "cli"}),
-              sessions, intents),
+    st.builds(
+        lambda s, i: Entry("intent.selected", {"intent_id": i, "session": s, "via": "cli"}),
+        sessions,
+        intents,
+    ),
     st.builds(lambda s: Entry("intent.cleared", {"session": s, "via": "cli"}), sessions),
-    st.builds(lambda i, g: Entry("intent.scope_expanded", {
-        "approved_via": "cli", "globs": [g], "intent_id": i, "reason": None, "session": None,
-        "tool_use_id": None}), intents, st.sampled_from(["docs/**", "lib/**"])),
-    st.builds(lambda s, p, d, i: Entry("hook.post", {
-        "tool": "Write", "tool_use_id": f"toolu_{p}", "data": {"intent_id": i},
-        "observed": {p: d}, "attribution": {"source": "content", "files": [{
-            "path": p, "change": None, "previous_path": None, "sha256": d,
-            "mutation_class": None, "exact": False, "hunks": []}]}},
-        {"session": s, "client": "claude-code"}), sessions, paths, digests, intents),
+    st.builds(
+        lambda i, g: Entry(
+            "intent.scope_expanded",
+            {
+                "approved_via": "cli",
+                "globs": [g],
+                "intent_id": i,
+                "reason": None,
+                "session": None,
+                "tool_use_id": None,
+            },
+        ),
+        intents,
+        st.sampled_from(["docs/**", "lib/**"]),
+    ),
+    st.builds(
+        lambda s, p, d, i: Entry(
+            "hook.post",
+            {
+                "tool": "Write",
+                "tool_use_id": f"toolu_{p}",
+                "data": {"intent_id": i},
+                "observed": {p: d},
+                "attribution": {
+                    "source": "content",
+                    "files": [
+                        {
+                            "path": p,
+                            "change": None,
+                            "previous_path": None,
+                            "sha256": d,
+                            "mutation_class": None,
+                            "exact": False,
+                            "hunks": [],
+                        }
+                    ],
+                },
+            },
+            {"session": s, "client": "claude-code"},
+        ),
+        sessions,
+        paths,
+        digests,
+        intents,
+    ),
 )
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(batches=st.lists(st.lists(entries, min_size=1, max_size=5), min_size=1, max_size=6))
-def test_incremental_projection_equals_full_rebuild(tmp_path_factory: pytest.TempPathFactory,
-                                                    batches: list[list[Entry]]) -> None:
+def test_incremental_projection_equals_full_rebuild(
+    tmp_path_factory: pytest.TempPathFactory, batches: list[list[Entry]]
+) -> None:
     tmp_path = tmp_path_factory.mktemp("incremental")
     ledger = _ledger(tmp_path)
     cache = _cache(ledger, tmp_path)

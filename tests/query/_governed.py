@@ -17,8 +17,10 @@ from tests.hooks._support import (
     write_response,
 )
 
-MIDDLEWARE = ('import jwt from "jsonwebtoken";\n\nexport function requireAuth(token) {\n'
-              "  return jwt.verify(token, secret);\n}\n")
+MIDDLEWARE = (
+    'import jwt from "jsonwebtoken";\n\nexport function requireAuth(token) {\n'
+    "  return jwt.verify(token, secret);\n}\n"
+)
 ALICE = "a11ce0de-7b4d-4e8a-9c51-2d6f0b8e4a17"
 BOB = "b0b5e551-0000-4e8a-9c51-2d6f0b8e4a17"
 
@@ -33,24 +35,32 @@ def governed_workspace(tmp_path: Path) -> Governed:
     mw = ws.write("src/auth/middleware.ts", MIDDLEWARE)
     alice, bob = Session(ws, ALICE), Session(ws, BOB)
     alice.event("SessionStart", source="startup", model="claude-sonnet-4-5")
-    assert alice.pre("Write", {"file_path": str(ws.path("src/auth/t.ts")), "content": "x\n"}
-                     ).code == "INTENT_REQUIRED"
+    assert (
+        alice.pre("Write", {"file_path": str(ws.path("src/auth/t.ts")), "content": "x\n"}).code
+        == "INTENT_REQUIRED"
+    )
     alice.select("INT-001")
     alice.read("src/auth/middleware.ts")
-    old, new = "  return jwt.verify(token, secret);\n", (
-        '  return jwt.verify(token, secret, { algorithms: ["HS256"] });\n')
+    old, new = (
+        "  return jwt.verify(token, secret);\n",
+        ('  return jwt.verify(token, secret, { algorithms: ["HS256"] });\n'),
+    )
     edit = {"file_path": str(mw), "old_string": old, "new_string": new}
     tool_use = alice.tool_use_id()
     assert alice.pre("Edit", edit, tool_use_id=tool_use).code is None
     mw.write_text(MIDDLEWARE.replace(old, new))
-    alice.post("Edit", edit, edit_response(mw, old, new, MIDDLEWARE), tool_use_id=tool_use,
-               duration_ms=41)
-    assert alice.pre("Write", {"file_path": str(ws.path("docs/a.md")), "content": "# A\n"}
-                     ).code == "SCOPE_VIOLATION"
-    assert alice.pre("Bash", {"command": "rm -f src/auth/legacy.ts"}
-                     ).code == "DESTRUCTIVE_COMMAND"
-    assert alice.pre("Bash", {"command": "echo x > .orchestration/agent_trace.jsonl"}
-                     ).code == "ORCHESTRATION_PROTECTED"
+    alice.post(
+        "Edit", edit, edit_response(mw, old, new, MIDDLEWARE), tool_use_id=tool_use, duration_ms=41
+    )
+    assert (
+        alice.pre("Write", {"file_path": str(ws.path("docs/a.md")), "content": "# A\n"}).code
+        == "SCOPE_VIOLATION"
+    )
+    assert alice.pre("Bash", {"command": "rm -f src/auth/legacy.ts"}).code == "DESTRUCTIVE_COMMAND"
+    assert (
+        alice.pre("Bash", {"command": "echo x > .orchestration/agent_trace.jsonl"}).code
+        == "ORCHESTRATION_PROTECTED"
+    )
     bob.event("SessionStart", source="startup", model="claude-opus-4-1")
     bob.select("INT-001")
     alice.event("UserPromptSubmit", prompt="Keep going.")
@@ -62,7 +72,9 @@ def governed_workspace(tmp_path: Path) -> Governed:
     assert bob.pre("Write", write, tool_use_id=tool_use).code is None
     mw.write_text(content)
     bob.post("Write", write, write_response(mw, content, before), tool_use_id=tool_use)
-    assert alice.pre("Edit", {"file_path": str(mw), "old_string": "}", "new_string": "};"}
-                     ).code == "STALE_FILE"
+    assert (
+        alice.pre("Edit", {"file_path": str(mw), "old_string": "}", "new_string": "};"}).code
+        == "STALE_FILE"
+    )
     alice.event("SessionEnd", reason="prompt_input_exit")
     return Governed(ws, ws.orchestration / "agent_trace.jsonl")

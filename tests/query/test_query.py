@@ -56,12 +56,24 @@ def unwritable_dir(tmp_path: Path) -> Path:
 
 
 def test_decisions_hold_every_pre_hook_outcome(governed: Governed) -> None:
-    found = rows(governed, "SELECT decision, code, tool, intent, session FROM decisions "
-                           "ORDER BY seq")
+    found = rows(
+        governed, "SELECT decision, code, tool, intent, session FROM decisions ORDER BY seq"
+    )
     codes = [r[1] for r in found]
-    assert codes == [None if c == "-" else c for c in (
-        "INTENT_REQUIRED", "-", "-", "SCOPE_VIOLATION", "DESTRUCTIVE_COMMAND",
-        "ORCHESTRATION_PROTECTED", "-", "-", "STALE_FILE")]
+    assert codes == [
+        None if c == "-" else c
+        for c in (
+            "INTENT_REQUIRED",
+            "-",
+            "-",
+            "SCOPE_VIOLATION",
+            "DESTRUCTIVE_COMMAND",
+            "ORCHESTRATION_PROTECTED",
+            "-",
+            "-",
+            "STALE_FILE",
+        )
+    ]
     assert [r[0] for r in found].count("deny") == 4
     assert ("ask", "DESTRUCTIVE_COMMAND", "Bash", "INT-001", ALICE) in found
     assert {r[4] for r in found} == {ALICE, BOB}
@@ -73,9 +85,12 @@ def test_decisions_paths_are_a_list_of_workspace_paths(governed: Governed) -> No
 
 
 def test_tool_calls_join_pre_and_post_by_invocation(governed: Governed) -> None:
-    found = rows(governed, "SELECT tool, decision, outcome, duration_ms, pre_seq < post_seq "
-                           "FROM tool_calls WHERE tool IN ('Edit', 'Write') AND outcome = "
-                           "'success' ORDER BY pre_seq")
+    found = rows(
+        governed,
+        "SELECT tool, decision, outcome, duration_ms, pre_seq < post_seq "
+        "FROM tool_calls WHERE tool IN ('Edit', 'Write') AND outcome = "
+        "'success' ORDER BY pre_seq",
+    )
     assert [r[:3] for r in found] == [("Edit", "allow", "success"), ("Write", "allow", "success")]
     assert found[0][3] == 41  # the client's duration wins
     assert all(r[4] for r in found)
@@ -84,15 +99,23 @@ def test_tool_calls_join_pre_and_post_by_invocation(governed: Governed) -> None:
 
 
 def test_file_ranges_one_row_per_attributed_range(governed: Governed) -> None:
-    found = rows(governed, "SELECT path, start_line, end_line, line_count, session, "
-                           "length(file_sha256) FROM file_ranges ORDER BY seq")
-    assert found == [("src/auth/middleware.ts", 4, 4, 1, ALICE, 64),
-                     ("src/auth/middleware.ts", 6, 6, 1, BOB, 64)]
+    found = rows(
+        governed,
+        "SELECT path, start_line, end_line, line_count, session, "
+        "length(file_sha256) FROM file_ranges ORDER BY seq",
+    )
+    assert found == [
+        ("src/auth/middleware.ts", 4, 4, 1, ALICE, 64),
+        ("src/auth/middleware.ts", 6, 6, 1, BOB, 64),
+    ]
 
 
 def test_intents_view_folds_the_ledger_over_the_intents_file(governed: Governed) -> None:
-    found = rows(governed, "SELECT intent_id, status, declared, active_sessions, "
-                           "len(recent_changes) FROM intents ORDER BY intent_id")
+    found = rows(
+        governed,
+        "SELECT intent_id, status, declared, active_sessions, "
+        "len(recent_changes) FROM intents ORDER BY intent_id",
+    )
     assert found[0] == ("INT-001", "active", True, sorted([ALICE, BOB]), 2)
     assert [r[0] for r in found] == ["INT-001", "INT-002", "INT-009"]
 
@@ -105,8 +128,9 @@ def test_every_view_has_exactly_its_documented_columns(governed: Governed) -> No
 
 def test_a_view_loaded_alone_equals_the_view_derived_from_events(governed: Governed) -> None:
     alone = rows(governed, "SELECT * FROM decisions ORDER BY seq")
-    with_events = rows(governed, "SELECT * FROM decisions WHERE seq IN (SELECT seq FROM events) "
-                                 "ORDER BY seq")
+    with_events = rows(
+        governed, "SELECT * FROM decisions WHERE seq IN (SELECT seq FROM events) ORDER BY seq"
+    )
     assert alone == with_events
 
 
@@ -120,13 +144,16 @@ def test_events_body_is_json_with_late_keys_kept(tmp_path: Path) -> None:
     ledger = Ledger.open(ws.root, environ=ws.env)
     ledger.append_many([Entry("app.event", {"n": i}) for i in range(21_000)])
     ledger.append("app.event", {"late": "here"})
-    with QuerySession([LedgerSource.workspace(ws.root)],
-                      "SELECT body->>'$.late', typeof(body) FROM events WHERE kind = 'app.event' "
-                      "AND body->>'$.late' IS NOT NULL") as session:
+    with QuerySession(
+        [LedgerSource.workspace(ws.root)],
+        "SELECT body->>'$.late', typeof(body) FROM events WHERE kind = 'app.event' "
+        "AND body->>'$.late' IS NOT NULL",
+    ) as session:
         assert session.run().fetchall() == [("here", "JSON")]
 
 
 # --- the sandbox ----------------------------------------------------------------------------
+
 
 def _attacks(ledger: Path, outside: Path) -> list[str]:
     return [
@@ -151,8 +178,9 @@ def _attacks(ledger: Path, outside: Path) -> list[str]:
     ]
 
 
-def test_every_attack_is_refused_and_nothing_on_disk_changes(governed: Governed,
-                                                             tmp_path: Path) -> None:
+def test_every_attack_is_refused_and_nothing_on_disk_changes(
+    governed: Governed, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     before = tree_state(governed.ws.root, outside)
@@ -168,11 +196,13 @@ def test_every_attack_is_refused_and_nothing_on_disk_changes(governed: Governed,
 
 
 def test_the_locked_connection_itself_refuses_files_settings_and_extensions(
-        governed: Governed, tmp_path: Path) -> None:
+    governed: Governed, tmp_path: Path
+) -> None:
     # Defence in depth: even a statement that slipped past the one-SELECT rule is refused.
     before = tree_state(governed.ws.root, tmp_path)
-    with QuerySession([LedgerSource.workspace(governed.ws.root)],
-                      "SELECT count(*) FROM events") as session:
+    with QuerySession(
+        [LedgerSource.workspace(governed.ws.root)], "SELECT count(*) FROM events"
+    ) as session:
         assert session.con is not None
         for sql in _attacks(governed.ledger_path, tmp_path):
             if sql.startswith("SELECT (SELECT") or sql.startswith("CREATE TABLE t"):
@@ -183,11 +213,20 @@ def test_the_locked_connection_itself_refuses_files_settings_and_extensions(
     assert tree_state(governed.ws.root, tmp_path) == before
 
 
-@pytest.mark.parametrize("sql", ["SELECT 1; SELECT 2", "SELECT 1; COPY events TO '/tmp/x'",
-                                 "DELETE FROM events", "UPDATE events SET seq = 0",
-                                 "INSERT INTO events SELECT * FROM events",
-                                 "CREATE TABLE x (a INT)", "DROP TABLE events",
-                                 "CALL checkpoint()", "DETACH memory"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1; SELECT 2",
+        "SELECT 1; COPY events TO '/tmp/x'",
+        "DELETE FROM events",
+        "UPDATE events SET seq = 0",
+        "INSERT INTO events SELECT * FROM events",
+        "CREATE TABLE x (a INT)",
+        "DROP TABLE events",
+        "CALL checkpoint()",
+        "DETACH memory",
+    ],
+)
 def test_only_one_select_statement_is_accepted(governed: Governed, sql: str) -> None:
     with pytest.raises(InputError):
         rows(governed, sql)
@@ -233,11 +272,19 @@ def test_torn_tail_queries_the_complete_records(governed: Governed, tmp_path: Pa
 # --- CLI ---------------------------------------------------------------------------------------
 
 
-def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
-    return subprocess.run([str(LEDGER_BIN), *args], capture_output=True, text=True, check=False,
-                          env={**base, **(env or {}), "COLUMNS": "200"}, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [str(LEDGER_BIN), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**base, **(env or {}), "COLUMNS": "200"},
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def test_cli_formats(governed: Governed, tmp_path: Path) -> None:
@@ -258,8 +305,12 @@ def test_cli_formats(governed: Governed, tmp_path: Path) -> None:
     again = cli("query", sql, "--root", root, "--format", "parquet", "--out", str(out))
     assert again.returncode == 3
     assert "--force" in again.stderr
-    assert cli("query", sql, "--root", root, "--format", "parquet", "--out", str(out),
-               "--force").returncode == 0
+    assert (
+        cli(
+            "query", sql, "--root", root, "--format", "parquet", "--out", str(out), "--force"
+        ).returncode
+        == 0
+    )
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
@@ -276,8 +327,16 @@ def test_cli_bad_input_exit_codes(governed: Governed, tmp_path: Path) -> None:
         assert done.returncode == 3, (args, done.stderr)
         assert needle in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
-    done = cli("query", "SELECT 1", "--root", root, "--format", "csv", "--out",
-               str(unwritable_dir(tmp_path) / "x.csv"))
+    done = cli(
+        "query",
+        "SELECT 1",
+        "--root",
+        root,
+        "--format",
+        "csv",
+        "--out",
+        str(unwritable_dir(tmp_path) / "x.csv"),
+    )
     assert done.returncode == 2, done.stderr
     assert "cannot write" in done.stderr
 
@@ -292,19 +351,30 @@ def test_cli_schema_and_help_list_views_and_columns(governed: Governed) -> None:
     assert "file_ranges: ledger_id, seq" in helptext
     as_json = json.loads(cli("query", "--schema", "--json").stdout)
     assert [c["name"] for c in as_json["decisions"]["columns"]][:4] == [
-        "ledger_id", "seq", "ts", "decision"]
+        "ledger_id",
+        "seq",
+        "ts",
+        "decision",
+    ]
 
 
-def test_cli_failing_ledger_still_queries_with_a_warning(governed: Governed,
-                                                        tmp_path: Path) -> None:
+def test_cli_failing_ledger_still_queries_with_a_warning(
+    governed: Governed, tmp_path: Path
+) -> None:
     import shutil  # noqa: PLC0415
 
     copy = tmp_path / "tampered"
     shutil.copytree(governed.ws.root, copy)
     path = copy / ".orchestration" / "agent_trace.jsonl"
     path.write_bytes(path.read_bytes().replace(b'"decision":"deny"', b'"decision":"allow"', 1))
-    done = cli("query", "SELECT count(*) AS n FROM decisions WHERE decision = 'deny'",
-               "--root", str(copy), "--format", "csv")
+    done = cli(
+        "query",
+        "SELECT count(*) AS n FROM decisions WHERE decision = 'deny'",
+        "--root",
+        str(copy),
+        "--format",
+        "csv",
+    )
     assert done.returncode == 0
     assert done.stdout.splitlines()[1] == "3"
     assert "warning" in done.stderr
@@ -319,10 +389,17 @@ def test_cli_many_ledgers_union_with_ledger_id(governed: Governed, tmp_path: Pat
     other = governed_workspace(tmp_path / "second")
     shutil.copytree(governed.ws.root, tmp_path / "first" / "ws")
     tampered = tmp_path / "first" / "ws" / ".orchestration" / "agent_trace.jsonl"
-    tampered.write_bytes(tampered.read_bytes().replace(b'"decision":"deny"',
-                                                       b'"decision":"allow"', 1))
-    done = cli("query", "SELECT ledger_id, count(*) AS n FROM decisions GROUP BY ALL",
-               "--ledgers", str(tmp_path / "*" / "ws"), "--format", "json")
+    tampered.write_bytes(
+        tampered.read_bytes().replace(b'"decision":"deny"', b'"decision":"allow"', 1)
+    )
+    done = cli(
+        "query",
+        "SELECT ledger_id, count(*) AS n FROM decisions GROUP BY ALL",
+        "--ledgers",
+        str(tmp_path / "*" / "ws"),
+        "--format",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert len(found) == 2
@@ -352,8 +429,9 @@ PRUNED = [
 
 
 @pytest.mark.parametrize("sql", PRUNED)
-def test_loading_only_used_columns_gives_the_full_answer(governed: Governed, sql: str,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loading_only_used_columns_gives_the_full_answer(
+    governed: Governed, sql: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pruned = rows(governed, sql)
     from ledger._query import engine  # noqa: PLC0415
 
@@ -363,13 +441,17 @@ def test_loading_only_used_columns_gives_the_full_answer(governed: Governed, sql
     assert rows(governed, sql) == pruned
 
 
-def test_a_column_the_analysis_misses_is_retried_in_full(governed: Governed,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_column_the_analysis_misses_is_retried_in_full(
+    governed: Governed, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ledger._query import engine  # noqa: PLC0415
 
     real = engine._analyze
-    monkeypatch.setattr(engine, "_analyze", lambda con, sql: engine._Analysis(
-        real(con, sql).tables, frozenset({"seq"})))
+    monkeypatch.setattr(
+        engine,
+        "_analyze",
+        lambda con, sql: engine._Analysis(real(con, sql).tables, frozenset({"seq"})),
+    )
     assert len(rows(governed, "SELECT reason FROM decisions WHERE code IS NOT NULL")) == 5
 
 
@@ -379,14 +461,15 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _paths = st.text(alphabet="abc/._-é", min_size=1, max_size=12)
-_ranges = st.lists(st.tuples(st.integers(1, 500), st.integers(0, 40)).map(
-    lambda t: [t[0], t[0] + t[1]]), max_size=3)
+_ranges = st.lists(
+    st.tuples(st.integers(1, 500), st.integers(0, 40)).map(lambda t: [t[0], t[0] + t[1]]),
+    max_size=3,
+)
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.dictionaries(_paths, _ranges, max_size=3))
-def test_attribution_macro_reads_v1_as_the_upcaster_does(added: dict[str, list[list[int]]]
-                                                          ) -> None:
+def test_attribution_macro_reads_v1_as_the_upcaster_does(added: dict[str, list[list[int]]]) -> None:
     from ledger._evidence.upcast import upcast  # noqa: PLC0415
     from ledger._query.views import ATTRIBUTION_RANGES_MACRO  # noqa: PLC0415
 
@@ -397,8 +480,10 @@ def test_attribution_macro_reads_v1_as_the_upcaster_does(added: dict[str, list[l
     con.execute(ATTRIBUTION_RANGES_MACRO)
 
     def ranges(v: int, body: dict[str, Any]) -> list[tuple[object, ...]]:
-        found = con.execute("SELECT unnest(attribution_ranges(?, ?::JSON), recursive := true)",
-                            [v, json.dumps(body)]).fetchall()
+        found = con.execute(
+            "SELECT unnest(attribution_ranges(?, ?::JSON), recursive := true)",
+            [v, json.dumps(body)],
+        ).fetchall()
         return sorted((r[0], r[1], r[2], r[3]) for r in found)
 
     expected = sorted((path, a, b, seen[path]) for path, rs in added.items() for a, b in rs)

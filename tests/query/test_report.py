@@ -20,10 +20,19 @@ LEDGER_BIN = Path(sys.executable).parent / "ledger"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 #: Debian's chromium, headless, offline (env/machines/python.md: without the background
 #: networking flags it keeps trying to reach Google's hosts).
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
-                  "--v=0", "--window-size=1200,1800")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--window-size=1200,1800",
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +62,8 @@ def test_report_counts_decisions_denials_and_approvals(report: dict[str, Any]) -
 
 
 def test_lines_estimate_counts_the_last_write_while_the_file_is_unchanged(
-        report: dict[str, Any]) -> None:
+    report: dict[str, Any],
+) -> None:
     assert report["lines_basis"] == "estimate"
     (row,) = report["lines_by_directory"]
     assert row["directory"] == "src/auth"
@@ -65,12 +75,17 @@ def test_lines_estimate_counts_the_last_write_while_the_file_is_unchanged(
 def _chromium() -> str:
     found = shutil.which("chromium")
     if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
-                       capture_output=True, timeout=900)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-q", "chromium"],
+            check=False,
+            capture_output=True,
+            timeout=900,
+        )
         found = shutil.which("chromium")
     if found is None:
-        pytest.skip("Debian's chromium is not installed and cannot be installed here "
-                    "(.ci/run installs it)")
+        pytest.skip(
+            "Debian's chromium is not installed and cannot be installed here (.ci/run installs it)"
+        )
     return found
 
 
@@ -82,20 +97,37 @@ def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_pa
     profile = tmp_path / "profile"
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"
-    dom = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                          "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=False)
+    dom = subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     for chart in ("chart-timeline", "chart-denials", "chart-lines"):
         assert re.search(rf'<svg id="{chart}"[^>]*>.*?<rect', dom.stdout, re.S), chart
     assert '<table id="sessions">' in dom.stdout
     assert ALICE in dom.stdout
-    console = [line for line in dom.stderr.splitlines()
-               if "CONSOLE" in line or "Refused to" in line or "Uncaught" in line]
+    console = [
+        line
+        for line in dom.stderr.splitlines()
+        if "CONSOLE" in line or "Refused to" in line or "Uncaught" in line
+    ]
     assert console == []
-    rendered = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                               f"--screenshot={shot}", page.as_uri()],
-                              capture_output=True, text=True, timeout=120, check=False)
+    rendered = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert rendered.returncode == 0, rendered.stderr[-2000:]
     assert shot.stat().st_size > 10_000  # a real page, not a blank one
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -110,12 +142,19 @@ def test_report_page_is_self_contained(report: dict[str, Any]) -> None:
 
 def cli(governed: Governed, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
-    return subprocess.run([str(LEDGER_BIN), *args, "--root", str(governed.ws.root)],
-                          capture_output=True, text=True, check=False, env=env, timeout=120)
+    return subprocess.run(
+        [str(LEDGER_BIN), *args, "--root", str(governed.ws.root)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=120,
+    )
 
 
-def test_cli_report_writes_the_page_and_refuses_to_overwrite(governed: Governed,
-                                                             tmp_path: Path) -> None:
+def test_cli_report_writes_the_page_and_refuses_to_overwrite(
+    governed: Governed, tmp_path: Path
+) -> None:
     out = tmp_path / "r"
     done = cli(governed, "report", "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -135,9 +174,13 @@ def test_cli_report_compares_checkpoints(governed: Governed, tmp_path: Path) -> 
     env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
     env["LEDGER_HOME"] = str(governed.ws.home)
     ckpt = tmp_path / "ledger.ckpt"
-    made = subprocess.run([str(LEDGER_BIN), "checkpoint", "--root", str(governed.ws.root),
-                           "--out", str(ckpt)], env=env, capture_output=True, text=True,
-                          check=False)
+    made = subprocess.run(
+        [str(LEDGER_BIN), "checkpoint", "--root", str(governed.ws.root), "--out", str(ckpt)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert made.returncode == 0, made.stderr
     done = cli(governed, "report", "--checkpoint", str(ckpt), "--json")
     assert done.returncode == 0, done.stderr

@@ -231,9 +231,7 @@ class ScopeSpec:
             if include is None or regex is None:
                 continue  # comments and blank lines compile to no-op patterns
             rules.append((re.compile(regex.pattern), bool(include)))
-        return cls(
-            rules, dir_mark=_pathspec_dir_mark(), mode=_pathspec_mode(), globs=tuple(globs)
-        )
+        return cls(rules, dir_mark=_pathspec_dir_mark(), mode=_pathspec_mode(), globs=tuple(globs))
 
     @classmethod
     def from_cache(cls, data: Iterable[object]) -> ScopeSpec:

@@ -52,8 +52,10 @@ _CONFIG_AREAS: Final = (
 _GLOB_CHARS: Final = frozenset("*?[")
 _WALK_LIMIT: Final = 2000  # files looked at when searching protected areas for a hard link
 # A run-time expansion in a shell word ($X, ${X...}, $(...), `...`), as the scanner keeps it.
-_EXPANSION: Final = (r"\$\(\(.*?\)\)|\$\{.*?\}|\$\(.*?\)|`.*?`|\$[A-Za-z_][A-Za-z0-9_]*"
-                     r"|\$[0-9@*#?$!-]|[<>]\(.*?\)")
+_EXPANSION: Final = (
+    r"\$\(\(.*?\)\)|\$\{.*?\}|\$\(.*?\)|`.*?`|\$[A-Za-z_][A-Za-z0-9_]*"
+    r"|\$[0-9@*#?$!-]|[<>]\(.*?\)"
+)
 _KEY_VARIABLES: Final = ("ledger_home", "ledger_signing_key")
 
 
@@ -250,8 +252,9 @@ def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
         rest = parts[i:]
         for patterns, name, _ in _CONFIG_AREAS:
             width = min(len(rest), len(patterns))
-            if all(_pattern_hits(p, q) for p, q in zip(rest[:width], patterns[:width],
-                                                      strict=True)):
+            if all(
+                _pattern_hits(p, q) for p, q in zip(rest[:width], patterns[:width], strict=True)
+            ):
                 return name
     return None
 

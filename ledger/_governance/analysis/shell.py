@@ -415,8 +415,13 @@ class _Scanner:
             word.text += text[self.i : end + 1]
             self.i = end + 1
             return
-        if (c == "(" and word is None and not self.arith_failed and text.startswith("((", self.i)
-                and self._at_command_start()):
+        if (
+            c == "("
+            and word is None
+            and not self.arith_failed
+            and text.startswith("((", self.i)
+            and self._at_command_start()
+        ):
             self._arith_command()
             return
         if c in "<>" and word is not None and not word.quoted and word.text.isdigit():
@@ -579,10 +584,25 @@ class _Scanner:
         self.i = self.n
 
 
-_ANSI_C_SIMPLE: Final = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-                         "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI_C_ESCAPE: Final = (r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}"
-                         r"|c.|.)")
+_ANSI_C_SIMPLE: Final = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_C_ESCAPE: Final = (
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}"
+    r"|c.|.)"
+)
 
 
 def _ansi_c_one(match: re.Match[str]) -> str:
@@ -1010,9 +1030,7 @@ def _parse_opts(
                 if letter in short_with_arg:
                     rest = text[pos:]
                     if rest:
-                        flags.setdefault("-" + letter, []).append(
-                            _Word(rest, dynamic=word.dynamic)
-                        )
+                        flags.setdefault("-" + letter, []).append(_Word(rest, dynamic=word.dynamic))
                     elif i < len(args):
                         flags.setdefault("-" + letter, []).append(args[i])
                         i += 1
@@ -1064,9 +1082,7 @@ class _Cmd:
         self.piped = piped
 
 
-def _analyze_argv(
-    argv: list[_Word], state: _State, acc: _Acc, *, depth: int, piped: bool
-) -> Kind:
+def _analyze_argv(argv: list[_Word], state: _State, acc: _Acc, *, depth: int, piped: bool) -> Kind:
     """Dispatch on the command name, unwrapping wrappers (sudo, env, xargs, bash -c ...)."""
     head = argv[0]
     if head.dynamic:
@@ -1122,8 +1138,9 @@ def _ledger_in_words(args: list[_Word], acc: _Acc) -> None:
     """``uv run ledger append``, ``npx ledger key``: a runner's argument that is ledger."""
     for index, word in enumerate(args):
         launched = index == 0 or args[index - 1].text in ("run", "exec", "x", "dlx", "-m", "--")
-        if launched and (posixpath.basename(word.text) == "ledger"
-                         or word.text in ("cli._entry", "cli")):
+        if launched and (
+            posixpath.basename(word.text) == "ledger" or word.text in ("cli._entry", "cli")
+        ):
             _ledger(args[index + 1 :], acc)
             return
     for word in args:
@@ -1135,8 +1152,20 @@ def _ledger_in_words(args: list[_Word], acc: _Acc) -> None:
                 return
 
 
-_LEDGER_WRITERS: Final = frozenset({"append", "key", "repair", "init", "checkpoint", "install",
-                                    "uninstall", "intent", "demo", "hook"})
+_LEDGER_WRITERS: Final = frozenset(
+    {
+        "append",
+        "key",
+        "repair",
+        "init",
+        "checkpoint",
+        "install",
+        "uninstall",
+        "intent",
+        "demo",
+        "hook",
+    }
+)
 
 
 _DISK_TOOLS = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "sgdisk", "parted"})
@@ -1166,17 +1195,20 @@ def _mv(cmd: _Cmd) -> None:
     args, state, acc = cmd.args, cmd.state, cmd.acc
     opts = _parse_opts(args, "tS", ("--target-directory", "--suffix"))
     # Both ends of a move change: the source disappears, the destination is (over)written.
-    acc.flag("mv moves files (source and destination)", state, [
-        *opts.operands, *_values(opts, "-t", "--target-directory")
-    ])
+    acc.flag(
+        "mv moves files (source and destination)",
+        state,
+        [*opts.operands, *_values(opts, "-t", "--target-directory")],
+    )
 
 
 def _cp(cmd: _Cmd) -> None:
     name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
     if name == "install":
         opts = _parse_opts(
-            args, "gmoSt", ("--group", "--mode", "--owner", "--suffix", "--target-directory",
-                            "--strip-program")
+            args,
+            "gmoSt",
+            ("--group", "--mode", "--owner", "--suffix", "--target-directory", "--strip-program"),
         )
         if _has(opts, "-d", "--directory"):
             acc.flag("install creates directories", state, opts.operands)
@@ -1209,16 +1241,16 @@ def _ln(cmd: _Cmd) -> None:
     acc.flag(reason, state, dest)
     if not _has(opts, "-s", "--symbolic") and len(opts.operands) >= 2:
         # A hard link shares the inode: writing the new name writes the source.
-        acc.flag("ln creates a hard link (both names count)", state,
-                 opts.operands[:-1] if not _values(opts, "-t", "--target-directory")
-                 else opts.operands)
+        acc.flag(
+            "ln creates a hard link (both names count)",
+            state,
+            opts.operands[:-1] if not _values(opts, "-t", "--target-directory") else opts.operands,
+        )
 
 
 def _dd(cmd: _Cmd) -> None:
     args, state, acc = cmd.args, cmd.state, cmd.acc
-    outputs = [
-        _Word(w.text[3:], dynamic=w.dynamic) for w in args if w.text.startswith("of=")
-    ]
+    outputs = [_Word(w.text[3:], dynamic=w.dynamic) for w in args if w.text.startswith("of=")]
     outputs = _not_device(outputs)
     if outputs:
         acc.flag("dd writes its output file", state, outputs)
@@ -1292,8 +1324,10 @@ def _sed(cmd: _Cmd) -> None:  # noqa: PLR0915 -- GNU and BSD option forms in one
                     # GNU: -i[SUFFIX] takes the rest of the cluster. BSD/macOS: -i SUFFIX, where
                     # SUFFIX is often '' -- consume an empty or dot-suffix next word.
                     in_place = True
-                    if pos == len(text) and i < len(args) and re.fullmatch(
-                        r"(\.[\w.~-]*)?", args[i].text
+                    if (
+                        pos == len(text)
+                        and i < len(args)
+                        and re.fullmatch(r"(\.[\w.~-]*)?", args[i].text)
                     ):
                         i += 1
                     break
@@ -1313,8 +1347,9 @@ def _sed(cmd: _Cmd) -> None:  # noqa: PLR0915 -- GNU and BSD option forms in one
     for script in scripts:
         found = None if script.dynamic else _sed_script(script.text)
         if found is None:
-            acc.flag("sed runs a script that cannot be read (it may write files)", state,
-                     unknown=True)
+            acc.flag(
+                "sed runs a script that cannot be read (it may write files)", state, unknown=True
+            )
             continue
         writes, runs = found
         if runs:
@@ -1417,8 +1452,7 @@ def _awk(cmd: _Cmd) -> None:
         program, operands = operands[0], operands[1:]
         found = None if program.dynamic else _awk_program(program.text)
         if found is None:
-            acc.flag("awk runs a program that writes files or runs commands", state,
-                     unknown=True)
+            acc.flag("awk runs a program that writes files or runs commands", state, unknown=True)
             acc.unanalysable("awk program that runs commands")
         elif found:
             acc.flag("awk print > writes files", state, _not_device(_Word(w) for w in found))
@@ -1742,8 +1776,9 @@ def _eval(cmd: _Cmd) -> None:
         acc.flag(f"{name} runs a command built at run time", state, unknown=True)
         acc.unanalysable(f"{name} of a run-time value")
     if name == "watch":
-        opts = _parse_opts(args, "ndq", ("--interval", "--differences", "--equexit"),
-                           stop_at_operand=True)
+        opts = _parse_opts(
+            args, "ndq", ("--interval", "--differences", "--equexit"), stop_at_operand=True
+        )
         args = opts.operands
     # eval and watch join their arguments with spaces and run the result as shell code.
     _analyze_text(" ".join(w.text for w in args), state.copy(), acc, depth=depth + 1)
@@ -1751,8 +1786,9 @@ def _eval(cmd: _Cmd) -> None:
 
 def _flock(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
-    opts = _parse_opts(args, "wEc", ("--timeout", "--conflict-exit-code", "--command"),
-                       stop_at_operand=True)
+    opts = _parse_opts(
+        args, "wEc", ("--timeout", "--conflict-exit-code", "--command"), stop_at_operand=True
+    )
     scripts = _values(opts, "-c", "--command")
     inner = opts.operands[1:]  # the lock file comes first
     if len(inner) >= 2 and inner[0].text in ("-c", "--command"):
@@ -1798,11 +1834,13 @@ def _curl(cmd: _Cmd) -> None:
         remote_name = _has(opts, "-O", "--remote-name", "--remote-name-all", "-J")
     else:  # wget
         opts = _parse_opts(
-            args, "OoaPeiBtTwQUlDIAXRh",
+            args,
+            "OoaPeiBtTwQUlDIAXRh",
             ("--output-document", "--output-file", "--append-output", "--directory-prefix"),
         )
-        targets = _values(opts, "-O", "--output-document", "-o", "--output-file", "-a",
-                          "--append-output")
+        targets = _values(
+            opts, "-O", "--output-document", "-o", "--output-file", "-a", "--append-output"
+        )
         remote_name = False
     targets = [t for t in _not_device(targets) if t.text != "-"]
     if targets:
@@ -1817,17 +1855,31 @@ def _scp(cmd: _Cmd) -> None:
         opts = _parse_opts(args, "cFiJloPSX")
         reason = "scp writes its destination"
     else:
-        opts = _parse_opts(args, "efBMT", ("--rsh", "--filter", "--exclude", "--include",
-                                           "--temp-dir", "--backup-dir", "--partial-dir"))
+        opts = _parse_opts(
+            args,
+            "efBMT",
+            (
+                "--rsh",
+                "--filter",
+                "--exclude",
+                "--include",
+                "--temp-dir",
+                "--backup-dir",
+                "--partial-dir",
+            ),
+        )
         deleting = any(f.startswith("--delete") for f in opts.flags)
         reason = (
-            "rsync --delete removes files at the destination" if deleting
+            "rsync --delete removes files at the destination"
+            if deleting
             else "rsync writes its destination"
         )
         if _has(opts, "--remove-source-files"):
-            acc.flag("rsync --remove-source-files deletes its sources", state, [
-                w for w in opts.operands[:-1] if not _is_remote(w.text)
-            ])
+            acc.flag(
+                "rsync --remove-source-files deletes its sources",
+                state,
+                [w for w in opts.operands[:-1] if not _is_remote(w.text)],
+            )
     if len(opts.operands) < 2:
         return
     dest = opts.operands[-1]
@@ -1863,8 +1915,9 @@ def _tar(cmd: _Cmd) -> None:
             else:
                 rebuilt.append(_Word("-" + letter))
         words = rebuilt + words[1 + len(letters) :]
-    opts = _parse_opts(words, "fCTXbgHKLNV", ("--file", "--directory", "--files-from",
-                                              "--exclude-from"))
+    opts = _parse_opts(
+        words, "fCTXbgHKLNV", ("--file", "--directory", "--files-from", "--exclude-from")
+    )
     if _has(opts, "-x", "--extract", "--get"):
         dest = _values(opts, "-C", "--directory") or [_Word(".")]
         acc.flag("tar -x extracts files (may overwrite)", state, dest)
@@ -1887,8 +1940,12 @@ def _patch(cmd: _Cmd) -> None:
         acc.flag("patch writes its output file", state, _not_device(outputs))
         return
     # "patch FILE" patches FILE; otherwise the files come from the diff headers.
-    acc.flag("patch writes the files named in a diff", state, opts.operands[:1],
-             unknown=not opts.operands)
+    acc.flag(
+        "patch writes the files named in a diff",
+        state,
+        opts.operands[:1],
+        unknown=not opts.operands,
+    )
 
 
 # --- git ---------------------------------------------------------------------------------------
@@ -1920,8 +1977,9 @@ def _git(cmd: _Cmd) -> None:
             # Working-tree paths are relative to --work-tree, as they are to -C.
             value = text.partition("=")[2] if "=" in text else args[i + 1].text
             git_state = git_state.copy()
-            git_state.cd(_Word(value, dynamic=args[i].dynamic or ("=" not in text and
-                               args[i + 1].dynamic)))
+            git_state.cd(
+                _Word(value, dynamic=args[i].dynamic or ("=" not in text and args[i + 1].dynamic))
+            )
             i += 1 if "=" in text else 2
         elif text in ("--git-dir", "--namespace", "--config-env", "--super-prefix"):
             i += 2
@@ -1977,8 +2035,12 @@ def _git_restore(args: list[_Word], state: _State, acc: _Acc) -> None:
     opts = _parse_opts(args, "s", ("--source", "--pathspec-from-file"))
     if _has(opts, "-S", "--staged") and not _has(opts, "-W", "--worktree"):
         return  # only the index changes
-    acc.flag("git restore overwrites files in the working tree", state, opts.operands,
-             unknown=_has(opts, "--pathspec-from-file") or not opts.operands)
+    acc.flag(
+        "git restore overwrites files in the working tree",
+        state,
+        opts.operands,
+        unknown=_has(opts, "--pathspec-from-file") or not opts.operands,
+    )
 
 
 def _git_switch(args: list[_Word], state: _State, acc: _Acc) -> None:
@@ -2028,16 +2090,24 @@ def _git_stash(args: list[_Word], state: _State, acc: _Acc) -> None:
         rest = args[1:] if args and args[0].text == sub else args
         opts = _parse_opts(rest, "m", ("--message", "--pathspec-from-file"))
         paths = [] if sub == "save" else opts.operands
-        acc.flag("git stash reverts files in the working tree", state, paths or [_Word(".")],
-                 unknown=_has(opts, "--pathspec-from-file"))
+        acc.flag(
+            "git stash reverts files in the working tree",
+            state,
+            paths or [_Word(".")],
+            unknown=_has(opts, "--pathspec-from-file"),
+        )
 
 
 def _git_checkout_index(args: list[_Word], state: _State, acc: _Acc) -> None:
     opts = _parse_opts(args, "", ("--prefix", "--stage"))
     paths = [_Word(".")] if _has(opts, "-a", "--all") else opts.operands
     prefix = _values(opts, "--prefix")
-    acc.flag("git checkout-index overwrites files in the working tree", state,
-             [*paths, *prefix], unknown=_has(opts, "--stdin") or bool(prefix))
+    acc.flag(
+        "git checkout-index overwrites files in the working tree",
+        state,
+        [*paths, *prefix],
+        unknown=_has(opts, "--stdin") or bool(prefix),
+    )
 
 
 def _git_read_tree(args: list[_Word], state: _State, acc: _Acc) -> None:
@@ -2055,8 +2125,19 @@ def _git_output(args: list[_Word], state: _State, acc: _Acc) -> None:
 
 def _git_create(args: list[_Word], state: _State, acc: _Acc) -> None:
     """init/clone/worktree add: create a directory (checked like any write)."""
-    opts = _parse_opts(args, "bocj", ("--branch", "--origin", "--config", "--depth",
-                                      "--reference", "--separate-git-dir", "--template"))
+    opts = _parse_opts(
+        args,
+        "bocj",
+        (
+            "--branch",
+            "--origin",
+            "--config",
+            "--depth",
+            "--reference",
+            "--separate-git-dir",
+            "--template",
+        ),
+    )
     operands = [w for w in opts.operands if w.text != "add"]
     acc.create(state, operands[-1:] if operands else [])
 
@@ -2070,8 +2151,9 @@ def _git_rm(args: list[_Word], state: _State, acc: _Acc) -> None:
     opts = _parse_opts(args, "", ("--pathspec-from-file",))
     if _has(opts, "--cached", "-n", "--dry-run"):
         return
-    acc.flag("git rm deletes files", state, opts.operands,
-             unknown=_has(opts, "--pathspec-from-file"))
+    acc.flag(
+        "git rm deletes files", state, opts.operands, unknown=_has(opts, "--pathspec-from-file")
+    )
 
 
 def _git_mv(args: list[_Word], state: _State, acc: _Acc) -> None:
@@ -2152,8 +2234,11 @@ def _sort(cmd: _Cmd) -> Kind | None:
 def _second_operand_output(cmd: _Cmd) -> None:
     """``uniq IN OUT``, ``xxd IN OUT``: the second operand is written."""
     name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args, "fswcglson" if name == "xxd" else "fsw",
-                       ("--skip-fields", "--skip-chars", "--check-chars"))
+    opts = _parse_opts(
+        args,
+        "fswcglson" if name == "xxd" else "fsw",
+        ("--skip-fields", "--skip-chars", "--check-chars"),
+    )
     outputs = _not_device(opts.operands[1:2])
     if outputs:
         acc.flag(f"{name} writes its output file", state, outputs)
@@ -2180,8 +2265,11 @@ def _split(cmd: _Cmd) -> Kind | None:
             acc.unanalysable("split --filter runs a command")
             return "unknown"
         prefixes = opts.operands[1:2] or [_Word("x")]
-    acc.flag(f"{name} writes files named after a prefix", state,
-             [_Word(p.text + "*", dynamic=p.dynamic) for p in prefixes])
+    acc.flag(
+        f"{name} writes files named after a prefix",
+        state,
+        [_Word(p.text + "*", dynamic=p.dynamic) for p in prefixes],
+    )
     return None
 
 
@@ -2217,8 +2305,11 @@ def _archive(cmd: _Cmd) -> Kind | None:
             return "unknown"
         archive = _values(opts, "-O", "--output-file") or opts.operands[:1]
         moved = opts.operands[1:] if _has(opts, "-m", "--move") else []
-        acc.flag("zip writes an archive" + (" and deletes the files it adds" if moved else ""),
-                 state, [*_not_device(archive), *moved])
+        acc.flag(
+            "zip writes an archive" + (" and deletes the files it adds" if moved else ""),
+            state,
+            [*_not_device(archive), *moved],
+        )
         return None
     letters = args[0].text.lstrip("-") if args else ""
     rest = args[1:]
@@ -2235,8 +2326,9 @@ def _archive(cmd: _Cmd) -> Kind | None:
         elif _has(opts, "-p", "--pass-through"):
             acc.flag("cpio -p copies files into a directory", state, opts.operands[:1])
         elif _has(opts, "-o", "--create"):
-            acc.flag("cpio -o writes an archive", state, _not_device(_values(opts, "-F", "-O",
-                                                                               "--file")))
+            acc.flag(
+                "cpio -o writes an archive", state, _not_device(_values(opts, "-F", "-O", "--file"))
+            )
         return None
     # 7z: a/u/d rewrite the archive, x/e extract (into -o<dir> or the current directory).
     opts = _parse_opts(rest)
@@ -2244,8 +2336,7 @@ def _archive(cmd: _Cmd) -> Kind | None:
         acc.flag(f"{name} {letters} writes an archive", state, opts.operands[:1])
     elif letters in ("x", "e"):
         outputs = [_Word(f.text[2:], dynamic=f.dynamic) for f in rest if f.text.startswith("-o")]
-        acc.flag(f"{name} {letters} extracts files (may overwrite)", state,
-                 outputs or [_Word(".")])
+        acc.flag(f"{name} {letters} extracts files (may overwrite)", state, outputs or [_Word(".")])
     return None
 
 
@@ -2257,8 +2348,10 @@ def _search(cmd: _Cmd) -> Kind | None:
             acc.unanalysable("rg --pre runs a command")
             return "unknown"
         return "read"
-    if any(w.text in ("-x", "-X", "--exec", "--exec-batch") or w.text.startswith("--exec")
-           for w in args):
+    if any(
+        w.text in ("-x", "-X", "--exec", "--exec-batch") or w.text.startswith("--exec")
+        for w in args
+    ):
         acc.unanalysable(f"{name} -x runs a command on every match")
         return "unknown"
     return "read"
@@ -2267,8 +2360,9 @@ def _search(cmd: _Cmd) -> Kind | None:
 def _pager(cmd: _Cmd) -> None:
     """less -o FILE copies its input to FILE; otherwise a pager only reads."""
     args, state, acc = cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args, "oObhjkpPtTxyz#", ("--log-file", "--LOG-FILE", "--tag",
-                                                "--pattern", "--prompt"))
+    opts = _parse_opts(
+        args, "oObhjkpPtTxyz#", ("--log-file", "--LOG-FILE", "--tag", "--pattern", "--prompt")
+    )
     outputs = _not_device(_values(opts, "-o", "-O", "--log-file", "--LOG-FILE"))
     if outputs:
         acc.flag(f"{cmd.name} -o writes its input to a file", state, outputs)
@@ -2310,14 +2404,25 @@ def _editor(cmd: _Cmd) -> None:
                                                  "--funcall", "--script"))  # fmt: skip
     files = [w for w in opts.operands if not w.text.startswith("+")]
     # ex/vim -es and ed read commands (:w other) from arguments or stdin: any file may change.
-    acc.flag(f"{name} edits files (and can be scripted to write others)", state, files,
-             unknown=True)
+    acc.flag(
+        f"{name} edits files (and can be scripted to write others)", state, files, unknown=True
+    )
 
 
 def _yq(cmd: _Cmd) -> None:
     args, state, acc = cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args, "opIeMnsf", ("--output-format", "--input-format", "--indent",
-                                          "--front-matter", "--expression", "--split-exp"))
+    opts = _parse_opts(
+        args,
+        "opIeMnsf",
+        (
+            "--output-format",
+            "--input-format",
+            "--indent",
+            "--front-matter",
+            "--expression",
+            "--split-exp",
+        ),
+    )
     if _has(opts, "-i", "--inplace"):
         files = opts.operands[1:] if len(opts.operands) > 1 else opts.operands
         acc.flag("yq -i edits files in place", state, files)
@@ -2336,16 +2441,32 @@ def _history(cmd: _Cmd) -> None:
 
 def _source(cmd: _Cmd) -> Kind:
     args, acc = cmd.args, cmd.acc
-    if not args or args[0].dynamic or args[0].text in ("/dev/stdin", "-") or _is_device(
-            args[0].text) or args[0].substitutions:
+    if (
+        not args
+        or args[0].dynamic
+        or args[0].text in ("/dev/stdin", "-")
+        or _is_device(args[0].text)
+        or args[0].substitutions
+    ):
         acc.unanalysable("source of a run-time value")
         return "unknown"
     return "run"  # `. .venv/bin/activate`: a script we do not read
 
 
 _DECLARERS: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
-_SAFE_SHOPT: Final = frozenset({"extglob", "globstar", "nullglob", "failglob", "pipefail",
-                                "inherit_errexit", "lastpipe", "checkwinsize", "histappend"})
+_SAFE_SHOPT: Final = frozenset(
+    {
+        "extglob",
+        "globstar",
+        "nullglob",
+        "failglob",
+        "pipefail",
+        "inherit_errexit",
+        "lastpipe",
+        "checkwinsize",
+        "histappend",
+    }
+)
 
 
 def _builtin_names(cmd: _Cmd) -> Kind | None:
@@ -2542,9 +2663,28 @@ _HANDLERS: dict[str, _Handler] = {
     ".": _source,
     **dict.fromkeys(_COMPRESSORS, _compress),
     **dict.fromkeys(_EDITORS, _editor),
-    **dict.fromkeys(("declare", "typeset", "local", "export", "readonly", "read", "mapfile",
-                     "readarray", "unset", "let", "printf", "getopts", "wait", "shopt", "hash",
-                     "test", "["), _builtin_names),
+    **dict.fromkeys(
+        (
+            "declare",
+            "typeset",
+            "local",
+            "export",
+            "readonly",
+            "read",
+            "mapfile",
+            "readarray",
+            "unset",
+            "let",
+            "printf",
+            "getopts",
+            "wait",
+            "shopt",
+            "hash",
+            "test",
+            "[",
+        ),
+        _builtin_names,
+    ),
     **dict.fromkeys(_WRAPPERS, _wrapper),
     **dict.fromkeys(_SHELLS, _shell),
 }
