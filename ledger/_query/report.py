@@ -5,8 +5,8 @@ the most-touched files and the share of lines by agent, human and unknown; verif
 checkpoint status. :func:`build_report` returns plain JSON-ready data; ``report_html`` renders
 it as one self-contained page.
 
-Lines by status come from the ``lines`` view (current blame) when it is registered. Until then
-they are an estimate from attribution alone, and say so (``lines_basis``): a file whose bytes
+Lines by status come from the ``lines`` view (current blame) when it is registered, else they
+are an estimate from attribution alone, and say so (``lines_basis``): a file whose bytes
 still equal the last write an agent recorded has that write's ranges as ``agent`` lines and the
 rest ``unknown``; a file changed since (by a person or an untracked tool) is all ``unknown``.
 Without blame nothing can be called ``human``.
@@ -33,7 +33,7 @@ __all__ = ["build_report"]
 Progress = Callable[[str, int, int], None]
 TOP_FILES: Final = 15
 # A star: the report reads every column of these views with its own queries.
-_LOAD: Final = "SELECT * FROM events, decisions, tool_calls, file_ranges LIMIT 0"
+_LOAD: Final = "SELECT * FROM events, decisions, tool_calls, file_ranges, lines LIMIT 0"
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
@@ -203,8 +203,16 @@ def _directory(path: str) -> str:
 def _lines_by_directory(
     con: duckdb.DuckDBPyConnection, sources: Sequence[LedgerSource]
 ) -> tuple[list[dict[str, Any]], str]:
-    if get_view("lines") is not None:  # the blame projection, once registered
-        return [], "blame"
+    if get_view("lines") is not None:  # the blame projection
+        blamed: dict[str, dict[str, int]] = {}
+        for item in _rows(con, "SELECT path, status, count(*) AS n FROM lines GROUP BY ALL"):
+            bucket = blamed.setdefault(
+                _directory(item["path"]), {"agent": 0, "human": 0, "unknown": 0}
+            )
+            # Blame never calls a line human: what no agent call explains is unknown here
+            # (`ledger blame` tells git's commits apart, file by file).
+            bucket["agent" if item["status"] == "agent" else "unknown"] += item["n"]
+        return [{"directory": d, **counts} for d, counts in sorted(blamed.items())], "blame"
     latest = _rows(
         con,
         """

@@ -61,13 +61,15 @@ def test_report_counts_decisions_denials_and_approvals(report: dict[str, Any]) -
     assert report["top_files"][0]["writes"] == 2
 
 
-def test_lines_estimate_counts_the_last_write_while_the_file_is_unchanged(
+def test_lines_by_directory_count_the_last_write_while_the_file_is_unchanged(
     report: dict[str, Any],
 ) -> None:
-    assert report["lines_basis"] == "estimate"
+    assert report["lines_basis"] == "blame"  # the lines view (the blame projection)
     (row,) = report["lines_by_directory"]
     assert row["directory"] == "src/auth"
-    assert row["agent"] == 1  # bob's write added one line; the file is as he left it
+    # alice's Edit rewrote one line and bob's Write added one; both are still there (the
+    # attribution-only estimate could credit only the last write)
+    assert row["agent"] == 2
     assert row["human"] == 0
     assert row["agent"] + row["unknown"] == 6  # the file has six lines
 
