@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from cli import _append, _blame, _intent, _intents, _keys, _log, _query
-from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, guarded
+from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE
+from cli._options import JsonOption, RootOption, run_action
 from ledger import Ledger, StorageError, VerifyReport
 
 app = typer.Typer(
@@ -35,21 +36,8 @@ app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
 
-RootOption = Annotated[
-    str | None,
-    typer.Option(
-        "--root",
-        envvar="LEDGER_ROOT",
-        help="Workspace root (default: nearest parent holding .orchestration/).",
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
-
-def _run(action: Callable[[], int]) -> None:
-    code = guarded(action)
-    if code != OK:
-        raise typer.Exit(code)
+_run = run_action
 
 
 def _emit_json(value: Any) -> None:  # noqa: ANN401 -- any JSON value

@@ -7,12 +7,8 @@ from typing import Annotated, Any
 import typer
 
 from cli._exit import OK, UNVERIFIABLE, guarded
+from cli._options import JsonOption, RootOption
 from ledger import intent_summaries, write_intent_map
-
-RootOption = Annotated[
-    str | None, typer.Option("--root", envvar="LEDGER_ROOT", help="Workspace root.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 def _exit(code: int) -> None:

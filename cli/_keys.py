@@ -8,30 +8,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cli._exit import OK, guarded
+from cli._exit import OK
+from cli._options import JsonOption, RootOption, run_action
 from ledger import InputError, Ledger
 
-RootOption = Annotated[
-    str | None,
-    typer.Option(
-        "--root",
-        envvar="LEDGER_ROOT",
-        help="Workspace root (default: nearest parent holding .orchestration/).",
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-
-
-def _run(action: Callable[[], int]) -> None:
-    code = guarded(action)
-    if code != OK:
-        raise typer.Exit(code)
+_run = run_action
 
 
 def _public_key(value: str) -> bytes:

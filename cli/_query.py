@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
-from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, guarded
+from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK
+from cli._options import ForceOption, RootOption, run_action
 from cli._progress import progress_bars
 from ledger import (
     EXPORT_FORMATS,
@@ -36,21 +36,7 @@ from ledger import (
     write_result,
 )
 
-RootOption = Annotated[
-    str | None,
-    typer.Option(
-        "--root",
-        envvar="LEDGER_ROOT",
-        help="Workspace root (default: nearest parent holding .orchestration/).",
-    ),
-]
-ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing output.")]
-
-
-def _run(action: Callable[[], int]) -> None:
-    code = guarded(action)
-    if code != OK:
-        raise typer.Exit(code)
+_run = run_action
 
 
 def _warn(message: str) -> None:

@@ -554,7 +554,11 @@ class Ledger:
         return sign_checkpoint(tail.ledger_id, tail.seq + 1, tail.hash, key)
 
     def auto_checkpoint(
-        self, *, session_end: bool = False, every: int | None = None
+        self,
+        *,
+        session_end: bool = False,
+        every: int | None = None,
+        appended: tuple[int, int] | None = None,
     ) -> AutoCheckpoint:
         """Store a signed checkpoint outside the workspace when one is due.
 
@@ -567,9 +571,22 @@ class Ledger:
 
         Never raises: the event's decision is already recorded and answered by then, and a
         checkpoint that cannot be written (status ``failed``) must not change that answer.
+
+        Args:
+            appended: ``(first seq, last seq)`` the caller just appended. When given and no
+                multiple of ``every`` was crossed (and it is not a session end), nothing is
+                due and nothing is read: the common hook call pays no lock, no file and no
+                import for checkpoints.
         """
+        every = every or self._checkpoint_every()
+        if (
+            appended is not None
+            and not session_end
+            and appended[0] // every == (appended[1] + 1) // every
+        ):
+            return AutoCheckpoint("not-due", appended[1] + 1, None, "no checkpoint due")
         try:
-            return self._auto_checkpoint(session_end, every or self._checkpoint_every())
+            return self._auto_checkpoint(session_end, every)
         except LedgerError as exc:
             return AutoCheckpoint("failed", -1, None, str(exc))
 

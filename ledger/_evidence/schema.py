@@ -13,7 +13,7 @@ from typing import Any
 from ledger._evidence.models import KIND_BODIES, RecordModel
 from ledger._evidence.record import FORMAT_VERSION
 
-__all__ = ["generate_schemas", "main"]
+__all__ = ["generate_schemas", "main", "write_schemas"]
 
 
 def generate_schemas() -> dict[str, dict[str, Any]]:
@@ -31,15 +31,20 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Write every schema under ``DIR`` (default ``schemas``)."""
+def write_schemas(schemas: dict[str, dict[str, Any]], argv: list[str] | None = None) -> int:
+    """Write ``schemas`` (file name → schema) under ``DIR`` (argv[0]; default ``schemas``)."""
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[0] if args else "schemas")
-    for name, schema in generate_schemas().items():
+    for name, schema in schemas.items():
         path = target / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(schema), encoding="utf-8")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write every record schema under ``DIR`` (default ``schemas``)."""
+    return write_schemas(generate_schemas(), argv)
 
 
 if __name__ == "__main__":

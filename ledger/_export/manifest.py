@@ -6,13 +6,11 @@ from them (``python -m ledger._export.manifest``) and a test fails when the two 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from ledger._evidence.schema import render
+from ledger._evidence.schema import render, write_schemas
 
 __all__ = ["MANIFEST_FORMAT", "ExportManifest", "generate_schemas", "main", "render"]
 
@@ -163,13 +161,7 @@ def generate_schemas() -> dict[str, dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the export schemas under ``DIR`` (default ``schemas``)."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "schemas")
-    for name, schema in generate_schemas().items():
-        path = target / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(schema), encoding="utf-8")
-    return 0
+    return write_schemas(generate_schemas(), argv)
 
 
 if __name__ == "__main__":

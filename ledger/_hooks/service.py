@@ -144,16 +144,24 @@ class GovernedWorkspace:
         )
         self._pending.append(Entry(kind, body, self._actor(inv)))
 
-    def flush(self, extra: list[tuple[str, dict[str, Any]]], inv: Invocation) -> None:
-        """Append the hook record and any extra records with one lock and one fsync."""
+    def flush(
+        self, extra: list[tuple[str, dict[str, Any]]], inv: Invocation
+    ) -> tuple[int, int] | None:
+        """Append the hook record and any extra records with one lock and one fsync.
+
+        Returns:
+            ``(first seq, last seq)`` of what was appended, or None when nothing was.
+        """
         actor = self._actor(inv)
         entries = list(self._pending) + [Entry(kind, body, actor) for kind, body in extra]
         self._pending.clear()
         change = config_change(self.state.config, self.config_digests)
         if change is not None and entries:  # recorded first, in the same write as its first use
             entries.insert(0, Entry(CONFIG_CHANGED_KIND, change, {"client": "ledger"}))
-        if entries:
-            self.ledger.append_many(entries)
+        if not entries:
+            return None
+        records = self.ledger.append_many(entries)
+        return records[0].seq, records[-1].seq
 
 
 def handle_event(
@@ -174,8 +182,10 @@ def handle_event(
         merged = engine.run_post(inv)
     else:
         merged = engine.run_event(inv, can_block=event.event in BLOCKABLE_EVENTS)
-    workspace.flush(governance.records, inv)
-    workspace.ledger.auto_checkpoint(session_end=event.event in ("SessionEnd", "Stop"))
+    appended = workspace.flush(governance.records, inv)
+    workspace.ledger.auto_checkpoint(
+        session_end=event.event in ("SessionEnd", "Stop"), appended=appended
+    )
     return decision_of(event, merged)
 
 

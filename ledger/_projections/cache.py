@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import hmac
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -71,7 +70,7 @@ def _cache_secret(environ: Mapping[str, str] | None) -> bytes | None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(32))
+            handle.write(os.urandom(32))
         return path.read_bytes()
     except FileExistsError:  # another hook process created it first
         try:

@@ -35,7 +35,7 @@ __all__ = ["STATUSES", "BlameLine", "BlameReport", "blame_file", "blame_state", 
 
 STATUSES: Final = ("agent", "git", "unknown")
 _NOT_COMMITTED: Final = "0" * 40
-_AGENT_FIELDS: Final = (
+AGENT_FIELDS: Final = (
     "seq",
     "record_hash",
     "invocation_id",
@@ -57,7 +57,7 @@ class BlameLine(NamedTuple):
     status: str
     content_hash: str
     facts: dict[str, Any]
-    """agent: the ``_AGENT_FIELDS``; git: commit, author, author_time, orig_line; unknown:
+    """agent: the ``AGENT_FIELDS``; git: commit, author, author_time, orig_line; unknown:
     reason. Plus ``denied`` when agents tried to write this line and were refused."""
 
 
@@ -262,7 +262,7 @@ def blame_file(
         facts: dict[str, Any] = {}
         attribution = state.ref(ref) if ref != BASE else None
         if attribution is not None and attribution["status"] == "agent":
-            facts = {k: attribution.get(k) for k in _AGENT_FIELDS}
+            facts = {k: attribution.get(k) for k in AGENT_FIELDS}
             status = "agent"
         else:
             status = "unknown"
@@ -361,7 +361,7 @@ def _report_at(
         if attribution is not None and attribution["status"] == "agent":
             rows.append(
                 BlameLine(
-                    number, "", "agent", digest, {k: attribution.get(k) for k in _AGENT_FIELDS}
+                    number, "", "agent", digest, {k: attribution.get(k) for k in AGENT_FIELDS}
                 )
             )
         else:
@@ -406,7 +406,7 @@ def current_lines(
                     if changed
                     else "no recorded agent call wrote it"
                 )
-            row.update({k: (attribution or {}).get(k) if agent else None for k in _AGENT_FIELDS})
+            row.update({k: (attribution or {}).get(k) if agent else None for k in AGENT_FIELDS})
             yield row
 
 

@@ -497,7 +497,7 @@ def _line_rows(source: LedgerSource) -> Rows:
     # The live files are a workspace's; an export has none (its records still describe them).
     if source.root is None:
         return
-    from ledger._projections.explain import current_lines  # noqa: PLC0415
+    from ledger._projections.explain import AGENT_FIELDS, current_lines  # noqa: PLC0415
 
     for row in current_lines(source.root):
         yield (
@@ -507,22 +507,9 @@ def _line_rows(source: LedgerSource) -> Rows:
             row["content_hash"],
             row["status"],
             row.get("reason"),
-            *(row.get(name) for name in _LINE_AGENT_FIELDS),
+            *(row.get(name) for name in AGENT_FIELDS),
         )
 
-
-_LINE_AGENT_FIELDS: Final = (
-    "seq",
-    "record_hash",
-    "invocation_id",
-    "tool_use_id",
-    "tool",
-    "intent_id",
-    "session_id",
-    "client",
-    "model",
-    "ts",
-)
 
 LINES = FoldView(
     "lines",
