@@ -127,3 +127,31 @@ def recorded(ws: Workspace, stray: Iterable[str] = ()) -> list[str]:
             f"ledger verify exited {verify.returncode}: {(verify.stdout + verify.stderr)[-500:]}"
         )
     return problems
+
+
+def attributed(ws: Workspace, path: str, expected: Mapping[int, str | None]) -> list[str]:
+    """``ledger blame --json`` names, for each line number in ``expected``, the tool call the
+    real client made (its ``tool_use_id``), or (``None``) says no agent call wrote it."""
+    done = ws.ledger("blame", "--json", path, check=False)
+    if done.returncode != 0:
+        return [f"ledger blame {path} exited {done.returncode}: {done.stderr.strip()[:200]}"]
+    lines = {item["line"]: item for item in json.loads(done.stdout)["lines"]}
+    problems = []
+    for number, tool_use_id in expected.items():
+        item = lines.get(number)
+        if item is None:
+            problems.append(f"{path}:{number}: blame has no such line")
+        elif tool_use_id is None and item["status"] == "agent":
+            problems.append(
+                f"{path}:{number}: credited to {item.get('tool_use_id')}, "
+                "but no agent call wrote it"
+            )
+        elif tool_use_id is not None and (item["status"], item.get("tool_use_id")) != (
+            "agent",
+            tool_use_id,
+        ):
+            problems.append(
+                f"{path}:{number}: blame says {item['status']} "
+                f"{item.get('tool_use_id')}, the client's call was {tool_use_id}"
+            )
+    return problems

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ._checks import allowed, files_are, pre_answer, recorded, refused
+from ._checks import allowed, attributed, files_are, pre_answer, recorded, refused
 from ._claude import SELECT_ONLY, ClaudeRun, run_claude
 from ._harness import SETTINGS, Workspace, make_workspace
 from ._server import Call, Say, anthropic_tool_use_id
@@ -93,6 +93,10 @@ def scenario_in_scope(binary: Path, base: Path) -> list[str]:
     for step in (2, 3):
         if not edits.get(tid(step)):
             problems.append(f"hook.post of {tid(step)} records no edit")
+    # Attribution: blame names the real client's tool call for every line it wrote, and no
+    # call for the line it left alone.
+    problems += attributed(ws, SOURCE, {1: tid(2), 2: None})
+    problems += attributed(ws, "src/auth/session.ts", {1: tid(3)})
     # A command that fails reaches PostToolUseFailure, recorded with outcome "failure".
     outcomes = [
         r["body"].get("outcome")
