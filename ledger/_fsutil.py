@@ -7,10 +7,18 @@ on POSIX), so a reader sees the old file or the new one, never half of either.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
-__all__ = ["atomic_write"]
+from ledger._workspace import ledger_home
+
+__all__ = ["atomic_write", "cache_secret", "seal", "unseal"]
+
+_SECRET_FILE: Final = "cache.secret"  # noqa: S105 -- a file name, not a secret
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = False) -> None:
@@ -37,3 +45,51 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = 
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def cache_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The per-user MAC secret, created on first use; ``None`` when it cannot be had (then
+    caches are neither trusted nor written, and every call rebuilds: slower, same answers)."""
+    path = ledger_home(environ) / _SECRET_FILE
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(32))
+        return path.read_bytes()
+    except FileExistsError:  # another hook process created it first
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+    except OSError:
+        return None
+
+
+def seal(payload: bytes, environ: Mapping[str, str] | None = None) -> bytes | None:
+    """``payload`` with an HMAC-SHA256 line under the per-user cache secret in front, for a
+    derived cache in the workspace; ``None`` when there is no secret (then write no cache).
+
+    A cache an agent could write must never change a decision: only what this user's ledger
+    wrote (knowing the secret outside the workspace) is read back (:func:`unseal`)."""
+    secret = cache_secret(environ)
+    if secret is None:
+        return None
+    return hmac.new(secret, payload, hashlib.sha256).hexdigest().encode() + b"\n" + payload
+
+
+def unseal(raw: bytes, environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The payload :func:`seal` wrapped, or ``None`` when the MAC does not verify (tampered,
+    foreign, garbage) or there is no secret: the caller then rebuilds from the source."""
+    secret = cache_secret(environ)
+    mac, _, payload = raw.partition(b"\n")
+    if secret is None:
+        return None
+    expected = hmac.new(secret, payload, hashlib.sha256).hexdigest().encode()
+    return payload if hmac.compare_digest(mac, expected) else None

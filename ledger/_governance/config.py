@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import ConfigError, InputError, LedgerError
-from ledger._fsutil import atomic_write
+from ledger._fsutil import atomic_write, seal, unseal
 from ledger._governance.analysis.paths import ScopeSpec
 from ledger._governance.engine import HookEngine
 from ledger._governance.intents import (
@@ -51,9 +51,14 @@ def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
             raise ConfigError(f"{path}: invalid JSON ({exc})") from None
     else:
         cache = cache_dir / f"{path.name}.{digest[:16]}.json"
+        # Sealed with the per-user secret: a cache an agent wrote (say, policies switched off
+        # for today's hooks.yaml) is not this user's and is ignored, never obeyed.
         try:
-            return dict(json.loads(cache.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError):
+            payload = unseal(cache.read_bytes())
+            cached = json.loads(payload) if payload is not None else None
+            if isinstance(cached, dict) and cached.get("sha256") == digest:
+                return dict(cached["config"])
+        except (OSError, ValueError, TypeError, KeyError):
             pass
         import yaml  # noqa: PLC0415 -- only when the YAML changed
 
@@ -64,7 +69,9 @@ def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
             where = f":{mark.line + 1}" if mark is not None else ""
             raise ConfigError(f"{path}{where}: invalid YAML") from None
         with contextlib.suppress(OSError, TypeError):  # an unwritable cache only costs time
-            atomic_write(cache, json.dumps(loaded).encode("utf-8"))
+            sealed = seal(json.dumps({"config": loaded, "sha256": digest}).encode("utf-8"))
+            if sealed is not None:
+                atomic_write(cache, sealed)
     if not isinstance(loaded, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
     return loaded
@@ -206,11 +213,18 @@ class WorkspaceConfig:
         """``globs`` compiled to a :class:`ScopeSpec`; pathspec loads only on a cache miss."""
         key = hashlib.sha256(json.dumps(globs).encode()).hexdigest()[:24]
         cache = self.cache_dir / f"scope.{key}.json"
+        # Sealed like every derived cache: compiled regexes an agent wrote (matching everything)
+        # would widen the scope, so only this user's own are read back.
         try:
-            return ScopeSpec.from_cache(json.loads(cache.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError, InputError, LedgerError):
+            payload = unseal(cache.read_bytes())
+            cached = json.loads(payload) if payload is not None else None
+            if isinstance(cached, dict) and cached.get("globs") == list(globs):
+                return ScopeSpec.from_cache(cached["spec"])
+        except (OSError, ValueError, TypeError, KeyError, InputError, LedgerError):
             pass
         spec = ScopeSpec.compile(globs)
-        with contextlib.suppress(OSError):  # an unwritable cache only costs time
-            atomic_write(cache, json.dumps(spec.to_cache()).encode("utf-8"))
+        sealed = seal(json.dumps({"globs": list(globs), "spec": spec.to_cache()}).encode())
+        if sealed is not None:
+            with contextlib.suppress(OSError):  # an unwritable cache only costs time
+                atomic_write(cache, sealed)
         return spec

@@ -32,6 +32,7 @@ directory holding it, so keep ``cache_dir`` as protected as ``.orchestration/`` 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -100,7 +101,7 @@ _ALLOWED_KEYS: Final = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 _NULL_TAG: Final = "tag:yaml.org,2002:null"
 
-_CACHE_FORMAT: Final = "ledger.intents-cache/2"  # /2: statuses stored in canonical spelling
+_CACHE_FORMAT: Final = "ledger.intents-cache/3"  # /3: the checksum is an HMAC (sealed)
 _CACHE_MAX_BYTES: Final = 16 * 1024 * 1024
 
 
@@ -470,9 +471,17 @@ def _cache_file(path: Path, cache_dir: Path) -> Path:
     return cache_dir / f"intents-{key[:24]}.json"
 
 
-def _checksum(intents: object) -> str:
+def _checksum(intents: object) -> str | None:
+    """HMAC of the cached intents under the per-user cache secret (outside the workspace): a
+    cache an agent wrote (a wider owned_scope for today's file) does not verify and is ignored.
+    ``None`` without a secret: then there is no cache, only the YAML."""
+    from ledger._fsutil import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
+
+    secret = cache_secret()
+    if secret is None:
+        return None
     blob = json.dumps(intents, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(blob.encode("ascii")).hexdigest()
+    return hmac.new(secret, blob.encode("ascii"), hashlib.sha256).hexdigest()
 
 
 def _strings(value: object) -> tuple[str, ...] | None:
@@ -521,6 +530,7 @@ def _read_cache(cache: Path, size: int, mtime_ns: int, sha256: str) -> IntentsFi
         or doc.get("mtime_ns") != mtime_ns
         or doc.get("sha256") != sha256
         or not isinstance(doc.get("intents"), list)
+        or doc.get("checksum") is None
         or doc.get("checksum") != _checksum(doc["intents"])
     ):
         return None
@@ -541,13 +551,16 @@ def _write_cache(cache: Path, size: int, mtime_ns: int, parsed: IntentsFile) -> 
     for item in intents:
         for key in ("owned_scope", "constraints", "acceptance_criteria"):
             item[key] = list(item[key])
+    checksum = _checksum(intents)
+    if checksum is None:
+        return
     doc = {
         "format": _CACHE_FORMAT,
         "size": size,
         "mtime_ns": mtime_ns,
         "sha256": parsed.source_sha256,
         "intents": intents,
-        "checksum": _checksum(intents),
+        "checksum": checksum,
     }
     data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     try:

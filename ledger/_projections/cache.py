@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -34,14 +33,12 @@ import orjson
 
 from ledger._errors import StorageError
 from ledger._evidence.read import parse_stored, read_records
-from ledger._fsutil import atomic_write
+from ledger._fsutil import atomic_write, cache_secret
 from ledger._projections.interface import Projection, StateT
-from ledger._workspace import ledger_home
 
 __all__ = ["CACHE_FORMAT", "Position", "ProjectionCache"]
 
 CACHE_FORMAT: Final = 2
-_SECRET_FILE: Final = "cache.secret"  # noqa: S105 -- a file name, not a secret
 _WINDOW: Final = 64 * 1024
 
 
@@ -54,31 +51,6 @@ class Position(NamedTuple):
 
 
 _START: Final = Position(0, -1, "")
-
-
-def _cache_secret(environ: Mapping[str, str] | None) -> bytes | None:
-    """The per-user MAC secret, created on first use; ``None`` when it cannot be had (then
-    caches are neither trusted nor written, and every call rebuilds: slower, same answers)."""
-    path = ledger_home(environ) / _SECRET_FILE
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(os.urandom(32))
-        return path.read_bytes()
-    except FileExistsError:  # another hook process created it first
-        try:
-            return path.read_bytes()
-        except OSError:
-            return None
-    except OSError:
-        return None
 
 
 class ProjectionCache:
@@ -102,7 +74,7 @@ class ProjectionCache:
         self.ledger_path = ledger_path
         self.cache_dir = cache_dir / "projections"
         self.ledger_id = ledger_id
-        self._secret = _cache_secret(environ)
+        self._secret = cache_secret(environ)
         self.rebuilds = 0  # how many states were rebuilt from the first record (tests, bench)
 
     def state(self, projection: Projection[StateT]) -> StateT:
