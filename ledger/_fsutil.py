@@ -72,24 +72,32 @@ def cache_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
         return None
 
 
-def seal(payload: bytes, environ: Mapping[str, str] | None = None) -> bytes | None:
+def seal(
+    payload: bytes, environ: Mapping[str, str] | None = None, *, secret: bytes | None = None
+) -> bytes | None:
     """``payload`` with an HMAC-SHA256 line under the per-user cache secret in front, for a
     derived cache in the workspace; ``None`` when there is no secret (then write no cache).
 
     A cache an agent could write must never change a decision: only what this user's ledger
-    wrote (knowing the secret outside the workspace) is read back (:func:`unseal`)."""
-    secret = cache_secret(environ)
-    if secret is None:
+    wrote (knowing the secret outside the workspace) is read back (:func:`unseal`).
+
+    Args:
+        secret: the secret, when the caller already holds it (else read from the ledger home).
+    """
+    key = secret if secret is not None else cache_secret(environ)
+    if key is None:
         return None
-    return hmac.new(secret, payload, hashlib.sha256).hexdigest().encode() + b"\n" + payload
+    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode() + b"\n" + payload
 
 
-def unseal(raw: bytes, environ: Mapping[str, str] | None = None) -> bytes | None:
+def unseal(
+    raw: bytes, environ: Mapping[str, str] | None = None, *, secret: bytes | None = None
+) -> bytes | None:
     """The payload :func:`seal` wrapped, or ``None`` when the MAC does not verify (tampered,
     foreign, garbage) or there is no secret: the caller then rebuilds from the source."""
-    secret = cache_secret(environ)
-    mac, _, payload = raw.partition(b"\n")
-    if secret is None:
+    key = secret if secret is not None else cache_secret(environ)
+    if key is None:
         return None
-    expected = hmac.new(secret, payload, hashlib.sha256).hexdigest().encode()
+    mac, _, payload = raw.partition(b"\n")
+    expected = hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
     return payload if hmac.compare_digest(mac, expected) else None

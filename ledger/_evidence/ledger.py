@@ -34,7 +34,7 @@ from ledger._evidence.keys import (
     load_signing_key,
     store_private_key,
 )
-from ledger._evidence.read import parse_stored, read_records
+from ledger._evidence.read import read_records, tail_records
 from ledger._evidence.record import (
     ADDED_KIND,
     FORMAT_VERSION,
@@ -408,18 +408,12 @@ class Ledger:
                 yield Record(stored.line, stored.data)
 
     def tail(self, count: int) -> list[Record]:
-        """The last ``count`` complete records, oldest first."""
-        out: list[Record] = []
-        with self.file.transaction() as tx:
-            end, _ = tx.torn_bytes()
-            while len(out) < count:
-                found = tx.last_line(end)
-                if found is None:
-                    break
-                end, line = found
-                out.append(Record(line, parse_stored(line)))
-        out.reverse()
-        return out
+        """The last ``count`` complete records, oldest first (through the one read path's
+        :func:`~ledger._evidence.read.tail_records`: appends write whole lines, so no lock is
+        needed to read complete ones)."""
+        if not self.file.exists():
+            raise NotInitializedError(f"no ledger at {self.file.path}; run `ledger init`")
+        return [Record(s.line, s.data) for s in tail_records(self.file.path, count)]
 
     @property
     def ledger_id(self) -> str:

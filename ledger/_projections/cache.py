@@ -23,8 +23,6 @@ ledger, ``ledger verify`` judges it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -33,7 +31,7 @@ import orjson
 
 from ledger._errors import StorageError
 from ledger._evidence.read import parse_stored, read_records
-from ledger._fsutil import atomic_write, cache_secret
+from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._projections.interface import Projection, StateT
 
 __all__ = ["CACHE_FORMAT", "Position", "ProjectionCache"]
@@ -104,16 +102,12 @@ class ProjectionCache:
     def _path(self, projection: Projection[Any]) -> Path:
         return self.cache_dir / f"{projection.name}.json"
 
-    def _mac(self, payload: bytes) -> str:
-        return hmac.new(self._secret or b"", payload, hashlib.sha256).hexdigest()
-
     def _load(self, projection: Projection[StateT]) -> tuple[StateT, Position] | None:
         if self._secret is None:
             return None
         try:
-            raw = self._path(projection).read_bytes()
-            mac, _, payload = raw.partition(b"\n")
-            if not hmac.compare_digest(mac.decode("ascii"), self._mac(payload)):
+            payload = unseal(self._path(projection).read_bytes(), secret=self._secret)
+            if payload is None:
                 return None
             data = orjson.loads(payload)
             if (
@@ -146,8 +140,10 @@ class ProjectionCache:
             },
             option=orjson.OPT_SORT_KEYS,
         )
-        with contextlib.suppress(OSError):  # a cache we cannot write only costs time
-            atomic_write(self._path(projection), self._mac(payload).encode() + b"\n" + payload)
+        sealed = seal(payload, secret=self._secret)
+        if sealed is not None:
+            with contextlib.suppress(OSError):  # a cache we cannot write only costs time
+                atomic_write(self._path(projection), sealed)
 
     def _position_holds(self, position: Position) -> bool:
         """Does the ledger still hold, ending at ``position.end``, the record it names?"""

@@ -16,7 +16,6 @@ keeps unchanged keep their attribution.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from collections import Counter
@@ -28,6 +27,7 @@ from ledger._errors import InputError
 from ledger._evidence.ledger import Ledger
 from ledger._evidence.read import read_records
 from ledger._governance.attribution import diff_hunks, line_hash, split_lines
+from ledger._governance.policies import sha256_file
 from ledger._projections.blame import BASE, BLAME, BlameState
 from ledger._projections.cache import ProjectionCache
 
@@ -389,7 +389,7 @@ def current_lines(
         model = state.files[path]
         # The model is exact only while the file holds the content its last record left; a file
         # changed on disk since then is unknown here (``ledger blame`` reconciles it with git).
-        on_disk = _sha256_of(ledger.workspace.root / path)
+        on_disk = sha256_file(str(ledger.workspace.root / path))
         changed = on_disk is not None and model.get("sha") not in (None, on_disk)
         for index, (digest, ref) in enumerate(zip(model["hashes"], model["refs"], strict=True)):
             attribution = state.ref(ref)
@@ -408,12 +408,3 @@ def current_lines(
                 )
             row.update({k: (attribution or {}).get(k) if agent else None for k in AGENT_FIELDS})
             yield row
-
-
-def _sha256_of(path: Path) -> str | None:
-    """Hex SHA-256 of a regular file's bytes; None when it is missing or unreadable."""
-    try:
-        with path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return None
