@@ -7,4 +7,12 @@ from __future__ import annotations
 import os
 import tempfile
 
+from hypothesis import settings
+
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="ledger-test-state-")
+
+# Property tests explore new examples on every local run (that is how they find bugs), but CI must
+# judge a commit, not a dice roll: `.ci/run` selects the "ci" profile, which derandomizes the
+# search (the same examples for the same code) and prints the blob that replays a failure.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("LEDGER_HYPOTHESIS_PROFILE", "default"))

@@ -14,7 +14,6 @@ Each test gets its own ``LEDGER_HOME`` (private keys) and workspace; ``LEDGER_SI
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -26,43 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from cli._entry import main as entry_main
+from tests.cli.inprocess import run_in_process
 
 LEDGER_BIN = Path(sys.executable).parent / "ledger"
 OK, INTEGRITY, UNVERIFIABLE, INVALID_INPUT = 0, 1, 2, 3
-
-
-def run_in_process(
-    args: list[str], *, stdin: bytes, cwd: Path, env: dict[str, str]
-) -> subprocess.CompletedProcess[bytes]:
-    """Call the console script's entry point as its process would: with ``env`` as the whole
-    environment, ``cwd`` as the working directory and fresh standard streams; the exit status is
-    what ``sys.exit(main())`` would make of it. An exception escaping ``main`` fails the test,
-    as the traceback it would print fails the subprocess tests."""
-    out, err = io.BytesIO(), io.BytesIO()
-    streams = (
-        io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"),
-        io.TextIOWrapper(out, encoding="utf-8", write_through=True),
-        io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True),
-    )
-    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
-    saved_cwd, saved_env = Path.cwd(), dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    os.chdir(cwd)
-    sys.stdin, sys.stdout, sys.stderr = streams
-    try:
-        code = entry_main(args)
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-    finally:
-        streams[1].flush()
-        streams[2].flush()
-        sys.stdin, sys.stdout, sys.stderr = saved_streams
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["ledger", *args], code, out.getvalue(), err.getvalue())
 
 
 class CLI:
@@ -546,13 +512,6 @@ def test_key_revoke_unknown_key_exits_2(ledger: CLI) -> None:
 
 
 # --- demo, workspace discovery ---------------------------------------------------------------
-
-
-def test_demo(cli: CLI) -> None:
-    out = cli.ok("demo", "--dir", str(cli.tmp / "demo"))
-    assert "ok:" in out
-    assert "FAILED" in out  # the tampered copy is caught
-    assert "truncated" in out
 
 
 def test_root_option_env_and_walking_up(ledger: CLI) -> None:

@@ -16,6 +16,7 @@ import typer
 from cli._app import app
 from cli._help import COMMANDS
 from ledger import __version__
+from tests.cli.inprocess import run_in_process
 
 LEDGER = Path(sys.executable).parent / "ledger"
 INTENTS = """\
@@ -30,14 +31,17 @@ active_intents:
 def run(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(LEDGER), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=cwd,
-        timeout=120,
+    """``ledger ARGS`` through the console script's entry point, in this process: these tests are
+    about what the command prints and its exit code, which a new interpreter would not change
+    (tests/cli/inprocess.py)."""
+    done = run_in_process(
+        list(args), stdin=b"", cwd=cwd or Path.cwd(), env=dict(os.environ) if env is None else env
+    )
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8"),
+        done.stderr.decode("utf-8", "backslashreplace"),
     )
 
 

@@ -1,5 +1,6 @@
-"""``ledger demo`` reads well: reasons wrapped whole, one label for a passing call, jargon
-glossed, next steps at the end."""
+"""``ledger demo``, run once as the installed command: it works end to end (a tampered copy is
+caught, a query, a report and an export an auditor accepts), and it reads well: reasons wrapped
+whole, one label for a passing call, jargon glossed, next steps at the end."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from ledger import verify_export
 
 LEDGER = Path(sys.executable).parent / "ledger"
 WIDTH = 64
@@ -31,6 +34,22 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout, base / "workspace"
+
+
+def test_demo_catches_the_tampered_copy(demo: tuple[str, Path]) -> None:
+    out, _ = demo
+    assert "ok:" in out
+    assert "FAILED" in out
+    assert "truncated" in out
+
+
+def test_demo_ends_with_a_query_a_report_and_an_accepted_export(demo: tuple[str, Path]) -> None:
+    out, workspace = demo
+    tail = out[out.index("== ledger query") :]
+    assert "STALE_FILE" in tail
+    assert (workspace.parent / "report/report.html").exists()
+    assert "ok: export of ledger" in tail
+    assert verify_export(workspace.parent / "export").ok
 
 
 def _reasons(out: str) -> list[str]:

@@ -439,26 +439,3 @@ def test_segment_missing_its_first_record_is_detected(exported) -> None:
     path = out / "segment/agent_trace.jsonl"
     path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[1:]))
     assert {"hash-mismatch", "segment-bad-anchor", "segment-count"} <= codes(out)
-
-
-@pytest.mark.slow
-def test_demo_ends_with_a_query_a_report_and_an_accepted_export(tmp_path: Path) -> None:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY", "LEDGER_HOME"}
-    }
-    done = subprocess.run(
-        [str(LEDGER_BIN), "demo", "--dir", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    tail = done.stdout[done.stdout.index("== ledger query") :]
-    assert "STALE_FILE" in tail
-    assert (tmp_path / "demo/report/report.html").exists()
-    assert "ok: export of ledger" in tail
-    assert verify_export(tmp_path / "demo/export").ok
