@@ -7,8 +7,10 @@ the one the hook named in the record's ``data.intent_id``. Decisions are counted
 code (``SCOPE_VIOLATION``, ``STALE_FILE`` ...).
 
 Lines currently attributed to an intent come from the blame projection (the line model), and
-the effective scope from the intents file plus approved expansions: :func:`intent_summaries`
-puts the three together.
+the effective scope from the intents file plus the grants of the governance state projection
+(``ledger/_governance/state.py``: the one fold that knows which expansions a human approved and
+which were withdrawn; this projection never counts grants itself, so ``ledger intents`` cannot
+show a forged or withdrawn grant as approved): :func:`intent_summaries` puts them together.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ class IntentStateProjection:
     """Per-intent activity, folded from ``intent.*`` and ``hook.*`` records."""
 
     name: Final = "intents"
-    version: Final = 1
+    version: Final = 2  # 2: grants left to the governance state projection
 
     def initial(self) -> dict[str, Any]:
         """No intents, no sessions."""
-        return {"intents": {}, "sessions": {}, "grants": {}}
+        return {"intents": {}, "sessions": {}}
 
     def apply(self, state: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
         """Fold one record in."""
@@ -50,9 +52,6 @@ class IntentStateProjection:
             self._touch(state, body.get("intent_id"), record, session)
         elif kind == "intent.cleared":
             sessions.pop(str(session), None)
-        elif kind == "intent.scope_expanded":
-            globs = state["grants"].setdefault(str(body.get("intent_id")), [])
-            globs.extend(g for g in body.get("globs", []) if g not in globs)
         elif kind in ("hook.pre", "hook.post", "hook.event"):
             data = body.get("data") if isinstance(body.get("data"), dict) else {}
             intent_id = (data or {}).get("intent_id") or sessions.get(str(session))
@@ -130,12 +129,14 @@ def intent_summaries(
     from ledger._governance.intents import load_intents_file  # noqa: PLC0415
     from ledger._projections.blame import BLAME  # noqa: PLC0415
     from ledger._projections.cache import ProjectionCache  # noqa: PLC0415
+    from ledger._projections.governance import GOVERNANCE_STATE  # noqa: PLC0415
 
     ledger = Ledger.open(root, environ=environ)
     cache = ProjectionCache(
         ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=environ
     )
     state = cache.state(INTENTS)
+    grants = cache.state(GOVERNANCE_STATE).grants
     blame = cache.state(BLAME)
     path = ledger.workspace.intents_path
     declared = load_intents_file(path).intents if path.exists() else ()
@@ -151,7 +152,9 @@ def intent_summaries(
                 owned.setdefault(attribution["intent_id"], {}).setdefault(file, []).append(
                     index + 1
                 )
-    ids = [i.id for i in declared] + sorted(set(state["intents"]) - {i.id for i in declared})
+    ids = [i.id for i in declared] + sorted(
+        (set(state["intents"]) | set(grants)) - {i.id for i in declared}
+    )
     by_id = {i.id: i for i in declared}
     out = []
     for intent_id in ids:
@@ -164,7 +167,7 @@ def intent_summaries(
                 "name": intent.name if intent else None,
                 "status": intent.status if intent else "not in the intents file",
                 "owned_scope": list(intent.owned_scope) if intent else [],
-                "approved_expansions": list(state["grants"].get(intent_id, [])),
+                "approved_expansions": list(grants.get(intent_id, [])),
                 "sessions": list(activity.get("sessions", [])),
                 "files_touched": sorted(activity.get("files", [])),
                 "lines_attributed": sum(len(v) for v in lines.values()),

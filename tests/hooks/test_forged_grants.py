@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import Ledger
+from ledger import Ledger, intent_summaries
 
 from ._support import LEDGER, Session, Workspace, make_workspace, run_cli
 
@@ -115,3 +115,26 @@ def test_intent_expand_at_a_terminal_is_the_approval(ws: Workspace) -> None:
     session = Session(ws, "after")
     session.select()
     assert write_docs(session) is None
+
+
+def approved_expansions(ws: Workspace) -> list[str]:
+    (summary,) = (s for s in intent_summaries(ws.root, environ=ws.env) if s["id"] == "INT-001")
+    return list(summary["approved_expansions"])
+
+
+def test_forged_grant_is_not_listed_as_an_approved_expansion(ws: Workspace) -> None:
+    # `ledger intents` once folded grants on its own and listed any signed scope_expanded record.
+    grant(ws, globs=["**"])  # no approval proof
+    assert approved_expansions(ws) == []
+    grant(ws, approval="tty")
+    assert approved_expansions(ws) == ["docs/**"]
+
+
+def test_withdrawn_grant_is_not_listed_as_an_approved_expansion(ws: Workspace) -> None:
+    grant(ws, approval="tty")
+    assert approved_expansions(ws) == ["docs/**"]
+    done = run_cli(
+        ["intent", "withdraw", "INT-001", "docs/**", "--root", str(ws.root)], ws.proc_env
+    )
+    assert done.returncode == 0, done.stderr
+    assert approved_expansions(ws) == []
