@@ -118,7 +118,14 @@ def _copy(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, path: Path, spil
     """Stream the locked relation's batches into a writer database that COPYs them out."""
     import duckdb  # noqa: PLC0415
 
-    reader = relation.fetch_record_batch(_BATCH_ROWS)
+    # duckdb 2 renamed fetch_record_batch to to_arrow_reader (the old name warns); pyproject
+    # allows duckdb >= 1.3, and an older release may have only the old name.
+    to_reader = getattr(relation, "to_arrow_reader", None)
+    reader = (
+        to_reader(_BATCH_ROWS)
+        if to_reader is not None
+        else relation.fetch_record_batch(_BATCH_ROWS)
+    )
     writer = duckdb.connect(":memory:")
     try:
         writer.execute("SET temp_directory = ?", [str(spill)])

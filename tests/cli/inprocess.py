@@ -48,3 +48,19 @@ def run_in_process(
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["ledger", *args], code, out.getvalue(), err.getvalue())
+
+
+def run_ledger(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``ledger ARGS`` in this process, as text: ``env`` is the whole environment (default: this
+    process's), ``cwd`` the working directory (default: this one), stdin empty."""
+    done = run_in_process(
+        list(args), stdin=b"", cwd=cwd or Path.cwd(), env=dict(os.environ) if env is None else env
+    )
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8"),
+        done.stderr.decode("utf-8", "backslashreplace"),
+    )

@@ -16,7 +16,7 @@ import typer
 from cli._app import app
 from cli._help import COMMANDS
 from ledger import __version__
-from tests.cli.inprocess import run_in_process
+from tests.cli.inprocess import run_ledger
 
 LEDGER = Path(sys.executable).parent / "ledger"
 INTENTS = """\
@@ -31,18 +31,9 @@ active_intents:
 def run(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``ledger ARGS`` through the console script's entry point, in this process: these tests are
-    about what the command prints and its exit code, which a new interpreter would not change
-    (tests/cli/inprocess.py)."""
-    done = run_in_process(
-        list(args), stdin=b"", cwd=cwd or Path.cwd(), env=dict(os.environ) if env is None else env
-    )
-    return subprocess.CompletedProcess(
-        done.args,
-        done.returncode,
-        done.stdout.decode("utf-8"),
-        done.stderr.decode("utf-8", "backslashreplace"),
-    )
+    """In this process: these tests are about what the command prints and its exit code, which a
+    new interpreter would not change."""
+    return run_ledger(*args, env=env, cwd=cwd)
 
 
 def run_at_terminal(

@@ -25,6 +25,7 @@ from ledger import (
     verify_export,
 )
 from ledger._export.manifest import generate_schemas, render
+from tests.cli.inprocess import run_ledger
 from tests.query._governed import BOB, Governed, governed_workspace
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -384,11 +385,10 @@ def test_unwritable_directory_is_a_clear_error(governed: Governed, tmp_path: Pat
 
 
 def cli(governed: Governed, *args: str) -> subprocess.CompletedProcess[str]:
+    """``ledger ARGS`` in this process (tests/cli/inprocess.py): its output and exit code."""
     env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
     env["LEDGER_HOME"] = str(governed.ws.home)
-    return subprocess.run(
-        [str(LEDGER_BIN), *args], capture_output=True, text=True, check=False, env=env, timeout=120
-    )
+    return run_ledger(*args, env=env)
 
 
 def test_cli_export_verify_and_query_the_export(governed: Governed, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from ledger import InputError, LedgerSource, NotInitializedError, QuerySession, registered_views
+from tests.cli.inprocess import run_ledger
 from tests.query._governed import ALICE, BOB, Governed, governed_workspace
 
 LEDGER_BIN = Path(sys.executable).parent / "ledger"
@@ -275,16 +276,9 @@ def test_torn_tail_queries_the_complete_records(governed: Governed, tmp_path: Pa
 def cli(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``ledger ARGS`` in this process (tests/cli/inprocess.py): its output and exit code."""
     base = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
-    return subprocess.run(
-        [str(LEDGER_BIN), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**base, **(env or {}), "COLUMNS": "200"},
-        cwd=cwd,
-        timeout=120,
-    )
+    return run_ledger(*args, env={**base, **(env or {}), "COLUMNS": "200"}, cwd=cwd)
 
 
 def test_cli_formats(governed: Governed, tmp_path: Path) -> None:
