@@ -1,17 +1,22 @@
-"""``ledger blame PATH[:LINE[-END]]``: who wrote each line, under which intent, or why not known."""
+"""``ledger blame PATH[:LINE[-END]]``: who wrote each line, under which intent, or why not known.
 
-import argparse
-import json
+Run interactively and from editors, where start-up is most of the wall time (issue 9: within
+``git blame -L N,N``; ``bench/bench_blame.py``): no Typer, and argparse only for ``--help`` and
+for what the few-line parser of the usual invocations leaves to it (it also words the errors).
+"""
+
 import os
 import re
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from cli._exit import OK, UNVERIFIABLE, guarded
 from ledger import BlameReport, InputError, blame_file
 
 if TYPE_CHECKING:
+    import argparse
+
     import typer
 
 _RANGE = re.compile(r"^(?P<path>.+?):(?P<first>\d+)(?:-(?P<last>\d+))?$")
@@ -30,12 +35,25 @@ def _age(seconds: float | None) -> str:
 
 
 def _epoch(ts: str | None) -> float | None:
-    if not ts:
+    """Seconds since the epoch of a record's RFC 3339 UTC ``ts`` (no ``time.strptime``: its
+    import costs more than the rest of a one-line blame)."""
+    if not ts or len(ts) < 19 or ts[4] + ts[7] + ts[10] + ts[13] + ts[16] != "--T::":
         return None
     try:
-        return time.mktime(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
+        year, month, day = int(ts[0:4]), int(ts[5:7]), int(ts[8:10])
+        hour, minute, second = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
     except ValueError:
         return None
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    # days from 1970-01-01 to year-month-day (proleptic Gregorian; H. Hinnant's days_from_civil)
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    days = era * 146_097 + day_of_era - 719_468
+    return float(days * 86_400 + hour * 3600 + minute * 60 + second)
 
 
 def _human(report: BlameReport) -> str:
@@ -104,6 +122,8 @@ def _porcelain(report: BlameReport) -> str:
                 continue
             out.append(f"x-ledger-{key.replace('_', '-')} {value}")
         if facts.get("denied"):
+            import json  # noqa: PLC0415
+
             out.append("x-ledger-denied " + json.dumps(facts["denied"], sort_keys=True))
         out.append(f"filename {facts.get('orig_file') or report.file}")
         out.append(f"\t{row.text}")
@@ -133,11 +153,16 @@ def run(
             print(f"ledger: error: {exc}", file=sys.stderr)
             return UNVERIFIABLE
         if as_json:
-            print(json.dumps(report.to_json(), indent=2, sort_keys=True))
-        elif porcelain:
-            print(_porcelain(report))
+            import json  # noqa: PLC0415
+
+            text = json.dumps(report.to_json(), indent=2, sort_keys=True)
         else:
-            print(_human(report))
+            text = _porcelain(report) if porcelain else _human(report)
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:  # `ledger blame F | head`: the reader has all it wanted
+            # (the Python docs' recipe: no second error when the interpreter flushes at exit)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK
 
     return guarded(action)
@@ -150,9 +175,49 @@ _HELP = (
 )
 
 
-def main(argv: list[str]) -> int:
-    """``ledger blame`` without Typer: it is run interactively and from editors, where start-up
-    time is the whole wall time (bench/bench_blame.py compares it with ``git blame -L``)."""
+_FLAGS = {"--porcelain": "porcelain", "--json": "as_json"}
+_VALUED = {"--at": "at", "--root": "root"}
+
+
+def fast_parse(argv: list[str]) -> dict[str, Any] | None:
+    """The usual invocations (``PATH[:N]``, ``--json``, ``--porcelain``, ``--at N``, ``--root
+    R``, each at most once) as :func:`parser` would parse them; ``None`` for anything else
+    (help, abbreviations, ``--``, errors), which :func:`parser` then parses and words."""
+    values: dict[str, Any] = {
+        "target": None,
+        "at": None,
+        "porcelain": False,
+        "as_json": False,
+        "root": os.environ.get("LEDGER_ROOT"),
+    }
+    seen: set[str] = set()
+    items = iter(argv)
+    for arg in items:
+        name, equals, value = arg.partition("=")
+        if arg in _FLAGS and arg not in seen:
+            values[_FLAGS[arg]] = True
+        elif name in _VALUED and name not in seen:
+            if not equals:
+                value = next(items, "-")
+            if value.startswith("-") or not value:
+                return None
+            values[_VALUED[name]] = value
+        elif not arg.startswith("-") and values["target"] is None:
+            values["target"] = arg
+        else:
+            return None
+        seen.add(name)
+    at = values["at"]
+    if values["target"] is None or (at is not None and not (at.isascii() and at.isdigit())):
+        return None
+    values["at"] = None if at is None else int(at)
+    return values
+
+
+def parser() -> "argparse.ArgumentParser":
+    """``ledger blame``'s full command-line parser."""
+    import argparse  # noqa: PLC0415 -- see the module docstring
+
     parser = argparse.ArgumentParser(prog="ledger blame", description=_HELP)
     parser.add_argument("target", metavar="PATH[:LINE[-END]]")
     parser.add_argument(
@@ -167,15 +232,26 @@ def main(argv: list[str]) -> int:
         "--json", action="store_true", dest="as_json", help="schemas/blame.v1.schema.json"
     )
     parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT"), help="workspace root")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
-        return int(exc.code or 0)
-    if args.at is not None and args.at < 0:
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """``ledger blame`` without Typer (see the module docstring)."""
+    values = fast_parse(argv)
+    if values is None:
+        try:
+            values = vars(parser().parse_args(argv))
+        except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
+            return int(exc.code or 0)
+    if values["at"] is not None and values["at"] < 0:
         print("ledger: error: --at must be >= 0", file=sys.stderr)
         return UNVERIFIABLE
     return run(
-        args.target, at=args.at, porcelain=args.porcelain, as_json=args.as_json, root=args.root
+        values["target"],
+        at=values["at"],
+        porcelain=values["porcelain"],
+        as_json=values["as_json"],
+        root=values["root"],
     )
 
 

@@ -19,7 +19,6 @@ line a different line.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 import sys
 from collections.abc import Iterable
@@ -63,6 +62,8 @@ def _load_patch_class() -> Any:  # noqa: ANN401 -- pygit2.Patch
     loaded = sys.modules.get("pygit2._pygit2") or sys.modules.get("pygit2")
     if loaded is not None and hasattr(loaded, "Patch"):
         return loaded.Patch
+    import importlib.util  # noqa: PLC0415 -- blame's start-up imports this module, never a diff
+
     spec = importlib.util.find_spec("pygit2")
     if spec is not None and spec.submodule_search_locations:
         for folder in spec.submodule_search_locations:

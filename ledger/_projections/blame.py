@@ -23,9 +23,17 @@ still referenced: references no line uses any more are dropped when they outnumb
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-__all__ = ["BASE", "BLAME", "REF_FIELDS", "BlameProjection", "BlameState", "attempted_line_hashes"]
+__all__ = [
+    "BASE",
+    "BLAME",
+    "REF_FIELDS",
+    "BlameProjection",
+    "BlameState",
+    "FileView",
+    "attempted_line_hashes",
+]
 
 REF_FIELDS: Final = (
     "client",
@@ -94,6 +102,9 @@ class BlameState:
         self.pending: dict[str, dict[str, Any]] = data.get("pending", {})
         self.seq: int = data.get("seq", -1)
         self._live_at_compaction: int = data.get("live", 0)
+        # Paths whose slice may differ from the loaded state's (not state: the cache's
+        # bookkeeping, so it rewrites only those slices).
+        self.touched: set[str] = set()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -109,6 +120,33 @@ class BlameState:
     def ref(self, index: int) -> dict[str, Any] | None:
         """The attribution of a line's ref (``None`` for :data:`BASE`)."""
         return None if index < 0 else dict(zip(REF_FIELDS, self.refs[index], strict=True))
+
+    def view(self, path: str) -> FileView:
+        """What blame needs of one file."""
+        return FileView(self.files.get(path), self.refs, self.denied.get(path, []), self.seq)
+
+    def file_slice(self, path: str) -> dict[str, Any] | None:
+        """One file's part of the state, self-contained (its refs index its own table), or
+        ``None`` when the state knows nothing of it. :meth:`FileView.from_slice` reads it."""
+        model = self.files.get(path)
+        denied = self.denied.get(path)
+        if model is None and not denied:
+            return None
+        table: list[list[Any]] = []
+        local: dict[int, int] = {}
+        out = None
+        if model is not None:
+            refs = []
+            for ref in model["refs"]:
+                if ref >= 0:
+                    mapped = local.get(ref)
+                    if mapped is None:
+                        mapped = local[ref] = len(table)
+                        table.append(self.refs[ref])
+                    ref = mapped  # noqa: PLW2901 -- the same ref, renumbered
+                refs.append(ref)
+            out = {"hashes": model["hashes"], "refs": refs, "sha": model["sha"]}
+        return {"denied": denied or [], "model": out, "refs": table}
 
     # --- the fold ----------------------------------------------------------------------------
 
@@ -170,6 +208,7 @@ class BlameState:
         cwd = attempt.pop("cwd", None)
         relative = _relative(path, cwd, self)
         entries = self.denied.setdefault(relative, [])
+        self.touched.add(relative)
         entries.append(attempt)
         del entries[:-_DENIED_PER_FILE]
 
@@ -209,9 +248,12 @@ class BlameState:
                 continue
             path = change["path"]
             previous = change.get("previous_path")
+            self.touched.add(path)
             if change.get("change") == "deleted":
                 self.files.pop(path, None)
                 continue
+            if isinstance(previous, str):
+                self.touched.add(previous)
             model = self.files.pop(previous, None) if isinstance(previous, str) else None
             if model is None:
                 model = self.files.get(path)
@@ -327,6 +369,27 @@ def _replay(
     ]
 
 
+class FileView(NamedTuple):
+    """One file as blame sees it: its model (``{"sha", "hashes", "refs"}`` or ``None``), the
+    attribution table its refs index, its refused attempts, and the seq the state is at."""
+
+    model: dict[str, Any] | None
+    refs: list[list[Any]]
+    denied: list[dict[str, Any]]
+    seq: int
+
+    @classmethod
+    def from_slice(cls, data: dict[str, Any] | None, seq: int) -> FileView:
+        """The view of a :meth:`BlameState.file_slice` (``None``: a file never seen)."""
+        if data is None:
+            return cls(None, [], [], seq)
+        return cls(data["model"], data["refs"], data["denied"], seq)
+
+    def ref(self, index: int) -> dict[str, Any] | None:
+        """The attribution of a line's ref (``None`` for :data:`BASE`)."""
+        return None if index < 0 else dict(zip(REF_FIELDS, self.refs[index], strict=True))
+
+
 class BlameProjection:
     """The line model behind ``ledger blame`` (see the module docstring)."""
 
@@ -350,6 +413,23 @@ class BlameProjection:
     def load(self, data: Any) -> BlameState:  # noqa: ANN401 -- what dump returned
         """Back from the cache."""
         return BlameState(data)
+
+    # --- slices (ledger._projections.cache.SlicedProjection): one file each ------------------
+
+    def slice_keys(self, state: BlameState) -> set[str]:
+        """Every path with a model or refused attempts."""
+        return set(state.files) | {path for path, entries in state.denied.items() if entries}
+
+    def touched(self, state: BlameState) -> set[str]:
+        """Paths changed since the state was made or loaded."""
+        return state.touched
+
+    def slice(self, state: BlameState, key: str) -> bytes | None:
+        """``key``'s :meth:`BlameState.file_slice` as JSON."""
+        import orjson  # noqa: PLC0415 -- the cache's writer only; blame's start-up reads json
+
+        data = state.file_slice(key)
+        return None if data is None else orjson.dumps(data)
 
 
 BLAME: Final = BlameProjection()

@@ -18,6 +18,10 @@ never changes an answer**, it only saves time. Records after the cached position
 and the cache is rewritten. The records come through the one read path
 (:func:`ledger._evidence.read.read_records`), upcast and unverified: projections describe the
 ledger, ``ledger verify`` judges it.
+
+A :class:`SlicedProjection` (blame) also keeps per-key slices of its state current, so a reader
+that needs one key (one file) loads that slice and not the whole state
+(:mod:`ledger._projections.slices`, same secret, same rule).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 import orjson
 
@@ -33,8 +37,9 @@ from ledger._errors import StorageError
 from ledger._evidence.read import parse_stored, read_records
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._projections.interface import Projection, StateT
+from ledger._projections.slices import line_digest, read_index, slices_dir, write_slices
 
-__all__ = ["CACHE_FORMAT", "Position", "ProjectionCache"]
+__all__ = ["CACHE_FORMAT", "Position", "ProjectionCache", "SlicedProjection"]
 
 CACHE_FORMAT: Final = 2
 _WINDOW: Final = 64 * 1024
@@ -49,6 +54,24 @@ class Position(NamedTuple):
 
 
 _START: Final = Position(0, -1, "")
+
+
+@runtime_checkable
+class SlicedProjection(Protocol):
+    """A projection whose state the cache also keeps as per-key slices (see the module
+    docstring). The slices must be a function of the state alone."""
+
+    def slice_keys(self, state: Any) -> set[str]:  # noqa: ANN401 -- the projection's state
+        """Every key that has a slice."""
+        ...
+
+    def touched(self, state: Any) -> set[str]:  # noqa: ANN401
+        """Keys whose slice may have changed since the state was made or loaded."""
+        ...
+
+    def slice(self, state: Any, key: str) -> bytes | None:  # noqa: ANN401
+        """``key``'s slice as JSON bytes, ``None`` when it has none."""
+        ...
 
 
 class ProjectionCache:
@@ -87,14 +110,17 @@ class ProjectionCache:
             state, position = projection.initial(), _START
         else:
             state, position = cached
-        folded = position
+        folded, last_line = position, None
         for stored in read_records(self.ledger_path, start=position.end):
             state = projection.apply(state, stored.data)
             folded = Position(
                 stored.end, int(stored.data.get("seq", -1)), str(stored.data.get("hash", ""))
             )
+            last_line = stored.line
         if folded != position or cached is None:
             self._save(projection, state, folded)
+        if isinstance(projection, SlicedProjection) and folded != _START:
+            self._sync_slices(projection, state, loaded=position, folded=folded, line=last_line)
         return state
 
     # --- the cache file ----------------------------------------------------------------------
@@ -145,11 +171,67 @@ class ProjectionCache:
             with contextlib.suppress(OSError):  # a cache we cannot write only costs time
                 atomic_write(self._path(projection), sealed)
 
+    def _sync_slices(
+        self,
+        projection: SlicedProjection,
+        state: Any,  # noqa: ANN401 -- the projection's state
+        *,
+        loaded: Position,
+        folded: Position,
+        line: bytes | None,
+    ) -> None:
+        """Bring the slices to ``folded``: rewrite only the keys touched since ``loaded`` when
+        the index stood there, every key otherwise; nothing when it already stands at
+        ``folded``. ``line`` is the last folded line (``None``: read it from the ledger)."""
+        if self._secret is None:
+            return
+        name = str(getattr(projection, "name", ""))
+        version = int(getattr(projection, "version", 0))
+        directory = slices_dir(self.cache_dir.parent, name)
+        index = read_index(
+            directory, name=name, version=version, ledger_id=self.ledger_id, secret=self._secret
+        )
+        if line is None:
+            line = self._line_ending_at(folded.end)
+            if line is None:
+                return
+        tail = line_digest(line)
+        if index is not None and (index.end, index.tail) == (folded.end, tail):
+            return
+        if index is not None and index.end == loaded.end and index.tail == self._tail(loaded):
+            keys, slices = projection.touched(state), index.slices
+        else:
+            keys, slices = projection.slice_keys(state), {}
+        write_slices(
+            directory,
+            name=name,
+            version=version,
+            ledger_id=self.ledger_id,
+            secret=self._secret,
+            position=(folded.end, tail, folded.seq),
+            slices=slices,
+            changed={key: projection.slice(state, key) for key in keys},
+        )
+
+    def _tail(self, position: Position) -> str | None:
+        line = self._line_ending_at(position.end) if position != _START else None
+        return None if line is None else line_digest(line)
+
     def _position_holds(self, position: Position) -> bool:
         """Does the ledger still hold, ending at ``position.end``, the record it names?"""
         if position == _START:
             return True
-        end = position.end
+        line = self._line_ending_at(position.end)
+        if line is None:
+            return False
+        try:
+            record = parse_stored(line)
+        except StorageError:
+            return False
+        return (record.get("seq"), record.get("hash")) == (position.seq, position.hash)
+
+    def _line_ending_at(self, end: int) -> bytes | None:
+        """The ledger's line (without its newline) that ends just before ``end``, if one does."""
         try:
             with self.ledger_path.open("rb") as handle:
                 window = _WINDOW
@@ -158,12 +240,10 @@ class ProjectionCache:
                     handle.seek(start)
                     data = handle.read(end - start)
                     if len(data) != end - start or not data.endswith(b"\n"):
-                        return False
+                        return None
                     cut = data.rfind(b"\n", 0, len(data) - 1)
                     if cut >= 0 or start == 0:
-                        record = parse_stored(data[cut + 1 : -1])
-                        found = (record.get("seq"), record.get("hash"))
-                        return found == (position.seq, position.hash)
+                        return data[cut + 1 : -1]
                     window *= 4
-        except (OSError, StorageError):
-            return False
+        except OSError:
+            return None

@@ -12,24 +12,31 @@ Each line of the working-tree file gets one status (issue 9):
 so *and* the disk line is that very line: on the fast path the file's SHA-256 equals the
 model's; otherwise the disk is diffed against the model's line hashes and only lines the diff
 keeps unchanged keep their attribution.
+
+Speed (issue 9: a warm single-line blame within ``git blame -L N,N``): the file's model comes
+from its verified cache slice (:mod:`ledger._projections.slices`), not the whole line model; a
+file whose SHA-256 is the model's needs no diff and hashes only the lines asked for; and what
+only the slow paths need (the ledger's keys, the full cache, pygit2, subprocess) is imported
+there.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from ledger._errors import InputError
-from ledger._evidence.ledger import Ledger
-from ledger._evidence.read import read_records
-from ledger._governance.attribution import diff_hunks, line_hash, split_lines
-from ledger._governance.policies import sha256_file
-from ledger._projections.blame import BASE, BLAME, BlameState
-from ledger._projections.cache import ProjectionCache
+from ledger._errors import InputError, NotInitializedError
+from ledger._governance.attribution import line_hash, split_lines
+from ledger._projections.blame import BASE, BLAME, BlameState, FileView
+from ledger._projections.slices import read_slice
+from ledger._workspace import Workspace, find_root
+
+if TYPE_CHECKING:
+    from ledger._evidence.ledger import Ledger
 
 __all__ = ["STATUSES", "BlameLine", "BlameReport", "blame_file", "blame_state", "current_lines"]
 
@@ -101,6 +108,9 @@ def blame_state(
     ledger: Ledger, *, at: int | None = None, environ: Mapping[str, str] | None = None
 ) -> BlameState:
     """The line model over the whole ledger (through the verified cache), or as of ``at``."""
+    from ledger._evidence.read import read_records  # noqa: PLC0415 -- the slow path's
+    from ledger._projections.cache import ProjectionCache  # noqa: PLC0415
+
     if at is None:
         cache = ProjectionCache(
             ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=environ
@@ -132,6 +142,8 @@ def _git_blame(
 ) -> tuple[dict[int, dict[str, Any]], str | None]:
     """git's answer for the lines ``wanted`` of the file as on disk: final line -> commit facts
     (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
+    import subprocess  # noqa: PLC0415 -- only lines no record explains need git
+
     command = [
         "git",
         "-C",
@@ -187,9 +199,23 @@ def _git_blame(
     return found, None
 
 
+def _is_model(model: dict[str, Any], content: bytes, count: int, wanted: dict[int, str]) -> bool:
+    """The fast path: the file on disk has the SHA-256 and line count the model expects, and
+    the lines asked for have the model's hashes (checked, not assumed: they are reported)."""
+    hashes: list[str | None] = model["hashes"]
+    return (
+        model.get("sha") is not None
+        and len(hashes) == count
+        and all(hashes[i] in (None, h) for i, h in wanted.items())
+        and hashlib.sha256(content).hexdigest() == model["sha"]
+    )
+
+
 def _match(model: dict[str, Any], disk_hashes: list[str]) -> tuple[list[int | None], bool]:
     """Disk line index -> model line index (or ``None``): identity when the file is what the
     model expects, else the lines a diff of hashes keeps unchanged."""
+    from ledger._governance.attribution import diff_hunks  # noqa: PLC0415 -- the slow path's
+
     hashes: list[str | None] = model["hashes"]
     if len(hashes) == len(disk_hashes) and all(
         h is None or h == d for h, d in zip(hashes, disk_hashes, strict=True)
@@ -230,13 +256,14 @@ def blame_file(
             outside the file.
         LedgerError: the workspace or ledger cannot be opened.
     """
-    ledger = Ledger.open(root, environ=environ)
-    root_path = ledger.workspace.root
+    workspace = Workspace(find_root(root, environ=environ))
+    if not workspace.ledger_path.exists():
+        raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
+    root_path = workspace.root
     relative, absolute = _resolve(root_path, path)
-    state = blame_state(ledger, at=at, environ=environ)
-    model = state.files.get(relative)
     if at is not None:
-        return _report_at(relative, model, state, lines, at)
+        state = blame_state(_open(root_path, environ), at=at, environ=environ)
+        return _report_at(relative, state.view(relative), lines, at)
     if absolute.is_dir():
         raise InputError(f"{path} is a directory; blame a file")
     try:
@@ -245,35 +272,62 @@ def blame_file(
         raise InputError(f"{path} does not exist") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    view = _view(workspace, relative, environ)
+    model = view.model
     texts = split_lines(content.decode("utf-8", "replace"))
     first, last = _range(lines, len(texts), path)
-    disk_hashes = [line_hash(t) for t in texts]
-    if model is not None:
-        mapping, fast = _match(model, disk_hashes)
+    wanted = {i: line_hash(texts[i]) for i in range(first - 1, last)}
+    if model is not None and _is_model(model, content, len(texts), wanted):
+        mapping: list[int | None] | range = range(len(texts))
+        fast = True
+    elif model is not None:
+        mapping, fast = _match(model, [line_hash(t) for t in texts])
     else:
         mapping, fast = [None] * len(texts), False
     rows: list[BlameLine] = []
     needs_git: list[int] = []
-    denied = _denied_index(state, relative)
+    denied = _denied_index(view.denied)
     for number in range(first, last + 1):
         index = number - 1
         model_index = mapping[index]
         ref = model["refs"][model_index] if model is not None and model_index is not None else BASE
         facts: dict[str, Any] = {}
-        attribution = state.ref(ref) if ref != BASE else None
+        attribution = view.ref(ref) if ref != BASE else None
         if attribution is not None and attribution["status"] == "agent":
             facts = {k: attribution.get(k) for k in AGENT_FIELDS}
             status = "agent"
         else:
             status = "unknown"
-            facts["reason"] = _why(model, model_index, attribution, state.seq)
+            facts["reason"] = _why(model, model_index, attribution, view.seq)
             needs_git.append(number)
-        if disk_hashes[index] in denied:
-            facts["denied"] = denied[disk_hashes[index]]
-        rows.append(BlameLine(number, texts[index], status, disk_hashes[index], facts))
+        if wanted[index] in denied:
+            facts["denied"] = denied[wanted[index]]
+        rows.append(BlameLine(number, texts[index], status, wanted[index], facts))
     if needs_git:
         _ask_git(root_path, relative, content, rows, needs_git=needs_git, first=first)
     return BlameReport(relative, rows, fast, None)
+
+
+def _open(root: Path, environ: Mapping[str, str] | None) -> Ledger:
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- the slow path's
+
+    return Ledger.open(root, environ=environ)
+
+
+def _view(workspace: Workspace, relative: str, environ: Mapping[str, str] | None) -> FileView:
+    """The file's model as of the whole ledger: its cache slice when that is current and
+    verified, else through the full cache (which brings the slices up to date)."""
+    found = read_slice(
+        workspace.ledger_path,
+        workspace.cache_dir,
+        name=BLAME.name,
+        version=BLAME.version,
+        key=relative,
+        environ=environ,
+    )
+    if found is not None:
+        return FileView.from_slice(found.slice, found.seq)
+    return blame_state(_open(workspace.root, environ), environ=environ).view(relative)
 
 
 def _ask_git(
@@ -329,9 +383,9 @@ def _why(
     return "no recorded tool call wrote this line (it predates the ledger's records of the file)"
 
 
-def _denied_index(state: BlameState, relative: str) -> dict[str, list[dict[str, Any]]]:
+def _denied_index(attempts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     index: dict[str, list[dict[str, Any]]] = {}
-    for attempt in state.denied.get(relative, []):
+    for attempt in attempts:
         summary = {
             k: attempt.get(k)
             for k in ("seq", "record_hash", "session_id", "intent_id", "tool", "code")
@@ -344,19 +398,16 @@ def _denied_index(state: BlameState, relative: str) -> dict[str, list[dict[str, 
 
 
 def _report_at(
-    relative: str,
-    model: dict[str, Any] | None,
-    state: BlameState,
-    lines: tuple[int, int] | None,
-    at: int,
+    relative: str, view: FileView, lines: tuple[int, int] | None, at: int
 ) -> BlameReport:
+    model = view.model
     if model is None:
         raise InputError(f"the ledger had no line model of {relative} at seq {at}")
     first, last = _range(lines, len(model["hashes"]), relative)
     rows = []
     for number in range(first, last + 1):
         ref = model["refs"][number - 1]
-        attribution = state.ref(ref)
+        attribution = view.ref(ref)
         digest = model["hashes"][number - 1] or ""
         if attribution is not None and attribution["status"] == "agent":
             rows.append(
@@ -383,6 +434,9 @@ def current_lines(
     """Every line of every live file as the records describe it (no disk, no git): rows of
     ``path, line, content_hash, status`` (``agent`` or ``unknown``) and the agent fields.
     For the query layer's ``lines`` view; ``ledger blame`` reconciles one file with the disk."""
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- not blame's start-up path
+    from ledger._governance.policies import sha256_file  # noqa: PLC0415
+
     ledger = Ledger.open(root, environ=environ)
     state = blame_state(ledger, environ=environ)
     for path in sorted(state.files):

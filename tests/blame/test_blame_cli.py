@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import calendar
+import contextlib
+import io
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from cli._blame import _epoch, fast_parse, parser
 from ledger._projections.blame_schema import SCHEMA_FILE, blame_schema
 from tests.blame._world import World, git
 from tests.hooks._support import LEDGER
@@ -126,3 +133,75 @@ def test_a_file_the_ledger_never_saw_is_not_an_error(world: World) -> None:
     data = json.loads(_cli(world, "blame", "--json", "fresh.txt").stdout)
     assert data["lines"][0]["status"] == "unknown"
     assert "never" in data["lines"][0]["reason"] or "no recorded" in data["lines"][0]["reason"]
+
+
+def test_output_into_a_closed_pipe_is_not_a_traceback(world: World) -> None:
+    blame = subprocess.Popen(
+        [str(LEDGER), "blame", "--json", "app.py"],
+        cwd=world.root,
+        env=world.ws.proc_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert blame.stdout is not None
+    assert blame.stderr is not None
+    blame.stdout.close()  # the reader went away before blame wrote a byte
+    assert blame.wait() == 0
+    assert b"Traceback" not in blame.stderr.read()
+
+
+TOKENS = st.sampled_from(
+    [
+        "app.py",
+        "a.py:3",
+        "x=y",
+        "--json",
+        "--porcelain",
+        "--at",
+        "--at=4",
+        "7",
+        "-1",
+        "--root",
+        "--root=/r",
+        "/r",
+        "--",
+        "-h",
+        "--js",
+        "--at=",
+        "--bogus",
+        "٣",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(argv=st.lists(TOKENS, max_size=6))
+def test_fast_parse_agrees_with_argparse(argv: list[str]) -> None:
+    """The few-line parser of the usual invocations parses exactly as argparse does, and leaves
+    everything else (help, errors, abbreviations) to it."""
+    fast = fast_parse(argv)
+    if fast is None:
+        return
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            full = vars(parser().parse_args(argv))
+    except SystemExit:
+        pytest.fail(f"fast_parse accepted what argparse refuses: {argv}")
+    assert fast == full
+
+
+def test_fast_parse_takes_the_usual_invocations() -> None:
+    assert fast_parse(["src/a.py:3"]) is not None
+    assert fast_parse(["--json", "--at", "5", "a.py"]) is not None
+    assert fast_parse(["--porcelain", "--root=/w", "a.py:1-4"]) is not None
+
+
+@given(seconds=st.integers(min_value=0, max_value=2**36))
+def test_record_time_to_epoch(seconds: int) -> None:
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + ".123456Z"
+    assert _epoch(ts) == calendar.timegm(time.gmtime(seconds))
+
+
+@pytest.mark.parametrize("ts", ["", "garbage", "2026-13-01T00:00:00Z", "2026-01-01 00:00:00"])
+def test_record_time_that_is_not_one(ts: str) -> None:
+    assert _epoch(ts) is None

@@ -238,6 +238,7 @@ def test_incremental_projection_equals_full_rebuild(tmp_path: Path) -> None:
     from ledger._evidence.ledger import Ledger  # noqa: PLC0415
     from ledger._evidence.read import read_records  # noqa: PLC0415
     from ledger._projections import BLAME, ProjectionCache  # noqa: PLC0415
+    from ledger._projections.slices import read_slice  # noqa: PLC0415
 
     fuzz = Fuzz(tmp_path, 99)
     for step in range(24):
@@ -263,6 +264,19 @@ def test_incremental_projection_equals_full_rebuild(tmp_path: Path) -> None:
     )
     cached = cache.state(BLAME)  # folded incrementally by every blame during the run
     assert orjson.dumps(BLAME.dump(cached), option=orjson.OPT_SORT_KEYS) == expected
+    # the per-file slices, kept current incrementally too, are the full fold's slices
+    for key in BLAME.slice_keys(full) | {"never/written.py"}:
+        found = read_slice(
+            ledger.file.path,
+            ledger.workspace.cache_dir,
+            name=BLAME.name,
+            version=BLAME.version,
+            key=key,
+            environ=fuzz.world.ws.env,
+        )
+        assert found is not None, key
+        assert found.seq == full.seq
+        assert found.slice == orjson.loads(orjson.dumps(full.file_slice(key))), key
 
 
 def test_compaction_keeps_answers(tmp_path: Path) -> None:

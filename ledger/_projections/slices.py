@@ -1,0 +1,227 @@
+"""Per-key slices of a projection's cached state, read without loading the whole state.
+
+``ledger blame F:N`` needs one file's line model, not every file's: loading the whole cached
+line model (megabytes of JSON for a long history) cost more than ``git blame -L`` itself
+(issue 9, "Performance"). So when :class:`~ledger._projections.cache.ProjectionCache` saves a
+*sliced* projection it also writes, beside ``<name>.json``:
+
+* ``<name>.slices/<sha256>.json``: one key's slice (for blame: one file's model, the
+  attributions its lines use and its refused attempts), named by the SHA-256 of its bytes, so
+  an unchanged slice is not rewritten;
+* ``<name>.slices/index.json``: sealed with the per-user cache secret (:func:`ledger._fsutil.seal`,
+  the projection cache's one MAC): the projection, its version, the ledger id, the ledger
+  position the slices describe (end offset and the SHA-256 of the last folded line) and
+  key -> slice digest.
+
+:func:`read_slice` trusts a slice only when the index's MAC verifies, the index is for this
+projection, version and ledger, the ledger still ends at that offset with that very line (a
+grown, rolled back or swapped ledger fails), and the slice's bytes have the digest the index
+names. Anything else (forged, stale, foreign, missing) returns ``None`` and the caller folds
+through the full cache, which rewrites the slices: **a slice never changes an answer**.
+
+This module is on ``ledger blame``'s start-up path: stdlib ``json``, not orjson (whose import
+alone costs more than the whole lookup).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from ledger._fsutil import atomic_write, cache_secret, seal, unseal
+
+__all__ = ["SLICE_FORMAT", "SliceIndex", "read_index", "read_slice", "write_slices"]
+
+SLICE_FORMAT: Final = 1
+_INDEX: Final = "index.json"
+_GENESIS_CHUNK: Final = 4096
+
+
+class SliceIndex(NamedTuple):
+    """A verified slice index: where in the ledger it stands, and key -> slice digest."""
+
+    end: int
+    tail: str
+    """SHA-256 of the last folded line (without its newline)."""
+    seq: int
+    """The last folded record's seq."""
+    slices: dict[str, str]
+
+
+class Found(NamedTuple):
+    """What :func:`read_slice` found: the key's slice (``None``: the projection has none) and
+    the seq the slices stand at."""
+
+    slice: Any
+    seq: int
+
+
+def slices_dir(cache_dir: Path, name: str) -> Path:
+    """``<cache_dir>/projections/<name>.slices``."""
+    return cache_dir / "projections" / f"{name}.slices"
+
+
+def line_digest(line: bytes) -> str:
+    """The digest an index keeps of the last folded line."""
+    return hashlib.sha256(line).hexdigest()
+
+
+def read_index(
+    directory: Path,
+    *,
+    name: str,
+    version: int,
+    ledger_id: str,
+    secret: bytes,
+) -> SliceIndex | None:
+    """The index in ``directory`` when its MAC verifies and it is for this projection,
+    version and ledger (its position is not checked here)."""
+    try:
+        payload = unseal((directory / _INDEX).read_bytes(), secret=secret)
+        if payload is None:
+            return None
+        data = json.loads(payload)
+        if (data["format"], data["projection"], data["version"], data["ledger"]) != (
+            SLICE_FORMAT,
+            name,
+            version,
+            ledger_id,
+        ):
+            return None
+        slices = data["slices"]
+        if not isinstance(slices, dict):
+            return None
+        return SliceIndex(int(data["end"]), str(data["tail"]), int(data["seq"]), slices)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def ledger_ends_with(ledger_path: Path, end: int, tail: str) -> bool:
+    """Is ``ledger_path`` exactly ``end`` bytes long, its last line the one ``tail`` digests?
+
+    A ledger that grew has records the slices do not describe; one rolled back, rewritten or
+    swapped no longer has that line there. Reads one line from the end, never the ledger.
+    """
+    try:
+        with ledger_path.open("rb") as handle:
+            if os.fstat(handle.fileno()).st_size != end or end == 0:
+                return False
+            window = 4096
+            while True:
+                start = max(0, end - window)
+                handle.seek(start)
+                data = handle.read(end - start)
+                if len(data) != end - start or not data.endswith(b"\n"):
+                    return False
+                cut = data.rfind(b"\n", 0, len(data) - 1)
+                if cut >= 0 or start == 0:
+                    return line_digest(data[cut + 1 : -1]) == tail
+                window *= 4
+    except OSError:
+        return False
+
+
+def genesis_ledger_id(ledger_path: Path) -> str | None:
+    """The ledger id in the genesis record (the first line), or ``None``."""
+    try:
+        with ledger_path.open("rb") as handle:
+            first = handle.read(_GENESIS_CHUNK)
+            while b"\n" not in first:
+                more = handle.read(_GENESIS_CHUNK * 16)
+                if not more:
+                    return None
+                first += more
+        value = json.loads(first[: first.index(b"\n")]).get("ledger")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def read_slice(
+    ledger_path: Path,
+    cache_dir: Path,
+    *,
+    name: str,
+    version: int,
+    key: str,
+    environ: Mapping[str, str] | None = None,
+) -> Found | None:
+    """``key``'s slice of projection ``name`` as of the whole ledger, or ``None`` when the
+    slices cannot be trusted to be that (see the module docstring; fold the full cache then).
+    """
+    secret = cache_secret(environ)
+    ledger_id = genesis_ledger_id(ledger_path)
+    if secret is None or ledger_id is None:
+        return None
+    directory = slices_dir(cache_dir, name)
+    index = read_index(directory, name=name, version=version, ledger_id=ledger_id, secret=secret)
+    if index is None or not ledger_ends_with(ledger_path, index.end, index.tail):
+        return None
+    digest = index.slices.get(key)
+    if digest is None:
+        return Found(None, index.seq)
+    try:
+        raw = (directory / f"{digest}.json").read_bytes()
+        if hashlib.sha256(raw).hexdigest() != digest:
+            return None
+        return Found(json.loads(raw), index.seq)
+    except (OSError, ValueError):
+        return None
+
+
+def write_slices(
+    directory: Path,
+    *,
+    name: str,
+    version: int,
+    ledger_id: str,
+    secret: bytes,
+    position: tuple[int, str, int],
+    slices: dict[str, str],
+    changed: Mapping[str, bytes | None],
+) -> None:
+    """Write the ``changed`` slices (``None``: the key has none any more) and an index of
+    ``slices`` (key -> digest of the unchanged ones) updated with them, at ``position``
+    ``(end, tail digest, seq)``; remove slice files no key uses. Failures only cost time."""
+    updated = dict(slices)
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True)
+        for key, raw in changed.items():
+            if raw is None:
+                updated.pop(key, None)
+                continue
+            digest = hashlib.sha256(raw).hexdigest()
+            target = directory / f"{digest}.json"
+            if not target.exists():  # content-addressed: an existing file has these bytes
+                atomic_write(target, raw)
+            updated[key] = digest
+        end, tail, seq = position
+        payload = json.dumps(
+            {
+                "end": end,
+                "format": SLICE_FORMAT,
+                "ledger": ledger_id,
+                "projection": name,
+                "seq": seq,
+                "slices": updated,
+                "tail": tail,
+                "version": version,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
+        sealed = seal(payload, secret=secret)
+        if sealed is None:
+            return
+        atomic_write(directory / _INDEX, sealed)
+        used = {f"{digest}.json" for digest in updated.values()} | {_INDEX}
+        for entry in directory.iterdir():
+            # (a dot file is another writer's temporary file)
+            if entry.name not in used and not entry.name.startswith("."):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
