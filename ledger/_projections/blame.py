@@ -55,6 +55,7 @@ BASE: Final = -1
 _DENIED_PER_FILE: Final = 20
 _DENIED_LINES: Final = 500
 _PENDING_ASKS: Final = 256
+_FOLDED_KINDS: Final = frozenset(("hook.post", "hook.pre", "hook.event"))
 
 
 def _short(line: str) -> str:
@@ -154,11 +155,14 @@ class BlameState:
         """Fold one record in."""
         self.seq = int(record.get("seq", self.seq))
         kind = record.get("kind")
+        if kind not in _FOLDED_KINDS:  # most records: one lookup, nothing to do
+            return
         body = record.get("body")
         if not isinstance(body, dict):
             return
         if kind == "hook.post":
-            self.pending.pop(str(body.get("tool_use_id")), None)
+            if self.pending:
+                self.pending.pop(str(body.get("tool_use_id")), None)
             attribution = body.get("attribution")
             if isinstance(attribution, dict) and attribution.get("files"):
                 self._apply_attribution(record, body, attribution)
@@ -360,13 +364,13 @@ def _replay(
     conflict: int | None,
 ) -> None:
     old_start, old_lines = int(hunk.get("old_start") or 0), int(hunk.get("old_lines") or 0)
-    new_lines = int(hunk.get("new_lines", 0))
     at = old_start - 1 if old_lines else old_start
-    written = list(hunk.get("line_hashes") or [None] * new_lines)
+    written = hunk.get("line_hashes") or [None] * int(hunk.get("new_lines", 0))
     hashes[at : at + old_lines] = written
-    refs[at : at + old_lines] = [
-        conflict if conflict is not None and h in suspect else ref for h in written
-    ]
+    if conflict is None or not suspect:
+        refs[at : at + old_lines] = [ref] * len(written)
+    else:
+        refs[at : at + old_lines] = [conflict if h in suspect else ref for h in written]
 
 
 class FileView(NamedTuple):
