@@ -10,9 +10,12 @@ Figures (medians, measured side by side):
 
 * single-line blame, CLI wall time, warm projection cache: ``ledger blame F:N`` vs
   ``git blame -L N,N F`` (target ≤ 1.0×); the cold figure (cache deleted, full rebuild) too;
-* full projection rebuild: records/s folded from the ledger file (target ≥ 50,000/s);
+* full projection rebuild: records/s folded from the ledger file, read path included (median
+  of three; target ≥ 50,000/s);
 * memory: peak RSS of a rebuild over the history and over 10× the history on the same live
-  files (in-memory records, unsigned: the fold is what is measured), target: about equal.
+  files (in-memory records, unsigned, each write replacing one of the 60 lines: the fold is
+  what is measured), target: about equal; and the peak RSS of the ``ledger blame F:N``
+  process, warm and cold.
 
     python bench/bench_blame.py [--writes N] [--files N] [--runs N] [--json]
 """
@@ -158,6 +161,29 @@ def _git_twin(root: Path, writes: int, files: int) -> None:
     subprocess.run(["git", "-C", str(root), "checkout", "-q", "-f", "main"], check=True)
 
 
+_PEAK_RSS = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+print(os.wait4(pid, 0)[2].ru_maxrss)
+"""
+
+
+def _peak_rss(command: list[str], env: dict[str, str], cwd: Path) -> int:
+    """Peak RSS (KiB) of ``command``, forked from a small Python (ru_maxrss carries across
+    exec, so not from this large process)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, *command],
+        env=env,
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(out.stdout.strip().splitlines()[-1])
+
+
 def _wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
     subprocess.run(command, env=env, cwd=cwd, check=True, capture_output=True)
@@ -177,8 +203,9 @@ for n in range({records}):
         "actor": {{"session": "s"}}, "body": {{"tool": "Write", "data": {{}},
         "attribution": {{"files": [{{"path": path, "exact": True, "change": "modified",
         "old_sha256": state.files.get(path, {{}}).get("sha"), "sha256": f"{{n:064x}}",
-        "lines": 60, "hunks": [{{"old_start": 5, "old_lines": 1, "new_start": 5,
-        "new_lines": 1, "line_hashes": [f"{{n:012x}}"]}}] if path in state.files else
+        "lines": 60, "hunks": [{{"old_start": n % 59 + 1, "old_lines": 1,
+        "new_start": n % 59 + 1, "new_lines": 1, "line_hashes": [f"{{n:012x}}"]}}]
+        if path in state.files else
         [{{"old_start": 0, "old_lines": 0, "new_start": 1, "new_lines": 60,
            "line_hashes": [f"{{n:06x}}{{i:06x}}" for i in range(60)]}}]}}]}}}}}})
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child of this (large)
@@ -221,15 +248,21 @@ def main() -> int:
         for _ in range(args.runs):
             shutil.rmtree(cache, ignore_errors=True)
             cold.append(_wall(ledger_cli, env, ws))
+        shutil.rmtree(cache, ignore_errors=True)
+        rss_cold = _peak_rss(ledger_cli, env, ws)
         warm, git = [], []
         for _ in range(args.runs):
             warm.append(_wall(ledger_cli, env, ws))
             git.append(_wall(git_cli, env, ws))
-        start = time.perf_counter()
-        state = BLAME.initial()
-        for stored in read_records(ledger.file.path):
-            BLAME.apply(state, stored.data)
-        rebuild = total / (time.perf_counter() - start)
+        rss_warm = _peak_rss(ledger_cli, env, ws)
+        rebuilds = []
+        for _ in range(3):
+            start = time.perf_counter()
+            state = BLAME.initial()
+            for stored in read_records(ledger.file.path):
+                BLAME.apply(state, stored.data)
+            rebuilds.append(total / (time.perf_counter() - start))
+        rebuild = median(rebuilds)
         rss_1 = _rss_fold(total, args.files)
         rss_10 = _rss_fold(10 * total, args.files)
         figures = {
@@ -243,6 +276,8 @@ def main() -> int:
             "rebuild_records_per_s": rebuild,
             "rss_kib_1x": rss_1,
             "rss_kib_10x": rss_10,
+            "rss_kib_blame_warm": rss_warm,
+            "rss_kib_blame_cold": rss_cold,
         }
         if args.json:
             print(json.dumps(figures, indent=2))
@@ -264,6 +299,10 @@ def main() -> int:
             print(
                 f"peak RSS of the fold: {rss_1 / 1024:.1f} MiB at 1x, {rss_10 / 1024:.1f} MiB "
                 f"at 10x history (same live files)"
+            )
+            print(
+                f"peak RSS of `ledger blame F:N`: warm {rss_warm / 1024:.1f} MiB, cold "
+                f"{rss_cold / 1024:.1f} MiB"
             )
         return 0
     finally:
