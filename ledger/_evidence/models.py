@@ -306,6 +306,12 @@ class FileChange(_Strict):
         "ranges are known (old_start/old_lines are then null)."
     )
     hunks: list[LineHunk]
+    unknown_reason: StrictStr | None = Field(
+        default=None,
+        description="When exact is false and the recorder knows why the old side is unknown "
+        "(e.g. the shell snapshot ran out of its time or file budget): blame says so. Absent "
+        "otherwise.",
+    )
 
 
 class Attribution(_Strict):

@@ -65,6 +65,8 @@ from ledger._governance.intents import (
 )
 from ledger._governance.snapshot import (
     BLOB_LIMIT,
+    SNAPSHOT_FILES,
+    SNAPSHOT_SECONDS,
     Before,
     keep_blob,
     load_before,
@@ -1133,10 +1135,19 @@ class Governance:
                     )
                 )
                 continue
+            why = None
             if relative in old_files:
                 known, old, old_digest = self._old_side(relative, before)
+            elif before.snapshot.complete:
+                known, old, old_digest = True, None, None  # new: did not exist before
             else:
-                known, old, old_digest = complete, None, None  # new: did not exist before
+                # The walk before the command stopped early: the file may have existed.
+                known, old, old_digest = False, None, None
+                why = (
+                    f"snapshot budget exceeded: the working tree walk before the command "
+                    f"stopped at its limit ({SNAPSHOT_SECONDS * 1000:.0f} ms / "
+                    f"{SNAPSHOT_FILES:,} files)"
+                )
             files.append(
                 file_change(
                     relative,
@@ -1145,6 +1156,7 @@ class Governance:
                     old_sha256=old_digest,
                     new=content,
                     new_sha256=digest,
+                    unknown_reason=why,
                 )
             )
         files.extend(

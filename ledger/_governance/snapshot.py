@@ -28,6 +28,8 @@ from typing import Any, Final, NamedTuple
 __all__ = [
     "BLOB_LIMIT",
     "SKIP_DIRS",
+    "SNAPSHOT_FILES",
+    "SNAPSHOT_SECONDS",
     "Before",
     "StatSnapshot",
     "keep_blob",

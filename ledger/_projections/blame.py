@@ -245,7 +245,7 @@ class BlameState:
         self, record: dict[str, Any], body: dict[str, Any], attribution: dict[str, Any]
     ) -> None:
         agent: int | None = None
-        unknown: int | None = None
+        unknown: dict[str | None, int] = {}  # why the old side is unknown -> its ref
         conflict: int | None = None
         for change in attribution["files"]:
             if not isinstance(change, dict) or not isinstance(change.get("path"), str):
@@ -294,35 +294,22 @@ class BlameState:
                 for hunk in reversed(hunks):
                     _replay(hashes, refs, hunk, ref, suspect=suspect, conflict=conflict)
             else:
-                if unknown is None:
+                why = change.get("unknown_reason")
+                why = why if isinstance(why, str) else None
+                if why not in unknown:
                     tool = body.get("tool") or "a tool call"
-                    unknown = self._new_ref(
+                    unknown[why] = self._new_ref(
                         record,
                         body,
                         status="unknown",
                         reason=(
                             f"rewritten by {tool} (seq {record.get('seq')}), whose previous "
-                            "content was not captured"
+                            "content was not captured" + (f" ({why})" if why else "")
                         ),
                     )
-                count = change.get("lines")
-                if count is None:
-                    count = max(
-                        (
-                            int(h.get("new_start", 0)) + int(h.get("new_lines", 0)) - 1
-                            for h in hunks
-                        ),
-                        default=0,
-                    )
-                hashes, refs = [None] * count, [unknown] * count
-                for hunk in hunks:
-                    start = int(hunk.get("new_start", 1)) - 1
-                    written = hunk.get("line_hashes") or [None] * int(hunk.get("new_lines", 0))
-                    hashes[start : start + len(written)] = written
-                    refs[start : start + len(written)] = [
-                        agent if agent is not None else BASE
-                    ] * len(written)
-                del hashes[count:], refs[count:]
+                hashes, refs = _written_only(
+                    change, hunks, unknown[why], agent if agent is not None else BASE
+                )
             self.files[path] = {"hashes": hashes, "refs": refs, "sha": change.get("sha256")}
         if len(self.refs) > 2 * self._live_at_compaction + 1024:
             self._compact()
@@ -347,6 +334,28 @@ def _relative(path: str, cwd: Any, state: BlameState) -> str:  # noqa: ANN401
     if isinstance(cwd, str) and path.startswith(cwd.rstrip("/") + "/"):
         return path[len(cwd.rstrip("/")) + 1 :]
     return path
+
+
+def _written_only(
+    change: dict[str, Any], hunks: list[dict[str, Any]], unknown: int, ref: int
+) -> tuple[list[str | None], list[int]]:
+    """A change whose old side is unknown: its written ranges take ``ref``, every other line
+    ``unknown``."""
+    count = change.get("lines")
+    if count is None:
+        count = max(
+            (int(h.get("new_start", 0)) + int(h.get("new_lines", 0)) - 1 for h in hunks),
+            default=0,
+        )
+    hashes: list[str | None] = [None] * count
+    refs = [unknown] * count
+    for hunk in hunks:
+        start = int(hunk.get("new_start", 1)) - 1
+        written = hunk.get("line_hashes") or [None] * int(hunk.get("new_lines", 0))
+        hashes[start : start + len(written)] = written
+        refs[start : start + len(written)] = [ref] * len(written)
+    del hashes[count:], refs[count:]
+    return hashes, refs
 
 
 def _old_length(hunks: list[dict[str, Any]], new_count: int) -> int:
@@ -398,8 +407,9 @@ class BlameProjection:
     """The line model behind ``ledger blame`` (see the module docstring)."""
 
     name: Final = "blame"
-    # 2: lines of a mismatched old side the records already had are gaps; 3: refs as lists
-    version: Final = 3
+    # 2: lines of a mismatched old side the records already had are gaps; 3: refs as lists;
+    # 4: a change's unknown_reason is in its unknown lines' reason
+    version: Final = 4
 
     def initial(self) -> BlameState:
         """No files."""
