@@ -120,7 +120,7 @@ class BlameState:
 
     def ref(self, index: int) -> dict[str, Any] | None:
         """The attribution of a line's ref (``None`` for :data:`BASE`)."""
-        return None if index < 0 else dict(zip(REF_FIELDS, self.refs[index], strict=True))
+        return _resolve(self.refs, index)
 
     def view(self, path: str) -> FileView:
         """What blame needs of one file."""
@@ -336,6 +336,10 @@ def _relative(path: str, cwd: Any, state: BlameState) -> str:  # noqa: ANN401
     return path
 
 
+def _resolve(table: list[list[Any]], index: int) -> dict[str, Any] | None:
+    return None if index < 0 else dict(zip(REF_FIELDS, table[index], strict=True))
+
+
 def _written_only(
     change: dict[str, Any], hunks: list[dict[str, Any]], unknown: int, ref: int
 ) -> tuple[list[str | None], list[int]]:
@@ -400,7 +404,7 @@ class FileView(NamedTuple):
 
     def ref(self, index: int) -> dict[str, Any] | None:
         """The attribution of a line's ref (``None`` for :data:`BASE`)."""
-        return None if index < 0 else dict(zip(REF_FIELDS, self.refs[index], strict=True))
+        return _resolve(self.refs, index)
 
 
 class BlameProjection:

@@ -57,7 +57,7 @@ _START: Final = Position(0, -1, "")
 
 
 @runtime_checkable
-class SlicedProjection(Protocol):
+class SlicedProjection(Projection[Any], Protocol):
     """A projection whose state the cache also keeps as per-key slices (see the module
     docstring). The slices must be a function of the state alone."""
 
@@ -185,8 +185,7 @@ class ProjectionCache:
         ``folded``. ``line`` is the last folded line (``None``: read it from the ledger)."""
         if self._secret is None:
             return
-        name = str(getattr(projection, "name", ""))
-        version = int(getattr(projection, "version", 0))
+        name, version = projection.name, projection.version
         directory = slices_dir(self.cache_dir.parent, name)
         index = read_index(
             directory, name=name, version=version, ledger_id=self.ledger_id, secret=self._secret

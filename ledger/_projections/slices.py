@@ -35,7 +35,18 @@ from typing import Any, Final, NamedTuple
 
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 
-__all__ = ["SLICE_FORMAT", "SliceIndex", "read_index", "read_slice", "write_slices"]
+__all__ = [
+    "SLICE_FORMAT",
+    "Found",
+    "SliceIndex",
+    "genesis_ledger_id",
+    "ledger_ends_with",
+    "line_digest",
+    "read_index",
+    "read_slice",
+    "slices_dir",
+    "write_slices",
+]
 
 SLICE_FORMAT: Final = 1
 _INDEX: Final = "index.json"
@@ -197,7 +208,11 @@ def write_slices(
                 continue
             digest = hashlib.sha256(raw).hexdigest()
             target = directory / f"{digest}.json"
-            if not target.exists():  # content-addressed: an existing file has these bytes
+            try:  # content-addressed: a file with these bytes is not rewritten
+                current = hashlib.sha256(target.read_bytes()).hexdigest()
+            except OSError:
+                current = None
+            if current != digest:
                 atomic_write(target, raw)
             updated[key] = digest
         end, tail, seq = position

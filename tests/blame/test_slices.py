@@ -142,3 +142,27 @@ def test_unreferenced_slices_are_removed(world: World) -> None:
     assert isinstance(slices, dict)
     on_disk = {p.name for p in _slices(world).iterdir()}
     assert on_disk == {"index.json"} | {f"{d}.json" for d in slices.values()}
+
+
+def test_a_planted_slice_file_is_replaced_not_trusted(world: World) -> None:
+    """A file planted under the name (digest) a slice will have: the writer checks the bytes
+    and writes the slice, so blame answers from the slices again (not from the full cache on
+    every run)."""
+    _, index = _index(world)
+    slices = index["slices"]
+    assert isinstance(slices, dict)
+    planted = _slices(world) / f"{slices['app.py']}.json"
+    (_slices(world) / "index.json").unlink()  # the slices are rewritten on the next blame
+    planted.write_bytes(b'{"forged": true}')
+    assert _sessions(world, "app.py") == [("git", None), ("agent", "s1"), ("git", None)]
+    found = read_slice(
+        world.root / ".orchestration" / "agent_trace.jsonl",
+        world.root / ".orchestration" / ".cache",
+        name=BLAME.name,
+        version=BLAME.version,
+        key="app.py",
+        environ=world.ws.env,
+    )
+    assert found is not None
+    assert found.slice is not None
+    assert "forged" not in found.slice
