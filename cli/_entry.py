@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if fast:
         from cli._hook import main as hook_main  # noqa: PLC0415
 
-        return hook_main(args[1:])
+        return hook_main(args[1:], own_process=argv is None)
     from cli._app import run_app  # noqa: PLC0415
 
     return run_app(args)
