@@ -15,7 +15,9 @@ Speed: the reference ``rfc8785`` package is pure Python (~23 µs for a 400-byte 
 values that contain no float and whose keys sort identically by code point and by UTF-16 code
 unit, ``orjson.dumps(value, option=OPT_SORT_KEYS)`` is byte-identical to JCS: same escapes
 (``\\b \\f \\n \\r \\t``, other controls as lowercase ``\\u00xx``), raw UTF-8, same integer
-digits -- at a tenth of the cost, which is what lets verification keep pace with Ed25519. The
+digits -- at a tenth of the cost, which is what lets verification keep pace with Ed25519. (The
+hook path, which encodes a few small records per process, gets the same bytes from
+:func:`ledger._evidence.lightjson.dumps_sorted` without paying for orjson's import.) The
 two key orders differ only when a key holds a character ≥ U+E000 (UTF-16 puts astral
 characters, encoded as D800–DBFF surrogates, *before* U+E000–U+FFFF); such values go through
 ``rfc8785`` itself. ``tests/core/test_canonical.py`` pins the result to ``rfc8785`` byte for
@@ -29,9 +31,8 @@ import json
 import re
 from typing import Any, Final, cast
 
-import orjson
-
 from ledger._errors import CanonicalizationError
+from ledger._evidence.lightjson import dumps_sorted
 
 __all__ = [
     "CHECKPOINT_DOMAIN",
@@ -58,11 +59,9 @@ ROTATION_DOMAIN: Final = b"ledger.key-rotation.v1\x00"
 CHECKPOINT_DOMAIN: Final = b"ledger.checkpoint.v1\x00"
 KEY_ID_DOMAIN: Final = b"ledger.key-id.v1\x00"
 
-_dumps: Final = orjson.dumps
-_SORT_KEYS: Final = orjson.OPT_SORT_KEYS
-
-# Characters whose UTF-16 order differs from code point order (see module docstring).
-_UTF16_ORDER_HAZARD: Final = re.compile("[\ue000-\U0010ffff]")
+# Characters from U+E000 up sort differently by UTF-16 code unit and by code point (see the
+# module docstring); a key holds one when its largest character is at least this.
+_UTF16_ORDER_HAZARD: Final = "\ue000"
 # Their UTF-8 lead bytes: U+E000–U+FFFF start with 0xEE/0xEF, astral characters with 0xF0+.
 _UTF16_ORDER_HAZARD_BYTES: Final = re.compile(rb"[\xee-\xf4]")
 
@@ -92,7 +91,7 @@ def _check(value: object) -> bool:
                     raise CanonicalizationError(
                         f"object key {key!r} at {_locate(value, key)} is not a string"
                     )
-                if not key.isascii() and _UTF16_ORDER_HAZARD.search(key):
+                if not key.isascii() and max(key) >= _UTF16_ORDER_HAZARD:
                     needs_jcs = True
                 push(sub)
         elif kind is list:
@@ -163,8 +162,8 @@ def _encode(value: object, needs_jcs: bool) -> bytes:
         except RecursionError:
             raise CanonicalizationError("value nests too deeply") from None
     try:
-        return _dumps(value, option=_SORT_KEYS)
-    except orjson.JSONEncodeError as exc:  # lone surrogates, nesting beyond orjson's limit
+        return dumps_sorted(value)
+    except TypeError as exc:  # orjson's refusal: lone surrogates, nesting beyond its limit
         reason = (
             "string contains a lone surrogate (not valid UTF-8)"
             if "surrogate" in str(exc)
@@ -267,6 +266,8 @@ def parse_canonical(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         parses but is not canonical; ``(None, reason)`` when it is not ledger JSON at all
         (not UTF-8, not JSON, not an object, a float or an integer beyond ±(2**53 − 1)).
     """
+    import orjson  # noqa: PLC0415 -- verification is bulk work: the fast parser, loaded once
+
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:

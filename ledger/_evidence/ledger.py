@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
-import orjson
-
 from ledger._errors import (
     CheckpointError,
     ConfigError,
@@ -26,6 +24,7 @@ from ledger._errors import (
     RepairRefusedError,
     StorageError,
 )
+from ledger._evidence import lightjson
 from ledger._evidence.keys import (
     KeyEntry,
     Keyring,
@@ -230,7 +229,7 @@ class Ledger:
             )
             tx.append(line + b"\n")
         fsync_dir(workspace.orchestration)
-        ledger._anchor_new_ledger(orjson.loads(line)["ledger"], key)
+        ledger._anchor_new_ledger(lightjson.loads(line)["ledger"], key)
         return ledger
 
     def _anchor_new_ledger(self, ledger_id: str, key: SigningKey) -> None:
@@ -482,8 +481,8 @@ class Ledger:
         try:
             with self.file.path.open("rb") as handle:
                 first = handle.readline(MAX_RECORD_BYTES + 1)
-            value = orjson.loads(first).get("ledger")
-        except (OSError, orjson.JSONDecodeError, AttributeError):
+            value = lightjson.loads(first).get("ledger")
+        except (OSError, ValueError, AttributeError):
             return None
         return value if isinstance(value, str) else None
 
@@ -633,8 +632,8 @@ class Ledger:
             )
         found = tx.last_line(latest.offset)
         try:
-            data = orjson.loads(found[1]) if found else None
-        except orjson.JSONDecodeError:
+            data = lightjson.loads(found[1]) if found else None
+        except ValueError:
             data = None
         if (
             not isinstance(data, dict)

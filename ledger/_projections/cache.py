@@ -31,9 +31,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
-import orjson
-
 from ledger._errors import StorageError
+from ledger._evidence.lightjson import dumps_sorted, loads
 from ledger._evidence.read import parse_stored, read_records
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._projections.interface import Projection, StateT
@@ -135,7 +134,7 @@ class ProjectionCache:
             payload = unseal(self._path(projection).read_bytes(), secret=self._secret)
             if payload is None:
                 return None
-            data = orjson.loads(payload)
+            data = loads(payload)
             if (
                 data.get("format"),
                 data.get("projection"),
@@ -153,7 +152,7 @@ class ProjectionCache:
     def _save(self, projection: Projection[StateT], state: StateT, position: Position) -> None:
         if self._secret is None:
             return
-        payload = orjson.dumps(
+        payload = dumps_sorted(
             {
                 "end": position.end,
                 "format": CACHE_FORMAT,
@@ -163,8 +162,7 @@ class ProjectionCache:
                 "seq": position.seq,
                 "state": projection.dump(state),
                 "version": projection.version,
-            },
-            option=orjson.OPT_SORT_KEYS,
+            }
         )
         sealed = seal(payload, secret=self._secret)
         if sealed is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, cast
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ledger import CanonicalizationError, InputError, canonical_bytes
+from ledger._evidence import lightjson
 from ledger._evidence.canonical import MAX_SAFE_INTEGER, parse_canonical
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -58,6 +60,18 @@ JSON = st.recursive(
     max_leaves=25,
 )
 OBJECTS = st.dictionaries(KEYS, JSON, max_size=6)
+
+
+@pytest.fixture(scope="module", params=["stdlib", "orjson"], autouse=True)
+def encoder_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs over both backends of the encoder: the standard library's, as on the
+    hook path where orjson is not loaded, and orjson's (ledger/_evidence/lightjson.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "stdlib":
+            patch.setattr(lightjson, "_loaded_orjson", lambda: None)
+        else:
+            patch.setattr(lightjson, "_loaded_orjson", lightjson.orjson)
+        yield str(request.param)
 
 
 def jcs(value: object) -> bytes:
