@@ -13,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import ConfigError, InputError, LedgerError
-from ledger._fsutil import atomic_write, seal, unseal
+from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._governance.analysis.paths import ScopeSpec
 from ledger._governance.engine import HookEngine
 from ledger._governance.intents import (
@@ -35,8 +36,19 @@ __all__ = ["WorkspaceConfig", "policy_config", "read_hook_config", "register_con
 HOOK_CONFIG_FILES: Final = ("hooks.yaml", "hooks.json")
 
 
-def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
-    """Read ``hooks.yaml``/``hooks.json``; YAML is parsed once and cached as JSON."""
+def read_hook_config(
+    path: Path,
+    cache_dir: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    secret: bytes | None = None,
+) -> dict[str, Any] | None:
+    """Read ``hooks.yaml``/``hooks.json``; YAML is parsed once and cached as JSON.
+
+    Args:
+        environ: where ``$LEDGER_HOME`` (the cache secret's home) is read from.
+        secret: the per-user cache secret, when the caller holds it already.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -54,7 +66,7 @@ def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
         # Sealed with the per-user secret: a cache an agent wrote (say, policies switched off
         # for today's hooks.yaml) is not this user's and is ignored, never obeyed.
         try:
-            payload = unseal(cache.read_bytes())
+            payload = unseal(cache.read_bytes(), environ, secret=secret)
             cached = json.loads(payload) if payload is not None else None
             if isinstance(cached, dict) and cached.get("sha256") == digest:
                 return dict(cached["config"])
@@ -69,7 +81,11 @@ def read_hook_config(path: Path, cache_dir: Path) -> dict[str, Any] | None:
             where = f":{mark.line + 1}" if mark is not None else ""
             raise ConfigError(f"{path}{where}: invalid YAML") from None
         with contextlib.suppress(OSError, TypeError):  # an unwritable cache only costs time
-            sealed = seal(json.dumps({"config": loaded, "sha256": digest}).encode("utf-8"))
+            sealed = seal(
+                json.dumps({"config": loaded, "sha256": digest}).encode("utf-8"),
+                environ,
+                secret=secret,
+            )
             if sealed is not None:
                 atomic_write(cache, sealed)
     if not isinstance(loaded, dict):
@@ -181,11 +197,16 @@ class WorkspaceConfig:
     Args:
         orchestration: the workspace's ``.orchestration/`` directory.
         cache_dir: where derived forms are cached (``.orchestration/.cache``).
+        environ: where ``$LEDGER_HOME`` is read from: its secret seals every cache here.
     """
 
-    def __init__(self, orchestration: Path, cache_dir: Path) -> None:
+    def __init__(
+        self, orchestration: Path, cache_dir: Path, *, environ: Mapping[str, str] | None = None
+    ) -> None:
         self.orchestration = orchestration
         self.cache_dir = cache_dir
+        self.environ = environ
+        self.secret = cache_secret(environ)  # read once for the three caches
         path = orchestration / HOOK_CONFIG_FILES[0]
         if not path.exists() and (orchestration / HOOK_CONFIG_FILES[1]).exists():
             path = orchestration / HOOK_CONFIG_FILES[1]
@@ -197,7 +218,10 @@ class WorkspaceConfig:
         if not path.exists():
             return IntentsFile((), "", missing_intents_message(self.orchestration)), None
         try:
-            return load_intents_cached(path, self.cache_dir), None
+            return (
+                load_intents_cached(path, self.cache_dir, environ=self.environ, secret=self.secret),
+                None,
+            )
         except ConfigError as exc:
             return None, str(exc)
 
@@ -207,7 +231,9 @@ class WorkspaceConfig:
         Raises:
             ConfigError: unreadable, invalid YAML/JSON, or not a mapping.
         """
-        return read_hook_config(self.hooks_path, self.cache_dir)
+        return read_hook_config(
+            self.hooks_path, self.cache_dir, environ=self.environ, secret=self.secret
+        )
 
     def compile_scope(self, globs: tuple[str, ...]) -> ScopeSpec:
         """``globs`` compiled to a :class:`ScopeSpec`; pathspec loads only on a cache miss."""
@@ -216,14 +242,18 @@ class WorkspaceConfig:
         # Sealed like every derived cache: compiled regexes an agent wrote (matching everything)
         # would widen the scope, so only this user's own are read back.
         try:
-            payload = unseal(cache.read_bytes())
+            payload = unseal(cache.read_bytes(), self.environ, secret=self.secret)
             cached = json.loads(payload) if payload is not None else None
             if isinstance(cached, dict) and cached.get("globs") == list(globs):
                 return ScopeSpec.from_cache(cached["spec"])
         except (OSError, ValueError, TypeError, KeyError, InputError, LedgerError):
             pass
         spec = ScopeSpec.compile(globs)
-        sealed = seal(json.dumps({"globs": list(globs), "spec": spec.to_cache()}).encode())
+        sealed = seal(
+            json.dumps({"globs": list(globs), "spec": spec.to_cache()}).encode(),
+            self.environ,
+            secret=self.secret,
+        )
         if sealed is not None:
             with contextlib.suppress(OSError):  # an unwritable cache only costs time
                 atomic_write(cache, sealed)

@@ -36,7 +36,7 @@ import hmac
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -471,13 +471,18 @@ def _cache_file(path: Path, cache_dir: Path) -> Path:
     return cache_dir / f"intents-{key[:24]}.json"
 
 
-def _checksum(intents: object) -> str | None:
+def _checksum(intents: object, secret: bytes | None = None) -> str | None:
     """HMAC of the cached intents under the per-user cache secret (outside the workspace): a
     cache an agent wrote (a wider owned_scope for today's file) does not verify and is ignored.
-    ``None`` without a secret: then there is no cache, only the YAML."""
-    from ledger._fsutil import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
+    ``None`` without a secret: then there is no cache, only the YAML.
 
-    secret = cache_secret()
+    Args:
+        secret: the secret, when the caller holds it (else read from ``$LEDGER_HOME``).
+    """
+    if secret is None:
+        from ledger._fsutil import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
+
+        secret = cache_secret()
     if secret is None:
         return None
     blob = json.dumps(intents, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -513,7 +518,9 @@ def _intent_from_json(item: object) -> Intent | None:
     return Intent(intent_id, name, status, scope, constraints, criteria, description)
 
 
-def _read_cache(cache: Path, size: int, mtime_ns: int, sha256: str) -> IntentsFile | None:
+def _read_cache(
+    cache: Path, size: int, mtime_ns: int, sha256: str, secret: bytes
+) -> IntentsFile | None:
     """The cached parse when it matches the file exactly; ``None`` (never an error) otherwise."""
     try:
         with cache.open("rb") as handle:
@@ -531,7 +538,7 @@ def _read_cache(cache: Path, size: int, mtime_ns: int, sha256: str) -> IntentsFi
         or doc.get("sha256") != sha256
         or not isinstance(doc.get("intents"), list)
         or doc.get("checksum") is None
-        or doc.get("checksum") != _checksum(doc["intents"])
+        or doc.get("checksum") != _checksum(doc["intents"], secret)
     ):
         return None
     intents = [_intent_from_json(item) for item in doc["intents"]]
@@ -543,7 +550,7 @@ def _read_cache(cache: Path, size: int, mtime_ns: int, sha256: str) -> IntentsFi
     return IntentsFile(tuple(i for i in intents if i is not None), sha256)
 
 
-def _write_cache(cache: Path, size: int, mtime_ns: int, parsed: IntentsFile) -> None:
+def _write_cache(cache: Path, size: int, mtime_ns: int, parsed: IntentsFile, secret: bytes) -> None:
     """Write the cache atomically (temp file + ``os.replace``); give up quietly on any OSError."""
     import tempfile  # noqa: PLC0415 - lazy: only the slow path writes (tempfile costs ~4 ms)
 
@@ -551,16 +558,13 @@ def _write_cache(cache: Path, size: int, mtime_ns: int, parsed: IntentsFile) -> 
     for item in intents:
         for key in ("owned_scope", "constraints", "acceptance_criteria"):
             item[key] = list(item[key])
-    checksum = _checksum(intents)
-    if checksum is None:
-        return
     doc = {
         "format": _CACHE_FORMAT,
         "size": size,
         "mtime_ns": mtime_ns,
         "sha256": parsed.source_sha256,
         "intents": intents,
-        "checksum": checksum,
+        "checksum": _checksum(intents, secret),
     }
     data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     try:
@@ -578,7 +582,11 @@ def _write_cache(cache: Path, size: int, mtime_ns: int, parsed: IntentsFile) -> 
 
 
 def load_intents_cached(
-    path: str | os.PathLike[str], cache_dir: str | os.PathLike[str]
+    path: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    secret: bytes | None = None,
 ) -> IntentsFile:
     """Load an intents file, answering from a JSON cache in ``cache_dir`` while it is unchanged.
 
@@ -586,18 +594,27 @@ def load_intents_cached(
     ``mtime_ns`` and SHA-256; only a full match is used, and then PyYAML is never imported. A
     missing, stale, corrupt or tampered-with (checksum) cache is ignored and rewritten.
 
+    Args:
+        environ: where ``$LEDGER_HOME`` (the cache secret's home) is read from.
+        secret: the per-user cache secret, when the caller holds it already.
+
     Raises:
         ConfigError: the YAML file is unreadable, not UTF-8, or invalid.
     """
+    from ledger._fsutil import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
+
     file = Path(path)
     data, stat = _read(file)
     digest = hashlib.sha256(data).hexdigest()
     cache = _cache_file(file, Path(cache_dir))
-    cached = _read_cache(cache, stat.st_size, stat.st_mtime_ns, digest)
-    if cached is not None:
-        return cached
+    key = secret if secret is not None else cache_secret(environ)
+    if key is not None:
+        cached = _read_cache(cache, stat.st_size, stat.st_mtime_ns, digest, key)
+        if cached is not None:
+            return cached
     parsed = parse_intents(_decode(data, str(path)), str(path))
-    _write_cache(cache, stat.st_size, stat.st_mtime_ns, parsed)
+    if key is not None:  # without the secret there is no cache, only the YAML
+        _write_cache(cache, stat.st_size, stat.st_mtime_ns, parsed, key)
     return parsed
 
 

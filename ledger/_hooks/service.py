@@ -85,7 +85,7 @@ class GovernedWorkspace:
             self.ledger.file.path, self.cache_dir, self.ledger.ledger_id, environ=environ
         )
         self.state = self.projections.state(GOVERNANCE_STATE)
-        self.config = WorkspaceConfig(self.orchestration, self.cache_dir)
+        self.config = WorkspaceConfig(self.orchestration, self.cache_dir, environ=environ)
         self.config_digests = config_digests(self.orchestration)  # what this decision uses
         self._governance: Governance | None = None
         self._pending: list[Entry] = []
