@@ -16,7 +16,7 @@ from typing import Final
 
 from ledger._workspace import ledger_home
 
-__all__ = ["atomic_write", "cache_secret", "seal", "unseal"]
+__all__ = ["atomic_write", "cache_secret", "cache_secret_path", "seal", "unseal"]
 
 _SECRET_FILE: Final = "cache.secret"  # noqa: S105 -- a file name, not a secret
 
@@ -47,10 +47,15 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = 
         raise
 
 
+def cache_secret_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the per-user MAC secret of the workspace caches is kept (in the ledger home)."""
+    return ledger_home(environ) / _SECRET_FILE
+
+
 def cache_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
     """The per-user MAC secret, created on first use; ``None`` when it cannot be had (then
     caches are neither trusted nor written, and every call rebuilds: slower, same answers)."""
-    path = ledger_home(environ) / _SECRET_FILE
+    path = cache_secret_path(environ)
     try:
         return path.read_bytes()
     except FileNotFoundError:

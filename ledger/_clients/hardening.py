@@ -2,20 +2,29 @@
 
 Hooks see tool calls, not what a shell command does; the client's OS sandbox does. Where a
 client has one, ``--hardened`` configures it so that sandboxed commands cannot write the
-protected paths (``.orchestration/`` and every client's hook and settings files) or read the
-private signing key, and adds permission deny rules that back up the hooks for file tools.
+protected paths (``.orchestration/`` and every client's hook and settings files) nor ledger's
+trust state outside the workspace (:func:`trust_state_paths`: the ledger home with the keys, the
+trust pins and the cache secret; the state directory with the stored checkpoints), nor read the
+private signing key or the cache secret, and adds permission deny rules that back up the hooks
+for file tools. A checkpoint or pin an agent could rewrite would let a rollback or a re-signed
+chain verify; a cache secret it could read would let it forge the workspace caches.
 
 * **Claude Code** (``.claude/settings.local.json``): ``sandbox`` with ``denyWrite`` naming each
-  protected file or folder and ``denyRead`` on the key folder (paths ``//abs`` or ``~/rel``, as
-  the sandboxing docs define them), ``failIfUnavailable`` and no unsandboxed fallback; plus
-  ``permissions.deny`` rules ``Edit(...)``/``Read(...)``. Never the whole ``.claude`` folder:
-  that breaks every sandboxed command (the sandbox mounts ``.claude/commands`` inside it).
+  protected file or folder and ``denyRead`` on the key folder and the cache secret (paths
+  ``//abs`` or ``~/rel``, as the sandboxing docs define them), ``failIfUnavailable`` and no
+  unsandboxed fallback; plus ``permissions.deny`` rules ``Edit(...)``/``Read(...)``. Never the
+  whole ``.claude`` folder: that breaks every sandboxed command (the sandbox mounts
+  ``.claude/commands`` inside it).
 * **Codex** (``.codex/config.toml``, a block ledger owns): a permission profile extending
-  ``:workspace`` with the protected folders ``read`` and the key folder ``deny``, selected with
-  ``default_permissions``. Codex ignores it when any config layer sets ``sandbox_mode``.
+  ``:workspace`` with the protected folders and the trust state ``read`` and the key folder and
+  the cache secret ``deny``, selected with ``default_permissions``. Codex ignores it when any
+  config layer sets ``sandbox_mode``.
 * **Gemini CLI** (``.gemini/settings.json``): ``tools.sandbox`` on. Its container mounts the
-  workspace read-write, so ``.orchestration/`` stays writable; the key outside is not mounted.
-* **Cursor, Cline**: nothing to configure (see :func:`limits`).
+  workspace read-write, so ``.orchestration/`` stays writable; the ledger home and state outside
+  are not mounted.
+* **Cursor**: nothing ledger can add (``sandbox.json`` has no deny key); the installer checks
+  that no ``sandbox.json`` lets sandboxed commands write the trust state (:func:`limits`).
+* **Cline**: no sandbox.
 
 Also here: what each client's trust gate asks of a person (:func:`trust_instructions`) and
 whether it has been passed (:func:`trust_state`), for the installer and ``ledger doctor``.
@@ -33,7 +42,9 @@ from typing import Any, Final
 from ledger._clients.install import Change, _load, _rewrite
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._errors import ConfigError, StorageError
+from ledger._evidence.anchors import state_home
 from ledger._evidence.keys import key_home
+from ledger._fsutil import cache_secret_path
 from ledger._workspace import ORCHESTRATION_DIR
 
 __all__ = [
@@ -44,6 +55,7 @@ __all__ = [
     "protected_paths",
     "trust_instructions",
     "trust_state",
+    "trust_state_paths",
     "unharden",
 ]
 
@@ -77,6 +89,51 @@ def _key_dir(environ: Mapping[str, str] | None) -> Path:
     return key_home(environ) / "keys"
 
 
+def trust_state_paths(environ: Mapping[str, str] | None = None) -> tuple[list[Path], list[Path]]:
+    """``(no_write, no_read)``: ledger's trust state outside every workspace, which no agent
+    shell may write, and its secrets, which none may read.
+
+    No write: the ledger home (private keys, the trust pins in ``trusted/``, the cache secret)
+    and the state directory (the stored checkpoints, which ledger each workspace has), once when
+    one holds the other (``$LEDGER_HOME/state``). No read: the key folder and the cache secret.
+    """
+    home, state = key_home(environ), state_home(environ)
+    no_write = [home] if state == home or home in state.parents else [home, state]
+    return no_write, [_key_dir(environ), cache_secret_path(environ)]
+
+
+def _ensure_trust_state_dirs(environ: Mapping[str, str] | None) -> list[Change]:
+    """Create the trust state folders (0700) before a sandbox names them: a sandbox can bind
+    only an existing path read-only (the first checkpoint would create the state folder later,
+    unprotected until the client restarts)."""
+    made: list[Change] = []
+    for folder in trust_state_paths(environ)[0]:
+        if not folder.is_dir():
+            try:
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(f"cannot create {folder}: {exc.strerror}") from None
+            made.append(Change("added", str(folder), "folder (so the sandbox can protect it)"))
+    return made
+
+
+def _drop_empty_trust_state_dirs(home: Path, environ: Mapping[str, str] | None) -> list[Change]:
+    """Undo :func:`_ensure_trust_state_dirs` where nothing was stored since: remove each trust
+    state folder that is empty, and its parents below ``home`` that are left empty."""
+    removed: list[Change] = []
+    for folder in trust_state_paths(environ)[0]:
+        here = folder
+        while here != home and home in here.parents and here.is_dir():
+            try:
+                here.rmdir()  # only an empty folder goes
+            except OSError:
+                break
+            if here == folder:
+                removed.append(Change("removed", str(folder), "empty folder"))
+            here = here.parent
+    return removed
+
+
 def _claude_path(path: Path, home: Path) -> str:
     """A path in Claude Code's sandbox syntax: ``~/rel`` under home, else ``//abs``."""
     if home in path.parents:
@@ -88,12 +145,15 @@ def claude_settings(
     root: Path, *, home: Path, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The ``sandbox`` and ``permissions`` settings ``--hardened`` merges for Claude Code."""
-    protected = protected_paths(root)
+    outside, secrets = trust_state_paths(environ)
+    protected = [*protected_paths(root), *outside]
     writes = [_claude_path(p, home) for p in protected]
-    key = _claude_path(_key_dir(environ), home)
+    key, secret = (_claude_path(p, home) for p in secrets)
     # Edit rules cover every file-writing tool (Write included); a folder needs its subtree.
     edits = [
-        f"Edit({w}/**)" if p.is_dir() or p.name == ORCHESTRATION_DIR else f"Edit({w})"
+        f"Edit({w}/**)"
+        if p.is_dir() or p.name == ORCHESTRATION_DIR or p in outside
+        else f"Edit({w})"
         for p, w in zip(protected, writes, strict=True)
     ]
     return {
@@ -101,9 +161,9 @@ def claude_settings(
             "enabled": True,
             "failIfUnavailable": True,
             "allowUnsandboxedCommands": False,
-            "filesystem": {"denyWrite": writes, "denyRead": [key]},
+            "filesystem": {"denyWrite": writes, "denyRead": [key, secret]},
         },
-        "permissions": {"deny": [*edits, f"Read({key}/**)"]},
+        "permissions": {"deny": [*edits, f"Read({key}/**)", f"Read({secret})"]},
     }
 
 
@@ -169,6 +229,11 @@ def _toml_key(text: str) -> str:
     return json.dumps(text)  # a TOML basic string is a JSON string for these paths
 
 
+def _codex_path(path: Path, home: Path) -> str:
+    """A path in Codex's permission syntax: ``~/rel`` under home, else absolute."""
+    return f"~/{path.relative_to(home).as_posix()}" if home in path.parents else path.as_posix()
+
+
 def codex_block(
     root: Path, *, home: Path, environ: Mapping[str, str] | None = None
 ) -> tuple[str, str]:
@@ -179,8 +244,7 @@ def codex_block(
     Key names follow the Codex permissions docs (profiles, ``extends``, the
     ``":workspace_roots"`` table, ``read``/``deny`` access).
     """
-    key = _key_dir(environ)
-    key_text = f"~/{key.relative_to(home).as_posix()}" if home in key.parents else key.as_posix()
+    outside, secrets = trust_state_paths(environ)
     rules = [(ORCHESTRATION_DIR, "read")]
     for path in protected_paths(root):
         relative = path.relative_to(root).as_posix()
@@ -193,7 +257,8 @@ def codex_block(
         'extends = ":workspace"',
         "",
         f"[permissions.{_CODEX_PROFILE}.filesystem]",
-        f'{_toml_key(key_text)} = "deny"',
+        *(f'{_toml_key(_codex_path(p, home))} = "read"' for p in outside),
+        *(f'{_toml_key(_codex_path(p, home))} = "deny"' for p in secrets),
         "",
         f'[permissions.{_CODEX_PROFILE}.filesystem.":workspace_roots"]',
         '"." = "write"',
@@ -300,6 +365,53 @@ def _unharden_codex(root: Path) -> list[Change]:
     return [Change("removed", str(path), f"permission profile {_CODEX_PROFILE!r}")]
 
 
+# --- Cursor: nothing to write, something to check -------------------------------------------
+
+
+def _cursor_grants(root: Path, home: Path, environ: Mapping[str, str] | None) -> list[Change]:
+    """Where a ``sandbox.json`` (user's or workspace's) lets Cursor's sandboxed commands write
+    ledger's trust state: the sandbox is off, or ``additionalReadwritePaths`` reaches it.
+
+    Key names from Cursor's sandbox.json reference (``type``, ``additionalReadwritePaths``);
+    by default sandboxed commands write only the workspace and the temp folders.
+    """
+    outside = trust_state_paths(environ)[0]
+    found: list[Change] = []
+    for path in (home / ".cursor" / "sandbox.json", root / ".cursor" / "sandbox.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            found.append(Change("note", str(path), "unreadable: cannot tell what it grants"))
+            continue
+        if not isinstance(data, dict):
+            continue
+        if data.get("type") == "insecure_none":
+            found.append(
+                Change(
+                    "note", str(path), 'type "insecure_none": sandboxed commands run unsandboxed'
+                )
+            )
+        grants = data.get("additionalReadwritePaths")
+        for grant in grants if isinstance(grants, list) else []:
+            if not isinstance(grant, str):
+                continue
+            tilde = grant == "~" or grant.startswith("~/")
+            where = Path(os.path.normpath(home / grant[2:] if tilde else root / grant))
+            hit = [f for f in outside if where == f or where in f.parents or f in where.parents]
+            if hit:
+                found.append(
+                    Change(
+                        "note",
+                        str(path),
+                        f"additionalReadwritePaths {grant!r} lets sandboxed commands write "
+                        f"{', '.join(map(str, hit))} (checkpoints, trust pins): remove it",
+                    )
+                )
+    return found
+
+
 # --- entry points ------------------------------------------------------------------------------
 
 _GEMINI_SANDBOX: Final = {"tools": {"sandbox": True}}
@@ -320,14 +432,15 @@ def limits(spec: ClientSpec) -> str:
     if spec.name == "gemini":
         return (
             "the container mounts the workspace read-write: .orchestration/ stays writable "
-            "by the agent's shell (only a checkpoint catches that); the key outside the "
-            "workspace is not mounted"
+            "by the agent's shell (only a checkpoint catches that); the key, the trust pins "
+            "and the checkpoints outside the workspace are not mounted"
         )
     if spec.name == "cursor":
         return (
             "Cursor's sandbox.json has no setting that denies a path inside the workspace: "
             ".orchestration/ and .cursor/hooks.json stay writable by sandboxed commands; "
-            "rely on the hooks and on checkpoints"
+            "rely on the hooks and on checkpoints (the trust state outside the workspace is "
+            "not writable unless a sandbox.json grants it)"
         )
     return f"{spec.title} has no OS sandbox: only the hooks and checkpoints protect ledger"
 
@@ -342,7 +455,8 @@ def harden(
 ) -> list[Change]:
     """Configure ``spec``'s sandbox for the workspace ``root``; returns what changed."""
     if spec.sandbox_file is None:
-        return [Change("note", "--hardened", limits(spec))]
+        checked = _cursor_grants(root, home, environ) if spec.name == "cursor" else []
+        return [*checked, Change("note", "--hardened", limits(spec))]
     if user:
         return [
             Change(
@@ -353,8 +467,10 @@ def harden(
             )
         ]
     changes: list[Change] = []
+    if spec.name in ("claude", "codex"):  # their sandboxes name the trust state folders
+        changes += _ensure_trust_state_dirs(environ)
     if spec.name == "codex":
-        changes = _harden_codex(root, home, environ)
+        changes += _harden_codex(root, home, environ)
     else:
         shared = root / _CLAUDE_SETTINGS
         if spec.name == "claude" and not shared.exists():
@@ -391,7 +507,7 @@ def unharden(
     if user or spec.sandbox_file is None:
         return []
     if spec.name == "codex":
-        return _unharden_codex(root)
+        return [*_unharden_codex(root), *_drop_empty_trust_state_dirs(home, environ)]
     path = root / spec.sandbox_file
     if not path.exists():
         return []
@@ -410,7 +526,8 @@ def unharden(
                 found.append(Change("removed", str(shared), "empty settings"))
         except (ConfigError, OSError):
             pass  # not ours to judge: leave it
-    return [c._replace(target=f"{path}: {c.target}") for c in found]
+    dropped = _drop_empty_trust_state_dirs(home, environ) if spec.name == "claude" else []
+    return [*(c._replace(target=f"{path}: {c.target}") for c in found), *dropped]
 
 
 def trust_instructions(spec: ClientSpec, *, root: Path, user: bool) -> list[str]:

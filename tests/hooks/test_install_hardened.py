@@ -1,5 +1,6 @@
 """``ledger install --hardened``: generated sandbox settings against the clients' documented
-schemas, and a real bubblewrap sandbox built from them refusing writes to ``.orchestration/``."""
+schemas, and a real bubblewrap sandbox built from them refusing writes to ``.orchestration/`` and
+to ledger's trust state outside the workspace (stored checkpoints, trust pins)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import shutil
 import subprocess
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 
 from ledger._clients.hardening import claude_settings
 from ledger._clients.install import install, uninstall
+from ledger._evidence.ledger import Ledger
 
 # Claude Code settings, the parts --hardened writes. Written from the settings and sandboxing
 # docs (https://code.claude.com/docs/en/settings, /en/sandboxing, /en/permissions) and the zod
@@ -119,10 +122,17 @@ def test_claude_hardened_settings_match_the_documented_schema(tmp_path: Path) ->
     assert f"/{root}/.claude/settings.local.json" in writes
     assert f"/{root}/.claude" not in writes  # the pitfall: it breaks every sandboxed command
     assert all(w.startswith(("//", "~/")) for w in writes)
-    assert sandbox["filesystem"]["denyRead"] == ["~/.config/ledger/keys"]
+    # $LEDGER_HOME holds the keys, the trust pins, the cache secret and (state/) the checkpoints
+    assert "~/.config/ledger" in writes
+    assert sandbox["filesystem"]["denyRead"] == [
+        "~/.config/ledger/keys",
+        "~/.config/ledger/cache.secret",
+    ]
     deny = settings["permissions"]["deny"]
     assert f"Edit(/{root}/.orchestration/**)" in deny
+    assert "Edit(~/.config/ledger/**)" in deny
     assert "Read(~/.config/ledger/keys/**)" in deny
+    assert "Read(~/.config/ledger/cache.secret)" in deny
     assert any(c.action == "note" and "Bash" in c.detail for c in changes)
     # idempotent, and the team's shared settings file exists so the sandbox can protect it
     assert (root / ".claude" / "settings.json").read_text() == "{}\n"
@@ -130,6 +140,85 @@ def test_claude_hardened_settings_match_the_documented_schema(tmp_path: Path) ->
         "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
     )[1]
     assert {c.action for c in again} <= {"unchanged", "note"}
+
+
+def xdg_env(home: Path) -> dict[str, str]:
+    """The default layout: no $LEDGER_HOME, so keys and pins under ~/.config/ledger and the
+    checkpoints under ~/.local/state/ledger (the XDG variables name the same defaults)."""
+    return {
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+
+
+def test_hardening_denies_writes_to_the_checkpoints_and_pins_outside_the_workspace(
+    tmp_path: Path,
+) -> None:
+    root, home, _ = _workspace(tmp_path)
+    env = xdg_env(home)
+    path, changes = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(settings, CLAUDE_SCHEMA)
+    writes = settings["sandbox"]["filesystem"]["denyWrite"]
+    assert {"~/.config/ledger", "~/.local/state/ledger"} <= set(writes)
+    assert settings["sandbox"]["filesystem"]["denyRead"] == [
+        "~/.config/ledger/keys",
+        "~/.config/ledger/cache.secret",
+    ]
+    deny = settings["permissions"]["deny"]
+    assert {"Edit(~/.config/ledger/**)", "Edit(~/.local/state/ledger/**)"} <= set(deny)
+    # The sandbox binds only what exists: the installer made the state folder, private.
+    state = home / ".local" / "state" / "ledger"
+    assert state.is_dir()
+    assert state.stat().st_mode & 0o777 == 0o700
+    assert any(c.target == str(state) for c in changes)
+    install("codex", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
+    data = tomllib.loads((root / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    jsonschema.validate(data, CODEX_SCHEMA)
+    fs = data["permissions"]["ledger"]["filesystem"]
+    assert fs["~/.config/ledger"] == fs["~/.local/state/ledger"] == "read"
+    assert fs["~/.config/ledger/keys"] == fs["~/.config/ledger/cache.secret"] == "deny"
+    assert {v for k, v in fs.items() if k != ":workspace_roots"} <= _ACCESS
+    # Uninstalling takes ledger's entries out again; a folder holding state stays, an empty
+    # one the installer made goes.
+    (state / "workspaces").mkdir()
+    uninstall("claude", root=root, home=home, environ=env)
+    left = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    assert "sandbox" not in left
+    assert (state / "workspaces").is_dir()
+    assert (home / ".config" / "ledger" / "keys" / "k1.pem").is_file()
+    (state / "workspaces").rmdir()
+    uninstall("codex", root=root, home=home, environ=env)
+    assert not (home / ".local").exists()
+
+
+def test_cursor_hardening_names_a_sandbox_json_that_opens_the_trust_state(
+    tmp_path: Path,
+) -> None:
+    root, home, _ = _workspace(tmp_path)
+    env = xdg_env(home)
+    _, quiet = install(
+        "cursor", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    assert not [c for c in quiet if "sandbox.json" in c.target]
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "sandbox.json").write_text(
+        json.dumps({"additionalReadwritePaths": ["~/.local/state", "~/projects/cache"]}),
+        encoding="utf-8",
+    )
+    (root / ".cursor").mkdir(exist_ok=True)
+    (root / ".cursor" / "sandbox.json").write_text(
+        json.dumps({"type": "insecure_none"}), encoding="utf-8"
+    )
+    _, changes = install(
+        "cursor", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    notes = {c.target: c.detail for c in changes if c.target.endswith("sandbox.json")}
+    assert "'~/.local/state'" in notes[str(home / ".cursor" / "sandbox.json")]
+    assert "projects" not in notes[str(home / ".cursor" / "sandbox.json")]
+    assert "insecure_none" in notes[str(root / ".cursor" / "sandbox.json")]
 
 
 def test_codex_hardened_profile_matches_the_config_schema_and_keeps_user_keys(
@@ -154,6 +243,7 @@ def test_codex_hardened_profile_matches_the_config_schema_and_keeps_user_keys(
     assert roots[".orchestration"] == roots[".codex"] == "read"
     assert set(roots.values()) <= _ACCESS
     assert profile["filesystem"]["~/.config/ledger/keys"] == "deny"
+    assert profile["filesystem"]["~/.config/ledger"] == "read"  # pins, checkpoints (state/)
     uninstall("codex", root=root, home=home, environ=env)
     assert tomllib.loads(config.read_text(encoding="utf-8")) == {
         "model": "gpt-5",
@@ -213,15 +303,18 @@ def _expand(path: str, home: Path) -> str:
     return str(home / path[2:]) if path.startswith("~/") else path[1:]
 
 
-def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: Path) -> None:
-    """What Claude Code's Linux sandbox does with these settings, done with bubblewrap directly:
-    a read-only bind of each ``denyWrite`` path and an empty tmpfs over each ``denyRead`` one."""
+Sandboxed = Callable[[str], subprocess.CompletedProcess[str]]
+
+
+def _claude_like_sandbox(root: Path, home: Path, env: dict[str, str]) -> Sandboxed:
+    """What Claude Code's Linux sandbox does with the ``--hardened`` settings, done with
+    bubblewrap directly: a read-only bind of each ``denyWrite`` path, an empty tmpfs over each
+    ``denyRead`` folder and ``/dev/null`` over each ``denyRead`` file. Everything else stays
+    writable here (Claude Code's own sandbox writes only the workspace), so what fails below
+    fails because of the generated settings alone."""
     bwrap = _bwrap()
     if bwrap is None:
         pytest.skip("bubblewrap is not available and could not be installed")
-    root, home, env = _workspace(tmp_path)
-    (root / ".claude").mkdir()
-    (root / ".claude" / "settings.json").write_text("{}\n", encoding="utf-8")
     fs = claude_settings(root, home=home, environ=env)["sandbox"]["filesystem"]
     args = [bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in fs["denyWrite"]:
@@ -229,7 +322,11 @@ def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: 
         if Path(target).exists():
             args += ["--ro-bind", target, target]
     for path in fs["denyRead"]:
-        args += ["--tmpfs", _expand(path, home)]
+        hidden = Path(_expand(path, home))
+        if hidden.is_file():
+            args += ["--ro-bind", "/dev/null", str(hidden)]
+        elif hidden.is_dir():
+            args += ["--tmpfs", str(hidden)]
     args += ["--chdir", str(root), "sh", "-c"]
 
     def sandboxed(command: str) -> subprocess.CompletedProcess[str]:
@@ -237,6 +334,19 @@ def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: 
             [*args, command], capture_output=True, text=True, timeout=60, check=False
         )
 
+    return sandboxed
+
+
+def _refused(ran: subprocess.CompletedProcess[str], attack: str) -> None:
+    assert ran.returncode != 0, attack
+    assert "Read-only file system" in ran.stderr or "Permission denied" in ran.stderr, ran
+
+
+def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: Path) -> None:
+    root, home, env = _workspace(tmp_path)
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text("{}\n", encoding="utf-8")
+    sandboxed = _claude_like_sandbox(root, home, env)
     for attack in (
         "echo forged >> .orchestration/agent_trace.jsonl",
         "sort -o .orchestration/agent_trace.jsonl .orchestration/agent_trace.jsonl",
@@ -244,12 +354,53 @@ def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: 
         "python3 -c \"open('.claude/settings.json','w').write('{}')\"",
         "touch .orchestration/new",
     ):
-        ran = sandboxed(attack)
-        assert ran.returncode != 0, attack
-        assert "Read-only file system" in ran.stderr or "Permission denied" in ran.stderr, ran
+        _refused(sandboxed(attack), attack)
     assert (root / ".orchestration" / "agent_trace.jsonl").read_text() == "{}\n"
     stolen = sandboxed(f"cat {home}/.config/ledger/keys/k1.pem")
     assert stolen.returncode != 0
     assert "PRIVATE" not in stolen.stdout
+    work = sandboxed("echo ok > src/app.py && cat src/app.py")
+    assert (work.returncode, work.stdout) == (0, "ok\n")
+
+
+def test_a_sandboxed_shell_cannot_rewrite_checkpoints_or_trust_pins_or_read_the_cache_secret(
+    tmp_path: Path,
+) -> None:
+    """The rollback the stored checkpoints catch stays caught: the agent's shell can neither
+    delete nor forge a checkpoint, nor pin a key of its own, nor read the cache secret."""
+    root, home = tmp_path / "ws", tmp_path / "home"
+    env = xdg_env(home)
+    ledger = Ledger.init(root, environ=env)
+    ledger.append("app.event", {"n": 1})
+    assert ledger.auto_checkpoint(session_end=True).status == "written"
+    (root / "src").mkdir()
+    install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
+    from ledger._fsutil import cache_secret  # noqa: PLC0415 -- creates it, as a hook would
+
+    secret = cache_secret(env)
+    assert secret is not None
+    state = home / ".local" / "state" / "ledger"
+    notes = sorted((state / "checkpoints").rglob("*.note"))
+    assert notes
+    note = notes[-1]
+    pins = sorted((home / ".config" / "ledger" / "trusted").glob("*.json"))
+    assert pins
+    before = {p: p.read_bytes() for p in [*notes, *pins]}
+    sandboxed = _claude_like_sandbox(root, home, env)
+    for attack in (
+        f"rm -f {note}",
+        f"echo forged >> {note}",
+        f"touch {note.parent}/1-0.note",
+        f"rm -rf {state}/checkpoints",
+        f"mv {state}/workspaces {state}/gone",
+        f"echo '{{}}' > {pins[0]}",
+        f"touch {home}/.config/ledger/trusted/agent.json",
+        f"python3 -c \"open('{home}/.config/ledger/cache.secret','wb').write(b'x')\"",
+    ):
+        _refused(sandboxed(attack), attack)
+    assert {p: p.read_bytes() for p in before} == before
+    assert Ledger.open(root, environ=env).verify().ok
+    peek = sandboxed(f"od -An -tx1 {home}/.config/ledger/cache.secret | tr -d ' \\n'")
+    assert secret.hex() not in peek.stdout
     work = sandboxed("echo ok > src/app.py && cat src/app.py")
     assert (work.returncode, work.stdout) == (0, "ok\n")
