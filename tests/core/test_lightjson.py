@@ -304,3 +304,7 @@ def test_ledger_lines_are_answered_without_orjson(value: dict[str, Any]) -> None
     assume(b"\\ud" not in line.lower())  # text holding a backslash then "ud" is handed over
     # Answered here, never handed over: no orjson on the hook path.
     assert typed(stdlib_loads(line)) == typed(orjson.loads(line))
+
+
+def test_the_sort_keys_option_is_orjsons() -> None:
+    assert lightjson._OPT_SORT_KEYS == orjson.OPT_SORT_KEYS
