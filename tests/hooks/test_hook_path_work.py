@@ -72,8 +72,9 @@ def test_an_edit_in_scope_normalizes_its_path_once_and_reads_the_file_once(
 # --- what the hook process imports ------------------------------------------------------------
 
 #: Never on a warm hook call: the CLI and query stacks, the config parsers (their results are
-#: cached), and orjson (its import costs more than the few values a hook call encodes;
-#: ledger/_evidence/lightjson.py gives its answers without it).
+#: cached), orjson (its import costs more than the few values a hook call encodes;
+#: ledger/_evidence/lightjson.py gives its answers without it), and ast (read for Python files
+#: only; this edit is TypeScript).
 NOT_ON_THE_HOOK_PATH = {
     "typer",
     "click",
@@ -87,6 +88,7 @@ NOT_ON_THE_HOOK_PATH = {
     "orjson",
     "dataclasses",
     "uuid",
+    "ast",
 }
 PROBE = (
     "import sys; from cli._entry import main; code = main(sys.argv[1:]); "
