@@ -13,7 +13,7 @@ cryptography PEM load + flock + sign + append with fsync), as in ``bench_cli_app
 
 Targets: PreToolUse p50 ≤ 1.3 × floor p50; PostToolUse p50 ≤ 1.6 × floor p50. Also reports the
 import cost of the hook path (``python -X importtime``) and checks that Typer, Click, Rich,
-pydantic, DuckDB, PyYAML and pathspec are not loaded on it.
+pydantic, DuckDB, PyYAML, pathspec and orjson are not loaded on it.
 
     python bench/bench_hook.py [--runs N] [--quick] [--json]
 """
@@ -46,7 +46,7 @@ from bench_cli_append import BODY, FLOOR, find_ledger_bin, round_robin, startup_
 
 PRE_TARGET = 1.3
 POST_TARGET = 1.6
-HEAVY = ("typer", "click", "rich", "pydantic", "duckdb", "yaml", "pathspec", "pandas")
+HEAVY = ("typer", "click", "rich", "pydantic", "duckdb", "yaml", "pathspec", "pandas", "orjson")
 SESSION = "3f1c9a2e-7b4d-4e8a-9c51-2d6f0b8e4a17"
 INTENTS = """intents:
   - id: INT-001
