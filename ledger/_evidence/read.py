@@ -2,9 +2,9 @@
 
 Every reader of the ledger that wants records (``Ledger.records``, ``Ledger.tail``, the
 projections and their cache, queries and exports) goes through :func:`read_records` or
-:func:`parse_stored`, so there is one parser (orjson's, through :mod:`ledger._evidence.lightjson`,
-with ledger's object check) and one place
-where old format versions are upcast (:mod:`ledger._evidence.upcast`). Verification is the one
+:func:`parse_stored`, so there is one parser (orjson's answers, through
+:mod:`ledger._evidence.lightjson`, with ledger's object check) and one place where old format
+versions are upcast (:mod:`ledger._evidence.upcast`). Verification is the one
 deliberate exception: it checks the *bytes* (canonical form, hash, signature) with
 :func:`ledger._evidence.record.check_line` and never trusts a parsed view.
 
