@@ -19,6 +19,7 @@ from ledger._workspace import ledger_home
 __all__ = ["atomic_write", "cache_secret", "cache_secret_path", "seal", "unseal"]
 
 _SECRET_FILE: Final = "cache.secret"  # noqa: S105 -- a file name, not a secret
+_SECRET_BYTES: Final = 32
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = False) -> None:
@@ -54,10 +55,14 @@ def cache_secret_path(environ: Mapping[str, str] | None = None) -> Path:
 
 def cache_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
     """The per-user MAC secret, created on first use; ``None`` when it cannot be had (then
-    caches are neither trusted nor written, and every call rebuilds: slower, same answers)."""
+    caches are neither trusted nor written, and every call rebuilds: slower, same answers).
+
+    A file shorter than a created secret (emptied, truncated, ``/dev/null`` shown in its place
+    by a sandbox) is no secret: a MAC keyed with it is one anybody can compute.
+    """
     path = cache_secret_path(environ)
     try:
-        return path.read_bytes()
+        return _usable(path.read_bytes())
     except FileNotFoundError:
         pass
     except OSError:
@@ -66,15 +71,19 @@ def cache_secret(environ: Mapping[str, str] | None = None) -> bytes | None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(os.urandom(32))
-        return path.read_bytes()
+            handle.write(os.urandom(_SECRET_BYTES))
+        return _usable(path.read_bytes())
     except FileExistsError:  # another hook process created it first
         try:
-            return path.read_bytes()
+            return _usable(path.read_bytes())
         except OSError:
             return None
     except OSError:
         return None
+
+
+def _usable(secret: bytes) -> bytes | None:
+    return secret if len(secret) >= _SECRET_BYTES else None
 
 
 def seal(

@@ -85,3 +85,24 @@ def test_forged_hooks_config_cache_cannot_switch_a_policy_off(
         _forged(json.dumps(off).encode()) if sealed else json.dumps(off["config"]).encode()
     )
     assert _out_of_scope_write(root, session) == "SCOPE_VIOLATION"
+
+
+@pytest.mark.parametrize("left", [b"", b"\n", b"x" * 15], ids=["empty", "newline", "short"])
+def test_an_emptied_cache_secret_is_no_key_so_a_cache_forged_under_it_is_ignored(
+    warmed: tuple[Path, Session], left: bytes
+) -> None:
+    # A secret emptied or cut short (a sandbox that shows /dev/null in its place, a truncated
+    # file) would key every MAC with what anyone can guess: it must count as no secret at all.
+    root, session = warmed
+    secret_file = Path(session.ws.env["LEDGER_HOME"]) / "cache.secret"
+    secret_file.write_bytes(left)
+    scope_caches = list(_cache_dir(root).glob("scope.*.json"))
+    assert scope_caches
+    everything = ScopeSpec.compile(("**",)).to_cache()
+    for cache in scope_caches:
+        globs = json.loads(cache.read_bytes().partition(b"\n")[2])["globs"]
+        payload = json.dumps({"globs": globs, "spec": everything}).encode()
+        mac = hmac.new(left, payload, hashlib.sha256).hexdigest().encode()
+        cache.write_bytes(mac + b"\n" + payload)
+    assert _out_of_scope_write(root, session) == "SCOPE_VIOLATION"
+    assert secret_file.read_bytes() == left  # never "repaired" behind the user's back
