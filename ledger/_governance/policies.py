@@ -53,7 +53,12 @@ from ledger._governance.analysis.paths import (
     check_write_scope,
     normalize_path,
 )
-from ledger._governance.analysis.protected import KEY_AREA, ProtectedAreas, expand_glob, has_glob
+from ledger._governance.analysis.protected import (
+    READ_DENIED,
+    ProtectedAreas,
+    expand_glob,
+    has_glob,
+)
 from ledger._governance.engine import HookEngine, HookOutcome, Invocation
 from ledger._governance.intents import (
     WORKABLE_STATUSES,
@@ -402,6 +407,8 @@ class Governance:
     ) -> None:
         self.root = root
         self.environ = environ
+        # What `~` means in the agent's paths: the caller's $HOME (None: this process's).
+        self._home = None if environ is None else environ.get("HOME")
         self._areas: ProtectedAreas | None = None
         self.state = state
         self.intents = intents
@@ -502,7 +509,9 @@ class Governance:
         key = (path, inv.cwd)
         found = self._normalized.get(key)
         if found is None:
-            found = self._normalized[key] = normalize_path(path, root=self.root, cwd=inv.cwd)
+            found = self._normalized[key] = normalize_path(
+                path, root=self.root, cwd=inv.cwd, home=self._home
+            )
         return found
 
     def _resolve(self, path: str, inv: Invocation) -> tuple[str | None, str | None]:
@@ -551,8 +560,9 @@ class Governance:
             path = inv.tool_input.get("file_path") or inv.tool_input.get("path")
             if isinstance(path, str) and path:
                 _relative, absolute = self._resolve(path, inv)
-                if absolute is not None and areas.area_of(absolute) == KEY_AREA:
-                    return self._protected_deny(path, KEY_AREA, inv)
+                area = None if absolute is None else areas.area_of(absolute)
+                if area in READ_DENIED:
+                    return self._protected_deny(path, area, inv)
             return None
         command = analysis.command
         base = self._base(inv)
@@ -620,8 +630,9 @@ class Governance:
                     risk="DESTRUCTIVE",
                 )
         for word in command.words:
-            if areas.named_in(word, base) == KEY_AREA:
-                return self._protected_deny(word, KEY_AREA, inv)
+            area = areas.named_in(word, base)
+            if area in READ_DENIED:
+                return self._protected_deny(word, area, inv)
         for word in command.reach_words:
             area = areas.named_in(word, base)
             if area is None:
@@ -647,8 +658,8 @@ class Governance:
 
     def _protected_deny(self, path: str, area: str, inv: Invocation) -> HookOutcome:
         what = (
-            "the ledger's private signing keys, which agents may not read or write"
-            if area == KEY_AREA
+            f"private ({area}): agents may not read or write it"
+            if area in READ_DENIED
             else f"protected ({area}): agents may not modify it"
         )
         return _deny(

@@ -179,6 +179,14 @@ def test_tilde_is_expanded(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert normalize_path("~/x", root=str(ws)).relative is None
 
 
+def test_tilde_means_the_callers_home_not_this_processs(ws: Path) -> None:
+    # An embedding that passes its own environment: `~` is its $HOME, as the agent's shell's.
+    assert normalize_path("~/auth/x.py", root=str(ws), home=str(ws / "src")).relative == (
+        "src/auth/x.py"
+    )
+    assert normalize_path("~", root=str(ws), home=str(ws)).relative == "."
+
+
 def test_case_sensitive_workspace(ws: Path) -> None:
     norm = normalize_path("SRC/Auth/x.py", root=str(ws))
     assert norm.relative == "SRC/Auth/x.py"

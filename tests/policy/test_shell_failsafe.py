@@ -266,6 +266,77 @@ def test_read_of_the_private_key_is_refused(tree) -> None:
     assert outcome.decision == "deny"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat ~/.config/ledger/cache.secret",
+        "base64 < $HOME/.config/ledger/cache.secret",
+        "cp ~/.config/ledger/cache.secret /tmp/s",
+        "ln ~/.config/ledger/cache.secret src/s",
+    ],
+)
+def test_reading_the_cache_secret_to_forge_a_cache_is_refused(tree, command: str) -> None:
+    # Whoever holds the cache secret can seal a scope cache that widens its own scope.
+    _, home = tree
+    (home / ".config/ledger/cache.secret").write_bytes(os.urandom(32))
+    assert decide(governance(tree), command)[0] == "deny"
+
+
+def test_read_tool_on_the_cache_secret_is_refused(tree) -> None:
+    _, home = tree
+    inv = Invocation(
+        id="s",
+        event="PreToolUse",
+        tool_name="Read",
+        tool_input={"file_path": str(home / ".config/ledger/cache.secret")},
+    )
+    outcome = governance(tree).orchestration_guard(inv)
+    assert outcome is not None
+    assert outcome.decision == "deny"
+    assert "cache secret" in (outcome.reason or "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo '{}' > ~/.config/ledger/trusted/L.json",
+        "rm -rf ~/.config/ledger/trusted",
+        "rm -rf ~/.config/ledger/state/checkpoints",
+        "truncate -s 0 ~/.config/ledger/state/checkpoints/L/0.note",
+        "mv ~/.config/ledger/state ~/old",
+    ],
+)
+def test_rewriting_trust_pins_or_stored_checkpoints_is_refused(tree, command: str) -> None:
+    # A pin vouches for a key; a stored checkpoint is what catches a rollback (Layer 3).
+    assert decide(governance(tree), command)[0] == "deny"
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_file_tools_on_trust_pins_or_checkpoints_are_refused(tree, tool: str) -> None:
+    _, home = tree
+    for target in ("trusted/L.json", "state/checkpoints/L/0.note"):
+        inv = Invocation(
+            id="t",
+            event="PreToolUse",
+            tool_name=tool,
+            tool_input={"file_path": str(home / ".config/ledger" / target), "content": "{}"},
+        )
+        outcome = governance(tree).orchestration_guard(inv)
+        assert outcome is not None, target
+        assert outcome.decision == "deny", target
+
+
+def test_redirect_through_tilde_into_client_settings_is_refused(tree) -> None:
+    # bash expands `~` in a redirect's target: the caller's $HOME, not the hook process's.
+    assert decide(governance(tree), "echo '{}' > ~/.claude/settings.json")[0] == "deny"
+
+
+def test_listing_the_trust_state_stays_quiet(tree) -> None:
+    # Reading pins and checkpoints is harmless; only the keys and the cache secret are private.
+    for command in ("ls ~/.config/ledger/trusted", "cat ~/.config/ledger/state/x.json"):
+        assert decide(governance(tree), command)[0] == "allow", command
+
+
 def test_write_to_a_fifo_does_not_hang_the_hook(tree) -> None:
     root, _ = tree
     fifo = root / "src" / "pipe"

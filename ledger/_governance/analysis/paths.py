@@ -102,7 +102,17 @@ def _real_root(root: str) -> str:
     return os.path.realpath(os.path.expanduser(root))  # noqa: PTH111
 
 
-def normalize_path(path: str, *, root: str, cwd: str | None = None) -> NormalizedPath:
+def _expand_home(path: str, home: str | None) -> str:
+    """``~`` and ``~/...`` with ``home`` when given (the caller's environment, not this
+    process's); ``~user`` and the rest as :func:`os.path.expanduser` does."""
+    if home and (path == "~" or path.startswith("~/")):
+        return home + path[1:]
+    return os.path.expanduser(path)  # noqa: PTH111
+
+
+def normalize_path(
+    path: str, *, root: str, cwd: str | None = None, home: str | None = None
+) -> NormalizedPath:
     """Resolve ``path`` the way the kernel will when the agent writes it.
 
     Relative paths are joined to ``cwd`` (itself relative to ``root`` when relative; default
@@ -122,6 +132,7 @@ def normalize_path(path: str, *, root: str, cwd: str | None = None) -> Normalize
         path: the path as the agent wrote it.
         root: the workspace root (the directory that contains ``.orchestration/``).
         cwd: the directory relative paths are resolved against; default ``root``.
+        home: what ``~`` stands for; default this process's ``$HOME``.
 
     Returns:
         The :class:`NormalizedPath`.
@@ -135,9 +146,9 @@ def normalize_path(path: str, *, root: str, cwd: str | None = None) -> Normalize
         base = real_root
     else:
         _check_raw_path(cwd, "cwd")
-        base = os.path.join(real_root, os.path.expanduser(cwd))  # noqa: PTH111, PTH118
+        base = os.path.join(real_root, _expand_home(cwd, home))  # noqa: PTH118
     # os.path.join discards ``base`` when ``path`` is absolute, which is what a shell does.
-    absolute = os.path.realpath(os.path.join(base, os.path.expanduser(path)))  # noqa: PTH111, PTH118
+    absolute = os.path.realpath(os.path.join(base, _expand_home(path, home)))  # noqa: PTH118
     relative = _relative_to(absolute, real_root)
     if relative is None:
         return NormalizedPath(None, absolute, inside_workspace=False, in_orchestration=False)

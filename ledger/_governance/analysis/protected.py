@@ -7,6 +7,11 @@ An agent that edits any of these can rewrite its own evidence or switch its own 
 * the private-key directory, ``$LEDGER_HOME/keys`` (default ``~/.config/ledger/keys``, see
   :func:`ledger._evidence.keys.key_home`); reading it is refused too, since whoever holds the key
   can sign records;
+* ledger's other trust state outside the workspace: the cache secret
+  (``$LEDGER_HOME/cache.secret``; read refused too, since whoever holds it can seal a cache),
+  the trust pins (``$LEDGER_HOME/trusted``) and the stored checkpoints and workspace anchors
+  (the state directory, :func:`ledger._evidence.anchors.state_home`): an agent that rewrites
+  them can vouch for its own key or erase the evidence of a rollback;
 * every client's hook and settings files, in the workspace and in the home directory:
   ``.claude/settings*.json``, ``.cursor/hooks.json``, ``.gemini/settings.json``, ``.codex/``,
   ``.clinerules/hooks/``.
@@ -33,11 +38,23 @@ from collections.abc import Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Final
 
-__all__ = ["ProtectedAreas", "expand_glob", "has_glob", "named_in"]
+__all__ = [
+    "KEY_AREA",
+    "READ_DENIED",
+    "ProtectedAreas",
+    "expand_glob",
+    "has_glob",
+    "named_in",
+]
 
 ORCHESTRATION: Final = ".orchestration"
 KEY_AREA: Final = "the ledger's signing keys"
 KEY_PARENT: Final = "a directory holding the ledger's signing keys"
+SECRET_AREA: Final = "the ledger's cache secret"  # noqa: S105 -- an area name, not a secret
+TRUST_AREA: Final = "the ledger's trust pins"
+STATE_AREA: Final = "the ledger's stored checkpoints"
+#: Areas an agent may not even read: their contents sign records or seal caches.
+READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA})
 
 # (components as fnmatch patterns, area name, whether anything below the match is covered).
 # Relative to the workspace root and to the home directory alike.
@@ -75,26 +92,47 @@ class ProtectedAreas:
         root: the workspace root (made real).
         key_dir: the private-key directory (``$LEDGER_HOME/keys``).
         home: the user's home directory.
+        trust_state: ledger's other per-user paths, by area: ``SECRET_AREA``, ``TRUST_AREA``,
+            ``STATE_AREA`` (see the module docstring).
     """
 
-    __slots__ = ("_bases", "_key_parts", "_protected_inodes", "home", "key_dir", "root")
+    __slots__ = ("_bases", "_private", "_protected_inodes", "home", "key_dir", "root")
 
-    def __init__(self, root: str, key_dir: str, home: str) -> None:
+    def __init__(
+        self, root: str, key_dir: str, home: str, trust_state: Mapping[str, str] | None = None
+    ) -> None:
         self.root = os.path.realpath(root)
         self.key_dir = os.path.realpath(key_dir)
         self.home = os.path.realpath(home)
         self._bases = tuple({self.root, self.home})
-        self._key_parts = _casefold_parts(self.key_dir)
+        # (real path, its casefolded components, area, the area's name when a word names a
+        # parent of it)
+        private = [(self.key_dir, KEY_AREA, KEY_PARENT)]
+        private += [
+            (os.path.realpath(path), area, f"a directory holding {area}")
+            for area, path in (trust_state or {}).items()
+        ]
+        self._private: tuple[tuple[str, list[str], str, str], ...] = tuple(
+            (path, _casefold_parts(path), area, parent) for path, area, parent in private
+        )
         self._protected_inodes: frozenset[tuple[int, int]] | None = None
 
     @classmethod
     def for_workspace(cls, root: str, environ: Mapping[str, str] | None = None) -> ProtectedAreas:
         """The areas of workspace ``root``; the key directory follows ``$LEDGER_HOME``."""
-        from ledger._evidence.keys import key_home  # noqa: PLC0415 -- loaded by the hook anyway
+        # Loaded by the hook anyway (keys, the cache seal, the stored checkpoints).
+        from ledger._evidence.anchors import state_home  # noqa: PLC0415
+        from ledger._evidence.keys import key_home  # noqa: PLC0415
+        from ledger._fsutil import cache_secret_path  # noqa: PLC0415
 
         env = os.environ if environ is None else environ
         home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111
-        return cls(root, str(key_home(env) / "keys"), home)
+        trust_state = {
+            SECRET_AREA: str(cache_secret_path(env)),
+            TRUST_AREA: str(key_home(env) / "trusted"),
+            STATE_AREA: str(state_home(env)),
+        }
+        return cls(root, str(key_home(env) / "keys"), home, trust_state)
 
     def area_of(self, absolute: str) -> str | None:
         """The protected area ``absolute`` lies in or contains (deleting a parent deletes it).
@@ -102,9 +140,9 @@ class ProtectedAreas:
         ``absolute`` should be real (symlinks resolved), as :func:`normalize_path` returns it.
         """
         parts = _casefold_parts(absolute)
-        key = self._key_parts
-        if parts[: len(key)] == key or (parts and key[: len(parts)] == parts):
-            return KEY_AREA
+        for _, private, area, _ in self._private:
+            if parts[: len(private)] == private or (parts and private[: len(parts)] == parts):
+                return area
         for base in self._bases:
             base_parts = _casefold_parts(base)
             if parts[: len(base_parts)] != base_parts:
@@ -134,12 +172,20 @@ class ProtectedAreas:
         return None
 
     def _inodes(self) -> Iterator[tuple[int, int]]:
-        roots = [os.path.join(self.root, ORCHESTRATION), self.key_dir]  # noqa: PTH118
+        roots = [os.path.join(self.root, ORCHESTRATION)]  # noqa: PTH118
+        roots += [path for path, _, _, _ in self._private]
         for base in self._bases:
             for directory in (".claude", ".cursor", ".gemini", ".codex", ".clinerules"):
-                roots.append(os.path.join(base, directory))  # noqa: PERF401, PTH118
+                roots.append(os.path.join(base, directory))  # noqa: PTH118
         seen = 0
         for top in roots:
+            try:
+                info = os.lstat(top)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):  # the cache secret is one file, not a folder
+                yield info.st_dev, info.st_ino
+                continue
             for directory, _, files in os.walk(top):
                 for name in files:
                     seen += 1
@@ -229,22 +275,23 @@ def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
     parts = [p for p in pattern.split("/") if p not in ("", ".")]
     if not parts:
         return None
-    # The key directory: any run of components that ends like it (".config/ledger/keys",
-    # "ledger/keys/x.pem"), or the absolute path (or a parent of it) written out.
-    key = areas._key_parts
-    tail = key[-2:]
-    for i in range(len(parts) - 1):
-        if all(_pattern_hits(p, k) for p, k in zip(parts[i : i + 2], tail, strict=True)):
-            return KEY_AREA
+    # The key directory and ledger's other trust state: any run of components that ends like
+    # one (".config/ledger/keys", "ledger/keys/x.pem"), or its absolute path (or a parent of
+    # it) written out.
     if pattern.startswith("/"):
         absolute_parts = parts
     elif base is not None:
         absolute_parts = [*_casefold_parts(base), *parts]
     else:
         absolute_parts = []
-    if absolute_parts and _area_by_pattern(absolute_parts, key):
-        # Naming a parent (`rm -rf ~`) reaches the keys when written, but is not a read of them.
-        return KEY_AREA if len(absolute_parts) >= len(key) else KEY_PARENT
+    for _, private, area, parent in areas._private:
+        tail = private[-2:]
+        for i in range(len(parts) - 1):
+            if all(_pattern_hits(p, k) for p, k in zip(parts[i : i + 2], tail, strict=True)):
+                return area
+        if absolute_parts and _area_by_pattern(absolute_parts, private):
+            # Naming a parent (`rm -rf ~`) reaches the area when written; it is not a read of it.
+            return area if len(absolute_parts) >= len(private) else parent
     # Workspace and home configuration: matched at any depth, since cd and relative paths can
     # put the word anywhere. A word that stops short of an area's file names its parent
     # directory (".claude"), which holds it.
