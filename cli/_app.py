@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from cli import _append, _blame, _intent, _intents, _keys, _log, _query
-from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE
+from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, reader_gone
 from cli._options import JsonOption, RootOption, run_action
 from ledger import Ledger, StorageError, VerifyReport
 
@@ -649,4 +649,10 @@ def run_app(args: list[str]) -> int:
     except typer.Abort:
         print("ledger: aborted", file=sys.stderr)
         return 130
+    except SystemExit:
+        # Click answers a reader gone early (EPIPE) itself, with exit 1, which here would mean
+        # "the evidence is bad"; it leaves its PacifyFlushWrapper on stdout when it does.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            return reader_gone()
+        raise
     return result if isinstance(result, int) else OK

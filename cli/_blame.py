@@ -158,11 +158,7 @@ def run(
             text = json.dumps(report.to_json(), indent=2, sort_keys=True)
         else:
             text = _porcelain(report) if porcelain else _human(report)
-        try:
-            print(text, flush=True)
-        except BrokenPipeError:  # `ledger blame F | head`: the reader has all it wanted
-            # (the Python docs' recipe: no second error when the interpreter flushes at exit)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(text, flush=True)  # a reader gone early (`| head`): cli/_entry.py
         return OK
 
     return guarded(action)

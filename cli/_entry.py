@@ -15,6 +15,15 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run ``ledger`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = sys.argv[1:] if argv is None else argv
+    try:
+        return _dispatch(args, own_process=argv is None)
+    except BrokenPipeError:  # `ledger log | head`: the reader has all it wanted
+        from cli._exit import reader_gone  # noqa: PLC0415
+
+        return reader_gone()
+
+
+def _dispatch(args: list[str], *, own_process: bool) -> int:
     if args in ([], ["-h"], ["--help"]) and "_LEDGER_COMPLETE" not in os.environ:
         from cli._help import top_help  # noqa: PLC0415
 
@@ -45,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if fast:
         from cli._hook import main as hook_main  # noqa: PLC0415
 
-        return hook_main(args[1:], own_process=argv is None)
+        return hook_main(args[1:], own_process=own_process)
     from cli._app import run_app  # noqa: PLC0415
 
     return run_app(args)

@@ -9,6 +9,8 @@
   2      could not check or could not run: missing key, unreadable or unwritable
          file, no workspace, bad command-line usage
   3      invalid input: malformed or non-UTF-8 JSON, floats, oversized body
+ 141     the reader of standard output went away (``ledger log | head``): 128 + SIGPIPE,
+         as for a command the signal ended; nothing is printed
 ======  ==========================================================================
 
 Hook commands (``ledger hook <client>``) answer in their client's protocol instead.
@@ -16,6 +18,8 @@ Hook commands (``ledger hook <client>``) answer in their client's protocol inste
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from collections.abc import Callable
 from typing import Final
@@ -26,6 +30,22 @@ OK: Final = 0
 INTEGRITY: Final = 1
 UNVERIFIABLE: Final = 2
 INVALID_INPUT: Final = 3
+READER_GONE: Final = 141
+
+
+def reader_gone() -> int:
+    """Standard output's reader went away: say nothing more and exit as ``SIGPIPE`` would.
+
+    stdout is pointed at ``/dev/null`` so that the interpreter's final flush does not fail a
+    second time (the recipe of the Python docs' ``signal`` module, "Note on SIGPIPE").
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # no real descriptor (in-process)
+        pass
+    return READER_GONE
+
 
 EXIT_CODES_HELP: Final = (
     "Exit codes: 0 ok/intact; 1 integrity problem (tampering, torn tail, checkpoint "

@@ -766,3 +766,30 @@ def test_append_fast_path_imports_no_heavy_modules(ledger: CLI) -> None:
         timeout=60,
     )
     assert installed.returncode == OK, installed.stderr.decode()[-2000:]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["log", "-n", "2000"], ["log", "-n", "2000", "--json"], ["query", "SELECT * FROM events"]],
+)
+def test_a_reader_that_stops_early_gets_no_traceback(ledger: CLI, args: list[str]) -> None:
+    # `ledger log | head`: the reader closes the pipe long before the output ends.
+    from ledger import Ledger  # noqa: PLC0415
+
+    Ledger.open(ledger.ws, environ=ledger.env).append_many(
+        [("app.step", {"i": i, "pad": "x" * 100}) for i in range(2000)]
+    )
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert reader.stdin is not None
+    writer = subprocess.run(
+        [str(LEDGER_BIN), *args, "--root", str(ledger.ws)],
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        env=ledger.env,
+        check=False,
+        timeout=120,
+    )
+    reader.stdin.close()
+    reader.wait(timeout=30)
+    assert writer.stderr == b""
+    assert writer.returncode == 141  # 128 + SIGPIPE (cli/_exit.py), never 1 ("evidence is bad")
