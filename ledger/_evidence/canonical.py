@@ -65,6 +65,26 @@ _UTF16_ORDER_HAZARD: Final = "\ue000"
 # Their UTF-8 lead bytes: U+E000–U+FFFF start with 0xEE/0xEF, astral characters with 0xF0+.
 _UTF16_ORDER_HAZARD_BYTES: Final = re.compile(rb"[\xee-\xf4]")
 
+# The fast path of parse_canonical. OPT_STRICT_INTEGER makes orjson refuse integers beyond
+# ±(2**53 - 1) (exactly the I-JSON bound); floats need a look at the bytes. If a line equals
+# orjson's encoding of its value, every float in the value is on the line as orjson renders
+# floats: an optional "-", digits, then "." or "e" (``1.5``, ``1e+16``, ``-2e-7``), right after
+# a member's ``":``, a ``,`` or a ``[``. Deleting digits and "-" and folding "e"/"E" into "."
+# and "[" into "," turns every such token into ``":.`` or ``,.`` -- two substring searches
+# instead of a walk over the value. Inside strings those pairs are rare (``"a,e"``); a hit
+# only sends the line down the full check. The same translation marks the UTF-8 lead bytes of
+# the UTF-16 order hazard (0xEE-0xF4) as 0xFF, which UTF-8 text never holds.
+# orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER, stable parts of its API (checked in tests);
+# spelled out so that importing this module does not import orjson (the hook path avoids it).
+_SORT_KEYS_SAFE_INTEGERS: Final = 32 | 64
+_PROBE_TABLE: Final = bytes.maketrans(
+    b"eE[" + bytes(range(0xEE, 0xF5)), b"..," + b"\xff" * (0xF5 - 0xEE)
+)
+_PROBE_DELETE: Final = b"0123456789-"
+_FLOAT_AFTER_COLON: Final = b'":.'
+_FLOAT_AFTER_COMMA: Final = b",."
+_HAZARD: Final = b"\xff"
+
 
 def _check(value: object) -> bool:
     """Validate ``value`` against ledger's JSON rules.
@@ -274,6 +294,29 @@ def parse_canonical(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, _why_not_json(line)
     if type(value) is not dict:
         return None, "line is not a JSON object"
+    # Fast path (verify's hot loop, docs/architecture.md "verify"): accept the line without
+    # walking the value when its bytes rule out every case the walk exists for. It only ever
+    # answers "canonical"; anything else is decided by _parse_checked, which is the whole rule.
+    probe = line.translate(_PROBE_TABLE, _PROBE_DELETE)
+    # find(), not `in`: bytes.__contains__ first tries its argument as an int and formats a
+    # TypeError each time, which costs more than the search.
+    if (
+        probe.find(_FLOAT_AFTER_COLON) < 0
+        and probe.find(_FLOAT_AFTER_COMMA) < 0
+        and probe.find(_HAZARD) < 0
+    ):
+        try:
+            canonical = orjson.dumps(value, option=_SORT_KEYS_SAFE_INTEGERS)
+        except orjson.JSONEncodeError:
+            pass  # an integer beyond ±(2**53 - 1), a lone surrogate: the slow path says which
+        else:
+            if canonical == line:
+                return value, None
+    return _parse_checked(line, value)
+
+
+def _parse_checked(line: bytes, value: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """:func:`parse_canonical` for a parsed object, by the full rules (walk, then re-encode)."""
     try:
         # orjson accepts floats and large integers; ledger JSON has neither. Keys need the
         # UTF-16 order check only if the raw bytes hold a character >= U+E000 at all.

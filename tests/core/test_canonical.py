@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, cast
 
+import orjson
 import pytest
 import rfc8785
 from hypothesis import HealthCheck, assume, given, settings
@@ -15,7 +16,12 @@ from hypothesis import strategies as st
 
 from ledger import CanonicalizationError, InputError, canonical_bytes
 from ledger._evidence import lightjson
-from ledger._evidence.canonical import MAX_SAFE_INTEGER, parse_canonical
+from ledger._evidence.canonical import (
+    _SORT_KEYS_SAFE_INTEGERS,
+    MAX_SAFE_INTEGER,
+    _parse_checked,
+    parse_canonical,
+)
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # The variant tests build larger objects; fewer examples keep the module to a few seconds.
@@ -342,3 +348,46 @@ def test_lone_surrogate_escape_in_line_is_not_canonical() -> None:
     assert parsed is None
     assert reason is not None
     assert "surrogate" in reason
+
+
+# --- parse_canonical's fast path agrees with the full rules -------------------------------
+
+# Numbers as orjson renders them, which is how a float or a huge integer would sit on a line
+# that is otherwise byte-identical to its re-encoding: the case the fast path must not let by.
+NUMBERS = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.sampled_from([MAX_SAFE_INTEGER + 1, -MAX_SAFE_INTEGER - 1, 1e16, -1.5e-7, 0.0, -0.0])
+)
+RISKY_SCALARS = SCALARS | NUMBERS | st.sampled_from([",1.5", '":1e+16', "[2.0]", "\ue000"])
+RISKY_JSON = st.recursive(
+    RISKY_SCALARS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=5),
+    max_leaves=25,
+)
+
+
+@SETTINGS
+@given(st.dictionaries(KEYS, RISKY_JSON, max_size=6))
+def test_fast_path_answers_as_the_full_rules_do(value: dict[str, Any]) -> None:
+    # The line is what orjson writes for the value: canonical but for the value's floats, huge
+    # integers and UTF-16 key order, which are exactly what the fast path's byte probe and
+    # OPT_STRICT_INTEGER stand in for. Any disagreement with the walk would let one through.
+    line = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    assert parse_canonical(line) == _parse_checked(line, orjson.loads(line))
+
+
+@FEWER
+@given(st.dictionaries(KEYS, RISKY_JSON, min_size=1, max_size=6), NUMBERS)
+def test_float_or_huge_integer_on_an_orjson_line_is_never_canonical(
+    value: dict[str, Any], number: float
+) -> None:
+    assume(type(number) is float or abs(number) > MAX_SAFE_INTEGER)
+    value[next(iter(value))] = [number]
+    _, reason = parse_canonical(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    assert reason is not None
+
+
+def test_fast_path_options_are_orjsons() -> None:
+    # Spelled out as numbers so that importing the encoder does not import orjson.
+    assert orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER == _SORT_KEYS_SAFE_INTEGERS

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 
+import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._evidence.canonical import canonical_bytes, parse_canonical
+from ledger._evidence.canonical import RECORD_HASH_DOMAIN, canonical_bytes, parse_canonical
 from ledger._evidence.keys import SigningKey
-from ledger._evidence.record import _excise_hash_and_sig, build_line, check_line
+from ledger._evidence.record import (
+    _excise_hash_and_sig,
+    build_line,
+    check_line,
+    record_statement,
+)
 
 KEY = SigningKey.from_seed(bytes(range(32)))
 SAFE = 2**53 - 1
@@ -93,3 +101,47 @@ def test_floats_and_huge_integers_never_parse_as_ledger_json(
     line = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     _, reason = parse_canonical(line)
     assert reason is not None, line
+
+
+def _signed_as_orjson_writes_it(body: dict[str, object]) -> bytes:
+    """A record whose hash and signature are right for its bytes, but whose bytes are what
+    orjson writes for ``body`` (which may break ledger's rules): a writer with the key that
+    skipped build_line's checks."""
+    record: dict[str, object] = {
+        "v": 2,
+        "ledger": "L",
+        "seq": 7,
+        "prev": "0" * 64,
+        "ts": "2026-01-01T00:00:00.0Z",
+        "kind": "hook.pre",
+        "actor": {"agent": None, "client": "c", "model": None, "session": None},
+        "body": body,
+        "key": KEY.kid,
+    }
+    hashed = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+    record["hash"] = hashlib.sha256(RECORD_HASH_DOMAIN + hashed).hexdigest()
+    statement = record_statement("L", 7, str(record["hash"]))
+    record["sig"] = base64.b64encode(KEY.sign(statement)).decode()
+    return orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"duration": 1.5}, id="float"),
+        pytest.param({"n": [{"m": 1e16}]}, id="nested-exponent-float"),
+        pytest.param({"n": -0.0}, id="negative-zero-float"),
+        pytest.param({"n": SAFE + 1}, id="int-2**53"),
+        pytest.param({"n": -SAFE - 1}, id="int-minus-2**53"),
+        pytest.param({"\ue000": 1, "\U0001f600": 2}, id="code-point-key-order"),
+    ],
+)
+def test_signed_record_breaking_the_number_or_key_order_rules_is_rejected(
+    body: dict[str, object],
+) -> None:
+    keys = {KEY.kid: KEY._private.public_key()}
+    # The same writer obeying the rules produces a clean record: only the rule is at fault.
+    assert check_line(_signed_as_orjson_writes_it({"n": 1}), keys).problems == ()
+    facts = check_line(_signed_as_orjson_writes_it(body), keys)
+    assert facts.problems
+    assert facts.problems[0][0] in {"malformed", "non-canonical"}
