@@ -64,7 +64,7 @@ ACTOR_FIELDS: Final = ("agent", "client", "model", "session")
 _ENVELOPE: Final = frozenset(
     ("v", "ledger", "seq", "prev", "ts", "kind", "actor", "body", "key", "hash", "sig")
 )
-_HEX64: Final = re.compile("[0-9a-f]{64}")
+_HEX128: Final = re.compile("[0-9a-f]{128}")
 
 # Kinds the library writes itself; `Ledger.append` refuses them from callers.
 GENESIS_KIND: Final = "ledger.genesis"
@@ -228,14 +228,12 @@ class LineFacts(NamedTuple):
 def _strict_b64decode(text: str) -> bytes:
     """Base64 with exactly one encoding per value: the unused low bits of the last character
     must be zero, or a one-byte change to the line would leave the signature valid."""
-    raw = base64.b64decode(text, validate=True)
-    if base64.b64encode(raw).decode("ascii") != text:
+    # The decoder's leniency does not matter: only the one canonical encoding of the bytes it
+    # yields is accepted (a non-ASCII str raises ValueError, bad padding binascii.Error).
+    raw = binascii.a2b_base64(text)
+    if binascii.b2a_base64(raw, newline=False) != text.encode():
         raise ValueError("non-canonical base64")
     return raw
-
-
-def _is_hex64(value: object) -> bool:
-    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
 
 
 def _envelope_problem(data: dict[str, Any]) -> str | None:
@@ -256,7 +254,13 @@ def _envelope_problem(data: dict[str, Any]) -> str | None:
         is str
     ):
         return "ledger, ts, kind, key and sig must be strings"
-    if not _is_hex64(data["prev"]) or not _is_hex64(data["hash"]):
+    prev, record_hash = data["prev"], data["hash"]
+    # One match over both (the common case is that both are right).
+    if not (
+        type(prev) is type(record_hash) is str
+        and len(prev) == len(record_hash) == 64
+        and _HEX128.fullmatch(prev + record_hash)
+    ):
         return "prev and hash must be 64 lowercase hex digits"
     if type(data["actor"]) is not dict or type(data["body"]) is not dict:
         return "actor and body must be objects"

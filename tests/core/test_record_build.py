@@ -145,3 +145,22 @@ def test_signed_record_breaking_the_number_or_key_order_rules_is_rejected(
     facts = check_line(_signed_as_orjson_writes_it(body), keys)
     assert facts.problems
     assert facts.problems[0][0] in {"malformed", "non-canonical"}
+
+
+def test_hex_digit_moved_from_prev_to_hash_is_malformed() -> None:
+    # prev and hash are checked in one match over both; a digit moved from one to the other
+    # keeps 128 hex digits in all, and must still be reported.
+    _, record = build_line(
+        ledger_id="L",
+        seq=7,
+        prev="0" * 64,
+        ts="2026-01-01T00:00:00.0Z",
+        kind="hook.pre",
+        actor={"agent": None, "client": "c", "model": None, "session": None},
+        body={},
+        key=KEY,
+    )
+    record = {**record, "prev": "0" * 63, "hash": record["hash"] + "0"}
+    facts = check_line(canonical_bytes(record), {KEY.kid: KEY._private.public_key()})
+    assert facts.unparsed
+    assert facts.problems == (("malformed", "prev and hash must be 64 lowercase hex digits"),)
