@@ -17,7 +17,13 @@ from typing import Any, Final, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._evidence.record import GENESIS_KIND, GENESIS_PREV, LineFacts, check_line
+from ledger._evidence.record import (
+    GENESIS_KIND,
+    GENESIS_PREV,
+    LineFacts,
+    check_line,
+    check_lines,
+)
 
 __all__ = [
     "ChainVerifier",
@@ -110,8 +116,7 @@ def summarize_lines(
     # The open run, as a list for cheap in-place updates: [first_line, count, ledger,
     # first_seq, first_prev, last_seq, last_hash, spans, captured].
     run: list[Any] | None = None
-    for index, line in enumerate(lines):
-        facts = check_line(line, keys)
+    for index, facts in enumerate(check_lines(lines, keys)):
         clean = (
             not facts.problems
             and facts.key_event is None

@@ -28,6 +28,7 @@ from ledger import (
 )
 from ledger._evidence import verify_file as parallel_module
 from ledger._evidence.checkpoint import parse_checkpoint
+from ledger._evidence.record import check_line, check_lines
 from ledger._evidence.verify_file import PARALLEL_THRESHOLD
 
 from .ledger_attacks import (
@@ -579,3 +580,43 @@ def test_parallel_verify_with_checkpoint_detects_truncation(
     finally:
         ledger.file.path.write_bytes(data)
     assert ledger.verify(checkpoints=[("cp", checkpoint)], jobs=2).ok
+
+
+def _edit_body(record: dict[str, Any]) -> None:
+    record["body"] = {**record["body"], "value": "edited"}
+
+
+def _edit_version(record: dict[str, Any]) -> None:
+    record["v"] = 99
+
+
+LINE_ATTACKS: dict[str, Callable[[bytes], bytes]] = {
+    "none": lambda line: line,
+    "old-signature": lambda line: recompute_hash_keep_sig(line, _edit_body),
+    "old-signature-new-version": lambda line: recompute_hash_keep_sig(line, _edit_version),
+    "padding-bits": forge_signature_padding_bits,
+    "untrusted-key": lambda line: resign_by_untrusted_key(line, UNTRUSTED),
+    "edited-body": lambda line: edit_field_keep_hash(line, _edit_body),
+    "trailing-space": lambda line: line + b" ",
+    "cut": lambda line: line[: len(line) // 2],
+}
+
+
+@SETTINGS
+@given(BODIES, st.data())
+def test_batched_signature_checks_break_nothing_line_by_line_catches(
+    scratch: Scratch, bodies: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    # check_lines verifies a batch's signatures after the rest of each line's checks; each line
+    # must come out exactly as check_line reports it alone, problems in the same order.
+    lines = scratch.lines(bodies)
+    names = data.draw(st.lists(st.sampled_from(sorted(LINE_ATTACKS)), min_size=len(lines)))
+    mixed = [LINE_ATTACKS[name](line) for name, line in zip(names, lines, strict=False)]
+    batched = check_lines(mixed, PUBLIC)
+    assert batched == [check_line(line, PUBLIC) for line in mixed]
+    for name, facts in zip(names, batched, strict=False):
+        codes = [code for code, _ in facts.problems]
+        if name == "old-signature":
+            assert codes == ["bad-signature"]
+        elif name == "old-signature-new-version":
+            assert codes == ["unsupported-version", "bad-signature"]
