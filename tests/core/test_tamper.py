@@ -29,7 +29,7 @@ from ledger import (
 from ledger._evidence import verify_file as parallel_module
 from ledger._evidence.checkpoint import parse_checkpoint
 from ledger._evidence.record import check_line, check_lines
-from ledger._evidence.verify_file import PARALLEL_THRESHOLD
+from ledger._evidence.verify_file import CHUNK_BYTES, PARALLEL_THRESHOLD
 
 from .ledger_attacks import (
     corrupt_byte,
@@ -620,3 +620,35 @@ def test_batched_signature_checks_break_nothing_line_by_line_catches(
             assert codes == ["bad-signature"]
         elif name == "old-signature-new-version":
             assert codes == ["unsupported-version", "bad-signature"]
+
+
+@pytest.mark.slow
+def test_parallel_verify_finds_chunk_cuts_around_lines_longer_than_a_chunk(
+    tmp_path: Path,
+) -> None:
+    # The parent cuts chunks by reading only their ends; lines longer than a chunk (and than
+    # its backwards search window), a damaged one among them, and a long torn tail must come
+    # out exactly as the serial path reports them.
+    huge = "y" * (CHUNK_BYTES + 200_000)
+    bodies = [{"i": 0}, {"pad": huge}, {"i": 2}, {"pad": "z" * 100_000}, {"pad": huge}, {"i": 5}]
+    ledger = make_ledger(tmp_path, bodies)
+    data = ledger.file.path.read_bytes()
+    assert len(data) > PARALLEL_THRESHOLD
+    lines, _ = split_file(data)
+    in_huge_line = data.index(b"y" * 100) + 70_000
+    cases = [
+        ("intact", data, None),
+        ("byte-in-huge-line", corrupt_byte(data, in_huge_line, ord("x")), 2),
+        ("torn-tail", reattach_lines(lines, lines[2][:-10]), len(lines)),
+        ("torn-huge-line", reattach_lines(lines[:-2], lines[-2][:300_000]), len(lines) - 2),
+    ]
+    for name, content, seq in cases:
+        ledger.file.path.write_bytes(content)
+        parallel = ledger.verify(jobs=2, stored_checkpoints=False)
+        serial = ledger.verify(jobs=1, stored_checkpoints=False)
+        assert parallel.problems == serial.problems, name
+        assert (parallel.records, parallel.head_hash) == (serial.records, serial.head_hash), name
+        if seq is None:
+            assert parallel.ok, parallel.problems
+        else:
+            assert_detected_at(parallel, seq)
