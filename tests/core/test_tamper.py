@@ -630,7 +630,8 @@ def test_parallel_verify_finds_chunk_cuts_around_lines_longer_than_a_chunk(
     # its backwards search window), a damaged one among them, and a long torn tail must come
     # out exactly as the serial path reports them.
     huge = "y" * (CHUNK_BYTES + 200_000)
-    bodies = [{"i": 0}, {"pad": huge}, {"i": 2}, {"pad": "z" * 100_000}, {"pad": huge}, {"i": 5}]
+    bodies: list[dict[str, Any]] = [{"i": 0}, {"pad": huge}, {"i": 2}, {"pad": "z" * 100_000}]
+    bodies += [{"pad": huge}, {"i": 5}]
     ledger = make_ledger(tmp_path, bodies)
     data = ledger.file.path.read_bytes()
     assert len(data) > PARALLEL_THRESHOLD
