@@ -68,7 +68,7 @@ def run_list(root: str | None, as_json: bool) -> int:
 
     Reads only the cached intents and the cached state projection (an interactive command:
     neither the hook engine nor any key material is loaded)."""
-    from cli._log import ledger_path, read_lines  # noqa: PLC0415
+    from cli._log import ledger_path, line_at  # noqa: PLC0415
     from ledger import (  # noqa: PLC0415
         GOVERNANCE_STATE,
         INTENTS_FILE,
@@ -83,7 +83,7 @@ def run_list(root: str | None, as_json: bool) -> int:
     if not (orchestration / INTENTS_FILE).exists():
         raise ConfigError(missing_intents_message(orchestration))
     intents = load_intents_cached(orchestration / INTENTS_FILE, cache)
-    genesis = next(read_lines(path), None)
+    genesis = line_at(path, 0)
     ledger_id = str(genesis.data.get("ledger")) if genesis else ""
     state = ProjectionCache(path, cache, ledger_id).state(GOVERNANCE_STATE)
     sessions: dict[str, list[str]] = {}

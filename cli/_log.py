@@ -528,14 +528,21 @@ def _parse(raw: bytes) -> Line:
     return Line(raw, parse_stored(raw))
 
 
-def read_lines(path: Path, start: int = 0) -> Iterator[Line]:
-    """Complete records from line ``start`` on, through ledger's one read path (upcast; a torn
-    last line, mid-append, is skipped)."""
+def read_lines(path: Path) -> Iterator[Line]:
+    """Every complete record, through ledger's one read path (upcast; a torn last line,
+    mid-append, is skipped)."""
     from ledger import read_records  # noqa: PLC0415
 
-    for index, stored in enumerate(read_records(path)):
-        if index >= start:
-            yield Line(stored.line, stored.data)
+    for stored in read_records(path):
+        yield Line(stored.line, stored.data)
+
+
+def line_at(path: Path, index: int) -> Line | None:
+    """The complete record on line ``index``, parsing only that line."""
+    from ledger import record_at  # noqa: PLC0415
+
+    stored = record_at(path, index)
+    return None if stored is None else Line(stored.line, stored.data)
 
 
 def tail_lines(path: Path, count: int) -> list[Line]:
@@ -702,7 +709,7 @@ def run_show(seq: int | None, root: str | None, as_json: bool, out: IO[str] | No
         found = tail_lines(path, 1)
         record = found[0] if found else None
     else:  # seqs are contiguous from 0, so seq N is line N (verify checks that)
-        record = next(read_lines(path, start=seq), None)
+        record = line_at(path, seq)
     if record is None or (seq is not None and record.data.get("seq") != seq):
         last = tail_lines(path, 1)
         end = f"the last is seq {last[0].data.get('seq')}" if last else "the ledger is empty"

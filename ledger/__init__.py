@@ -57,7 +57,13 @@ if TYPE_CHECKING:
         Ledger,
         RepairResult,
     )
-    from ledger._evidence.read import StoredRecord, parse_stored, read_records, tail_records
+    from ledger._evidence.read import (
+        StoredRecord,
+        parse_stored,
+        read_records,
+        record_at,
+        tail_records,
+    )
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
     from ledger._export import (
@@ -216,6 +222,7 @@ __all__ = [
     "parse_stored",
     "read_checkpoint_file",
     "read_records",
+    "record_at",
     "register_view",
     "registered_views",
     "render_intent_context",
@@ -245,6 +252,7 @@ _LAZY = {
     "PROJECTIONS": "ledger._projections",
     "Projection": "ledger._projections",
     "read_records": "ledger._evidence.read",
+    "record_at": "ledger._evidence.read",
     "tail_records": "ledger._evidence.read",
     "parse_stored": "ledger._evidence.read",
     "StoredRecord": "ledger._evidence.read",

@@ -33,7 +33,7 @@ from ledger._evidence.keys import (
     load_signing_key,
     store_private_key,
 )
-from ledger._evidence.read import read_records, tail_records
+from ledger._evidence.read import read_records, record_at, tail_records
 from ledger._evidence.record import (
     ADDED_KIND,
     FORMAT_VERSION,
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_RECORD_BYTES", "AutoCheckpoint", "Entry", "Ledger", "RepairResult"]
 
-_FIRST_LINE_CHUNK: Final = 16 * 1024
 #: Largest record line accepted. Hook payloads carry whole edits; 10 MB bodies are refused.
 MAX_RECORD_BYTES: Final = 4 * 1024 * 1024
 #: The hook path stores a checkpoint outside the workspace every this many records (and at
@@ -417,8 +416,7 @@ class Ledger:
     @property
     def ledger_id(self) -> str:
         """The ledger id fixed at init."""
-        # The genesis line is short: read a small first chunk, not the read path's 4 MiB.
-        first = next(read_records(self.file.path, chunk_size=_FIRST_LINE_CHUNK), None)
+        first = record_at(self.file.path, 0)
         if first is None:
             raise NotInitializedError(f"{self.file.path} is empty")
         return str(first.data["ledger"])

@@ -25,7 +25,7 @@ from ledger._evidence.format import FORMAT_VERSION
 from ledger._evidence.store import READ_CHUNK, LedgerFile
 from ledger._evidence.upcast import upcast
 
-__all__ = ["StoredRecord", "parse_stored", "read_records", "tail_records"]
+__all__ = ["StoredRecord", "parse_stored", "read_records", "record_at", "tail_records"]
 
 _TAIL_STEP: Final = 64 * 1024
 # A read this large parses hundreds of records: worth orjson's import (~10 ms) for its speed.
@@ -93,6 +93,33 @@ def read_records(
             line = chunk[position:newline]
             yield StoredRecord(line, offset + position, parse_stored(line))
             position = newline + 1
+
+
+def record_at(path: Path, index: int, *, chunk_size: int | None = None) -> StoredRecord | None:
+    """The complete record on line ``index`` (0-based), or None when the file has fewer
+    complete lines. Only that line is parsed: the lines before it are counted, never read as
+    JSON (``ledger show SEQ``, the genesis record: one record, not a bulk read).
+
+    Raises:
+        StorageError: that line is not a readable record (run ``ledger verify``).
+        NotInitializedError: there is no ledger file.
+    """
+    if index < 0:
+        return None
+    seen = 0
+    if chunk_size is None:
+        # The genesis line is short: a small first read; others are counted 4 MiB at a time.
+        chunk_size = _TAIL_STEP if index == 0 else READ_CHUNK
+    for chunk_offset, chunk in LedgerFile(path).read_chunks(chunk_size):
+        here = chunk.count(b"\n")  # complete lines only: a torn tail has no newline
+        if seen + here > index:
+            position = 0
+            for _ in range(index - seen):
+                position = chunk.index(b"\n", position) + 1
+            line = chunk[position : chunk.index(b"\n", position)]
+            return StoredRecord(line, chunk_offset + position, parse_stored(line))
+        seen += here
+    return None
 
 
 def tail_records(path: Path, count: int) -> list[StoredRecord]:

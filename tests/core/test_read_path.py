@@ -6,11 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ledger import Ledger, SigningKey
 from ledger._evidence import record as record_module
 from ledger._evidence.models import parse_record
-from ledger._evidence.read import read_records
+from ledger._evidence.read import read_records, record_at
 from ledger._governance.state import fold
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -62,6 +64,31 @@ def test_offsets_point_at_each_line_and_a_torn_tail_is_not_a_record(tmp_path: Pa
         assert raw[item.offset : item.end] == item.line + b"\n"
     resumed = list(read_records(ledger.file.path, start=stored[2].end, chunk_size=64))
     assert [s.data["seq"] for s in resumed] == [3, 4, 5]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    bodies=st.lists(st.text(max_size=300), min_size=0, max_size=12),
+    torn=st.binary(max_size=40).filter(lambda b: b"\n" not in b),
+    chunk_size=st.integers(1, 2048),
+)
+def test_record_at_is_the_read_paths_record_at_that_line(
+    tmp_path_factory: pytest.TempPathFactory, bodies: list[str], torn: bytes, chunk_size: int
+) -> None:
+    # `ledger show SEQ` and the genesis read parse one line; they must be the one the read path
+    # yields there, whatever the chunk cuts and with a torn tail (never a record).
+    ledger = _ledger(tmp_path_factory.mktemp("at"))
+    if bodies:
+        ledger.append_many([("app.event", {"text": text}) for text in bodies])
+    with ledger.file.path.open("ab") as handle:
+        handle.write(torn)
+    stored = list(read_records(ledger.file.path))
+    for index in range(-1, len(stored) + 2):
+        expected = stored[index] if 0 <= index < len(stored) else None
+        assert record_at(ledger.file.path, index, chunk_size=chunk_size) == expected, index
+        assert record_at(ledger.file.path, index) == expected, index
 
 
 def test_v1_hook_post_is_upcast_to_typed_attribution(
