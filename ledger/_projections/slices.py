@@ -50,7 +50,6 @@ __all__ = [
 
 SLICE_FORMAT: Final = 1
 _INDEX: Final = "index.json"
-_GENESIS_CHUNK: Final = 4096
 
 
 class SliceIndex(NamedTuple):
@@ -138,18 +137,16 @@ def ledger_ends_with(ledger_path: Path, end: int, tail: str) -> bool:
 
 
 def genesis_ledger_id(ledger_path: Path) -> str | None:
-    """The ledger id in the genesis record (the first line), or ``None``."""
+    """The ledger id in the genesis record (through the read path's one-line
+    :func:`~ledger._evidence.read.record_at`), or ``None`` when there is none to read."""
+    from ledger._errors import LedgerError  # noqa: PLC0415
+    from ledger._evidence.read import record_at  # noqa: PLC0415
+
     try:
-        with ledger_path.open("rb") as handle:
-            first = handle.read(_GENESIS_CHUNK)
-            while b"\n" not in first:
-                more = handle.read(_GENESIS_CHUNK * 16)
-                if not more:
-                    return None
-                first += more
-        value = json.loads(first[: first.index(b"\n")]).get("ledger")
-    except (OSError, ValueError, AttributeError):
+        genesis = record_at(ledger_path, 0)
+    except LedgerError:
         return None
+    value = None if genesis is None else genesis.data.get("ledger")
     return value if isinstance(value, str) else None
 
 
