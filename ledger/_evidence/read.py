@@ -25,7 +25,14 @@ from ledger._evidence.format import FORMAT_VERSION
 from ledger._evidence.store import READ_CHUNK, LedgerFile
 from ledger._evidence.upcast import upcast
 
-__all__ = ["StoredRecord", "parse_stored", "read_records", "record_at", "tail_records"]
+__all__ = [
+    "StoredRecord",
+    "line_ending_at",
+    "parse_stored",
+    "read_records",
+    "record_at",
+    "tail_records",
+]
 
 _TAIL_STEP: Final = 64 * 1024
 # A read this large parses hundreds of records: worth orjson's import (~10 ms) for its speed.
@@ -120,6 +127,31 @@ def record_at(path: Path, index: int, *, chunk_size: int | None = None) -> Store
             return StoredRecord(line, chunk_offset + position, parse_stored(line))
         seen += here
     return None
+
+
+def line_ending_at(path: Path, end: int) -> bytes | None:
+    """The line (without its newline) that ends just before byte offset ``end``, or ``None``
+    when no complete line ends there (the file is shorter, or byte ``end - 1`` is not a
+    newline). Reads backwards from ``end`` only as far as that line's start: a cache checks
+    that the record it folded to is still there without reading the ledger.
+    """
+    if end <= 0:
+        return None
+    try:
+        with path.open("rb") as handle:
+            window = 4096
+            while True:
+                start = max(0, end - window)
+                handle.seek(start)
+                data = handle.read(end - start)
+                if len(data) != end - start or not data.endswith(b"\n"):
+                    return None
+                cut = data.rfind(b"\n", 0, len(data) - 1)
+                if cut >= 0 or start == 0:
+                    return data[cut + 1 : -1]
+                window *= 4
+    except OSError:
+        return None
 
 
 def tail_records(path: Path, count: int) -> list[StoredRecord]:

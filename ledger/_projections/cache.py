@@ -33,7 +33,7 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from ledger._errors import StorageError
 from ledger._evidence.lightjson import dumps_sorted, loads
-from ledger._evidence.read import parse_stored, read_records
+from ledger._evidence.read import line_ending_at, parse_stored, read_records
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._projections.interface import Projection, StateT
 from ledger._projections.slices import line_digest, read_index, slices_dir, write_slices
@@ -41,7 +41,6 @@ from ledger._projections.slices import line_digest, read_index, slices_dir, writ
 __all__ = ["CACHE_FORMAT", "Position", "ProjectionCache", "SlicedProjection"]
 
 CACHE_FORMAT: Final = 2
-_WINDOW: Final = 64 * 1024
 
 
 class Position(NamedTuple):
@@ -229,18 +228,4 @@ class ProjectionCache:
 
     def _line_ending_at(self, end: int) -> bytes | None:
         """The ledger's line (without its newline) that ends just before ``end``, if one does."""
-        try:
-            with self.ledger_path.open("rb") as handle:
-                window = _WINDOW
-                while True:
-                    start = max(0, end - window)
-                    handle.seek(start)
-                    data = handle.read(end - start)
-                    if len(data) != end - start or not data.endswith(b"\n"):
-                        return None
-                    cut = data.rfind(b"\n", 0, len(data) - 1)
-                    if cut >= 0 or start == 0:
-                        return data[cut + 1 : -1]
-                    window *= 4
-        except OSError:
-            return None
+        return line_ending_at(self.ledger_path, end)

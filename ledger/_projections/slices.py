@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -117,23 +116,15 @@ def ledger_ends_with(ledger_path: Path, end: int, tail: str) -> bool:
     A ledger that grew has records the slices do not describe; one rolled back, rewritten or
     swapped no longer has that line there. Reads one line from the end, never the ledger.
     """
+    from ledger._evidence.read import line_ending_at  # noqa: PLC0415
+
     try:
-        with ledger_path.open("rb") as handle:
-            if os.fstat(handle.fileno()).st_size != end or end == 0:
-                return False
-            window = 4096
-            while True:
-                start = max(0, end - window)
-                handle.seek(start)
-                data = handle.read(end - start)
-                if len(data) != end - start or not data.endswith(b"\n"):
-                    return False
-                cut = data.rfind(b"\n", 0, len(data) - 1)
-                if cut >= 0 or start == 0:
-                    return line_digest(data[cut + 1 : -1]) == tail
-                window *= 4
+        if ledger_path.stat().st_size != end:
+            return False
     except OSError:
         return False
+    line = line_ending_at(ledger_path, end)
+    return line is not None and line_digest(line) == tail
 
 
 def genesis_ledger_id(ledger_path: Path) -> str | None:

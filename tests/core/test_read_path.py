@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ledger import Ledger, SigningKey
 from ledger._evidence import record as record_module
 from ledger._evidence.models import parse_record
-from ledger._evidence.read import read_records, record_at
+from ledger._evidence.read import line_ending_at, read_records, record_at
 from ledger._governance.state import fold
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -89,6 +89,12 @@ def test_record_at_is_the_read_paths_record_at_that_line(
         expected = stored[index] if 0 <= index < len(stored) else None
         assert record_at(ledger.file.path, index, chunk_size=chunk_size) == expected, index
         assert record_at(ledger.file.path, index) == expected, index
+    # The backwards reader a cache uses to check the record it folded to is still there.
+    ends = {item.end: item.line for item in stored}
+    size = len(ledger.file.path.read_bytes())
+    probes = {-1, 0, size, size + 1} | {e + d for e in ends for d in (-2, -1, 0, 1)}
+    for end in sorted(probes):
+        assert line_ending_at(ledger.file.path, end) == ends.get(end), end
 
 
 def test_v1_hook_post_is_upcast_to_typed_attribution(
