@@ -64,6 +64,8 @@ def ledger_rep(
 
 def baseline_rep(bodies: list[dict[str, Any]], meter: LoadMeter) -> float:
     """canonical_bytes + sha256 + Ed25519 sign over every body; seconds."""
+    import orjson  # noqa: F401, PLC0415 -- loaded, it is what canonical_bytes encodes with (the fastest)
+
     from ledger import SigningKey, canonical_bytes  # noqa: PLC0415
 
     key = SigningKey.generate()

@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_RECORD_BYTES", "AutoCheckpoint", "Entry", "Ledger", "RepairResult"]
 
+#: Batches larger than this load orjson for the canonical encoding (a hook call appends 1-3).
+_BULK_APPEND: Final = 32
+
 #: Largest record line accepted. Hook payloads carry whole edits; 10 MB bodies are refused.
 MAX_RECORD_BYTES: Final = 4 * 1024 * 1024
 #: The hook path stores a checkpoint outside the workspace every this many records (and at
@@ -366,6 +369,10 @@ class Ledger:
         *,
         key: SigningKey | None = None,
     ) -> list[Record]:
+        if len(items) > _BULK_APPEND:
+            # Bulk work: orjson's import (10-15 ms) pays for itself within a few dozen records,
+            # and once loaded every canonical encoding uses it (ledger/_evidence/lightjson.py).
+            lightjson.orjson()
         tail = tx.tail()
         key = key or self._signing_key_for(tail)
         seq, prev = tail.seq + 1, tail.hash
@@ -476,12 +483,12 @@ class Ledger:
         return report
 
     def _first_ledger_id(self) -> str | None:
+        """The genesis record's ledger id, or None where it cannot be read (verify says why)."""
         try:
-            with self.file.path.open("rb") as handle:
-                first = handle.readline(MAX_RECORD_BYTES + 1)
-            value = lightjson.loads(first).get("ledger")
-        except (OSError, ValueError, AttributeError):
+            genesis = record_at(self.file.path, 0)
+        except LedgerError:
             return None
+        value = None if genesis is None else genesis.data.get("ledger")
         return value if isinstance(value, str) else None
 
     def _stored_targets(self, ledger_id: str, keyring: Keyring) -> tuple[list[Any], list[Any]]:
