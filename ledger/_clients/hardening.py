@@ -117,23 +117,6 @@ def _ensure_trust_state_dirs(environ: Mapping[str, str] | None) -> list[Change]:
     return made
 
 
-def _drop_empty_trust_state_dirs(home: Path, environ: Mapping[str, str] | None) -> list[Change]:
-    """Undo :func:`_ensure_trust_state_dirs` where nothing was stored since: remove each trust
-    state folder that is empty, and its parents below ``home`` that are left empty."""
-    removed: list[Change] = []
-    for folder in trust_state_paths(environ)[0]:
-        here = folder
-        while here != home and home in here.parents and here.is_dir():
-            try:
-                here.rmdir()  # only an empty folder goes
-            except OSError:
-                break
-            if here == folder:
-                removed.append(Change("removed", str(folder), "empty folder"))
-            here = here.parent
-    return removed
-
-
 def _claude_path(path: Path, home: Path) -> str:
     """A path in Claude Code's sandbox syntax: ``~/rel`` under home, else ``//abs``."""
     if home in path.parents:
@@ -507,7 +490,7 @@ def unharden(
     if user or spec.sandbox_file is None:
         return []
     if spec.name == "codex":
-        return [*_unharden_codex(root), *_drop_empty_trust_state_dirs(home, environ)]
+        return _unharden_codex(root)
     path = root / spec.sandbox_file
     if not path.exists():
         return []
@@ -526,8 +509,9 @@ def unharden(
                 found.append(Change("removed", str(shared), "empty settings"))
         except (ConfigError, OSError):
             pass  # not ours to judge: leave it
-    dropped = _drop_empty_trust_state_dirs(home, environ) if spec.name == "claude" else []
-    return [*(c._replace(target=f"{path}: {c.target}") for c in found), *dropped]
+    # The trust state folders stay, even empty: they are per user, and another workspace's
+    # hardened sandbox may bind them (a sandbox can protect only a path that exists).
+    return [c._replace(target=f"{path}: {c.target}") for c in found]
 
 
 def trust_instructions(spec: ClientSpec, *, root: Path, user: bool) -> list[str]:

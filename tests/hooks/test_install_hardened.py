@@ -182,17 +182,16 @@ def test_hardening_denies_writes_to_the_checkpoints_and_pins_outside_the_workspa
     assert fs["~/.config/ledger"] == fs["~/.local/state/ledger"] == "read"
     assert fs["~/.config/ledger/keys"] == fs["~/.config/ledger/cache.secret"] == "deny"
     assert {v for k, v in fs.items() if k != ":workspace_roots"} <= _ACCESS
-    # Uninstalling takes ledger's entries out again; a folder holding state stays, an empty
-    # one the installer made goes.
-    (state / "workspaces").mkdir()
+    # Uninstalling takes ledger's entries out again. The trust state folders stay, even empty:
+    # they are per user, and another workspace's hardened sandbox binds them (it can protect
+    # only a path that exists).
     uninstall("claude", root=root, home=home, environ=env)
     left = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     assert "sandbox" not in left
-    assert (state / "workspaces").is_dir()
     assert (home / ".config" / "ledger" / "keys" / "k1.pem").is_file()
-    (state / "workspaces").rmdir()
     uninstall("codex", root=root, home=home, environ=env)
-    assert not (home / ".local").exists()
+    assert state.is_dir()
+    assert state.stat().st_mode & 0o777 == 0o700
 
 
 def test_cursor_hardening_names_a_sandbox_json_that_opens_the_trust_state(
