@@ -442,6 +442,41 @@ class BlameProjection:
         """Paths changed since the state was made or loaded."""
         return state.touched
 
+    def leaves_slice_unchanged(self, record: dict[str, Any], key: str) -> bool:
+        """Whether folding ``record`` leaves ``key``'s slice as it was, so a slice written
+        before the record still answers after it (``False`` whenever that is not certain).
+
+        This mirrors :meth:`BlameState.apply`: other kinds, allowed and asked pre calls (an ask
+        only waits in ``pending``, which no slice holds) and tool events other than a person's
+        rejection change no file's slice; a post call changes the files its attribution names
+        (``path``, and ``previous_path`` for a move). A refused pre call and a rejection are
+        taken as changing every file: where they land is resolved against the state.
+        """
+        kind = record.get("kind")
+        if kind not in _FOLDED_KINDS:
+            return True
+        body = record.get("body")
+        if not isinstance(body, dict):
+            return True
+        if kind == "hook.pre":
+            return body.get("decision") != "deny"
+        if kind == "hook.event":
+            error = body.get("error") or {}
+            rejected = isinstance(error, dict) and error.get("code") == "HITL_REJECT"
+            return not (body.get("tool_use_id") and rejected)
+        attribution = body.get("attribution")
+        if not (isinstance(attribution, dict) and attribution.get("files")):
+            return True
+        files = attribution["files"]
+        if not isinstance(files, list):
+            return False
+        for change in files:
+            if not isinstance(change, dict) or not isinstance(change.get("path"), str):
+                continue  # BlameState skips it too
+            if key in (change["path"], change.get("previous_path")):
+                return False
+        return True
+
     def slice(self, state: BlameState, key: str) -> bytes | None:
         """``key``'s :meth:`BlameState.file_slice` as JSON."""
         import orjson  # noqa: PLC0415 -- the cache's writer only; blame's start-up reads json

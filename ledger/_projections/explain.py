@@ -324,6 +324,7 @@ def _view(workspace: Workspace, relative: str, environ: Mapping[str, str] | None
         version=BLAME.version,
         key=relative,
         environ=environ,
+        unchanged_by=BLAME.leaves_slice_unchanged,
     )
     if found is not None:
         return FileView.from_slice(found.slice, found.seq)

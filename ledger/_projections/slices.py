@@ -16,8 +16,11 @@ line model (megabytes of JSON for a long history) cost more than ``git blame -L`
 :func:`read_slice` trusts a slice only when the index's MAC verifies, the index is for this
 projection, version and ledger, the ledger still ends at that offset with that very line (a
 grown, rolled back or swapped ledger fails), and the slice's bytes have the digest the index
-names. Anything else (forged, stale, foreign, missing) returns ``None`` and the caller folds
-through the full cache, which rewrites the slices: **a slice never changes an answer**.
+names. A ledger that grew since is read from the index's position on (never before it): when
+the line the index names still ends there and the projection says none of the new records
+changes the key's slice, the slice answers as of the last record. Anything else (forged, stale,
+foreign, missing, a key the new records touch) returns ``None`` and the caller folds through
+the full cache, which rewrites the slices: **a slice never changes an answer**.
 
 This module is on ``ledger blame``'s start-up path: stdlib ``json``, not orjson (whose import
 alone costs more than the whole lookup).
@@ -28,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -48,6 +51,9 @@ __all__ = [
 ]
 
 SLICE_FORMAT: Final = 1
+# A ledger that grew past the slices by more than this is folded through the full cache.
+_EXTEND_LIMIT: Final = 1000
+_EXTEND_CHUNK: Final = 64 * 1024
 _INDEX: Final = "index.json"
 
 
@@ -149,9 +155,15 @@ def read_slice(
     version: int,
     key: str,
     environ: Mapping[str, str] | None = None,
+    unchanged_by: Callable[[dict[str, Any], str], bool] | None = None,
 ) -> Found | None:
     """``key``'s slice of projection ``name`` as of the whole ledger, or ``None`` when the
     slices cannot be trusted to be that (see the module docstring; fold the full cache then).
+
+    Args:
+        unchanged_by: the projection's rule for "folding this record leaves this key's slice as
+            it was". With it, slices written before the ledger's last records still answer for
+            a key those records leave alone; without it, only slices of the whole ledger do.
     """
     secret = cache_secret(environ)
     ledger_id = genesis_ledger_id(ledger_path)
@@ -159,18 +171,58 @@ def read_slice(
         return None
     directory = slices_dir(cache_dir, name)
     index = read_index(directory, name=name, version=version, ledger_id=ledger_id, secret=secret)
-    if index is None or not ledger_ends_with(ledger_path, index.end, index.tail):
+    if index is None:
         return None
+    seq = index.seq
+    if not ledger_ends_with(ledger_path, index.end, index.tail):
+        later = _seq_past_records_that_leave(ledger_path, index, key, unchanged_by)
+        if later is None:
+            return None
+        seq = later
     digest = index.slices.get(key)
     if digest is None:
-        return Found(None, index.seq)
+        return Found(None, seq)
     try:
         raw = (directory / f"{digest}.json").read_bytes()
         if hashlib.sha256(raw).hexdigest() != digest:
             return None
-        return Found(json.loads(raw), index.seq)
+        return Found(json.loads(raw), seq)
     except (OSError, ValueError):
         return None
+
+
+def _seq_past_records_that_leave(
+    ledger_path: Path,
+    index: SliceIndex,
+    key: str,
+    unchanged_by: Callable[[dict[str, Any], str], bool] | None,
+) -> int | None:
+    """The ledger grew past the index: the seq of its last record when the index's position is
+    still in it (the line it names still ends there) and no record after it changes ``key``'s
+    slice (``unchanged_by``), else ``None``. A few records after an agent's last call cost a
+    short read, not a fold of the whole cached state."""
+    from ledger._errors import LedgerError  # noqa: PLC0415
+    from ledger._evidence.read import line_ending_at, read_records  # noqa: PLC0415
+
+    if unchanged_by is None:
+        return None
+    line = line_ending_at(ledger_path, index.end)
+    if line is None or line_digest(line) != index.tail:
+        return None  # rolled back, rewritten or swapped: the slices describe another ledger
+    seq = index.seq
+    try:
+        for count, stored in enumerate(
+            read_records(ledger_path, start=index.end, chunk_size=_EXTEND_CHUNK)
+        ):
+            next_seq = stored.data.get("seq")
+            if count >= _EXTEND_LIMIT or type(next_seq) is not int:
+                return None
+            if not unchanged_by(stored.data, key):
+                return None
+            seq = next_seq
+    except LedgerError:
+        return None
+    return seq
 
 
 def write_slices(

@@ -333,3 +333,44 @@ def test_compaction_keeps_answers(tmp_path: Path) -> None:
     assert attribution is not None
     assert attribution["seq"] == 4999
     assert attribution["session_id"] == "s1"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "later"), [(5, 2), (5, 6), (23, 2), (31, 1), (47, 2), (17, 6)])
+def test_slices_answering_past_later_records_equal_the_full_fold(
+    tmp_path: Path, seed: int, later: int
+) -> None:
+    """Slices written at one point, then more fuzzed calls that no blame folds: where a slice
+    still answers (the later records leave its file alone), it is the full fold's slice of the
+    whole ledger; where they touch the file, it does not answer."""
+    import orjson  # noqa: PLC0415
+
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415
+    from ledger._evidence.read import read_records  # noqa: PLC0415
+    from ledger._projections import BLAME  # noqa: PLC0415
+    from ledger._projections.slices import read_slice  # noqa: PLC0415
+
+    fuzz = Fuzz(tmp_path, seed)
+    for _ in range(10):
+        fuzz.step()
+    fuzz.check(seed)  # blame through the cache: the slices describe the ledger as of now
+    for _ in range(later):
+        fuzz.step()  # more calls, no blame: the slices fall behind
+    ledger = Ledger.open(fuzz.world.root, environ=fuzz.world.ws.env)
+    full = BLAME.initial()
+    for stored in read_records(ledger.file.path):
+        BLAME.apply(full, stored.data)
+    for key in BLAME.slice_keys(full) | {"never/written.py", *FILES}:
+        found = read_slice(
+            ledger.file.path,
+            ledger.workspace.cache_dir,
+            name=BLAME.name,
+            version=BLAME.version,
+            key=key,
+            environ=fuzz.world.ws.env,
+            unchanged_by=BLAME.leaves_slice_unchanged,
+        )
+        if found is None:
+            continue
+        assert found.seq == full.seq, key
+        assert found.slice == orjson.loads(orjson.dumps(full.file_slice(key))), (seed, key)

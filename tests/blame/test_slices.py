@@ -55,6 +55,17 @@ def test_warm_blame_reads_the_files_slice_not_the_whole_model(world: World) -> N
     assert not _full_cache(world).exists()
 
 
+def test_a_later_call_on_another_file_leaves_this_files_slice_answering(world: World) -> None:
+    # The agent's next call writes another file: blaming app.py reads its slice and the few new
+    # records, not the whole line model (the full cache is gone, and stays gone).
+    world.write("s3", "third.py", "x\ny\n")
+    _full_cache(world).unlink()
+    assert _sessions(world, "app.py") == [("git", None), ("agent", "s1"), ("git", None)]
+    assert not _full_cache(world).exists()
+    # ...while the file it wrote is folded in, through the full cache.
+    assert _sessions(world, "third.py") == [("agent", "s3"), ("agent", "s3")]
+
+
 def test_new_records_are_not_hidden_by_current_looking_slices(world: World) -> None:
     world.edit("s3", "app.py", "one\n", "ONE\n")  # the ledger grew: the slices are stale
     assert _sessions(world, "app.py") == [("agent", "s3"), ("agent", "s1"), ("git", None)]
