@@ -43,7 +43,7 @@ from ledger._clients.install import Change, _load, _rewrite
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.anchors import state_home
-from ledger._evidence.keys import key_home
+from ledger._evidence.keys import key_home, private_key_dir
 from ledger._fsutil import cache_secret_path
 from ledger._workspace import ORCHESTRATION_DIR
 
@@ -85,10 +85,6 @@ def protected_paths(root: Path) -> list[Path]:
     return paths
 
 
-def _key_dir(environ: Mapping[str, str] | None) -> Path:
-    return key_home(environ) / "keys"
-
-
 def trust_state_paths(environ: Mapping[str, str] | None = None) -> tuple[list[Path], list[Path]]:
     """``(no_write, no_read)``: ledger's trust state outside every workspace, which no agent
     shell may write, and its secrets, which none may read.
@@ -99,7 +95,7 @@ def trust_state_paths(environ: Mapping[str, str] | None = None) -> tuple[list[Pa
     """
     home, state = key_home(environ), state_home(environ)
     no_write = [home] if state == home or home in state.parents else [home, state]
-    return no_write, [_key_dir(environ), cache_secret_path(environ)]
+    return no_write, [private_key_dir(environ), cache_secret_path(environ)]
 
 
 def _ensure_trust_state_dirs(environ: Mapping[str, str] | None) -> list[Change]:

@@ -44,6 +44,7 @@ __all__ = [
     "pin_trusted_keys",
     "remember_workspace",
     "state_home",
+    "trust_pins_dir",
     "workspace_ledger_id",
 ]
 
@@ -167,9 +168,14 @@ class TrustPin(NamedTuple):
     from_seq: int
 
 
+def trust_pins_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder of the keys this user pinned (``$LEDGER_HOME/trusted``), one file a ledger."""
+    return key_home(environ) / "trusted"
+
+
 def _trust_file(ledger_id: str, environ: Mapping[str, str] | None) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
-    return key_home(environ) / "trusted" / f"{safe}.json"
+    return trust_pins_dir(environ) / f"{safe}.json"
 
 
 def load_trust_pins(

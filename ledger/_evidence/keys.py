@@ -41,6 +41,8 @@ __all__ = [
     "key_id_for",
     "load_signing_key",
     "note_key_id",
+    "private_key_dir",
+    "private_key_path",
     "verifier_key",
 ]
 
@@ -138,9 +140,14 @@ def key_home(environ: Mapping[str, str] | None = None) -> Path:
     return ledger_home(environ)
 
 
+def private_key_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder of this user's private keys (``$LEDGER_HOME/keys``)."""
+    return key_home(environ) / "keys"
+
+
 def private_key_path(kid: str, environ: Mapping[str, str] | None = None) -> Path:
     """Where the private key ``kid`` is stored by default."""
-    return key_home(environ) / "keys" / f"{kid}.pem"
+    return private_key_dir(environ) / f"{kid}.pem"
 
 
 def load_signing_key(kid: str | None, environ: Mapping[str, str] | None = None) -> SigningKey:

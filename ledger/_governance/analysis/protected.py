@@ -121,18 +121,18 @@ class ProtectedAreas:
     def for_workspace(cls, root: str, environ: Mapping[str, str] | None = None) -> ProtectedAreas:
         """The areas of workspace ``root``; the key directory follows ``$LEDGER_HOME``."""
         # Loaded by the hook anyway (keys, the cache seal, the stored checkpoints).
-        from ledger._evidence.anchors import state_home  # noqa: PLC0415
-        from ledger._evidence.keys import key_home  # noqa: PLC0415
+        from ledger._evidence.anchors import state_home, trust_pins_dir  # noqa: PLC0415
+        from ledger._evidence.keys import private_key_dir  # noqa: PLC0415
         from ledger._fsutil import cache_secret_path  # noqa: PLC0415
 
         env = os.environ if environ is None else environ
         home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111
         trust_state = {
             SECRET_AREA: str(cache_secret_path(env)),
-            TRUST_AREA: str(key_home(env) / "trusted"),
+            TRUST_AREA: str(trust_pins_dir(env)),
             STATE_AREA: str(state_home(env)),
         }
-        return cls(root, str(key_home(env) / "keys"), home, trust_state)
+        return cls(root, str(private_key_dir(env)), home, trust_state)
 
     def area_of(self, absolute: str) -> str | None:
         """The protected area ``absolute`` lies in or contains (deleting a parent deletes it).
