@@ -56,6 +56,16 @@ if TYPE_CHECKING:
 
 __all__ = ["ExportOptions", "ExportResult", "export_ledger", "sha256_file"]
 
+# The manifest's segment facts, in the order _segment_facts's query selects them.
+_SEGMENT_FACTS: Final = (
+    "first_seq",
+    "last_seq",
+    "first_prev",
+    "first_hash",
+    "last_hash",
+    "records",
+)
+
 Progress = Callable[[str, int, int], None]
 DEFAULT_RETENTION_MONTHS: Final = 6
 RETENTION_BASIS: Final = (
@@ -231,17 +241,7 @@ def _build(
         "selected_records": selected,
         "segment": {
             "path": SEGMENT,
-            **{
-                k: facts[k]
-                for k in (
-                    "first_seq",
-                    "last_seq",
-                    "first_prev",
-                    "first_hash",
-                    "last_hash",
-                    "records",
-                )
-            },
+            **{k: facts[k] for k in _SEGMENT_FACTS},
         },
         "files": entries,
         "keys": keys["windows"],
@@ -350,16 +350,7 @@ def _segment_facts(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         SELECT any_value(ledger_id), min(seq), max(seq), arg_min(prev, seq), arg_min(hash, seq),
                arg_max(hash, seq), count(*) FROM seg_meta""").fetchone()
     assert row is not None  # noqa: S101 -- an aggregate always returns one row
-    names = (
-        "ledger_id",
-        "first_seq",
-        "last_seq",
-        "first_prev",
-        "first_hash",
-        "last_hash",
-        "records",
-    )
-    return dict(zip(names, row, strict=True))
+    return dict(zip(("ledger_id", *_SEGMENT_FACTS), row, strict=True))
 
 
 def _entry(
