@@ -33,7 +33,7 @@ from ledger._evidence.keys import (
     load_signing_key,
     store_private_key,
 )
-from ledger._evidence.read import read_records, record_at, tail_records
+from ledger._evidence.read import genesis_ledger_id, read_records, record_at, tail_records
 from ledger._evidence.record import (
     ADDED_KIND,
     FORMAT_VERSION,
@@ -456,7 +456,7 @@ class Ledger:
         from ledger._evidence.verify import Problem  # noqa: PLC0415
         from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
-        ledger_id = self._first_ledger_id()
+        ledger_id = genesis_ledger_id(self.file.path)
         keyring, trusted, notes = self._verification_keys(ledger_id)
         targets = [
             parse_checkpoint(text, name).verified_target(keyring, name)
@@ -481,15 +481,6 @@ class Ledger:
         for problem in anchor_problems:
             report.add(problem)
         return report
-
-    def _first_ledger_id(self) -> str | None:
-        """The genesis record's ledger id, or None where it cannot be read (verify says why)."""
-        try:
-            genesis = record_at(self.file.path, 0)
-        except LedgerError:
-            return None
-        value = None if genesis is None else genesis.data.get("ledger")
-        return value if isinstance(value, str) else None
 
     def _stored_targets(self, ledger_id: str, keyring: Keyring) -> tuple[list[Any], list[Any]]:
         """The checkpoints stored outside the workspace, verified, and what is wrong with the
@@ -670,7 +661,7 @@ class Ledger:
         """
         from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
-        keyring, trusted, _ = self._verification_keys(self._first_ledger_id())
+        keyring, trusted, _ = self._verification_keys(genesis_ledger_id(self.file.path))
         with self.file.transaction() as tx:
             content_end = tx.content_end()
             if content_end == 0:

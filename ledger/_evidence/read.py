@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from ledger._errors import StorageError
+from ledger._errors import LedgerError, StorageError
 from ledger._evidence import lightjson
 from ledger._evidence.format import FORMAT_VERSION
 from ledger._evidence.store import READ_CHUNK, LedgerFile
@@ -27,6 +27,7 @@ from ledger._evidence.upcast import upcast
 
 __all__ = [
     "StoredRecord",
+    "genesis_ledger_id",
     "line_ending_at",
     "parse_stored",
     "read_records",
@@ -127,6 +128,17 @@ def record_at(path: Path, index: int, *, chunk_size: int | None = None) -> Store
             return StoredRecord(line, chunk_offset + position, parse_stored(line))
         seen += here
     return None
+
+
+def genesis_ledger_id(path: Path) -> str | None:
+    """The ledger id in the genesis record, or ``None`` where it cannot be read (no file, an
+    unreadable first line: ``ledger verify`` says why)."""
+    try:
+        genesis = record_at(path, 0)
+    except LedgerError:
+        return None
+    value = None if genesis is None else genesis.data.get("ledger")
+    return value if isinstance(value, str) else None
 
 
 def line_ending_at(path: Path, end: int) -> bytes | None:

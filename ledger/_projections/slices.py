@@ -41,7 +41,6 @@ __all__ = [
     "SLICE_FORMAT",
     "Found",
     "SliceIndex",
-    "genesis_ledger_id",
     "ledger_ends_with",
     "line_digest",
     "read_index",
@@ -133,20 +132,6 @@ def ledger_ends_with(ledger_path: Path, end: int, tail: str) -> bool:
     return line is not None and line_digest(line) == tail
 
 
-def genesis_ledger_id(ledger_path: Path) -> str | None:
-    """The ledger id in the genesis record (through the read path's one-line
-    :func:`~ledger._evidence.read.record_at`), or ``None`` when there is none to read."""
-    from ledger._errors import LedgerError  # noqa: PLC0415
-    from ledger._evidence.read import record_at  # noqa: PLC0415
-
-    try:
-        genesis = record_at(ledger_path, 0)
-    except LedgerError:
-        return None
-    value = None if genesis is None else genesis.data.get("ledger")
-    return value if isinstance(value, str) else None
-
-
 def read_slice(
     ledger_path: Path,
     cache_dir: Path,
@@ -166,6 +151,8 @@ def read_slice(
             a key those records leave alone; without it, only slices of the whole ledger do.
     """
     secret = cache_secret(environ)
+    from ledger._evidence.read import genesis_ledger_id  # noqa: PLC0415
+
     ledger_id = genesis_ledger_id(ledger_path)
     if secret is None or ledger_id is None:
         return None

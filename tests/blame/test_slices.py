@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ledger._evidence.read import genesis_ledger_id
 from ledger._projections.blame import BLAME
-from ledger._projections.slices import genesis_ledger_id, read_slice
+from ledger._projections.slices import read_slice
 from tests.blame._world import World, git
 
 

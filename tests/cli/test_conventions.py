@@ -16,7 +16,10 @@ import typer
 from cli._app import app
 from cli._help import COMMANDS
 from ledger import __version__
-from tests.cli.inprocess import run_ledger
+
+# In this process: these tests are about what a command prints and its exit code, which a new
+# interpreter would not change (tests/cli/inprocess.py).
+from tests.cli.inprocess import run_ledger as run
 
 LEDGER = Path(sys.executable).parent / "ledger"
 INTENTS = """\
@@ -26,14 +29,6 @@ active_intents:
       status: "IN_PROGRESS"
       owned_scope: ["src/auth/**"]
 """
-
-
-def run(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """In this process: these tests are about what the command prints and its exit code, which a
-    new interpreter would not change."""
-    return run_ledger(*args, env=env, cwd=cwd)
 
 
 def run_at_terminal(
