@@ -20,6 +20,7 @@ __all__ = [
     "find_root",
     "ledger_home",
     "scaffold",
+    "state_home",
     "utc_now",
 ]
 
@@ -179,4 +180,15 @@ def ledger_home(environ: Mapping[str, str] | None = None) -> Path:
     if env.get(HOME_ENV):
         return Path(env[HOME_ENV])
     base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ledger"
+
+
+def state_home(environ: Mapping[str, str] | None = None) -> Path:
+    """This user's ledger state directory, outside every workspace: ``$LEDGER_HOME/state``,
+    else ``$XDG_STATE_HOME/ledger``, else ``~/.local/state/ledger``. The stored checkpoints and
+    which ledger each workspace holds live here (:mod:`ledger._evidence.anchors`)."""
+    env = os.environ if environ is None else environ
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]) / "state"
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "ledger"

@@ -42,10 +42,9 @@ from typing import Any, Final
 from ledger._clients.install import Change, _load, _rewrite
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._errors import ConfigError, StorageError
-from ledger._evidence.anchors import state_home
 from ledger._evidence.keys import key_home, private_key_dir
 from ledger._fsutil import cache_secret_path
-from ledger._workspace import ORCHESTRATION_DIR
+from ledger._workspace import ORCHESTRATION_DIR, state_home
 
 __all__ = [
     "claude_settings",

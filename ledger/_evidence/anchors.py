@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from ledger._errors import StorageError
-from ledger._evidence.keys import key_home
-from ledger._workspace import HOME_ENV
+from ledger._evidence.keys import trust_pins_dir
+from ledger._workspace import state_home
 
 __all__ = [
     "CheckpointStore",
@@ -44,7 +44,6 @@ __all__ = [
     "pin_trusted_keys",
     "remember_workspace",
     "state_home",
-    "trust_pins_dir",
     "workspace_ledger_id",
 ]
 
@@ -53,15 +52,6 @@ __all__ = [
 #: kept so that deleting one file does not erase the anchor.
 KEEP_CHECKPOINTS: Final = 32
 _SUFFIX: Final = ".note"
-
-
-def state_home(environ: Mapping[str, str] | None = None) -> Path:
-    """ledger's per-user state directory (see the module docstring)."""
-    env = os.environ if environ is None else environ
-    if env.get(HOME_ENV):
-        return Path(env[HOME_ENV]) / "state"
-    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "ledger"
 
 
 def _atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
@@ -166,11 +156,6 @@ class TrustPin(NamedTuple):
     kid: str
     public_raw: bytes
     from_seq: int
-
-
-def trust_pins_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The folder of the keys this user pinned (``$LEDGER_HOME/trusted``), one file a ledger."""
-    return key_home(environ) / "trusted"
 
 
 def _trust_file(ledger_id: str, environ: Mapping[str, str] | None) -> Path:

@@ -43,6 +43,7 @@ __all__ = [
     "note_key_id",
     "private_key_dir",
     "private_key_path",
+    "trust_pins_dir",
     "verifier_key",
 ]
 
@@ -143,6 +144,12 @@ def key_home(environ: Mapping[str, str] | None = None) -> Path:
 def private_key_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The folder of this user's private keys (``$LEDGER_HOME/keys``)."""
     return key_home(environ) / "keys"
+
+
+def trust_pins_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder of the keys this user pinned (``$LEDGER_HOME/trusted``), one file a ledger
+    (:mod:`ledger._evidence.anchors`)."""
+    return key_home(environ) / "trusted"
 
 
 def private_key_path(kid: str, environ: Mapping[str, str] | None = None) -> Path:
