@@ -188,7 +188,7 @@ class ProjectionCache:
             directory, name=name, version=version, ledger_id=self.ledger_id, secret=self._secret
         )
         if line is None:
-            line = self._line_ending_at(folded.end)
+            line = line_ending_at(self.ledger_path, folded.end)
             if line is None:
                 return
         tail = line_digest(line)
@@ -210,14 +210,14 @@ class ProjectionCache:
         )
 
     def _tail(self, position: Position) -> str | None:
-        line = self._line_ending_at(position.end) if position != _START else None
+        line = line_ending_at(self.ledger_path, position.end) if position != _START else None
         return None if line is None else line_digest(line)
 
     def _position_holds(self, position: Position) -> bool:
         """Does the ledger still hold, ending at ``position.end``, the record it names?"""
         if position == _START:
             return True
-        line = self._line_ending_at(position.end)
+        line = line_ending_at(self.ledger_path, position.end)
         if line is None:
             return False
         try:
@@ -225,7 +225,3 @@ class ProjectionCache:
         except StorageError:
             return False
         return (record.get("seq"), record.get("hash")) == (position.seq, position.hash)
-
-    def _line_ending_at(self, end: int) -> bytes | None:
-        """The ledger's line (without its newline) that ends just before ``end``, if one does."""
-        return line_ending_at(self.ledger_path, end)
