@@ -54,6 +54,7 @@ from ledger._governance.analysis.paths import (
     normalize_path,
 )
 from ledger._governance.analysis.protected import (
+    KEY_AREA,
     READ_DENIED,
     ProtectedAreas,
     expand_glob,
@@ -629,10 +630,21 @@ class Governance:
                     inv,
                     risk="DESTRUCTIVE",
                 )
+        if command.refused:
+            return _deny(
+                "ORCHESTRATION_PROTECTED",
+                f"{command.refused[0]}: agents may not configure or run programs through git's "
+                "configuration",
+                inv,
+                risk="DESTRUCTIVE",
+            )
         for word in command.words:
             area = areas.named_in(word, base)
             if area in READ_DENIED:
                 return self._protected_deny(word, area, inv)
+        found = self._private_read(command, base, inv)
+        if found is not None:
+            return self._protected_deny(*found, inv)
         for word in command.reach_words:
             area = areas.named_in(word, base)
             if area is None:
@@ -654,6 +666,37 @@ class Governance:
                     risk="DESTRUCTIVE",
                     word=word[:200],
                 )
+        return None
+
+    def _private_read(
+        self, command: CommandClass, base: str, inv: Invocation
+    ) -> tuple[str, str] | None:
+        """The first (path, area) among the command's reads that is private trust state,
+        however it is reached: after a ``cd``, through a glob, through a symlink in scope, or
+        (when a signing key is in the environment) by printing the environment."""
+        from ledger._evidence.keys import SIGNING_KEY_ENV  # noqa: PLC0415 -- shell calls only
+
+        areas = self.protected()
+        environ = os.environ if self.environ is None else self.environ
+        if command.reads_environment and environ.get(SIGNING_KEY_ENV):
+            return "the environment", f"{KEY_AREA} (${SIGNING_KEY_ENV} is set)"
+        for path in command.reads:
+            area = areas.named_in(path, base)
+            if area in READ_DENIED:
+                return path, area
+            if "\x00" in path:
+                continue
+            if has_glob(path):
+                home = self._home or os.path.expanduser("~")  # noqa: PTH111
+                pattern = home + path[1:] if path.startswith("~/") else path
+                matches = expand_glob(pattern, base, limit=64) or []
+            else:
+                matches = [path]
+            for match in matches:
+                _relative, absolute = self._resolve(match, inv)
+                area = None if absolute is None else areas.area_of(absolute)
+                if area in READ_DENIED:
+                    return path, area
         return None
 
     def _protected_deny(self, path: str, area: str, inv: Invocation) -> HookOutcome:

@@ -59,7 +59,7 @@ EVERYDAY: tuple[str, ...] = (
     # git writes agents do all day (not destructive)
     "git add src/auth/login.py", "git add -A", "git commit -m 'Fix login'",
     "git commit -am 'wip'", "git checkout -b feature/login", "git switch -c fix/token",
-    "git checkout main", "git pull --rebase=false", "git push origin feature/login",
+    "git push origin feature/login",
     "git push -u origin HEAD",
     # searching and reading
     "grep -rn 'def login' src/", "grep -R TODO .", "grep -c import src/auth/*.py",

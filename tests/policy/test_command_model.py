@@ -1,0 +1,252 @@
+"""The command model fails safe by construction (issue 15 part 1): attacks named after what they
+break, one family per category, through the same policies the hook runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ledger._governance.analysis.programs import PROGRAMS, parse_spec, walk
+from ledger._governance.analysis.shell import classify_command
+from ledger._governance.intents import IntentsFile
+from ledger._governance.policies import Governance
+from ledger._governance.state import WorkspaceState
+
+from .test_shell_failsafe import decide, governance, tree  # noqa: F401 -- the shared fixture
+
+
+def _blocked(gov: Governance, command: str) -> str:
+    decision, reason = decide(gov, command)
+    assert decision in ("ask", "deny"), (command, reason)
+    return decision
+
+
+# --- known programs, unknown options -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "iconv -f utf8 -t ascii -o .orchestration/hooks.yaml x",
+        "iconv --output=.orchestration/active_intents.yaml x",
+        "zstd -c -o .orchestration/agent_trace.jsonl src/a.py",
+        "gzip -c -o .orchestration/hooks.yaml x",
+        "curl --stderr .orchestration/hooks.yaml http://x",
+        "curl -sS --trace .orchestration/x http://x",
+        "curl --libcurl .claude/settings.json http://x",
+        "curl -D .orchestration/x http://x",
+        "wget -a .orchestration/agent_trace.jsonl http://x",
+        "sort -o .orchestration/active_intents.yaml src/a.py",
+        "shuf -o .orchestration/hooks.yaml src/a.py",
+        "uniq src/a.py .orchestration/hooks.yaml",
+        "tree -o .orchestration/hooks.yaml",
+        "less -o .orchestration/hooks.yaml src/a.py",
+    ],
+)
+def test_output_options_of_known_programs_cannot_write_protected_files(tree, command) -> None:  # noqa: F811
+    assert _blocked(governance(tree), command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "jobs -x rm -rf src",
+        "dc -e '!rm -rf src'",
+        "ptx -G src/a.py out.txt",
+        "wget -e 'output_document=x' http://x",
+        "tar --checkpoint=1 --checkpoint-action=exec='sh x' -cf a.tar src",
+        "tar --to-command='sh -c x' -xf a.tar",
+        "tar -I 'sh x' -xf a.tar",
+        "man -P 'sh -c x' ls",
+        "rg --pre ./x TODO",
+        "fd -x rm",
+        "sort --compress-program=./x src/a.py",
+        "grep --frobnicate x src/a.py",
+        "head --no-such-option src/a.py",
+        "ls --exec-something",
+        "cowsay -f ./evil.cow hi",
+    ],
+)
+def test_unmodelled_or_executing_options_are_never_quiet(tree, command) -> None:  # noqa: F811
+    assert classify_command(command).unanalysable, command
+    _blocked(governance(tree), command)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    program=st.sampled_from(sorted(name for name, spec in PROGRAMS.items() if "@any" not in spec)),
+    option=st.from_regex(r"--[a-z][a-z-]{2,14}", fullmatch=True),
+)
+def test_an_option_a_table_entry_does_not_list_is_unanalysable(program: str, option: str) -> None:
+    _shorts, longs, _marks = parse_spec(PROGRAMS[program])
+    if option in longs:
+        return
+    result = classify_command(f"{program} {option} src/a.py")
+    assert result.unanalysable, (program, option)
+
+
+def test_every_table_entry_parses_and_accounts_for_every_word() -> None:
+    for name, spec in PROGRAMS.items():
+        parse_spec(spec)  # raises on a malformed entry
+        roles = {role for role, *_ in walk(spec, ["--definitely-not-an-option"])}
+        assert roles <= {"unknown", "text"}, name
+
+
+# --- git ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config alias.x '!rm -rf .orchestration'",
+        "git config --global alias.st '!sh -c x'",
+        "git config core.fsmonitor ./x",
+        "git config core.pager 'sh x'",
+        "git config core.hooksPath /tmp/h",
+        "git config core.sshCommand 'sh x'",
+        "git config filter.x.clean ./x",
+        "git config diff.x.textconv ./x",
+        "git config include.path /tmp/evil",
+        "git config includeIf.gitdir:/.path /tmp/evil",
+        "git config credential.helper '!sh x'",
+        "git config -f .orchestration/hooks.yaml a.b c",
+        "git config --file=.git/config core.editor x",
+        "git -c core.fsmonitor=./x status",
+        "git -c alias.x='!rm -rf y' x",
+        "git -c core.pager='rm -rf x' log",
+        "git grep -O less TODO",
+        "git grep --open-files-in-pager=sh x",
+        "git difftool -x 'sh x' HEAD",
+        "git fetch --upload-pack='sh x' origin",
+        "git clone --upload-pack='sh x' repo",
+        "git clone -c core.fsmonitor=./x repo",
+        "git clone --template=/tmp/t repo",
+        "git push --receive-pack='sh x' origin",
+        "git archive --exec='sh x' --remote=r HEAD",
+        "git rebase -x 'sh x' main",
+        "git submodule foreach 'rm -rf x'",
+        "git bisect run ./x",
+        "git --exec-path=/tmp/evil status",
+        "git --git-dir=/tmp/evil/.git status",
+    ],
+)
+def test_git_configuration_that_runs_a_program_is_denied(tree, command) -> None:  # noqa: F811
+    assert _blocked(governance(tree), command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git merge evil",
+        "git pull",
+        "git pull --rebase=false",
+        "git checkout main",
+        "git checkout -b x origin/evil",
+        "git switch main",
+        "git reset --keep HEAD~1",
+        "git sparse-checkout set docs",
+        "git cherry-pick abc123",
+        "git revert HEAD",
+        "git am < x.patch",
+        "git bundle create .orchestration/x.bundle HEAD",
+        "git fast-import --export-marks=.orchestration/hooks.yaml",
+        "git diff --output=.orchestration/hooks.yaml",
+    ],
+)
+def test_git_rewriting_the_work_tree_cannot_touch_the_ledger(tree, command) -> None:  # noqa: F811
+    assert _blocked(governance(tree), command) == "deny"
+
+
+@pytest.mark.parametrize("command", ["git frobnicate", "git x", "git lol --all"])
+def test_an_unknown_git_subcommand_may_be_an_alias_and_asks(tree, command) -> None:  # noqa: F811
+    assert _blocked(governance(tree), command) == "ask"
+
+
+# --- trust state, however it is reached ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~/.config/ledger && cat keys/*",
+        "cd ~/.config/ledger/keys && cat k.pem",
+        "cd ~/.config && cd ledger && base64 keys/k.pem",
+        "pushd ~/.config/ledger && cat keys/k.pem",
+        "pushd ~/.config/ledger >/dev/null; od -c keys/k.pem; popd",
+        "env -C ~/.config/ledger cat keys/k.pem",
+        "git -C ~/.config/ledger diff --no-index /dev/null keys/k.pem",
+        "make -C ~/.config/ledger/keys -f k.pem",
+        "(cd ~/.config/ledger; python3 -c 'print(1)' keys/k.pem)",
+        "cd ~/.config/ledger && tar -cf - keys | base64",
+        "cat ~/.config/ledger/keys/*.pem",
+    ],
+)
+def test_changing_directory_does_not_reach_the_private_key(tree, command) -> None:  # noqa: F811
+    assert _blocked(governance(tree), command) == "deny"
+
+
+def test_popd_returns_to_the_directory_pushd_left() -> None:
+    assert classify_command("pushd a && popd && rm y").targets == ("y",)
+    assert classify_command("pushd a; pushd b; popd; rm y").targets == ("a/y",)
+
+
+def test_a_symlink_in_scope_cannot_read_the_private_key(tree) -> None:  # noqa: F811
+    root, home = tree
+    link = root / "src" / "innocent.txt"
+    if not link.exists():
+        link.symlink_to(home / ".config" / "ledger" / "keys" / "k.pem")
+    gov = governance(tree)
+    for command in ("cat src/innocent.txt", "python3 x.py src/innocent.txt", "cat src/inno*"):
+        assert decide(gov, command)[0] == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env",
+        "printenv",
+        "env | grep -i key",
+        "set",
+        "declare -p",
+        "export -p",
+        "typeset",
+        "cat /proc/self/environ",
+        "tr '\\0' '\\n' < /proc/$$/environ",
+    ],
+)
+def test_a_signing_key_in_the_environment_cannot_be_printed(tree, command) -> None:  # noqa: F811
+    root, home = tree
+    gov = Governance(
+        root=str(root),
+        state=WorkspaceState(),
+        intents=IntentsFile((), ""),
+        environ={
+            "HOME": str(home),
+            "LEDGER_HOME": str(home / ".config/ledger"),
+            "LEDGER_SIGNING_KEY": "-----BEGIN PRIVATE KEY-----",
+        },
+    )
+    assert decide(gov, command)[0] == "deny"
+    # Without a key in the environment, printing it is everyday work.
+    assert decide(governance(tree), "env | sort")[0] == "allow"
+
+
+def test_ledger_query_out_is_a_write(tree) -> None:  # noqa: F811
+    gov = governance(tree)
+    assert decide(gov, "ledger query --out .orchestration/hooks.yaml 'select 1'")[0] == "deny"
+    assert classify_command("ledger query --out=out.csv 'select 1'").targets == ("out.csv",)
+
+
+def test_reads_follow_the_directory_each_part_runs_in() -> None:
+    reads = classify_command("cd a && cat b; (cd c; cat d); cat e", cwd=None).reads
+    assert {"a/b", "a/c/d", "a/e"} <= set(reads)
+    assert "a/c/d" in classify_command("cd a && env -C c cat d").reads
+
+
+def test_no_accidental_root_level_reads(tmp_path: Path) -> None:
+    os.chdir(tmp_path)  # the classifier does no I/O: reads are as written
+    assert classify_command("ls").reads == ()
