@@ -487,7 +487,9 @@ class Governance:
             if intent_command is None:
                 command = classify_command(text, inv.cwd)
                 paths = list(command.targets)
-                mutating = command.destructive
+                # Creating, appending and overwriting are writes too: they need an intent and
+                # must stay in its scope, like the Write tool's (issue 15).
+                mutating = command.destructive or bool(command.targets)
         found = Analysis(tuple(paths), mutating, command, intent_command)
         self._analyses[inv.id] = found
         return found
@@ -946,8 +948,14 @@ class Governance:
         """DESTRUCTIVE shell commands go to a human (``ask``), or are denied if so configured."""
         analysis = self.analyze(inv)
         command = analysis.command
-        if command is None or not command.destructive:
-            return HookOutcome(data={"risk": "SAFE"}) if command is not None else None
+        if command is None:
+            return None
+        overwritten = [p for p in command.overwrites if self._holds_content(p, inv)]
+        if not command.destructive and not overwritten:
+            return HookOutcome(data={"risk": "SAFE"})
+        reasons = command.reasons or tuple(
+            f"{why} ({', '.join(overwritten)} exists)" for why in command.overwrite_reasons
+        )
         intent = self._intent(inv)
         files = [self._resolve(p, inv)[0] or p for p in analysis.paths]
         preview = self._removal_preview(analysis.paths, inv)
@@ -955,7 +963,7 @@ class Governance:
             " (some targets cannot be determined statically)" if (command.unknown_targets) else ""
         )
         reason = (
-            f"DESTRUCTIVE: {'; '.join(command.reasons)}{unknown}. Intent: "
+            f"DESTRUCTIVE: {'; '.join(reasons)}{unknown}. Intent: "
             f"{intent.id + ' ' + intent.name if intent else 'none'}. Files: "
             f"{', '.join(files) or 'unknown'}. Mutation class: INTENT_EVOLUTION."
             + (f"\n{preview}" if preview else "")
@@ -979,6 +987,22 @@ class Governance:
                 "affected_files": files,
             },
         )
+
+    def _holds_content(self, path: str, inv: Invocation) -> bool:
+        """Whether writing ``path`` whole would destroy something: it exists and is not an
+        empty regular file (a glob or an unusable path counts as yes)."""
+        if has_glob(path):
+            return True
+        _relative, absolute = self._resolve(path, inv)
+        if absolute is None:
+            return True
+        try:
+            info = os.lstat(absolute)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return not (stat.S_ISREG(info.st_mode) and info.st_size == 0)
 
     def unanalysable(self, inv: Invocation) -> HookOutcome | None:
         """A shell command the classifier cannot read goes to a human: never a silent pass."""

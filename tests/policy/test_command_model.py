@@ -250,3 +250,95 @@ def test_reads_follow_the_directory_each_part_runs_in() -> None:
 def test_no_accidental_root_level_reads(tmp_path: Path) -> None:
     os.chdir(tmp_path)  # the classifier does no I/O: reads are as written
     assert classify_command("ls").reads == ()
+
+
+# --- writes inside the scope that destroy nothing ---------------------------------------------
+
+_INTENTS = """\
+intents:
+  - id: INT-001
+    name: JWT hardening
+    status: in_progress
+    owned_scope: ["src/auth/**"]
+"""
+
+
+def _decide_with_intent(root: Path, home: Path, command: str, *, selected: bool = True) -> str:
+    from ledger._governance.engine import Invocation  # noqa: PLC0415
+    from ledger._governance.intents import parse_intents  # noqa: PLC0415
+
+    state = WorkspaceState()
+    if selected:
+        state.session("s")["intent"] = "INT-001"
+    gov = Governance(
+        root=str(root),
+        state=state,
+        intents=parse_intents(_INTENTS, "active_intents.yaml"),
+        environ={"HOME": str(home), "LEDGER_HOME": str(home / ".config/ledger")},
+    )
+    inv = Invocation(
+        id=str(hash(command)),
+        event="PreToolUse",
+        tool_name="Bash",
+        tool_input={"command": command},
+        session_id="s",
+        cwd=str(root),
+    )
+    rank = {"allow": 0, "ask": 1, "deny": 2}
+    decision = "allow"
+    for policy in (
+        gov.orchestration_guard,
+        gov.intent_required,
+        gov.scope,
+        gov.destructive,
+        gov.unanalysable,
+    ):
+        outcome = policy(inv)
+        if outcome is not None and outcome.decision and rank[outcome.decision] > rank[decision]:
+            decision = outcome.decision
+    return decision
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'export {}' > src/auth/new.ts",
+        "cp src/auth/login.py src/auth/login_copy.py",
+        "mkdir -p src/auth/tests",
+        "touch src/auth/__init__.py",
+        "echo x >> src/auth/login.py",
+        "cat <<'EOF' > src/auth/fresh.py\nprint(1)\nEOF",
+        "printf x | tee src/auth/t1.txt",
+        "sort -o src/auth/sorted.txt src/auth/login.py",
+    ],
+)
+def test_a_new_file_in_scope_is_allowed_like_the_write_tool(tree, command) -> None:  # noqa: F811
+    root, home = tree
+    assert _decide_with_intent(root, home, command) == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x > src/auth/login.py",
+        "cp src/a.py src/auth/login.py",
+        "sort -o src/auth/login.py src/a.py",
+        "echo x > src/auth/*.py",
+    ],
+)
+def test_overwriting_existing_content_in_scope_asks(tree, command) -> None:  # noqa: F811
+    root, home = tree
+    assert _decide_with_intent(root, home, command) == "ask"
+
+
+@pytest.mark.parametrize(
+    "command", ["echo x > src/new.py", "touch src/other.py", "echo x >> src/a.py"]
+)
+def test_shell_writes_outside_the_scope_are_denied(tree, command) -> None:  # noqa: F811
+    root, home = tree
+    assert _decide_with_intent(root, home, command) == "deny"
+
+
+def test_shell_writes_need_an_intent(tree) -> None:  # noqa: F811
+    root, home = tree
+    assert _decide_with_intent(root, home, "echo x > src/auth/n.ts", selected=False) == "deny"

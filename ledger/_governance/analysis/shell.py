@@ -88,6 +88,10 @@ class CommandClass(NamedTuple):
         refused: why the command must be refused outright: it sets or uses configuration
             that runs a program (``git config alias.x '!sh'``, ``git grep -O``,
             ``git -c core.fsmonitor=...``).
+        overwrites: of a SAFE command's targets, those written whole (``> f``, ``cp a f``,
+            ``-o f``): the command destroys content, and is DESTRUCTIVE, only if one of them
+            already holds some, which the policy checks on disk; ``overwrite_reasons`` say
+            what writes them.
     """
 
     risk: Risk
@@ -102,6 +106,8 @@ class CommandClass(NamedTuple):
     reads: tuple[str, ...] = ()
     reads_environment: bool = False
     refused: tuple[str, ...] = ()
+    overwrites: tuple[str, ...] = ()
+    overwrite_reasons: tuple[str, ...] = ()
 
     @property
     def destructive(self) -> bool:
@@ -725,10 +731,12 @@ class _Acc:
         "cannot",
         "environment",
         "ledger",
+        "overwrites",
         "reach",
         "reads",
         "reasons",
         "refused",
+        "soft",
         "targets",
         "unknown",
         "words",
@@ -736,6 +744,8 @@ class _Acc:
 
     def __init__(self) -> None:
         self.reads: dict[str, None] = {}
+        self.soft: dict[str, None] = {}  # reasons of writes that overwrite only what exists
+        self.overwrites: dict[str, None] = {}
         self.refused: dict[str, None] = {}
         self.environment = False
         self.reasons: dict[str, None] = {}
@@ -759,8 +769,25 @@ class _Acc:
             self.unknown = True
         self.create(state, targets)
 
-    def create(self, state: _State, targets: Iterable[_Word]) -> None:
+    def overwrite(self, reason: str, state: _State, targets: Iterable[_Word]) -> None:
+        """Record paths written whole: destructive only where they already hold something,
+        which the policy checks on disk (``echo x > new.ts`` is a write like the Write tool's).
+        A target not known statically is destructive here and now."""
+        unknown, prefix_unknown = self.unknown, state.prefix_unknown
+        self.unknown = False
+        texts = self.create(state, targets)
+        if self.unknown or prefix_unknown or not texts:
+            self.reasons.setdefault(reason, None)
+            self.unknown = True
+            return
+        self.unknown = unknown
+        self.soft.setdefault(reason, None)
+        for text in texts:
+            self.overwrites.setdefault(text, None)
+
+    def create(self, state: _State, targets: Iterable[_Word]) -> list[str]:
         """Record paths written; alone (without :meth:`flag`), paths only created."""
+        texts: list[str] = []
         for word in targets:
             if word.dynamic:
                 self.unknown = True
@@ -771,6 +798,8 @@ class _Acc:
                 elif state.prefix is not None:
                     text = state.prefix if text == "." else posixpath.join(state.prefix, text)
             self.targets.setdefault(text, None)
+            texts.append(text)
+        return texts
 
     def unanalysable(self, why: str) -> None:
         self.cannot.setdefault(why, None)
@@ -806,9 +835,11 @@ class _Acc:
         extra = (tuple(self.cannot), words, reach, tuple(self.ledger), False)
         more = (tuple(self.reads), self.environment, tuple(self.refused))
         if not self.reasons:
-            return CommandClass("SAFE", (), tuple(self.targets), False, *extra, *more)
+            overwrites = (tuple(self.overwrites), tuple(self.soft))
+            return CommandClass("SAFE", (), tuple(self.targets), False, *extra, *more, *overwrites)
+        reasons = tuple({**self.reasons, **self.soft})
         return CommandClass(
-            "DESTRUCTIVE", tuple(self.reasons), tuple(self.targets), self.unknown, *extra, *more
+            "DESTRUCTIVE", reasons, tuple(self.targets), self.unknown, *extra, *more
         )
 
 
@@ -960,7 +991,10 @@ def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the st
         acc.words.append(target.text)
         writes = tok in _WRITE_REDIRECTS or (tok == ">&" and not _is_fd(target.text))
         if writes and not _is_device(target.text):
-            acc.flag("output redirection writes a file", state, [target])
+            if tok in (">>", "&>>"):
+                acc.create(state, [target])  # appending destroys nothing
+            else:
+                acc.overwrite("output redirection overwrites a file", state, [target])
         i += 2
     for word in words:
         _substitutions(word, state, acc, depth=depth)
@@ -1214,7 +1248,7 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
             acc.flag(f"{name} {option} writes a file it names itself", state, unknown=True)
             kind = "write"
         elif role == "write" and word.text != "-" and not _is_device(word.text):
-            acc.flag(f"{name} {option or 'operand'} writes a file", state, [word])
+            acc.overwrite(f"{name} {option or 'operand'} overwrites a file", state, [word])
             kind = "write"
         elif role == "read":
             acc.read(state, [word])
@@ -1287,7 +1321,7 @@ def _ledger(args: list[_Word], state: _State, acc: _Acc) -> None:
         if option in ("--out", "-o"):
             out = _option_value(args, i, value if eq else None)
             if out is not None:
-                acc.flag("ledger query --out writes a file", state, [out])
+                acc.overwrite("ledger query --out overwrites a file", state, [out])
     subs = [w.text for w in args if not w.text.startswith("-")][:2]
     if not subs:
         acc.ledger.setdefault("", None)
@@ -1383,7 +1417,7 @@ def _cp(cmd: _Cmd) -> None:
         dest = opts.operands[-1:]  # cp SRC... DEST: only the destination is written
     dest = _not_device(dest)
     if dest:
-        acc.flag(f"{name} overwrites its destination", state, dest)
+        acc.overwrite(f"{name} overwrites its destination", state, dest)
     if _has(opts, "-l", "--link", "-s", "--symbolic-link") and len(opts.operands) >= 2:
         # cp -l makes hard links: the sources become writable through the copies.
         acc.flag("cp -l links its sources (both names count)", state, opts.operands[:-1])
@@ -1416,7 +1450,7 @@ def _dd(cmd: _Cmd) -> None:
     outputs = [_Word(w.text[3:], dynamic=w.dynamic) for w in args if w.text.startswith("of=")]
     outputs = _not_device(outputs)
     if outputs:
-        acc.flag("dd writes its output file", state, outputs)
+        acc.overwrite("dd writes its output file", state, outputs)
 
 
 def _truncate(cmd: _Cmd) -> None:
@@ -1449,8 +1483,12 @@ def _tee(cmd: _Cmd) -> None:
     name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
     opts = _parse_opts(args)
     targets = _not_device(opts.operands)
-    if targets or name == "sponge":
-        acc.flag(f"{name} writes files", state, targets)
+    if name == "tee" and _has(opts, "-a", "--append"):
+        acc.create(state, targets)
+    elif targets:
+        acc.overwrite(f"{name} overwrites files", state, targets)
+    elif name == "sponge":
+        acc.flag("sponge writes files", state, targets)
 
 
 def _sed(cmd: _Cmd) -> None:  # noqa: PLR0915 -- GNU and BSD option forms in one getopt walk
@@ -2393,13 +2431,13 @@ def _git_output(args: list[_Word], state: _State, acc: _Acc) -> None:
     opts = _parse_opts(args, "o", ("--output", "--output-directory"))
     outputs = _not_device(_values(opts, "-o", "--output", "--output-directory"))
     if outputs:
-        acc.flag("git writes an output file", state, outputs)
+        acc.overwrite("git writes an output file", state, outputs)
 
 
 def _git_bundle(args: list[_Word], state: _State, acc: _Acc) -> None:
     """``git bundle create FILE``: writes FILE."""
     if args and args[0].text == "create" and len(args) > 1:
-        acc.flag("git bundle create writes a file", state, _not_device(args[1:2]))
+        acc.overwrite("git bundle create writes a file", state, _not_device(args[1:2]))
 
 
 def _git_marks(args: list[_Word], state: _State, acc: _Acc) -> None:
