@@ -16,7 +16,23 @@ from ledger._governance.intents import IntentsFile
 from ledger._governance.policies import Governance
 from ledger._governance.state import WorkspaceState
 
+from .shell_corpus import ATTACKS_BY_CATEGORY, EVERYDAY
 from .test_shell_failsafe import decide, governance, tree  # noqa: F401 -- the shared fixture
+
+
+def test_every_attack_category_is_caught_and_false_asks_stay_under_one_percent(
+    tree,  # noqa: F811
+) -> None:
+    """The figures quoted in the README ("Shell commands: the classifier fails safe")."""
+    gov = governance(tree)
+    missed = {
+        category: [c for c in attacks if decide(gov, c)[0] == "allow"]
+        for category, attacks in ATTACKS_BY_CATEGORY.items()
+    }
+    asked = [c for c in EVERYDAY if decide(gov, c)[0] != "allow"]
+    assert not any(missed.values()), missed
+    assert len(EVERYDAY) >= 500
+    assert len(asked) <= len(EVERYDAY) // 100, asked
 
 
 def _blocked(gov: Governance, command: str) -> str:
@@ -342,3 +358,53 @@ def test_shell_writes_outside_the_scope_are_denied(tree, command) -> None:  # no
 def test_shell_writes_need_an_intent(tree) -> None:  # noqa: F811
     root, home = tree
     assert _decide_with_intent(root, home, "echo x > src/auth/n.ts", selected=False) == "deny"
+
+
+_KEY_PARTS = ("~", ".config", "ledger", "keys", "k.pem")
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    split=st.integers(1, 4),
+    mover=st.sampled_from(
+        (
+            "cd {d} && {r}",
+            "cd {d}; {r}",
+            "pushd {d} >/dev/null && {r}",
+            "pushd {d}; pushd /tmp; popd; {r}",
+            "(cd {d} && {r})",
+            "env -C {d} {r}",
+            "cd /tmp && cd {d} && {r}",
+            "true && cd {d} || exit; {r}",
+        )
+    ),
+    reader=st.sampled_from(
+        (
+            "cat {p}",
+            "head -c 100 {p}",
+            "base64 {p}",
+            "od -c {p}",
+            "python3 x.py {p}",
+            "grep -r . {p}",
+            "tail -n 5 {p}",
+            "cp {p} src/x",
+            "wc -c {p}",
+        )
+    ),
+    glob=st.booleans(),
+)
+def test_no_directory_change_reaches_the_private_key(
+    tree,  # noqa: F811
+    split: int,
+    mover: str,
+    reader: str,
+    glob: bool,
+) -> None:
+    directory = "/".join(_KEY_PARTS[:split])
+    rest = list(_KEY_PARTS[split:])
+    if glob:
+        rest[-1] = rest[-1][:2] + "*"
+    command = mover.format(d=directory, r=reader.format(p="/".join(rest)))
+    assert decide(governance(tree), command)[0] == "deny", command

@@ -714,7 +714,15 @@ class _State:
         if target is None:
             self.prefix, self.prefix_unknown = "~", False
             return
-        if target.dynamic or target.text in ("-", ""):
+        text = target.text
+        if target.dynamic:
+            # cd "$HOME/x" is as known as cd ~/x (an assignment to HOME is unanalysable).
+            text = re.sub(r"^\$(HOME|\{HOME\})(?=/|$)", "~", text)
+            if re.search(r"[$`]", text) or text == target.text:
+                self.prefix_unknown = True
+                return
+            target = _Word(text)
+        if target.text in ("-", ""):
             self.prefix_unknown = True
             return
         if target.text.startswith(("/", "~")):
@@ -2243,9 +2251,12 @@ def _git(cmd: _Cmd) -> None:
         if any(_git_option(w.text, option) for w in rest):
             acc.refuse(f"git {sub} {option} runs a program")
     if sub == "clone":
-        for j, word in enumerate(rest[:-1]):
-            if word.text in ("-c", "--config"):
-                _git_config_value(rest[j + 1], acc)
+        for j, word in enumerate(rest):
+            option, eq, value = word.text.partition("=")
+            if option in ("-c", "--config"):
+                config = _option_value(rest, j, value if eq else None)
+                if config is not None:
+                    _git_config_value(config, acc)
     analyzer = _GIT_SUBCOMMANDS.get(sub)
     if analyzer is not None:
         analyzer(rest, git_state, acc)
@@ -2815,6 +2826,7 @@ _RUNNERS: Final = frozenset({
     "flask", "uvicorn", "gunicorn", "hypercorn", "celery", "streamlit", "gradio", "dvc",
     "ansible", "ansible-playbook", "vagrant", "packer", "pkg-config",
     "autoreconf", "autoconf", "automake", "libtool", "configure", "doxygen",
+    "protoc", "buf", "sqlc", "grpcurl", "openapi-generator", "swagger-codegen", "graphql-codegen",
     "pandoc", "latexmk", "pdflatex", "xelatex", "lualatex", "typst", "openssl", "gpg",
 })  # fmt: skip
 # python3.12, pip3.11, node18, gcc-13, clang++-17, ruby3.2, php8.2 ...
