@@ -439,6 +439,8 @@ ATTACKS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
         "head --no-such-option src/a.py",
         "ls --exec-something",
         "cat --to-command=x src/a.py",
+        "install -s --strip-program=./x src/a.py src/auth/new",
+        "cp --frobnicate src/a.py src/auth/new.py",
     ),
     "git configuration that runs a program": (
         "git config alias.x '!rm -rf .orchestration'",

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["COMPRESSOR", "PROGRAMS", "TAR_RUNS", "Role", "parse_spec", "walk"]
+__all__ = ["COMPRESSOR", "PROGRAMS", "TAR_RUNS", "WRITERS", "Role", "parse_spec", "walk"]
 
 Role = str
 """``"read"``, ``"write"``, ``"exec"``, ``"value"``, ``"text"`` or ``"unknown"``."""
@@ -354,6 +354,25 @@ COMPRESSOR: Final = (
 )
 """Options of the gzip/bzip2/xz/zstd family (their operands are replaced, which the shell
 classifier models as a write)."""
+
+WRITERS: Final[dict[str, str]] = {
+    "cp": "-abdfHiklLnPpRrsStTuvxZ -S: -t> --archive --attributes-only --backup? "
+    "--copy-contents --debug --force --interactive --link --dereference --no-clobber "
+    "--no-dereference --preserve? --no-preserve= --parents --recursive --reflink? "
+    "--remove-destination --sparse= --strip-trailing-slashes --suffix= --symbolic-link "
+    "--target-directory> --no-target-directory --update? --verbose --one-file-system "
+    "--context? --keep-directory-symlink",
+    "install": "-bCcDdpsTvZ -g: -m: -o: -S: -t> --backup? --compare --directory --group= "
+    "--mode= --owner= --preserve-timestamps --strip --strip-program! --suffix= "
+    "--target-directory> --no-target-directory --verbose --preserve-context --context? --debug",
+    "tee": "-aip --append --ignore-interrupts --output-error?",
+    "sponge": "-a",
+    "mkdir": "-pvZ -m: --parents --verbose --mode= --context?",
+    "touch": "-acfhm -d: -r< -t: --no-create --date= --no-dereference --reference< --time=",
+}
+"""Writers whose operands a handler in the shell classifier models (the destination, the files
+created); their options are accounted for here, since a write that destroys nothing is quiet
+(``install --strip-program=PROG`` runs PROG)."""
 
 TAR_RUNS: Final = frozenset({
     "--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",

@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal, NamedTuple
 
 from ledger._errors import InputError
-from ledger._governance.analysis.programs import COMPRESSOR, PROGRAMS, TAR_RUNS, walk
+from ledger._governance.analysis.programs import COMPRESSOR, PROGRAMS, TAR_RUNS, WRITERS, walk
 
 __all__ = [
     "CommandClass",
@@ -1232,6 +1232,8 @@ def _analyze_argv(argv: list[_Word], state: _State, acc: _Acc, *, depth: int, pi
         return _table(name, spec, args, state, acc)
     handler = _HANDLERS.get(name)
     if handler is not None:
+        if name in WRITERS:
+            _account(name, WRITERS[name], args, acc)
         before = acc.mark()
         kind = handler(_Cmd(name, args, state=state, acc=acc, depth=depth, piped=piped))
         if kind is not None:
@@ -1275,6 +1277,15 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
         elif role == "read":
             acc.read(state, [word])
     return kind
+
+
+def _account(name: str, spec: str, args: list[_Word], acc: _Acc) -> None:
+    """Only account for the options of a writer whose operands its handler models."""
+    for role, _index, _value, option in walk(spec, [w.text for w in args]):
+        if role == "unknown":
+            acc.unanalysable(f"{name} {option}: option not modelled")
+        elif role == "exec":
+            acc.unanalysable(f"{name} {option} runs a command")
 
 
 # Options that run a program somewhere else: its operands are relative to there.
