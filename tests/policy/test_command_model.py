@@ -408,3 +408,20 @@ def test_no_directory_change_reaches_the_private_key(
         rest[-1] = rest[-1][:2] + "*"
     command = mover.format(d=directory, r=reader.format(p="/".join(rest)))
     assert decide(governance(tree), command)[0] == "deny", command
+
+
+@pytest.mark.parametrize(
+    ("command", "targets"),
+    [
+        ("git clone https://github.com/org/repo.git", ("repo",)),
+        ("git clone git@github.com:org/tool.git vendor/tool", ("vendor/tool",)),
+        ("git worktree add ../wt", ("../wt",)),
+        ("git worktree list", ()),
+        ("git init", ()),
+        ("sort -T /tmp src/a.py", ()),
+    ],
+)
+def test_git_clone_and_worktree_write_the_directory_they_make(command: str, targets) -> None:
+    result = classify_command(command)
+    assert result.risk == "SAFE", result
+    assert result.targets == targets

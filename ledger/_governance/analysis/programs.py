@@ -283,7 +283,7 @@ PROGRAMS: Final[dict[str, str]] = {
     "--dictionary-order --ignore-case --general-numeric-sort --ignore-nonprinting "
     "--month-sort --human-numeric-sort --numeric-sort --random-sort --reverse "
     "--version-sort --sort= --check? --merge --key= --field-separator= --buffer-size= "
-    "--temporary-directory> --output> --stable --unique --zero-terminated --parallel= "
+    "--temporary-directory= --output> --stable --unique --zero-terminated --parallel= "
     "--debug --files0-from< --random-source< --batch-size= --compress-program!",
     "shuf": "-erz -i: -n: -o> --echo --input-range= --head-count= --output> "
     "--random-source< --repeat --zero-terminated",

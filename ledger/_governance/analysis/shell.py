@@ -2501,7 +2501,19 @@ def _git_create(args: list[_Word], state: _State, acc: _Acc) -> None:
             "--template",
         ),
     )
-    operands = [w for w in opts.operands if w.text != "add"]
+    operands = list(opts.operands)
+    if operands and operands[0].text in ("list", "prune", "lock", "unlock", "repair"):
+        return  # git worktree list/prune/...: no new directory
+    if operands and operands[0].text in ("remove", "move"):
+        verb = operands[0].text
+        acc.flag(f"git worktree {verb} deletes or moves a work tree", state, operands[1:])
+        return
+    operands = [w for w in operands if w.text != "add"]
+    if len(operands) == 1 and _is_remote(operands[0].text):
+        # git clone URL makes a directory named after the repository [git-clone(1)].
+        name = posixpath.basename(operands[0].text.rstrip("/").split(":")[-1])
+        name = name.removesuffix(".git") or "."
+        operands = [_Word(name, dynamic=operands[0].dynamic)]
     acc.create(state, operands[-1:] if operands else [])
 
 
