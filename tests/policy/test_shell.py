@@ -201,7 +201,6 @@ def test_appends_and_new_files_are_writes_not_destruction(command: str, targets:
         ("git branch -D feature", "git branch -D"),
         ("git branch --delete --force feature", "git branch -D"),
         ("git branch -M main", "git branch -f"),
-        ("git rebase -i HEAD~3", "git rebase"),
         ("git stash drop", "git stash drop"),
         ("git stash clear", "git stash clear"),
         ("git filter-branch --tree-filter x HEAD", "filter-branch"),
@@ -217,6 +216,11 @@ def test_destructive_without_targets(command: str, reason: str) -> None:
     assert result.risk == "DESTRUCTIVE"
     assert result.targets == ()
     assert any(reason in r for r in result.reasons), result.reasons
+
+
+@pytest.mark.parametrize("command", ["git rebase -i HEAD~3", "git stash pop", "git stash apply"])
+def test_git_replaying_commits_or_stashes_writes_the_whole_tree(command: str) -> None:
+    assert classify_command(command).targets == (".",)
 
 
 def test_git_rebase_abort_is_safe() -> None:

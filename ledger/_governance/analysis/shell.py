@@ -2423,7 +2423,8 @@ def _git_branch(args: list[_Word], state: _State, acc: _Acc) -> None:
 def _git_rebase(args: list[_Word], state: _State, acc: _Acc) -> None:
     if any(w.text in ("--abort", "--quit", "--show-current-patch") for w in args):
         return
-    acc.flag("git rebase rewrites history", state)
+    # Rebasing replays commits onto the work tree: .orchestration/ included.
+    acc.flag("git rebase rewrites history and the work tree", state, [_Word(".")])
 
 
 def _git_stash(args: list[_Word], state: _State, acc: _Acc) -> None:
@@ -2431,7 +2432,7 @@ def _git_stash(args: list[_Word], state: _State, acc: _Acc) -> None:
     if sub in ("drop", "clear"):
         acc.flag(f"git stash {sub} deletes stashed changes", state)
     elif sub in ("pop", "apply", "branch"):
-        acc.flag(f"git stash {sub} rewrites files from a stash", state, unknown=True)
+        acc.flag(f"git stash {sub} rewrites files from a stash", state, [_Word(".")])
     elif sub in ("push", "save"):
         # Stashing reverts the working tree: the ledger's uncommitted records go with it.
         rest = args[1:] if args and args[0].text == sub else args
