@@ -25,6 +25,8 @@ no objects: ``python -X importtime`` shows this module at ~0.1 ms):
 ``@stop``               options end at the first operand (POSIX utilities)
 ``@any``                every word is text, options included (``echo``, ``true``, ``sleep``)
 ``@exec``               any operand is executed (never quiet)
+``@delete``             every operand is deleted or overwritten (``rm``, ``shred``); why: DESTROYS
+``@create``             every operand is created, destroying nothing (``touch``, ``mkdir``)
 ======================  =======================================================================
 
 Operands are otherwise paths the program reads. GNU programs take options after operands;
@@ -40,10 +42,20 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["COMPRESSOR", "PROGRAMS", "TAR_RUNS", "WRITERS", "Role", "parse_spec", "walk"]
+__all__ = [
+    "COMPRESSOR",
+    "DESTROYS",
+    "PROGRAMS",
+    "TAR_RUNS",
+    "WRITERS",
+    "Role",
+    "parse_spec",
+    "walk",
+]
 
 Role = str
-"""``"read"``, ``"write"``, ``"exec"``, ``"value"``, ``"text"`` or ``"unknown"``."""
+"""``"read"``, ``"write"``, ``"exec"``, ``"delete"``, ``"create"``, ``"somewhere"`` (writes a
+file the command line does not name), ``"value"``, ``"text"`` or ``"unknown"``."""
 
 _COMMON: Final = "--help --version"
 
@@ -162,6 +174,20 @@ PROGRAMS: Final[dict[str, str]] = {
     "--header? --invalid= --padding= --round= --suffix= --to= --to-unit= @text",
     "expr": "@any",
     "factor": "@any",
+    # --- operands deleted or overwritten (DESTROYS says why), or created ---------------------
+    "rm": "-dfiIrRv --force --interactive? --one-file-system --no-preserve-root "
+    "--preserve-root? --recursive --dir --verbose @delete",
+    "rimraf": "-G --glob --no-glob --preserve-root --no-preserve-root --tmp= --max-retries= "
+    "--retry-delay= --backoff= --impl= @delete",
+    "rmdir": "-pv --ignore-fail-on-non-empty --parents --verbose @delete",
+    "unlink": "@delete",
+    "trash": "-dfirv --trash-dir= --force --recursive --verbose @delete",
+    "trash-put": "-dfirv --trash-dir= --force --recursive --verbose @delete",
+    "shred": "-fuvxz -n: -s: --force --iterations= --random-source< --size= --remove? "
+    "--verbose --exact --zero @delete",
+    "truncate": "-co -s: -r< --no-create --io-blocks --reference< --size= @delete",
+    "touch": "-acfhm -d: -r< -t: --no-create --date= --no-dereference --reference< --time= @create",
+    "mkdir": "-pvZ -m: --parents --verbose --mode= --context? @create",
     # --- builtins and system readers without options that write or run ----------------------
     **dict.fromkeys(
         (
@@ -355,6 +381,18 @@ COMPRESSOR: Final = (
 """Options of the gzip/bzip2/xz/zstd family (their operands are replaced, which the shell
 classifier models as a write)."""
 
+DESTROYS: Final = {
+    "rm": "rm removes files",
+    "rimraf": "rm removes files",
+    "rmdir": "rmdir removes directories",
+    "unlink": "unlink removes a file",
+    "trash": "trash moves files to the trash",
+    "trash-put": "trash moves files to the trash",
+    "shred": "shred overwrites files",
+    "truncate": "truncate resizes files",
+}
+"""Why a program's ``@delete`` operands are destroyed, for the person asked."""
+
 WRITERS: Final[dict[str, str]] = {
     "cp": "-abdfHiklLnPpRrsStTuvxZ -S: -t> --archive --attributes-only --backup? "
     "--copy-contents --debug --force --interactive --link --dereference --no-clobber "
@@ -367,8 +405,6 @@ WRITERS: Final[dict[str, str]] = {
     "--target-directory> --no-target-directory --verbose --preserve-context --context? --debug",
     "tee": "-aip --append --ignore-interrupts --output-error?",
     "sponge": "-a",
-    "mkdir": "-pvZ -m: --parents --verbose --mode= --context?",
-    "touch": "-acfhm -d: -r< -t: --no-create --date= --no-dereference --reference< --time=",
 }
 """Writers whose operands a handler in the shell classifier models (the destination, the files
 created); their options are accounted for here, since a write that destroys nothing is quiet
@@ -524,6 +560,10 @@ def _operands(marks: frozenset[str], operands: list[int], events: list[_Event]) 
     for n, index in enumerate(operands):
         if "@exec" in marks:
             role = "exec"
+        elif "@delete" in marks:
+            role = "delete"
+        elif "@create" in marks:
+            role = "create"
         elif "@text" in marks or (text_first and n == 0):
             role = "text"
         elif writes_last and n == 1:

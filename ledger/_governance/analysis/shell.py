@@ -56,7 +56,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal, NamedTuple
 
 from ledger._errors import InputError
-from ledger._governance.analysis.programs import COMPRESSOR, PROGRAMS, TAR_RUNS, WRITERS, walk
+from ledger._governance.analysis.programs import (
+    COMPRESSOR,
+    DESTROYS,
+    PROGRAMS,
+    TAR_RUNS,
+    WRITERS,
+    walk,
+)
 
 __all__ = [
     "CommandClass",
@@ -1259,10 +1266,18 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
     """Walk ``args`` against the program's entry in :data:`PROGRAMS`: every word is accounted
     for, or the command is unanalysable."""
     kind: Kind = "read"
+    destroyed: list[_Word] = []
     for role, index, value, option in walk(spec, [w.text for w in args]):
         source = args[index]
         word = source if value is None else _Word(value, dynamic=source.dynamic)
-        if role == "unknown":
+        if role == "delete":
+            destroyed.append(word)
+        elif role == "create":
+            # Creating a file or directory overwrites nothing: not destructive, but the paths
+            # are written (touch .orchestration/keys/x.json breaks verify).
+            acc.create(state, [word])
+            kind = "write"
+        elif role == "unknown":
             acc.unanalysable(f"{name} {option}: option not modelled")
             kind = "unknown"
         elif role == "exec":
@@ -1276,6 +1291,9 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
             kind = "write"
         elif role == "read":
             acc.read(state, [word])
+    if name in DESTROYS:
+        acc.flag(DESTROYS[name], state, destroyed)  # rm with no operand is still rm
+        kind = "write"
     return kind
 
 
@@ -1401,26 +1419,6 @@ _LEDGER_WRITERS: Final = frozenset(
 _DISK_TOOLS = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "sgdisk", "parted"})
 
 
-def _rm(cmd: _Cmd) -> None:
-    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args)
-    reason = {
-        "rm": "rm removes files",
-        "rimraf": "rm removes files",
-        "rmdir": "rmdir removes directories",
-        "unlink": "unlink removes a file",
-        "trash": "trash moves files to the trash",
-        "trash-put": "trash moves files to the trash",
-    }[name]
-    acc.flag(reason, state, opts.operands)
-
-
-def _shred(cmd: _Cmd) -> None:
-    args, state, acc = cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args, "ns", ("--iterations", "--size", "--random-source"))
-    acc.flag("shred overwrites files", state, opts.operands)
-
-
 def _mv(cmd: _Cmd) -> None:
     args, state, acc = cmd.args, cmd.state, cmd.acc
     opts = _parse_opts(args, "tS", ("--target-directory", "--suffix"))
@@ -1484,12 +1482,6 @@ def _dd(cmd: _Cmd) -> None:
     outputs = _not_device(outputs)
     if outputs:
         acc.overwrite("dd writes its output file", state, outputs)
-
-
-def _truncate(cmd: _Cmd) -> None:
-    args, state, acc = cmd.args, cmd.state, cmd.acc
-    opts = _parse_opts(args, "sr", ("--size", "--reference"))
-    acc.flag("truncate resizes files", state, opts.operands)
 
 
 _CHMOD_MODE = r"-[rwxXstugo]+"
@@ -2687,17 +2679,6 @@ def _archive(cmd: _Cmd) -> Kind | None:
     return None
 
 
-def _touch(cmd: _Cmd) -> None:
-    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
-    if name == "touch":
-        opts = _parse_opts(args, "drt", ("--date", "--reference", "--time"))
-    else:  # mkdir
-        opts = _parse_opts(args, "mZ", ("--mode", "--context"))
-    # Creating a file or directory overwrites nothing: not destructive, but the paths are
-    # checked like any write (touch .orchestration/keys/x.json breaks verify).
-    acc.create(state, opts.operands)
-
-
 def _mkfifo(cmd: _Cmd) -> None:
     name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
     opts = _parse_opts(args, "mZ", ("--mode", "--context"))
@@ -2892,19 +2873,11 @@ _UNANALYSABLE: Final = {
 _Handler = Callable[[_Cmd], "Kind | None"]
 
 _HANDLERS: dict[str, _Handler] = {
-    "rm": _rm,
-    "rimraf": _rm,
-    "rmdir": _rm,
-    "unlink": _rm,
-    "trash": _rm,
-    "trash-put": _rm,
-    "shred": _shred,
     "mv": _mv,
     "cp": _cp,
     "install": _cp,
     "ln": _ln,
     "dd": _dd,
-    "truncate": _truncate,
     "chmod": _chmod,
     "chown": _chmod,
     "chgrp": _chmod,
@@ -2941,8 +2914,6 @@ _HANDLERS: dict[str, _Handler] = {
     "7zr": _archive,
     "ar": _archive,
     "cpio": _archive,
-    "touch": _touch,
-    "mkdir": _touch,
     "mkfifo": _mkfifo,
     "mknod": _mkfifo,
     "link": _link,
