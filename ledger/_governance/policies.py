@@ -682,6 +682,10 @@ class Governance:
         environ = os.environ if self.environ is None else self.environ
         if command.reads_environment and environ.get(SIGNING_KEY_ENV):
             return "the environment", f"{KEY_AREA} (${SIGNING_KEY_ENV} is set)"
+        for path in command.reads_anywhere:
+            area = areas.private_from_anywhere(path)
+            if area is not None:
+                return path, area
         for path in command.reads:
             area = areas.named_in(path, base)
             if area in READ_DENIED:

@@ -535,5 +535,11 @@ ATTACKS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
         "ln -s ~/.config/ledger L; cat L/keys/k.pem",
         "ln -s ~ H; cat H/.config/ledger/keys/k.pem",
         "cd ~/.config/ledger && grep -r . keys",
+        'cd "$LEDGER_DIR" && cat keys/k.pem',
+        "cd $(dirname $(which ledger))/../../.config/ledger && cat keys/*",
+        "cd - && cat ledger/keys/k.pem",
+        "popd; cat keys/k.pem",
+        "pushd +1; cat keys/*",
+        'cd "$(mktemp -d)"; cd ../../home/me/.config/ledger; cat keys/k.pem',
     ),
 }

@@ -113,6 +113,9 @@ class CommandClass(NamedTuple):
             ``-o f``): the command destroys content, and is DESTRUCTIVE, only if one of them
             already holds some, which the policy checks on disk; ``overwrite_reasons`` say
             what writes them.
+        reads_anywhere: relative paths read from a directory not known statically
+            (``cd "$X" && cat keys/k.pem``): the policy refuses those that could be inside the
+            private trust state from some directory.
     """
 
     risk: Risk
@@ -129,6 +132,7 @@ class CommandClass(NamedTuple):
     refused: tuple[str, ...] = ()
     overwrites: tuple[str, ...] = ()
     overwrite_reasons: tuple[str, ...] = ()
+    reads_anywhere: tuple[str, ...] = ()
 
     @property
     def destructive(self) -> bool:
@@ -763,6 +767,7 @@ class _Acc:
         "overwrites",
         "reach",
         "reads",
+        "reads_anywhere",
         "reasons",
         "refused",
         "soft",
@@ -773,6 +778,7 @@ class _Acc:
 
     def __init__(self) -> None:
         self.reads: dict[str, None] = {}
+        self.reads_anywhere: dict[str, None] = {}
         self.soft: dict[str, None] = {}  # reasons of writes that overwrite only what exists
         self.overwrites: dict[str, None] = {}
         self.refused: dict[str, None] = {}
@@ -847,7 +853,9 @@ class _Acc:
                     self.reads.setdefault(text, None)
                 continue
             if state.prefix_unknown:
-                continue  # `cd "$X" && cat k`: the words are still checked as written
+                # `cd "$X" && cat keys/k.pem`: relative to a directory we cannot know.
+                self.reads_anywhere.setdefault(text, None)
+                continue
             if state.prefix is not None:
                 text = posixpath.join(state.prefix, text)
             self.reads.setdefault(text, None)
@@ -863,12 +871,21 @@ class _Acc:
         reach = words if (self.unknown or self.cannot) else tuple(self.reach)
         extra = (tuple(self.cannot), words, reach, tuple(self.ledger), False)
         more = (tuple(self.reads), self.environment, tuple(self.refused))
+        anywhere = tuple(self.reads_anywhere)
         if not self.reasons:
             overwrites = (tuple(self.overwrites), tuple(self.soft))
-            return CommandClass("SAFE", (), tuple(self.targets), False, *extra, *more, *overwrites)
+            return CommandClass(
+                "SAFE", (), tuple(self.targets), False, *extra, *more, *overwrites, anywhere
+            )
         reasons = tuple({**self.reasons, **self.soft})
         return CommandClass(
-            "DESTRUCTIVE", reasons, tuple(self.targets), self.unknown, *extra, *more
+            "DESTRUCTIVE",
+            reasons,
+            tuple(self.targets),
+            self.unknown,
+            *extra,
+            *more,
+            reads_anywhere=anywhere,
         )
 
 
