@@ -539,6 +539,8 @@ ATTACKS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
         "cd $(dirname $(which ledger))/../../.config/ledger && cat keys/*",
         "cd - && cat ledger/keys/k.pem",
         "popd; cat keys/k.pem",
+        "cd ~/.config/ledger && base64 < keys/k.pem",
+        "cd ~/.config/ledger/keys; exec 3< k.pem; cat <&3",
         "pushd +1; cat keys/*",
         'cd "$(mktemp -d)"; cd ../../home/me/.config/ledger; cat keys/k.pem',
     ),

@@ -1035,6 +1035,8 @@ def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the st
             continue
         _substitutions(target, state, acc, depth=depth)
         acc.words.append(target.text)
+        if tok in ("<", "<>", "<&") and not _is_fd(target.text):
+            acc.read(state, [target])  # cd ~/.config/ledger && cat < keys/k.pem
         writes = tok in _WRITE_REDIRECTS or (tok == ">&" and not _is_fd(target.text))
         if writes and not _is_device(target.text):
             if tok in (">>", "&>>"):
