@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -695,14 +695,15 @@ class Governance:
             if has_glob(path):
                 home = self._home or os.path.expanduser("~")  # noqa: PTH111
                 pattern = home + path[1:] if path.startswith("~/") else path
-                matches = expand_glob(pattern, base, limit=64) or []
-            else:
-                matches = [path]
-            for match in matches:
-                _relative, absolute = self._resolve(match, inv)
-                area = None if absolute is None else areas.area_of(absolute)
-                if area in READ_DENIED:
-                    return path, area
+                for real in _real_matches(expand_glob(pattern, base, limit=4096) or ()):
+                    area = areas.area_of(real)
+                    if area in READ_DENIED:
+                        return path, area
+                continue
+            _relative, absolute = self._resolve(path, inv)
+            area = None if absolute is None else areas.area_of(absolute)
+            if area in READ_DENIED:
+                return path, area
         return None
 
     def _protected_deny(self, path: str, area: str, inv: Invocation) -> HookOutcome:
@@ -1322,6 +1323,21 @@ class Governance:
             if len(lines) >= _PREVIEW_LINES:
                 break
         return "\n".join(lines[:_PREVIEW_LINES])
+
+
+def _real_matches(matches: Iterable[str]) -> Iterator[str]:
+    """The real paths of a glob's matches, resolving each directory once and each file only
+    when it is a link (a glob over a big tree stays cheap, and a link still cannot hide)."""
+    parents: dict[str, str] = {}
+    for match in matches:
+        head, name = os.path.split(match)
+        if os.path.islink(match):  # noqa: PTH114
+            yield os.path.realpath(match)
+            continue
+        real = parents.get(head)
+        if real is None:
+            real = parents[head] = os.path.realpath(head)
+        yield os.path.join(real, name)  # noqa: PTH118
 
 
 def _count_files(directory: str) -> int:

@@ -210,6 +210,21 @@ def test_popd_returns_to_the_directory_pushd_left() -> None:
     assert classify_command("pushd a; pushd b; popd; rm y").targets == ("a/y",)
 
 
+def test_a_glob_through_a_linked_directory_cannot_read_the_private_key(tmp_path: Path) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    keys = home / ".config" / "ledger" / "keys"
+    keys.mkdir(parents=True)
+    (keys / "k.pem").write_text("secret\n")
+    (root / "src" / "many").mkdir(parents=True)
+    for n in range(100):  # more matches than any small bound
+        (root / "src" / "many" / f"f{n}.txt").write_text("x\n")
+    (root / "src" / "vendor").symlink_to(keys)
+    gov = governance((root, home))
+    assert decide(gov, "cat src/vendor/*")[0] == "deny"
+    assert decide(gov, "cat src/*/*")[0] == "deny"
+    assert decide(gov, "wc -l src/many/*")[0] == "allow"
+
+
 def test_a_symlink_in_scope_cannot_read_the_private_key(tree) -> None:  # noqa: F811
     root, home = tree
     link = root / "src" / "innocent.txt"

@@ -869,23 +869,23 @@ class _Acc:
             self.environment = True  # cat /proc/self/environ, < /proc/$$/environ
         # Anything unknown may receive any word (``ls .orch* | xargs rm``): all of them reach.
         reach = words if (self.unknown or self.cannot) else tuple(self.reach)
-        extra = (tuple(self.cannot), words, reach, tuple(self.ledger), False)
-        more = (tuple(self.reads), self.environment, tuple(self.refused))
-        anywhere = tuple(self.reads_anywhere)
-        if not self.reasons:
-            overwrites = (tuple(self.overwrites), tuple(self.soft))
-            return CommandClass(
-                "SAFE", (), tuple(self.targets), False, *extra, *more, *overwrites, anywhere
-            )
-        reasons = tuple({**self.reasons, **self.soft})
+        destructive = bool(self.reasons)
         return CommandClass(
-            "DESTRUCTIVE",
-            reasons,
+            "DESTRUCTIVE" if destructive else "SAFE",
+            # Once destructive, overwrites are just more of what is destroyed.
+            tuple({**self.reasons, **self.soft}) if destructive else (),
             tuple(self.targets),
-            self.unknown,
-            *extra,
-            *more,
-            reads_anywhere=anywhere,
+            self.unknown and destructive,
+            unanalysable=tuple(self.cannot),
+            words=words,
+            reach_words=reach,
+            ledger_commands=tuple(self.ledger),
+            reads=tuple(self.reads),
+            reads_environment=self.environment,
+            refused=tuple(self.refused),
+            overwrites=() if destructive else tuple(self.overwrites),
+            overwrite_reasons=() if destructive else tuple(self.soft),
+            reads_anywhere=tuple(self.reads_anywhere),
         )
 
 
