@@ -440,3 +440,20 @@ def test_git_clone_and_worktree_write_the_directory_they_make(command: str, targ
     result = classify_command(command)
     assert result.risk == "SAFE", result
     assert result.targets == targets
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_every_listed_option_is_accounted_for(data: st.DataObject) -> None:
+    """The converse of the unknown-option test: what the table lists never asks by itself."""
+    name = data.draw(st.sampled_from(sorted(n for n, s in PROGRAMS.items() if "@any" not in s)))
+    shorts, longs, marks = parse_spec(PROGRAMS[name])
+    flags = [f"-{k}" for k, role in shorts.items() if role is None]
+    flags += [f for f, role in longs.items() if role is None]
+    valued = [f"--{k.lstrip('-')}=v" for k, role in longs.items() if role in ("value", "?")]
+    valued += [f"-{k} v" for k, role in shorts.items() if role == "value"]
+    options = data.draw(st.lists(st.sampled_from(flags + valued), min_size=1, max_size=3))
+    if "@delete" in marks or "@exec" in marks:
+        return  # destructive or executing by design
+    result = classify_command(f"{name} {' '.join(options)} src/a.py")
+    assert not result.unanalysable, (name, options, result.unanalysable)
