@@ -247,6 +247,10 @@ def test_a_symlink_in_scope_cannot_read_the_private_key(tree) -> None:  # noqa: 
         "typeset",
         "cat /proc/self/environ",
         "tr '\\0' '\\n' < /proc/$$/environ",
+        "ps eww",
+        "ps auxe | grep LEDGER",
+        "env -0 | tr '\\0' '\\n'",
+        "printenv -0",
     ],
 )
 def test_a_signing_key_in_the_environment_cannot_be_printed(tree, command) -> None:  # noqa: F811

@@ -1373,6 +1373,9 @@ _ENV_DUMPERS: Final = frozenset({"env", "printenv", "set", "declare", "typeset",
 
 
 def _dumps_environment(name: str, args: list[_Word]) -> bool:
+    if name == "ps":
+        # BSD-style "e" prints each process's environment (ps eww, ps auxe) [ps(1)].
+        return any(not w.text.startswith("-") and "e" in w.text for w in args[:1])
     if name not in _ENV_DUMPERS:
         return False
     if name == "env":
