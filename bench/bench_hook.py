@@ -200,8 +200,19 @@ def main(argv: list[str] | None = None) -> int:
             },
         )
         post_data = post_edit_payload(root)
+        # A quiet everyday shell call: the classifier walks every word against its table.
+        bash_data = payload(
+            root,
+            "PreToolUse",
+            tool_name="Bash",
+            tool_use_id="toolu_bench_bash",
+            tool_input={
+                "command": "cd src/auth && grep -rn 'ttl' . | head -5 && git status --short"
+            },
+        )
         commands = {
             "pre": (pre_cmd, pre_data),
+            "bash": (pre_cmd, bash_data),
             "post": (post_cmd, post_data),
             "floor": (
                 [
@@ -245,6 +256,16 @@ def main(argv: list[str] | None = None) -> int:
             ratio=p50["pre"] / p50["floor"],
             target=f"≤ {PRE_TARGET:.1f}× floor",
             status=verdict(p50["pre"] <= PRE_TARGET * p50["floor"]),
+        ),
+        Figure(
+            figure="`ledger hook claude` PreToolUse Bash, a quiet `cd && grep | head && git` (p50)",
+            ledger=p50["bash"],
+            ledger_text=ms(p50["bash"]),
+            baseline=p50["floor"],
+            baseline_text=f"{ms(p50['floor'])} (floor_append.py)",
+            ratio=p50["bash"] / p50["floor"],
+            target=f"≤ {PRE_TARGET:.1f}× floor",
+            status=verdict(p50["bash"] <= PRE_TARGET * p50["floor"]),
         ),
         Figure(
             figure="`ledger hook claude` PostToolUse Edit + structuredPatch (p50)",

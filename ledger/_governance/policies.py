@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -54,6 +54,7 @@ from ledger._governance.analysis.paths import (
     normalize_path,
 )
 from ledger._governance.analysis.protected import (
+    KEY_AREA,
     READ_DENIED,
     ProtectedAreas,
     expand_glob,
@@ -486,7 +487,9 @@ class Governance:
             if intent_command is None:
                 command = classify_command(text, inv.cwd)
                 paths = list(command.targets)
-                mutating = command.destructive
+                # Creating, appending and overwriting are writes too: they need an intent and
+                # must stay in its scope, like the Write tool's (issue 15).
+                mutating = command.destructive or bool(command.targets)
         found = Analysis(tuple(paths), mutating, command, intent_command)
         self._analyses[inv.id] = found
         return found
@@ -629,10 +632,21 @@ class Governance:
                     inv,
                     risk="DESTRUCTIVE",
                 )
+        if command.refused:
+            return _deny(
+                "ORCHESTRATION_PROTECTED",
+                f"{command.refused[0]}: agents may not configure or run programs through git's "
+                "configuration",
+                inv,
+                risk="DESTRUCTIVE",
+            )
         for word in command.words:
             area = areas.named_in(word, base)
             if area in READ_DENIED:
                 return self._protected_deny(word, area, inv)
+        found = self._private_read(command, base, inv)
+        if found is not None:
+            return self._protected_deny(*found, inv)
         for word in command.reach_words:
             area = areas.named_in(word, base)
             if area is None:
@@ -654,6 +668,42 @@ class Governance:
                     risk="DESTRUCTIVE",
                     word=word[:200],
                 )
+        return None
+
+    def _private_read(
+        self, command: CommandClass, base: str, inv: Invocation
+    ) -> tuple[str, str] | None:
+        """The first (path, area) among the command's reads that is private trust state,
+        however it is reached: after a ``cd``, through a glob, through a symlink in scope, or
+        (when a signing key is in the environment) by printing the environment."""
+        from ledger._evidence.keys import SIGNING_KEY_ENV  # noqa: PLC0415 -- shell calls only
+
+        areas = self.protected()
+        environ = os.environ if self.environ is None else self.environ
+        if command.reads_environment and environ.get(SIGNING_KEY_ENV):
+            return "the environment", f"{KEY_AREA} (${SIGNING_KEY_ENV} is set)"
+        for path in command.reads_anywhere:
+            area = areas.private_from_anywhere(path)
+            if area is not None:
+                return path, area
+        for path in command.reads:
+            area = areas.named_in(path, base)
+            if area in READ_DENIED:
+                return path, area
+            if "\x00" in path:
+                continue
+            if has_glob(path):
+                home = self._home or os.path.expanduser("~")  # noqa: PTH111
+                pattern = home + path[1:] if path.startswith("~/") else path
+                for real in _real_matches(expand_glob(pattern, base, limit=4096) or ()):
+                    area = areas.area_of(real)
+                    if area in READ_DENIED:
+                        return path, area
+                continue
+            _relative, absolute = self._resolve(path, inv)
+            area = None if absolute is None else areas.area_of(absolute)
+            if area in READ_DENIED:
+                return path, area
         return None
 
     def _protected_deny(self, path: str, area: str, inv: Invocation) -> HookOutcome:
@@ -903,8 +953,14 @@ class Governance:
         """DESTRUCTIVE shell commands go to a human (``ask``), or are denied if so configured."""
         analysis = self.analyze(inv)
         command = analysis.command
-        if command is None or not command.destructive:
-            return HookOutcome(data={"risk": "SAFE"}) if command is not None else None
+        if command is None:
+            return None
+        overwritten = [p for p in command.overwrites if self._holds_content(p, inv)]
+        if not command.destructive and not overwritten:
+            return HookOutcome(data={"risk": "SAFE"})
+        reasons = command.reasons or tuple(
+            f"{why} ({', '.join(overwritten)} exists)" for why in command.overwrite_reasons
+        )
         intent = self._intent(inv)
         files = [self._resolve(p, inv)[0] or p for p in analysis.paths]
         preview = self._removal_preview(analysis.paths, inv)
@@ -912,7 +968,7 @@ class Governance:
             " (some targets cannot be determined statically)" if (command.unknown_targets) else ""
         )
         reason = (
-            f"DESTRUCTIVE: {'; '.join(command.reasons)}{unknown}. Intent: "
+            f"DESTRUCTIVE: {'; '.join(reasons)}{unknown}. Intent: "
             f"{intent.id + ' ' + intent.name if intent else 'none'}. Files: "
             f"{', '.join(files) or 'unknown'}. Mutation class: INTENT_EVOLUTION."
             + (f"\n{preview}" if preview else "")
@@ -936,6 +992,22 @@ class Governance:
                 "affected_files": files,
             },
         )
+
+    def _holds_content(self, path: str, inv: Invocation) -> bool:
+        """Whether writing ``path`` whole would destroy something: it exists and is not an
+        empty regular file (a glob or an unusable path counts as yes)."""
+        if has_glob(path):
+            return True
+        _relative, absolute = self._resolve(path, inv)
+        if absolute is None:
+            return True
+        try:
+            info = os.lstat(absolute)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+        return not (stat.S_ISREG(info.st_mode) and info.st_size == 0)
 
     def unanalysable(self, inv: Invocation) -> HookOutcome | None:
         """A shell command the classifier cannot read goes to a human: never a silent pass."""
@@ -1251,6 +1323,21 @@ class Governance:
             if len(lines) >= _PREVIEW_LINES:
                 break
         return "\n".join(lines[:_PREVIEW_LINES])
+
+
+def _real_matches(matches: Iterable[str]) -> Iterator[str]:
+    """The real paths of a glob's matches, resolving each directory once and each file only
+    when it is a link (a glob over a big tree stays cheap, and a link still cannot hide)."""
+    parents: dict[str, str] = {}
+    for match in matches:
+        head, name = os.path.split(match)
+        if os.path.islink(match):  # noqa: PTH114
+            yield os.path.realpath(match)
+            continue
+        real = parents.get(head)
+        if real is None:
+            real = parents[head] = os.path.realpath(head)
+        yield os.path.join(real, name)  # noqa: PTH118
 
 
 def _count_files(directory: str) -> int:

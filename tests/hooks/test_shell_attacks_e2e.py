@@ -25,6 +25,12 @@ ATTACKS = [
     ("f() { ls; }; f", "ask"),
     ("frobnicate --all", "ask"),
     ("echo " + "a" * 70000, "deny"),
+    ("iconv -f utf8 -o .orchestration/hooks.yaml src/a.py", "deny"),
+    ("git config alias.x '!sh -c true'", "deny"),
+    ("git grep -O less TODO", "deny"),
+    ("git -c core.fsmonitor=./x status", "deny"),
+    ("git sparse-checkout set docs", "deny"),
+    ("jobs -x true", "ask"),
     ("pytest -q", None),
     ("git status", None),
 ]
@@ -70,3 +76,31 @@ def test_payload_for_another_event_than_registered_is_denied(tmp_path: Path) -> 
         ["hook", "claude", "--event", "PreToolUse"], ws.proc_env, stdin=json.dumps(payload).encode()
     )
     assert json.loads(ran.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "cd {home} && cat keys/*",
+        "pushd {home} >/dev/null; base64 keys/*.pem; popd",
+        "env -C {home}/keys cat $(ls)",
+        "git -C {home} diff --no-index /dev/null keys/x",
+    ],
+)
+def test_private_key_reads_through_a_directory_change_are_denied_by_the_real_hook(
+    tmp_path: Path, template: str
+) -> None:
+    ws = make_workspace(tmp_path)
+    payload = claude_payload(
+        "PreToolUse",
+        ws,
+        "e2e",
+        tool_name="Bash",
+        tool_input={"command": template.format(home=ws.home)},
+        tool_use_id="toolu_1",
+    )
+    ran = run_cli(
+        ["hook", "claude", "--event", "PreToolUse"], ws.proc_env, stdin=json.dumps(payload).encode()
+    )
+    answer = json.loads(ran.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny", answer

@@ -201,6 +201,26 @@ class ProtectedAreas:
         """The protected area a shell word could name (see :func:`named_in`)."""
         return named_in(word, self, base)
 
+    def private_from_anywhere(self, relative: str) -> str | None:
+        """The private area (:data:`READ_DENIED`) ``relative`` reaches if read from a directory
+        not known statically (``cd "$X" && cat keys/k.pem``): some run of the area's path,
+        continued by ``relative``, lands at or inside it. Globs match as bash would."""
+        parts = [p for p in _word_pattern(relative.casefold()).split("/") if p not in ("", ".")]
+        while parts and parts[0] == "..":
+            parts = parts[1:]  # up from somewhere unknown is still somewhere unknown
+        if not parts or ".." in parts:
+            return None
+        for _, private, area, _ in self._private:
+            if area not in READ_DENIED:
+                continue
+            for start in range(len(private)):
+                span = private[start : start + len(parts)]
+                if start + len(parts) >= len(private) and all(
+                    _pattern_hits(p, k) for p, k in zip(parts, span, strict=False)
+                ):
+                    return area
+        return None
+
 
 def _components_hit(parts: list[str], patterns: tuple[str, ...], *, below: bool) -> bool:
     """Whether path components ``parts`` (below a base) are, contain or lie in an area."""
