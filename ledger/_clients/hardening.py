@@ -34,24 +34,34 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ledger._clients.install import Change, _load, _rewrite
+from ledger._clients.install import (
+    Change,
+    _installed_commands,
+    _load,
+    _rewrite,
+    default_ledger_command,
+)
 from ledger._clients.registry import CLIENTS, ClientSpec
+from ledger._clients.runs_outside import git_config_paths, hook_runtime_paths, refusals
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
 from ledger._fsutil import cache_secret_path
 from ledger._workspace import ORCHESTRATION_DIR, state_home
 
 __all__ = [
+    "check_hardenable",
     "claude_settings",
     "codex_block",
     "harden",
     "limits",
     "protected_paths",
+    "runs_outside_paths",
     "trust_instructions",
     "trust_state",
     "trust_state_paths",
@@ -97,6 +107,53 @@ def trust_state_paths(environ: Mapping[str, str] | None = None) -> tuple[list[Pa
     return no_write, [private_key_dir(environ), cache_secret_path(environ)]
 
 
+def runs_outside_paths(
+    root: Path, *, home: Path, ledger_cmd: str, environ: Mapping[str, str] | None = None
+) -> list[Path]:
+    """What the sandbox must keep the agent's shell from writing because a change runs code
+    outside it: the hook's runtime and git's configuration (:mod:`ledger._clients.runs_outside`)."""
+    found = [*hook_runtime_paths(ledger_cmd, home), *git_config_paths(root, home, environ)[0]]
+    return [p for i, p in enumerate(found) if p not in found[:i]]
+
+
+def check_hardenable(
+    spec: ClientSpec,
+    *,
+    root: Path,
+    user: bool,
+    home: Path,
+    ledger_cmd: str,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse, before anything is written, a ``--hardened`` install that could not hold.
+
+    Raises:
+        ConfigError: the hook's runtime lives where the sandbox lets the agent write, or a
+            signing key is in the environment; the message says why and what to do.
+    """
+    if spec.sandbox_file is None or user:
+        return
+    env = os.environ if environ is None else environ
+    why = refusals(spec.name, Path(os.path.realpath(root)), ledger_cmd, home, env)
+    if why:
+        raise ConfigError("refusing --hardened: " + "; and ".join(why))
+
+
+def _ensure_git_hooks_dir(
+    root: Path, home: Path, environ: Mapping[str, str] | None
+) -> list[Change]:
+    """Create a repository's missing ``hooks`` folder: a sandbox binds only what exists, and a
+    folder the agent's shell created would be its own."""
+    missing = git_config_paths(root, home, environ)[1]
+    if missing is None:
+        return []
+    try:
+        missing.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create {missing}: {exc.strerror}") from None
+    return [Change("added", str(missing), "folder (so the sandbox can protect it)")]
+
+
 def _ensure_trust_state_dirs(environ: Mapping[str, str] | None) -> list[Change]:
     """Create the trust state folders (0700) before a sandbox names them: a sandbox can bind
     only an existing path read-only (the first checkpoint would create the state folder later,
@@ -120,17 +177,26 @@ def _claude_path(path: Path, home: Path) -> str:
 
 
 def claude_settings(
-    root: Path, *, home: Path, environ: Mapping[str, str] | None = None
+    root: Path,
+    *,
+    home: Path,
+    environ: Mapping[str, str] | None = None,
+    ledger_cmd: str | None = None,
 ) -> dict[str, Any]:
-    """The ``sandbox`` and ``permissions`` settings ``--hardened`` merges for Claude Code."""
+    """The ``sandbox`` and ``permissions`` settings ``--hardened`` merges for Claude Code
+    (``ledger_cmd``: the installed hook command, default this installation's)."""
     outside, secrets = trust_state_paths(environ)
+    runs = runs_outside_paths(
+        root, home=home, ledger_cmd=ledger_cmd or default_ledger_command(), environ=environ
+    )
     protected = [*protected_paths(root), *outside]
+    protected += [p for p in runs if p not in protected]
     writes = [_claude_path(p, home) for p in protected]
     key, secret = (_claude_path(p, home) for p in secrets)
     # Edit rules cover every file-writing tool (Write included); a folder needs its subtree.
     edits = [
         f"Edit({w}/**)"
-        if p.is_dir() or p.name == ORCHESTRATION_DIR or p in outside
+        if p.is_dir() or p.name == ORCHESTRATION_DIR or p in outside or p.name == "hooks"
         else f"Edit({w})"
         for p, w in zip(protected, writes, strict=True)
     ]
@@ -213,7 +279,11 @@ def _codex_path(path: Path, home: Path) -> str:
 
 
 def codex_block(
-    root: Path, *, home: Path, environ: Mapping[str, str] | None = None
+    root: Path,
+    *,
+    home: Path,
+    environ: Mapping[str, str] | None = None,
+    ledger_cmd: str | None = None,
 ) -> tuple[str, str]:
     """(top-level line, tables) of the Codex permission profile ``--hardened`` writes.
 
@@ -229,6 +299,11 @@ def codex_block(
         if relative != ORCHESTRATION_DIR and not relative.startswith(".codex/"):
             rules.append((relative, "read"))
     rules.append((".codex", "read"))
+    runs = runs_outside_paths(
+        root, home=home, ledger_cmd=ledger_cmd or default_ledger_command(), environ=environ
+    )
+    rules += [(p.relative_to(root).as_posix(), "read") for p in runs if p.is_relative_to(root)]
+    outside = [*outside, *(p for p in runs if not p.is_relative_to(root) and p not in outside)]
     lines = [
         f"[permissions.{_CODEX_PROFILE}]",
         'description = "workspace-write, with ledger\'s files read-only and its key unreadable"',
@@ -260,7 +335,9 @@ def _strip_codex(text: str) -> str:
     return "".join(out).strip("\n") + ("\n" if "".join(out).strip() else "")
 
 
-def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> list[Change]:
+def _harden_codex(
+    root: Path, home: Path, environ: Mapping[str, str] | None, ledger_cmd: str
+) -> list[Change]:
     path = root / ".codex" / "config.toml"
     try:
         existing = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -283,7 +360,7 @@ def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> 
                 "that to let ledger select its permission profile",
             )
         ]
-    top, tables = codex_block(root, home=home, environ=environ)
+    top, tables = codex_block(root, home=home, environ=environ, ledger_cmd=ledger_cmd)
     # _strip_codex ends non-empty text with a newline
     text = f"{top}\n{user_text}\n{tables}\n" if user_text else f"{top}\n\n{tables}\n"
     tomllib.loads(text)  # what we write parses, or we raise before writing
@@ -430,8 +507,14 @@ def harden(
     user: bool,
     home: Path,
     environ: Mapping[str, str] | None = None,
+    ledger_cmd: str | None = None,
 ) -> list[Change]:
-    """Configure ``spec``'s sandbox for the workspace ``root``; returns what changed."""
+    """Configure ``spec``'s sandbox for the workspace ``root``; returns what changed.
+
+    ``ledger_cmd`` is the hook command installed (default this installation's): its runtime is
+    protected too. Call :func:`check_hardenable` first: it refuses what no setting can protect.
+    """
+    cmd = ledger_cmd or default_ledger_command()
     if spec.sandbox_file is None:
         checked = _cursor_grants(root, home, environ) if spec.name == "cursor" else []
         return [*checked, Change("note", "--hardened", limits(spec))]
@@ -446,9 +529,9 @@ def harden(
         ]
     changes: list[Change] = []
     if spec.name in ("claude", "codex"):  # their sandboxes name the trust state folders
-        changes += _ensure_trust_state_dirs(environ)
+        changes += _ensure_trust_state_dirs(environ) + _ensure_git_hooks_dir(root, home, environ)
     if spec.name == "codex":
-        changes += _harden_codex(root, home, environ)
+        changes += _harden_codex(root, home, environ, cmd)
     else:
         shared = root / _CLAUDE_SETTINGS
         if spec.name == "claude" and not shared.exists():
@@ -460,7 +543,7 @@ def harden(
                 raise StorageError(f"cannot write {shared}: {exc.strerror}") from None
             changes.append(Change("added", str(shared), "{} (so the sandbox can protect it)"))
         fragment = (
-            claude_settings(root, home=home, environ=environ)
+            claude_settings(root, home=home, environ=environ, ledger_cmd=cmd)
             if spec.name == "claude"
             else _GEMINI_SANDBOX
         )
@@ -489,8 +572,14 @@ def unharden(
     path = root / spec.sandbox_file
     if not path.exists():
         return []
+    # The runtime protected is the one of the hook command installed there.
+    installed = next(iter(_installed_commands(spec, path).values()), "")
+    try:
+        cmd = shlex.join(shlex.split(installed)[:1]) or None
+    except ValueError:
+        cmd = None
     fragment = (
-        claude_settings(root, home=home, environ=environ)
+        claude_settings(root, home=home, environ=environ, ledger_cmd=cmd)
         if spec.name == "claude"
         else _GEMINI_SANDBOX
     )
