@@ -29,8 +29,29 @@ _CELL_WIDTH: Final = 60
 _BATCH_ROWS: Final = 65_536
 
 
+def _protected_area(path: Path) -> str | None:
+    """Why ``path`` is protected (it lies in the ledger, a key folder, a client's hooks…, or
+    is a hard link to one of them), or ``None``. Judged like a file tool's write: the real
+    path, against the workspace holding it and the user's home."""
+    from ledger._governance.analysis.protected import ProtectedAreas  # noqa: PLC0415
+
+    real = Path(os.path.realpath(path))
+    root = next(
+        (d for d in (real.parent, *real.parent.parents) if (d / ".orchestration").is_dir()),
+        real.parent,
+    )
+    areas = ProtectedAreas.for_workspace(str(root))
+    area = areas.area_of(str(real))
+    return f"lies in {area}" if area is not None else areas.alias_of(str(real))
+
+
 def check_output_path(path: Path, *, force: bool) -> None:
-    """Refuse an existing target (unless ``force``) or a directory we cannot write into."""
+    """Refuse a protected target (even with ``force``: a query result is never the ledger, a
+    key or a hook file), an existing target (unless ``force``) or a directory we cannot write
+    into."""
+    area = _protected_area(path)
+    if area is not None:
+        raise InputError(f"refusing --out {path}: it {area}, which ledger query never writes")
     if path.is_dir():
         raise InputError(f"{path} is a directory; --out takes a file name")
     if path.exists() and not force:
