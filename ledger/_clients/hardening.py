@@ -111,8 +111,13 @@ def runs_outside_paths(
     root: Path, *, home: Path, ledger_cmd: str, environ: Mapping[str, str] | None = None
 ) -> list[Path]:
     """What the sandbox must keep the agent's shell from writing because a change runs code
-    outside it: the hook's runtime and git's configuration (:mod:`ledger._clients.runs_outside`)."""
+    outside it: the hook's runtime, git's configuration (:mod:`ledger._clients.runs_outside`)
+    and the clients' user-wide settings that exist."""
     found = [*hook_runtime_paths(ledger_cmd, home), *git_config_paths(root, home, environ)[0]]
+    # Every client's user-wide hooks and settings: a hook added there runs unsandboxed in
+    # every project (Codex's user config.toml too: it names hooks and MCP servers).
+    user_files = [home / spec.user_file for spec in CLIENTS.values()]
+    found += [p for p in [*user_files, home / ".codex" / "config.toml"] if p.exists()]
     return [p for i, p in enumerate(found) if p not in found[:i]]
 
 

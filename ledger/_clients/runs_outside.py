@@ -15,7 +15,8 @@ Two kinds of file run code later, unsandboxed:
 
 A sandbox can deny writes to a path; it cannot protect what lives where it must let the agent
 write (the workspace, and for Codex the temp folders). There ``--hardened`` refuses, with the
-way out (:func:`refusals`). So does a signing key in the environment: every process the
+way out (:func:`refusals`). So does a variable that makes the hook load code from there
+(``PYTHONPATH``, ``LD_PRELOAD``…), and a signing key in the environment: every process the
 client starts inherits it, the agent's shell too, and no sandbox setting hides a variable.
 """
 
@@ -31,6 +32,16 @@ from pathlib import Path
 from ledger._evidence.keys import SIGNING_KEY_ENV, private_key_dir
 
 __all__ = ["git_config_paths", "hook_runtime_paths", "refusals"]
+
+#: Variables that make the hook's interpreter load code from the paths they name (``LD_*`` for
+#: the dynamic loader, ``PYTHON*`` for Python): one inside the workspace is a way out too.
+_CODE_PATH_VARIABLES = (
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+)
 
 
 def _program(ledger_cmd: str) -> Path | None:
@@ -206,6 +217,17 @@ def refusals(
             f"{private_key_dir(environ)}, which --hardened makes unreadable"
         )
     writable = _writable_by_the_sandbox(client, root, environ)
+    for variable in _CODE_PATH_VARIABLES:
+        for entry in filter(None, environ.get(variable, "").replace(" ", ":").split(":")):
+            real = Path(os.path.realpath(root / entry))
+            place = next((w for w in writable if real == w or w in real.parents), None)
+            if place is not None:
+                why.append(
+                    f"${variable} names {entry}, inside {place}, which the sandboxed shell may "
+                    "write: the hook would load code from there outside the sandbox; unset it "
+                    "where you start the client"
+                )
+                break
     for path in hook_runtime_paths(ledger_cmd, home):
         real = Path(os.path.realpath(path))
         place = next((w for w in writable if real == w or w in real.parents), None)

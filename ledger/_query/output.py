@@ -42,7 +42,14 @@ def _protected_area(path: Path) -> str | None:
     )
     areas = ProtectedAreas.for_workspace(str(root))
     area = areas.area_of(str(real))
-    return f"lies in {area}" if area is not None else areas.alias_of(str(real))
+    if area is not None:
+        return f"lies in {area}"
+    # git runs what its config and hooks name: a result shaped as a config section is a way
+    # to make the person's next git command run the agent's code.
+    home = Path(os.path.expanduser("~"))  # noqa: PTH111
+    if ".git" in real.parts or real in (home / ".gitconfig", home / ".config" / "git" / "config"):
+        return "lies in git's configuration or hooks"
+    return areas.alias_of(str(real))
 
 
 def check_output_path(path: Path, *, force: bool) -> None:

@@ -480,6 +480,46 @@ def test_hardened_refuses_a_signing_key_in_the_environment(tmp_path: Path) -> No
     install("claude", root=root, home=home, ledger_cmd="/x/ledger", environ=env)
 
 
+@pytest.mark.parametrize("variable", ["PYTHONPATH", "LD_PRELOAD", "PYTHONHOME"])
+def test_hardened_refuses_a_variable_that_loads_code_from_the_workspace(
+    tmp_path: Path, variable: str
+) -> None:
+    root, home, env = _workspace(tmp_path)
+    with pytest.raises(ConfigError, match=variable):
+        install(
+            "claude",
+            root=root,
+            home=home,
+            ledger_cmd="/x/ledger",
+            hardened=True,
+            environ={**env, variable: f"/usr/lib:{root / 'src'}"},
+        )
+    # the same variable naming only places outside the workspace is fine
+    install(
+        "claude",
+        root=root,
+        home=home,
+        ledger_cmd="/x/ledger",
+        hardened=True,
+        environ={**env, variable: "/usr/lib"},
+    )
+
+
+def test_hardened_settings_deny_writes_to_every_clients_user_wide_hooks(tmp_path: Path) -> None:
+    """A hook added to a client's user-wide settings runs unsandboxed in every project."""
+    root, home, env = _workspace(tmp_path)
+    for name in (".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("{}\n", encoding="utf-8")
+    path, _ = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    writes = json.loads(path.read_text(encoding="utf-8"))["sandbox"]["filesystem"]["denyWrite"]
+    assert {"~/.claude/settings.json", "~/.codex/config.toml", "~/.gemini/settings.json"} <= set(
+        writes
+    )
+
+
 def test_codex_hardening_refuses_a_hook_under_tmp_which_its_sandbox_writes(tmp_path: Path) -> None:
     root, home, env = _workspace(tmp_path)
     script = _venv_in(tmp_path / "tools" / "venv")

@@ -264,6 +264,21 @@ def test_query_out_cannot_overwrite_the_ledger_even_with_force(governed: Governe
     (root / "link.csv").unlink()
 
 
+def test_query_out_cannot_plant_a_git_config_or_hook(governed: Governed) -> None:
+    """A CSV result shaped as a config section (`[core]` / `fsmonitor = ...`) would run the
+    agent's code on the person's next git command."""
+    root = governed.ws.root
+    sql = "SELECT 'touch /tmp/pwned' AS \"[core] fsmonitor\""
+    for target in (root / ".git" / "config", root / ".git" / "hooks" / "pre-commit"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        done = cli(
+            "query", sql, "--root", str(root), "--format", "csv", "--out", str(target), "--force"
+        )
+        assert done.returncode == 3, done.stderr
+        assert "git's configuration" in done.stderr
+        assert not target.exists()
+
+
 def test_query_out_cannot_replace_a_hard_link_to_the_ledger(governed: Governed) -> None:
     root = governed.ws.root
     ledger = root / ".orchestration" / "agent_trace.jsonl"
