@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["git_command", "git_environment", "read_head"]
+__all__ = ["git_command", "git_environment", "read_head", "repository_dirs"]
 
 
 def _git_dir(root: Path) -> Path | None:
@@ -53,6 +53,16 @@ def _resolve_ref(git_dir: Path, ref: str) -> str | None:
         if name == ref:
             return sha
     return None
+
+
+def repository_dirs(root: str | Path) -> list[Path]:
+    """The git directory of the repository holding ``root``, and its common directory when it
+    is another (a worktree's): where its config and hooks live. Empty outside a repository."""
+    git_dir = _git_dir(Path(root))
+    if git_dir is None:
+        return []
+    common = _common_dir(git_dir)
+    return [git_dir] if common == git_dir else [git_dir, common]
 
 
 def read_head(root: str | Path) -> str | None:

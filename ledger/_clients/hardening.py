@@ -48,7 +48,12 @@ from ledger._clients.install import (
     default_ledger_command,
 )
 from ledger._clients.registry import CLIENTS, ClientSpec
-from ledger._clients.runs_outside import git_config_paths, hook_runtime_paths, refusals
+from ledger._clients.runs_outside import (
+    git_config_paths,
+    hook_runtime_paths,
+    hooks_path_inside,
+    refusals,
+)
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
 from ledger._fsutil import cache_secret_path
@@ -535,6 +540,17 @@ def harden(
     changes: list[Change] = []
     if spec.name in ("claude", "codex"):  # their sandboxes name the trust state folders
         changes += _ensure_trust_state_dirs(environ) + _ensure_git_hooks_dir(root, home, environ)
+    hooks = hooks_path_inside(root)
+    if hooks is not None:
+        changes.append(
+            Change(
+                "note",
+                "core.hooksPath",
+                f"git runs the hooks in {hooks}, inside the workspace, where the agent's shell "
+                "may change them (and the scripts they call): review changes there before you "
+                "commit, or move the hooks out of the workspace",
+            )
+        )
     if spec.name == "codex":
         changes += _harden_codex(root, home, environ, cmd)
     else:

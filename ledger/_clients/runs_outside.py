@@ -30,8 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ledger._evidence.keys import SIGNING_KEY_ENV, private_key_dir
+from ledger._git import repository_dirs
 
-__all__ = ["git_config_paths", "hook_runtime_paths", "refusals"]
+__all__ = ["git_config_paths", "hook_runtime_paths", "hooks_path_inside", "refusals"]
 
 #: Variables that make the hook's interpreter load code from the paths they name (``LD_*`` for
 #: the dynamic loader, ``PYTHON*`` for Python): one inside the workspace is a way out too.
@@ -152,21 +153,6 @@ def hook_runtime_paths(ledger_cmd: str, home: Path) -> list[Path]:
     return unique
 
 
-def _git_dir(root: Path) -> Path | None:
-    for candidate in (root, *root.parents):
-        dot_git = candidate / ".git"
-        if dot_git.is_dir():
-            return dot_git
-        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            try:
-                text = dot_git.read_text(encoding="utf-8").strip()
-            except OSError:
-                return None
-            target = Path(text.removeprefix("gitdir:").strip())
-            return target if target.is_absolute() else (candidate / target).resolve()
-    return None
-
-
 def git_config_paths(
     root: Path, home: Path, environ: Mapping[str, str] | None = None
 ) -> tuple[list[Path], Path | None]:
@@ -175,14 +161,8 @@ def git_config_paths(
     env = os.environ if environ is None else environ
     found: list[Path] = []
     missing_hooks: Path | None = None
-    git_dir = _git_dir(root)
-    if git_dir is not None:
-        dirs = [git_dir]
-        try:
-            common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-            dirs.append(Path(common) if Path(common).is_absolute() else git_dir / common)
-        except OSError:
-            pass
+    dirs = repository_dirs(root)
+    if dirs:
         for folder in dirs:
             found += [folder / n for n in ("config", "config.worktree") if (folder / n).exists()]
         hooks = dirs[-1] / "hooks"
@@ -193,6 +173,31 @@ def git_config_paths(
     xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
     found += [p for p in (home / ".gitconfig", xdg / "git" / "config") if p.exists()]
     return [Path(os.path.normpath(p)) for p in found], missing_hooks
+
+
+def hooks_path_inside(root: Path) -> Path | None:
+    """The folder ``core.hooksPath`` (in the repository's own config) points at when it lies in
+    the workspace (husky, lefthook…): git runs the hooks there for the person, and the agent's
+    shell may write them (the scripts they call too, so a sandbox rule cannot cover it)."""
+    import subprocess  # noqa: PLC0415 -- install time only
+
+    for folder in repository_dirs(root):
+        try:
+            done = subprocess.run(  # noqa: S603 -- `config --file --get` reads; it runs nothing
+                ["git", "config", "--file", str(folder / "config"), "--get", "core.hooksPath"],  # noqa: S607
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        value = done.stdout.strip()
+        if value:
+            target = Path(os.path.realpath(root / Path(value).expanduser()))
+            real_root = Path(os.path.realpath(root))
+            return target if target == real_root or real_root in target.parents else None
+    return None
 
 
 def _writable_by_the_sandbox(client: str, root: Path, environ: Mapping[str, str]) -> list[Path]:

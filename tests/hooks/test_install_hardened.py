@@ -598,6 +598,24 @@ def test_hardened_settings_deny_writes_to_the_hook_runtime_and_git_config(tmp_pa
     assert "permissions" not in left
 
 
+def test_hardened_names_a_hooks_path_the_agent_can_write(tmp_path: Path) -> None:
+    """husky's `core.hooksPath = .husky/_`: git runs hooks from the workspace for the person."""
+    root, home, env = _workspace(tmp_path)
+    _git_repo(root, home)
+    subprocess.run(
+        ["git", "-C", str(root), "config", "core.hooksPath", ".husky/_"],
+        check=True,
+        capture_output=True,
+    )
+    (root / ".husky" / "_").mkdir(parents=True)
+    _, changes = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    notes = [c.detail for c in changes if c.target == "core.hooksPath"]
+    assert len(notes) == 1
+    assert str(root / ".husky" / "_") in notes[0]
+
+
 def test_a_sandboxed_shell_cannot_plant_code_that_runs_outside_the_sandbox(
     tmp_path: Path,
 ) -> None:
