@@ -252,33 +252,43 @@ class QuerySession:
         self._active: duckdb.DuckDBPyConnection | None = None
         self._temp = Path(tempfile.mkdtemp(prefix="ledger-query-"))
         self.con: duckdb.DuckDBPyConnection | None = None
-        self._timer: threading.Timer | None = None
+        self._closed = threading.Event()
+        self._timer: threading.Thread | None = None
         if timeout is not None:
-            self._timer = threading.Timer(timeout, self._interrupt)
+            self._timer = threading.Thread(target=self._watch, name="ledger-query-timer")
             self._timer.daemon = True
             self._timer.start()
+        import duckdb  # noqa: PLC0415
+
         try:
             self.statement, self._views = self._check(sql)
             self.con = self._load(self._views)
             lock_down(self.con)
+        except duckdb.Error as exc:  # the limits, while the ledger loads
+            self.close()
+            raise self._ended(exc) from None
         except BaseException:
             self.close()
             raise
 
-    def _interrupt(self) -> None:
-        """The timer's end: stop whatever the session's connection is running."""
+    def _watch(self) -> None:
+        """The timer thread: once the time is up, interrupt the session's connection every
+        50 ms until the session closes. Once is not enough: an interrupt that lands between
+        two statements is lost, and the next one would run unbounded."""
+        assert self._timeout is not None  # noqa: S101 -- started only with a timeout
+        if self._closed.wait(self._timeout):
+            return
         self._timed_out = True
-        active = self._active
-        if active is not None:
-            # closed meanwhile: nothing left to stop
-            with contextlib.suppress(Exception):
-                active.interrupt()
+        while not self._closed.is_set():
+            active = self._active
+            if active is not None:
+                with contextlib.suppress(Exception):  # closed meanwhile: nothing to stop
+                    active.interrupt()
+            self._closed.wait(0.05)
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         """A sandboxed connection with the session's limits, the one the timer interrupts."""
         self._active = sandboxed_connection(self._temp, self._memory_limit)
-        if self._timed_out:  # the time ran out before this connection existed
-            self._active.interrupt()
         return self._active
 
     def _ended(self, error: BaseException) -> InputError:
@@ -400,6 +410,8 @@ class QuerySession:
         import duckdb  # noqa: PLC0415
 
         assert self.con is not None  # noqa: S101 -- set in __init__
+        if self._timed_out:
+            raise self._ended(TimeoutError())
         try:
             return self.con.sql(self.statement)
         except duckdb.BinderException as exc:
@@ -449,8 +461,7 @@ class QuerySession:
 
     def close(self) -> None:
         """Close the connection and remove the private temporary directory."""
-        if self._timer is not None:
-            self._timer.cancel()
+        self._closed.set()
         self._active = None
         if self.con is not None:
             self.con.close()

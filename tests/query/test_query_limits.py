@@ -50,6 +50,18 @@ def test_a_recursive_cte_that_never_ends_stops_at_the_time_limit(governed: Gover
     ]
 
 
+@pytest.mark.parametrize("timeout", [1e-6, 1e-4, 1e-3, 0.01, 0.05, 0.2])
+def test_the_time_limit_holds_whenever_it_falls(governed: Governed, timeout: float) -> None:
+    """Up while the ledger loads, between two statements or during the query: an interrupt
+    that lands between statements is lost, so the timer keeps interrupting until the end."""
+    sources = [LedgerSource.workspace(governed.ws.root)]
+    with (
+        pytest.raises(InputError, match="ran longer than"),
+        QuerySession(sources, NEVER_ENDS, timeout=timeout) as session,
+    ):
+        session.output("table", None)
+
+
 def test_the_time_limit_comes_from_the_environment_too(governed: Governed) -> None:
     done = cli(
         "query", NEVER_ENDS, "--root", str(governed.ws.root), env={"LEDGER_QUERY_TIMEOUT": "0.3"}
