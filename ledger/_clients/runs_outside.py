@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ledger._evidence.keys import SIGNING_KEY_ENV, private_key_dir
-from ledger._git import repository_dirs
+from ledger._git import git_command, git_environment, repository_dirs
 
 __all__ = ["git_config_paths", "hook_runtime_paths", "hooks_path_inside", "refusals"]
 
@@ -181,14 +181,17 @@ def hooks_path_inside(root: Path) -> Path | None:
     shell may write them (the scripts they call too, so a sandbox rule cannot cover it)."""
     import subprocess  # noqa: PLC0415 -- install time only
 
+    env = git_environment()
     for folder in repository_dirs(root):
+        config = ("config", "--file", str(folder / "config"), "--get", "core.hooksPath")
         try:
-            done = subprocess.run(  # noqa: S603 -- `config --file --get` reads; it runs nothing
-                ["git", "config", "--file", str(folder / "config"), "--get", "core.hooksPath"],  # noqa: S607
+            done = subprocess.run(  # noqa: S603
+                git_command(root, *config, env=env),
                 capture_output=True,
                 text=True,
                 check=False,
                 timeout=30,
+                env=env,
             )
         except (OSError, subprocess.TimeoutExpired):
             return None

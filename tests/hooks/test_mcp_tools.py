@@ -208,3 +208,53 @@ def test_a_protected_path_anywhere_in_a_writing_tools_input_is_denied(
     assert absolute in tool_reach(f"mcp__s__{verb}", tool_input).paths
     fired = Session(ws, "h").pre(f"mcp__s__{verb}", tool_input)
     assert fired.permission == "deny", fired.decision
+
+
+# --- every client's MCP payload, as the client sends it ---------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "payloads"
+
+
+def _as_sent(client: str, fixture: str, root: Path, arguments: dict[str, Any]) -> bytes:
+    """A recorded MCP payload of ``client``, aimed at ``root``, carrying ``arguments``."""
+    payload = json.loads((FIXTURES / client / fixture).read_text(encoding="utf-8"))
+    if client == "cline":
+        payload["workspaceRoots"] = [str(root)]
+        payload["taskId"] = "t-mcp"
+        payload["preToolUse"]["parameters"] = {
+            "server_name": "fs",
+            "tool_name": "write_file",
+            "arguments": json.dumps(arguments),
+        }
+    else:
+        payload["cwd"] = str(root)
+        payload["workspace_roots"] = [str(root)]
+        payload["tool_input"] = (
+            json.dumps(arguments) if isinstance(payload["tool_input"], str) else arguments
+        )
+        payload["tool_name"] = "write_file" if client == "cursor" else "mcp__fs__write_file"
+    return json.dumps(payload).encode()
+
+
+@pytest.mark.parametrize(
+    ("client", "fixture"),
+    [
+        ("claude", "PreToolUse-mcp.json"),
+        ("codex", "PreToolUse-mcp.json"),
+        ("gemini", "BeforeTool-mcp.json"),
+        ("cursor", "beforeMCPExecution-command.json"),
+        ("cline", "PreToolUse-use-mcp-tool.json"),
+    ],
+)
+def test_every_clients_mcp_write_to_the_ledger_is_denied(
+    ws: Workspace, client: str, fixture: str
+) -> None:
+    from ledger import handle_event, parse_payload  # noqa: PLC0415
+
+    arguments = {"path": str(ws.root / ".orchestration" / "hooks.yaml"), "content": "{}"}
+    event = parse_payload(client, _as_sent(client, fixture, ws.root, arguments))
+    assert event.tool_name is not None
+    assert event.tool_name.startswith("mcp__"), event.tool_name
+    decision = handle_event(event, environ=ws.env)
+    assert decision.permission == "deny", (client, decision)
+    assert (decision.error or {}).get("code") == "ORCHESTRATION_PROTECTED", decision
