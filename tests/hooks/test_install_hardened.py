@@ -621,38 +621,57 @@ def test_a_sandboxed_shell_cannot_plant_code_that_runs_outside_the_sandbox(
 ) -> None:
     """Every escape of layer 2, tried from a sandbox built from the settings `ledger install
     claude --hardened` writes with this test run's own ledger (a venv outside the workspace):
-    a .pth file in the hook's site-packages, the hook script, git's config and hooks, the
-    user's ~/.gitconfig, the private key. In-scope work goes on, and so does the hook."""
+    a .pth file or sitecustomize in the hook's site-packages, the hook script and its
+    interpreter, git's config and hooks, the user's git config, a user-wide client hook, the
+    private key. Then, outside the sandbox, the hook and the person's git run, and nothing
+    planted runs with them. In-scope work goes on."""
     root, home, env = _workspace(tmp_path)
     _git_repo(root, home)
+    xdg_git = home / ".config" / "git" / "config"
+    xdg_git.parent.mkdir(parents=True)
+    xdg_git.write_text("[color]\n\tui = auto\n", encoding="utf-8")
+    user_claude = home / ".claude" / "settings.json"
+    user_claude.parent.mkdir(parents=True)
+    user_claude.write_text("{}\n", encoding="utf-8")
     hook = _ledger_venv(tmp_path / "tools" / "venv")
     ledger_cmd = str(hook)
     install("claude", root=root, home=home, ledger_cmd=ledger_cmd, hardened=True, environ=env)
     sandboxed = _claude_like_sandbox(root, home, env, ledger_cmd)
     site = next(hook.parent.parent.glob("lib/python*/site-packages"))
+    marker = tmp_path / "pwned"
+    before = {p: p.read_bytes() for p in (root / ".git" / "config", xdg_git, user_claude)}
     for attack in (
-        f"echo 'import os; os.system(\"touch /tmp/pwned\")' > {site}/zz_agent.pth",
-        f"echo 'import os' > {site}/sitecustomize.py",
+        f"echo 'import os; os.system(\"touch {marker}\")' > {site}/zz_agent.pth",
+        f"echo 'import os; os.system(\"touch {marker}\")' > {site}/sitecustomize.py",
         f"echo '#!/bin/sh' > {hook}",
         f"rm -f {hook}",
         f"mv {hook} {hook}.old",
         f"ln -sf /bin/true {hook.parent}/python",
-        "git config core.fsmonitor 'touch /tmp/pwned'",
+        f"git config core.fsmonitor 'touch {marker}'",
         "printf '[core]\\n\\tfsmonitor = x\\n' >> .git/config",
-        "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit",
-        f"git config --global core.pager 'touch /tmp/pwned'; cat {home}/.gitconfig | grep pwned",
+        f"printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/pre-commit",
+        f"git config --global core.pager 'touch {marker}'; grep -q {marker} {home}/.gitconfig",
         f"echo '[alias]' >> {home}/.gitconfig",
+        f"printf '[core]\\n\\tfsmonitor = x\\n' >> {xdg_git}",
+        f"echo '{{\"hooks\": {{}}}}' > {user_claude}",
     ):
         ran = sandboxed(f"HOME={home} {attack}")
         assert ran.returncode != 0, attack
     assert not list(site.glob("zz_agent*"))
-    assert "fsmonitor" not in (root / ".git" / "config").read_text(encoding="utf-8")
+    assert not (site / "sitecustomize.py").exists()
     assert not (root / ".git" / "hooks" / "pre-commit").exists()
     assert (home / ".gitconfig").read_text(encoding="utf-8") == "[user]\n\tname = Ann\n"
+    assert {p: p.read_bytes() for p in before} == before
     stolen = sandboxed(f"cat {home}/.config/ledger/keys/k1.pem")
     assert "PRIVATE" not in stolen.stdout
     work = sandboxed("mkdir -p src/auth && echo ok > src/auth/new.py && git add src && echo done")
     assert (work.returncode, work.stdout) == (0, "done\n"), work.stderr
-    runs = sandboxed(f"{hook} --version")
-    assert runs.returncode == 0, runs.stderr
     assert (root / "src" / "auth" / "new.py").read_text(encoding="utf-8") == "ok\n"
+    # outside the sandbox, as the client and the person run them: nothing planted runs
+    outside = {"PATH": os.environ["PATH"], "HOME": str(home), **env}
+    runs = subprocess.run(
+        [str(hook), "--version"], capture_output=True, text=True, env=outside, check=False
+    )
+    assert runs.returncode == 0, runs.stderr
+    subprocess.run(["git", "-C", str(root), "status"], capture_output=True, env=outside, check=True)
+    assert not marker.exists()
