@@ -89,6 +89,8 @@ def read_head(root: str | Path) -> str | None:
 # runs goes through `git_command`, which switches each of those off for that one command. The
 # user's identity and `safe.directory` stay: global and system config are still read, only the
 # keys that run something are overridden (a `-c` beats every config file, includes too).
+# pygit2 (line attribution) only diffs two buffers in memory: it opens no repository and reads
+# no config.
 
 #: Settings that switch off everything git would run on ledger's behalf, whatever a config
 #: file says. Drivers (filters, diff drivers) are named per config, see `_driver_overrides`.

@@ -17,7 +17,21 @@ from tests.hooks._support import LEDGER
 
 def _plant(root: Path, marker: Path) -> list[str]:
     """Every executing setting an agent could write, each touching ``marker/<name>``."""
-    names = ["fsmonitor", "clean", "smudge", "process", "textconv", "pager", "hook", "included"]
+    names = [
+        "fsmonitor",
+        "clean",
+        "smudge",
+        "process",
+        "textconv",
+        "pager",
+        "hook",
+        "included",
+        "external",
+        "ssh",
+        "gpg",
+        "askpass",
+        "credential",
+    ]
     run = {name: f"touch {marker / name}; cat" for name in names}
     included = root / "innocent.cfg"
     included.write_text(f'[filter "y"]\n\tclean = {run["included"]}\n', encoding="utf-8")
@@ -31,6 +45,12 @@ def _plant(root: Path, marker: Path) -> list[str]:
         ("core.pager", run["pager"]),
         ("pager.blame", run["pager"]),
         ("include.path", str(included)),
+        ("diff.external", run["external"]),
+        ("core.sshCommand", run["ssh"]),
+        ("gpg.program", run["gpg"]),
+        ("log.showSignature", "true"),
+        ("core.askPass", run["askpass"]),
+        ("credential.helper", f"!{run['credential']}"),
     ):
         git(root, "config", key, value)
     hooks = root / ".git" / "hooks"
