@@ -97,6 +97,7 @@ def test_an_mcp_tool_that_only_reads_may_read_the_workspace_and_the_ledger(ws: W
         ("mcp__fs__list_directory", {"path": str(ws.root / ".orchestration")}),
         ("Grep", {"pattern": "x", "path": str(ws.root / ".orchestration")}),
         ("mcp__github__get_issue", {"owner": "o", "repo": "r", "issue_number": 1}),
+        ("mcp__playwright__browser_navigate", {"url": "localhost:3000/login"}),
     ):
         fired = session.pre(tool, tool_input)
         assert fired.permission in (None, "allow"), (tool, fired.decision)
@@ -151,6 +152,7 @@ def test_an_input_too_deep_to_read_is_a_write_that_cannot_be_checked(ws: Workspa
         ("mcp__x__do", False),
         ("use_mcp_tool", False),
         ("mcp__sqlite__query", True),
+        ("mcp__filesystem__directory_tree", True),
     ],
 )
 def test_the_read_only_rule_reads_the_words_of_the_name(name: str, read_only: bool) -> None:

@@ -8,7 +8,8 @@ and ``Bash``. Their input is read for:
   ``filename``, ``paths``, ``directory``, ``cwd``, ``uri``…: a key whose name, lower-cased
   without ``_``/``-``, is in :data:`_PATH_KEYS` or whose last word is in
   :data:`_PATH_SUFFIXES`),
-  strings or lists of strings; ``file://`` URIs anywhere; for the keys that are paths only
+  strings or lists of strings; ``file://`` URIs anywhere (a ``url`` is a path only then: a
+  browser tool's ``localhost:3000`` is not a file); for the keys that are paths only
   sometimes (``target``, ``source``, ``to``…) a value that looks like one (``/``, ``./``,
   ``~/``). A folder and a file name side by side also give their join.
 * **commands**: ``command``/``cmd``/``script``… strings (a list is a command's words), with
@@ -51,7 +52,6 @@ _PATH_KEYS: Final = frozenset(
         "filenames",
         "uri",
         "uris",
-        "url",
         "cwd",
         "dir",
         "directory",
@@ -113,6 +113,9 @@ READ_WORDS: Final = frozenset(
         "exists",
         "check",
         "preview",
+        "tree",
+        "head",
+        "tail",
     }
 )
 #: Words of a tool name that say it changes something (they win over :data:`READ_WORDS`).
