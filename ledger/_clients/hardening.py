@@ -497,13 +497,15 @@ def limits(spec: ClientSpec) -> str:
     if spec.name == "gemini":
         return (
             "the container mounts the workspace read-write: .orchestration/ stays writable "
-            "by the agent's shell (only a checkpoint catches that); the key, the trust pins "
-            "and the checkpoints outside the workspace are not mounted"
+            "by the agent's shell (only a checkpoint catches that), and so do .git/config and "
+            ".git/hooks (ledger's own git commands ignore what they name; your git does not); "
+            "the key, the trust pins and the checkpoints outside the workspace are not mounted"
         )
     if spec.name == "cursor":
         return (
             "Cursor's sandbox.json has no setting that denies a path inside the workspace: "
-            ".orchestration/ and .cursor/hooks.json stay writable by sandboxed commands; "
+            ".orchestration/, .cursor/hooks.json, .git/config and .git/hooks stay writable by "
+            "sandboxed commands; "
             "rely on the hooks and on checkpoints (the trust state outside the workspace is "
             "not writable unless a sandbox.json grants it)"
         )
