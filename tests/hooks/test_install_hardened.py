@@ -279,6 +279,8 @@ def test_clients_without_a_configurable_sandbox_say_what_is_not_protected(
             client, root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
         )
         assert any(c.action == "note" and words in c.detail for c in changes), client
+        if client != "cline":  # a sandbox that leaves the workspace writable says what stays
+            assert any(".git/config" in c.detail for c in changes), client
 
 
 def _bwrap() -> str | None:
