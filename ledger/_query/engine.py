@@ -454,7 +454,7 @@ class QuerySession:
             return write_result(self.run(), fmt, out, force=force, stream=stream)
         except duckdb.Error as exc:
             raise self._ended(exc) from None
-        except StorageError as exc:
+        except (StorageError, InputError) as exc:
             if self._timed_out:  # the copy into the file was interrupted
                 raise self._ended(exc) from None
             raise

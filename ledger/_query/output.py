@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, get_args
 
@@ -109,7 +109,8 @@ def write_result(
     """Write ``relation`` as ``fmt`` to ``out`` (or ``stream``, default stdout); the row count.
 
     Raises:
-        InputError: Parquet without ``out``, an existing ``out`` without ``force``.
+        InputError: Parquet without ``out``, an existing ``out`` without ``force``, a protected
+            ``out``; the query failed while its rows were written.
         StorageError: the file could not be written.
     """
     stream = stream or sys.stdout
@@ -154,15 +155,33 @@ def _copy(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, path: Path, spil
         if to_reader is not None
         else relation.fetch_record_batch(_BATCH_ROWS)
     )
+    # The query runs while the writer reads its batches: an error of the query (a cast that
+    # fails on row 150,000, the time limit) surfaces inside the writer's COPY. Keep it, so it
+    # is reported as the query's, not as a file that could not be written.
+    import pyarrow as pa  # type: ignore[import-untyped]  # noqa: PLC0415 -- duckdb's reader needs it
+
+    failed: list[Exception] = []
+
+    def batches() -> Iterator[Any]:  # pyarrow.RecordBatch
+        try:
+            yield from reader
+        except Exception as exc:
+            failed.append(exc)
+            raise
+
     writer = duckdb.connect(":memory:")
     try:
         writer.execute("SET temp_directory = ?", [str(spill)])
-        writer.register("result_batches", reader)
+        writer.register(
+            "result_batches", pa.RecordBatchReader.from_batches(reader.schema, batches())
+        )
         target = "'" + str(path).replace("'", "''") + "'"
         copied = writer.execute(
             f"COPY (SELECT * FROM result_batches) TO {target} ({_copy_options(fmt)})"
         ).fetchone()
     except duckdb.Error as exc:
+        if failed:  # the query's error (pyarrow wraps DuckDB's in an OSError): one line
+            raise InputError(" ".join(str(failed[0]).split())) from None
         raise StorageError(f"cannot write {path}: {' '.join(str(exc).split())}") from None
     finally:
         writer.close()

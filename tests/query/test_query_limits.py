@@ -232,6 +232,23 @@ def test_any_sql_is_an_answer_or_one_line(governed: Governed, sql: str) -> None:
     _one_line_or_ok(cli("query", "--root", str(governed.ws.root), "--timeout", "5", "--", sql), sql)
 
 
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "parquet"])
+def test_a_query_that_fails_midway_through_its_rows_is_the_querys_error(
+    governed: Governed, tmp_path: Path, fmt: str
+) -> None:
+    """A cast failing on row 150,001, after the first batches were written: the query's error
+    (exit 3), not a file that could not be written (exit 2), and no file left behind."""
+    sql = "SELECT CASE WHEN range > 150000 THEN 'x'::INT ELSE 1 END FROM range(200000)"
+    out = tmp_path / f"r.{fmt}"
+    done = cli("query", sql, "--root", str(governed.ws.root), "--format", fmt, "--out", str(out))
+    assert done.returncode == 3, done.stderr
+    errors = _errors(done.stderr)
+    assert len(errors) == 1
+    assert errors[0].startswith("ledger: error: Conversion Error")
+    assert "cannot write" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_session_refuses_sql_that_is_not_text(governed: Governed) -> None:
     for sql in ("SELECT 1 -- \udcff", "SELECT 'a\x00b'"):
         with pytest.raises(InputError):
