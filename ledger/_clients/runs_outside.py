@@ -15,8 +15,8 @@ Two kinds of file run code later, unsandboxed:
 
 A sandbox can deny writes to a path; it cannot protect what lives where it must let the agent
 write (the workspace, and for Codex the temp folders). There ``--hardened`` refuses, with the
-way out (:func:`refusals`). So does a variable that makes the hook load code from there
-(``PYTHONPATH``, ``LD_PRELOAD``…), and a signing key in the environment: every process the
+way out (:func:`refusals`). So does a variable that makes code load from there
+(``PYTHONPATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_CONFIG_GLOBAL``…), and a signing key in the environment: every process the
 client starts inherits it, the agent's shell too, and no sandbox setting hides a variable.
 """
 
@@ -34,14 +34,22 @@ from ledger._git import git_command, git_environment, repository_dirs
 
 __all__ = ["git_config_paths", "hook_runtime_paths", "hooks_path_inside", "refusals"]
 
-#: Variables that make the hook's interpreter load code from the paths they name (``LD_*`` for
-#: the dynamic loader, ``PYTHON*`` for Python): one inside the workspace is a way out too.
+#: Variables that make what runs outside the sandbox load or run code from the paths they name:
+#: the hook's interpreter (``PYTHON*``), the dynamic loader (``LD_*``), the shell running the
+#: hook command (bash sources ``$BASH_ENV``), the person's git (``GIT_CONFIG_*``,
+#: ``GIT_EXEC_PATH``). One inside the workspace is a way out too.
 _CODE_PATH_VARIABLES = (
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONUSERBASE",
+    "PYTHONSTARTUP",
     "LD_PRELOAD",
     "LD_LIBRARY_PATH",
+    "BASH_ENV",
+    "ENV",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_EXEC_PATH",
 )
 
 
@@ -232,8 +240,8 @@ def refusals(
             if place is not None:
                 why.append(
                     f"${variable} names {entry}, inside {place}, which the sandboxed shell may "
-                    "write: the hook would load code from there outside the sandbox; unset it "
-                    "where you start the client"
+                    "write: code from there would run outside the sandbox (in the hook or the "
+                    "person's git); unset it where you start the client"
                 )
                 break
     for path in hook_runtime_paths(ledger_cmd, home):

@@ -482,7 +482,9 @@ def test_hardened_refuses_a_signing_key_in_the_environment(tmp_path: Path) -> No
     install("claude", root=root, home=home, ledger_cmd="/x/ledger", environ=env)
 
 
-@pytest.mark.parametrize("variable", ["PYTHONPATH", "LD_PRELOAD", "PYTHONHOME"])
+@pytest.mark.parametrize(
+    "variable", ["PYTHONPATH", "LD_PRELOAD", "PYTHONHOME", "BASH_ENV", "GIT_CONFIG_GLOBAL"]
+)
 def test_hardened_refuses_a_variable_that_loads_code_from_the_workspace(
     tmp_path: Path, variable: str
 ) -> None:
