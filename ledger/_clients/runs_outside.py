@@ -16,8 +16,9 @@ Two kinds of file run code later, unsandboxed:
 A sandbox can deny writes to a path; it cannot protect what lives where it must let the agent
 write (the workspace, and for Codex the temp folders). There ``--hardened`` refuses, with the
 way out (:func:`refusals`). So does a variable that makes code load from there
-(``PYTHONPATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_CONFIG_GLOBAL``…), and a signing key in the environment: every process the
-client starts inherits it, the agent's shell too, and no sandbox setting hides a variable.
+(``PYTHONPATH``, ``LD_PRELOAD``, ``BASH_ENV``, ``GIT_CONFIG_GLOBAL``…), and a signing key in
+the environment: every process the client starts inherits it, the agent's shell too, and no
+sandbox setting hides a variable.
 """
 
 from __future__ import annotations
