@@ -59,6 +59,9 @@ def _key_dir(ws: Workspace) -> Path:
                 "arguments": json.dumps({"path": ".orchestration/hooks.yaml", "content": "{}"}),
             },
         ),
+        ("mcp__fs__write", {"Path": "{root}/.orchestration/x", "path": "src/auth/ok.ts"}),
+        ("mcp__fs__write", {"file_path": "src/auth/ok.ts", "FILE-PATH": ".orchestration/x"}),
+        ("mcp__shell__run", {"command": {"program": "x", "file_path": ".orchestration/y"}}),
         ("mcp__shell__run", {"command": "rm -rf .orchestration"}),
         (
             "mcp__shell__exec",

@@ -263,28 +263,35 @@ class _Walk:
             self.path(node)
 
     def mapping(self, node: Mapping[Any, Any], depth: int) -> None:
-        keys = {_norm(str(k)): v for k, v in node.items()}
-        raw = {_norm(str(k)): str(k) for k in node}
+        # Every key as sent: two keys that differ only in case or `_` are both read (a server
+        # may honour either).
+        items = [(_norm(str(k)), str(k), v) for k, v in node.items()]
+
+        def first(names: frozenset[str]) -> tuple[str, str] | None:
+            return next(
+                ((raw, v) for key, raw, v in items if key in names and isinstance(v, str) and v),
+                None,
+            )
+
         # A folder beside a file name is where the file goes (their join stands for both); a
         # cwd beside a command is where it runs (the command is classified from there).
-        folder = next((k for k in _DIR_KEYS if isinstance(keys.get(k), str) and keys[k]), None)
-        name = next((k for k in _NAME_KEYS if isinstance(keys.get(k), str) and keys[k]), None)
-        if folder and name and not str(keys[name]).startswith("/"):
-            self.path(f"{str(keys[folder]).rstrip('/')}/{keys[name]}")
-        else:
-            folder = None
-        has_command = any(k in _COMMAND_KEYS for k in keys)
-        command = None
-        for key, value in keys.items():
-            if key == folder or (has_command and key in _CWD_KEYS):
-                continue
-            if key in _COMMAND_KEYS:
+        folder, name = first(_DIR_KEYS), first(_NAME_KEYS)
+        joined = folder is not None and name is not None and not name[1].startswith("/")
+        if folder is not None and name is not None and joined:
+            self.path(f"{folder[1].rstrip('/')}/{name[1]}")
+        has_command = any(key in _COMMAND_KEYS for key, _, _ in items)
+        commands: list[str] = []
+        for key, raw, value in items:
+            skip = (joined and folder is not None and raw == folder[0]) or (
+                has_command and key in _CWD_KEYS
+            )
+            if skip:
+                pass
+            elif key in _COMMAND_KEYS:
                 words = self.strings(value)
-                if isinstance(value, list) and words:
-                    command = shlex.join(words)
-                elif isinstance(value, str) and value:
-                    command = value
-            elif key in _PATH_KEYS or _last_word(raw[key]) in _PATH_SUFFIXES:
+                if words:
+                    commands.append(shlex.join(words) if isinstance(value, list) else words[0])
+            elif key in _PATH_KEYS or _last_word(raw) in _PATH_SUFFIXES:
                 for text in self.strings(value):
                     if "://" not in text or text.lower().startswith("file://"):
                         self.path(text)
@@ -300,16 +307,15 @@ class _Walk:
             ):
                 with contextlib.suppress(ValueError):  # not JSON after all: text
                     self.visit(json.loads(value), depth + 1)
-            elif isinstance(value, (Mapping, list)) and key not in _COMMAND_KEYS:
+            elif isinstance(value, (Mapping, list)):
                 self.visit(value, depth + 1)
             elif isinstance(value, str) and value.lower().startswith("file://"):
                 self.path(value)
-        if command is not None:
-            args = next((self.strings(keys[k]) for k in _ARGS_KEYS if k in keys), [])
-            if isinstance(next((keys[k] for k in _ARGS_KEYS if k in keys), None), list):
-                command = " ".join([command, *map(shlex.quote, args)])
-            cwd = next((keys[k] for k in _CWD_KEYS if isinstance(keys.get(k), str)), None)
-            self.commands.append(f"cd {shlex.quote(cwd)} && {command}" if cwd else command)
+        args = [self.strings(v) for key, _, v in items if key in _ARGS_KEYS and isinstance(v, list)]
+        cwd = first(_CWD_KEYS)
+        for command in commands:
+            line = " ".join([command, *(shlex.quote(a) for words in args for a in words)])
+            self.commands.append(f"cd {shlex.quote(cwd[1])} && {line}" if cwd else line)
 
 
 def tool_reach(tool: str, tool_input: Mapping[str, Any]) -> ToolReach:
