@@ -172,13 +172,9 @@ def test_a_generic_mcp_tool_is_judged_by_the_tool_it_names() -> None:
 _KEYS = st.sampled_from(
     ["path", "file_path", "filePath", "paths", "filename", "target_file", "uri"]
 )
-_NOISE = st.recursive(
-    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.sampled_from(["a", "b", "content", "n"]), inner, max_size=3)
-    ),
-    max_leaves=8,
+_LEAVES = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
+_NOISE = st.lists(_LEAVES, max_size=3) | st.dictionaries(
+    st.sampled_from(["a", "b", "content", "n"]), st.lists(_LEAVES, max_size=2) | _LEAVES, max_size=3
 )
 
 
