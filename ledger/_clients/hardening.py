@@ -26,6 +26,11 @@ chain verify; a cache secret it could read would let it forge the workspace cach
   that no ``sandbox.json`` lets sandboxed commands write the trust state (:func:`limits`).
 * **Cline**: no sandbox.
 
+Claude Code and Codex also get everything whose change runs code outside the sandbox
+(:func:`runs_outside_paths`: the hook's runtime, git's configuration, the clients' user-wide
+settings), and :func:`check_hardenable` refuses an install that cannot hold (the hook's runtime
+where the sandbox writes, a signing key in the environment) before anything is written.
+
 Also here: what each client's trust gate asks of a person (:func:`trust_instructions`) and
 whether it has been passed (:func:`trust_state`), for the installer and ``ledger doctor``.
 """
@@ -138,8 +143,10 @@ def check_hardenable(
     """Refuse, before anything is written, a ``--hardened`` install that could not hold.
 
     Raises:
-        ConfigError: the hook's runtime lives where the sandbox lets the agent write, or a
-            signing key is in the environment; the message says why and what to do.
+        ConfigError: the hook's runtime lives where the sandbox lets the agent write, a
+            variable makes code load from there, or a signing key is in the environment
+            (:func:`ledger._clients.runs_outside.refusals`); the message says why and what
+            to do.
     """
     if spec.sandbox_file is None or user:
         return
