@@ -17,6 +17,8 @@ from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK
 from cli._options import ForceOption, RootOption, run_action
 from cli._progress import progress_bars
 from ledger import (
+    DEFAULT_QUERY_MEMORY,
+    DEFAULT_QUERY_TIMEOUT,
     EXPORT_FORMATS,
     QUERY_FORMATS,
     ExportOptions,
@@ -33,7 +35,6 @@ from ledger import (
     verify_export,
     view_schema_json,
     view_schema_text,
-    write_result,
 )
 
 _run = run_action
@@ -97,6 +98,22 @@ def query(
     as_json: Annotated[
         bool, typer.Option("--json", help="With --schema: print the schema as JSON.")
     ] = False,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            envvar="LEDGER_QUERY_TIMEOUT",
+            help="Stop the query after this many seconds.",
+        ),
+    ] = DEFAULT_QUERY_TIMEOUT,
+    memory_limit: Annotated[
+        str,
+        typer.Option(
+            "--memory-limit",
+            envvar="LEDGER_QUERY_MEMORY",
+            help="DuckDB's memory limit (e.g. 512MB, 4GB); it spills at most 4x that to disk.",
+        ),
+    ] = DEFAULT_QUERY_MEMORY,
     root: RootOption = None,
 ) -> None:
     def action() -> int:
@@ -112,10 +129,10 @@ def query(
             raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(QUERY_FORMATS)}")
         sources = _sources(root, ledgers)
         _check_sources(sources, verify)
-        with QuerySession(sources, sql) as session:
+        with QuerySession(sources, sql, timeout=timeout, memory_limit=memory_limit) as session:
             for warning in session.warnings:
                 _warn(warning)
-            write_result(session.run(), fmt, out, force=force)  # type: ignore[arg-type]
+            session.output(fmt, out, force=force)  # type: ignore[arg-type]
         return OK
 
     _run(action)

@@ -107,6 +107,8 @@ if TYPE_CHECKING:
         write_intent_map,
     )
     from ledger._query import (
+        DEFAULT_QUERY_MEMORY,
+        DEFAULT_QUERY_TIMEOUT,
         QUERY_FORMATS,
         LedgerSource,
         QuerySession,
@@ -127,6 +129,8 @@ __all__ = [
     "APPEND_RESERVED_PREFIXES",
     "CLIENTS",
     "CLIENT_NAMES",
+    "DEFAULT_QUERY_MEMORY",
+    "DEFAULT_QUERY_TIMEOUT",
     "EXPORT_FORMATS",
     "FORMAT_VERSION",
     "GOVERNANCE_STATE",
@@ -268,6 +272,8 @@ _LAZY = {
     "ExportResult": "ledger._export",
     "export_ledger": "ledger._export",
     "verify_export": "ledger._export",
+    "DEFAULT_QUERY_MEMORY": "ledger._query",
+    "DEFAULT_QUERY_TIMEOUT": "ledger._query",
     "QUERY_FORMATS": "ledger._query",
     "LedgerSource": "ledger._query",
     "QuerySession": "ledger._query",

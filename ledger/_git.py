@@ -1,10 +1,14 @@
-"""Read a repository's HEAD revision from ``.git`` directly: no ``git`` subprocess per hook."""
+"""git for ledger: HEAD read from ``.git`` directly (no ``git`` subprocess per hook), and the one
+way ledger runs a ``git`` command (:func:`git_command`), with every command a config file could
+make git run switched off."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["read_head"]
+__all__ = ["git_command", "git_environment", "read_head", "repository_dirs"]
 
 
 def _git_dir(root: Path) -> Path | None:
@@ -51,6 +55,16 @@ def _resolve_ref(git_dir: Path, ref: str) -> str | None:
     return None
 
 
+def repository_dirs(root: str | Path) -> list[Path]:
+    """The git directory of the repository holding ``root``, and its common directory when it
+    is another (a worktree's): where its config and hooks live. Empty outside a repository."""
+    git_dir = _git_dir(Path(root))
+    if git_dir is None:
+        return []
+    common = _common_dir(git_dir)
+    return [git_dir] if common == git_dir else [git_dir, common]
+
+
 def read_head(root: str | Path) -> str | None:
     """The commit HEAD points at (40/64 hex), or ``None`` outside a repository or before the
     first commit."""
@@ -64,3 +78,104 @@ def read_head(root: str | Path) -> str | None:
     if head.startswith("ref:"):
         return _resolve_ref(git_dir, head[4:].strip())
     return head or None
+
+
+# --- running git on a repository an agent could have configured ------------------------------
+#
+# An agent's shell can write `.git/config` (and, without `--hardened`, `~/.gitconfig`). git runs
+# commands named there: `core.fsmonitor` on any index refresh, `filter.<driver>.clean` on the
+# contents blame compares (`--contents`), `diff.<driver>.textconv`, a pager, hooks, and a remote
+# helper or ssh command when a partial clone fetches a missing object. Every git command ledger
+# runs goes through `git_command`, which switches each of those off for that one command. The
+# user's identity and `safe.directory` stay: global and system config are still read, only the
+# keys that run something are overridden (a `-c` beats every config file, includes too).
+# pygit2 (line attribution) only diffs two buffers in memory: it opens no repository and reads
+# no config.
+
+#: Settings that switch off everything git would run on ledger's behalf, whatever a config
+#: file says. Drivers (filters, diff drivers) are named per config, see `_driver_overrides`.
+_SAFE_SETTINGS: tuple[str, ...] = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.askPass=false",
+    "credential.helper=",
+    "protocol.allow=never",  # no transport, so no lazy fetch, remote helper or upload-pack
+    "log.showSignature=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+
+#: The environment git runs in: no prompt, no lock on the index, no trace file (trace2 targets
+#: in the global config could append to any file), C messages for the parsers.
+_SAFE_ENVIRONMENT: dict[str, str] = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_PAGER": "cat",
+    "GIT_TRACE2": "0",
+    "GIT_TRACE2_EVENT": "0",
+    "GIT_TRACE2_PERF": "0",
+    "LC_ALL": "C",
+}
+
+#: The driver keys that name a command to run, per driver section, and the harmless command
+#: that replaces each: an empty filter is not run (git's convert.c), an empty textconv is run
+#: and fails, ``cat`` converts nothing. ``diff.external`` and ``diff.<driver>.command`` have no
+#: harmless value: a diff ledger runs passes ``--no-ext-diff``.
+_DRIVER_COMMANDS: dict[str, dict[str, str]] = {
+    "filter": {"clean": "", "smudge": "", "process": ""},
+    "diff": {"textconv": "cat"},
+}
+
+
+def git_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default ``os.environ``, the person's own) with git's executing knobs off."""
+    return {**(os.environ if base is None else base), **_SAFE_ENVIRONMENT}
+
+
+def _driver_overrides(root: Path, env: Mapping[str, str]) -> list[str]:
+    """``-c`` pairs replacing every filter and textconv command any config file (and its
+    includes) defines, with :data:`_DRIVER_COMMANDS`' harmless ones."""
+    import subprocess  # noqa: PLC0415 -- the hook path never runs git
+
+    try:
+        listed = subprocess.run(  # noqa: S603
+            ["git", "-C", str(root), *_settings_args(), "config", "--list", "--includes", "-z"],  # noqa: S607
+            capture_output=True,
+            check=False,
+            timeout=30,
+            env=dict(env),
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    overrides: list[str] = []
+    for entry in listed.stdout.split(b"\0"):
+        name = entry.split(b"\n", 1)[0].decode("utf-8", "replace")
+        section, _, rest = name.partition(".")
+        driver, _, key = rest.rpartition(".")
+        harmless = _DRIVER_COMMANDS.get(section.lower(), {}).get(key.lower())
+        if driver and harmless is not None:
+            setting = f"{section}.{driver}.{key}={harmless}"
+            if setting not in overrides:
+                overrides += ["-c", setting]
+    return overrides
+
+
+def _settings_args() -> list[str]:
+    return [arg for setting in _SAFE_SETTINGS for arg in ("-c", setting)]
+
+
+def git_command(root: Path, *args: str, env: Mapping[str, str]) -> list[str]:
+    """The argv that runs ``git -C root args…`` with nothing an agent planted in a config file
+    able to run (see the section comment); ``env`` is :func:`git_environment`'s."""
+    return [
+        "git",
+        "--no-pager",
+        "-C",
+        str(root),
+        *_settings_args(),
+        *_driver_overrides(root, env),
+        *args,
+    ]

@@ -26,6 +26,11 @@ chain verify; a cache secret it could read would let it forge the workspace cach
   that no ``sandbox.json`` lets sandboxed commands write the trust state (:func:`limits`).
 * **Cline**: no sandbox.
 
+Claude Code and Codex also get everything whose change runs code outside the sandbox
+(:func:`runs_outside_paths`: the hook's runtime, git's configuration, the clients' user-wide
+settings), and :func:`check_hardenable` refuses an install that cannot hold (the hook's runtime
+where the sandbox writes, a signing key in the environment) before anything is written.
+
 Also here: what each client's trust gate asks of a person (:func:`trust_instructions`) and
 whether it has been passed (:func:`trust_state`), for the installer and ``ledger doctor``.
 """
@@ -34,24 +39,39 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ledger._clients.install import Change, _load, _rewrite
+from ledger._clients.install import (
+    Change,
+    _installed_commands,
+    _load,
+    _rewrite,
+    default_ledger_command,
+)
 from ledger._clients.registry import CLIENTS, ClientSpec
+from ledger._clients.runs_outside import (
+    git_config_paths,
+    hook_runtime_paths,
+    hooks_path_inside,
+    refusals,
+)
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
 from ledger._fsutil import cache_secret_path
 from ledger._workspace import ORCHESTRATION_DIR, state_home
 
 __all__ = [
+    "check_hardenable",
     "claude_settings",
     "codex_block",
     "harden",
     "limits",
     "protected_paths",
+    "runs_outside_paths",
     "trust_instructions",
     "trust_state",
     "trust_state_paths",
@@ -97,6 +117,60 @@ def trust_state_paths(environ: Mapping[str, str] | None = None) -> tuple[list[Pa
     return no_write, [private_key_dir(environ), cache_secret_path(environ)]
 
 
+def runs_outside_paths(
+    root: Path, *, home: Path, ledger_cmd: str, environ: Mapping[str, str] | None = None
+) -> list[Path]:
+    """What the sandbox must keep the agent's shell from writing because a change runs code
+    outside it: the hook's runtime, git's configuration (:mod:`ledger._clients.runs_outside`)
+    and the clients' user-wide settings that exist."""
+    found = [*hook_runtime_paths(ledger_cmd, home), *git_config_paths(root, home, environ)[0]]
+    # Every client's user-wide hooks and settings: a hook added there runs unsandboxed in
+    # every project (Codex's user config.toml too: it names hooks and MCP servers).
+    user_files = [home / spec.user_file for spec in CLIENTS.values()]
+    found += [p for p in [*user_files, home / ".codex" / "config.toml"] if p.exists()]
+    return [p for i, p in enumerate(found) if p not in found[:i]]
+
+
+def check_hardenable(
+    spec: ClientSpec,
+    *,
+    root: Path,
+    user: bool,
+    home: Path,
+    ledger_cmd: str,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse, before anything is written, a ``--hardened`` install that could not hold.
+
+    Raises:
+        ConfigError: the hook's runtime lives where the sandbox lets the agent write, a
+            variable makes code load from there, or a signing key is in the environment
+            (:func:`ledger._clients.runs_outside.refusals`); the message says why and what
+            to do.
+    """
+    if spec.sandbox_file is None or user:
+        return
+    env = os.environ if environ is None else environ
+    why = refusals(spec.name, Path(os.path.realpath(root)), ledger_cmd, home, env)
+    if why:
+        raise ConfigError("refusing --hardened: " + "; and ".join(why))
+
+
+def _ensure_git_hooks_dir(
+    root: Path, home: Path, environ: Mapping[str, str] | None
+) -> list[Change]:
+    """Create a repository's missing ``hooks`` folder: a sandbox binds only what exists, and a
+    folder the agent's shell created would be its own."""
+    missing = git_config_paths(root, home, environ)[1]
+    if missing is None:
+        return []
+    try:
+        missing.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create {missing}: {exc.strerror}") from None
+    return [Change("added", str(missing), "folder (so the sandbox can protect it)")]
+
+
 def _ensure_trust_state_dirs(environ: Mapping[str, str] | None) -> list[Change]:
     """Create the trust state folders (0700) before a sandbox names them: a sandbox can bind
     only an existing path read-only (the first checkpoint would create the state folder later,
@@ -120,17 +194,26 @@ def _claude_path(path: Path, home: Path) -> str:
 
 
 def claude_settings(
-    root: Path, *, home: Path, environ: Mapping[str, str] | None = None
+    root: Path,
+    *,
+    home: Path,
+    environ: Mapping[str, str] | None = None,
+    ledger_cmd: str | None = None,
 ) -> dict[str, Any]:
-    """The ``sandbox`` and ``permissions`` settings ``--hardened`` merges for Claude Code."""
+    """The ``sandbox`` and ``permissions`` settings ``--hardened`` merges for Claude Code
+    (``ledger_cmd``: the installed hook command, default this installation's)."""
     outside, secrets = trust_state_paths(environ)
+    runs = runs_outside_paths(
+        root, home=home, ledger_cmd=ledger_cmd or default_ledger_command(), environ=environ
+    )
     protected = [*protected_paths(root), *outside]
+    protected += [p for p in runs if p not in protected]
     writes = [_claude_path(p, home) for p in protected]
     key, secret = (_claude_path(p, home) for p in secrets)
     # Edit rules cover every file-writing tool (Write included); a folder needs its subtree.
     edits = [
         f"Edit({w}/**)"
-        if p.is_dir() or p.name == ORCHESTRATION_DIR or p in outside
+        if p.is_dir() or p.name == ORCHESTRATION_DIR or p in outside or p.name == "hooks"
         else f"Edit({w})"
         for p, w in zip(protected, writes, strict=True)
     ]
@@ -213,7 +296,11 @@ def _codex_path(path: Path, home: Path) -> str:
 
 
 def codex_block(
-    root: Path, *, home: Path, environ: Mapping[str, str] | None = None
+    root: Path,
+    *,
+    home: Path,
+    environ: Mapping[str, str] | None = None,
+    ledger_cmd: str | None = None,
 ) -> tuple[str, str]:
     """(top-level line, tables) of the Codex permission profile ``--hardened`` writes.
 
@@ -229,6 +316,11 @@ def codex_block(
         if relative != ORCHESTRATION_DIR and not relative.startswith(".codex/"):
             rules.append((relative, "read"))
     rules.append((".codex", "read"))
+    runs = runs_outside_paths(
+        root, home=home, ledger_cmd=ledger_cmd or default_ledger_command(), environ=environ
+    )
+    rules += [(p.relative_to(root).as_posix(), "read") for p in runs if p.is_relative_to(root)]
+    outside = [*outside, *(p for p in runs if not p.is_relative_to(root) and p not in outside)]
     lines = [
         f"[permissions.{_CODEX_PROFILE}]",
         'description = "workspace-write, with ledger\'s files read-only and its key unreadable"',
@@ -260,7 +352,9 @@ def _strip_codex(text: str) -> str:
     return "".join(out).strip("\n") + ("\n" if "".join(out).strip() else "")
 
 
-def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> list[Change]:
+def _harden_codex(
+    root: Path, home: Path, environ: Mapping[str, str] | None, ledger_cmd: str
+) -> list[Change]:
     path = root / ".codex" / "config.toml"
     try:
         existing = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -283,7 +377,7 @@ def _harden_codex(root: Path, home: Path, environ: Mapping[str, str] | None) -> 
                 "that to let ledger select its permission profile",
             )
         ]
-    top, tables = codex_block(root, home=home, environ=environ)
+    top, tables = codex_block(root, home=home, environ=environ, ledger_cmd=ledger_cmd)
     # _strip_codex ends non-empty text with a newline
     text = f"{top}\n{user_text}\n{tables}\n" if user_text else f"{top}\n\n{tables}\n"
     tomllib.loads(text)  # what we write parses, or we raise before writing
@@ -410,13 +504,15 @@ def limits(spec: ClientSpec) -> str:
     if spec.name == "gemini":
         return (
             "the container mounts the workspace read-write: .orchestration/ stays writable "
-            "by the agent's shell (only a checkpoint catches that); the key, the trust pins "
-            "and the checkpoints outside the workspace are not mounted"
+            "by the agent's shell (only a checkpoint catches that), and so do .git/config and "
+            ".git/hooks (ledger's own git commands ignore what they name; your git does not); "
+            "the key, the trust pins and the checkpoints outside the workspace are not mounted"
         )
     if spec.name == "cursor":
         return (
             "Cursor's sandbox.json has no setting that denies a path inside the workspace: "
-            ".orchestration/ and .cursor/hooks.json stay writable by sandboxed commands; "
+            ".orchestration/, .cursor/hooks.json, .git/config and .git/hooks stay writable by "
+            "sandboxed commands; "
             "rely on the hooks and on checkpoints (the trust state outside the workspace is "
             "not writable unless a sandbox.json grants it)"
         )
@@ -430,8 +526,14 @@ def harden(
     user: bool,
     home: Path,
     environ: Mapping[str, str] | None = None,
+    ledger_cmd: str | None = None,
 ) -> list[Change]:
-    """Configure ``spec``'s sandbox for the workspace ``root``; returns what changed."""
+    """Configure ``spec``'s sandbox for the workspace ``root``; returns what changed.
+
+    ``ledger_cmd`` is the hook command installed (default this installation's): its runtime is
+    protected too. Call :func:`check_hardenable` first: it refuses what no setting can protect.
+    """
+    cmd = ledger_cmd or default_ledger_command()
     if spec.sandbox_file is None:
         checked = _cursor_grants(root, home, environ) if spec.name == "cursor" else []
         return [*checked, Change("note", "--hardened", limits(spec))]
@@ -446,9 +548,20 @@ def harden(
         ]
     changes: list[Change] = []
     if spec.name in ("claude", "codex"):  # their sandboxes name the trust state folders
-        changes += _ensure_trust_state_dirs(environ)
+        changes += _ensure_trust_state_dirs(environ) + _ensure_git_hooks_dir(root, home, environ)
+    hooks = hooks_path_inside(root)
+    if hooks is not None:
+        changes.append(
+            Change(
+                "note",
+                "core.hooksPath",
+                f"git runs the hooks in {hooks}, inside the workspace, where the agent's shell "
+                "may change them (and the scripts they call): review changes there before you "
+                "commit, or move the hooks out of the workspace",
+            )
+        )
     if spec.name == "codex":
-        changes += _harden_codex(root, home, environ)
+        changes += _harden_codex(root, home, environ, cmd)
     else:
         shared = root / _CLAUDE_SETTINGS
         if spec.name == "claude" and not shared.exists():
@@ -460,7 +573,7 @@ def harden(
                 raise StorageError(f"cannot write {shared}: {exc.strerror}") from None
             changes.append(Change("added", str(shared), "{} (so the sandbox can protect it)"))
         fragment = (
-            claude_settings(root, home=home, environ=environ)
+            claude_settings(root, home=home, environ=environ, ledger_cmd=cmd)
             if spec.name == "claude"
             else _GEMINI_SANDBOX
         )
@@ -489,8 +602,14 @@ def unharden(
     path = root / spec.sandbox_file
     if not path.exists():
         return []
+    # The runtime protected is the one of the hook command installed there.
+    installed = next(iter(_installed_commands(spec, path).values()), "")
+    try:
+        cmd = shlex.join(shlex.split(installed)[:1]) or None
+    except ValueError:
+        cmd = None
     fragment = (
-        claude_settings(root, home=home, environ=environ)
+        claude_settings(root, home=home, environ=environ, ledger_cmd=cmd)
         if spec.name == "claude"
         else _GEMINI_SANDBOX
     )

@@ -378,7 +378,8 @@ def install(
     Raises:
         InputError: unknown client.
         ConfigError: an existing settings file is not valid JSON or has the wrong shape (it is
-            left untouched).
+            left untouched); or ``--hardened`` cannot hold here (the hook's runtime is inside
+            the workspace, a signing key is in the environment): nothing is written.
         StorageError: a file cannot be read or written.
     """
     spec = client_spec(client)
@@ -386,6 +387,10 @@ def install(
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
     cmd = ledger_cmd or default_ledger_command()
+    if hardened:  # before anything is written: a refused --hardened changes nothing
+        from ledger._clients.hardening import check_hardenable  # noqa: PLC0415
+
+        check_hardenable(spec, root=root, user=user, home=home, ledger_cmd=cmd, environ=environ)
     if spec.layout == "scripts":
         changes = _scripts(spec, path, cmd, remove=False, stop=stop)
     else:
@@ -400,7 +405,7 @@ def install(
     if hardened:
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
-        changes += harden(spec, root=root, user=user, home=home, environ=environ)
+        changes += harden(spec, root=root, user=user, home=home, environ=environ, ledger_cmd=cmd)
     return path, changes + _notes(spec, user=user, root=root)
 
 

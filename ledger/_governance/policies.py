@@ -490,9 +490,41 @@ class Governance:
                 # Creating, appending and overwriting are writes too: they need an intent and
                 # must stay in its scope, like the Write tool's (issue 15).
                 mutating = command.destructive or bool(command.targets)
+        elif tool is not None and tool not in READ_TOOLS:
+            command, paths, mutating = self._analyze_other_tool(inv)
         found = Analysis(tuple(paths), mutating, command, intent_command)
         self._analyses[inv.id] = found
         return found
+
+    def _analyze_other_tool(self, inv: Invocation) -> tuple[CommandClass | None, list[str], bool]:
+        """(command, paths, mutating) of a tool no policy knows (MCP tools...): the paths and
+        commands its input carries (:mod:`ledger._governance.analysis.tool_input`). A command
+        is classified like a shell call's; a path is a write unless the tool's name says it
+        only reads, and then only a private path (the key, the cache secret) is kept, to be
+        denied; an input too large to read is a write that cannot be checked."""
+        from ledger._governance.analysis.tool_input import tool_reach  # noqa: PLC0415
+
+        reach = tool_reach(inv.tool_name or "", inv.tool_input)
+        command, paths, mutating = None, [], reach.too_large
+        if reach.commands:
+            from ledger._governance.analysis.shell import classify_command  # noqa: PLC0415
+
+            command = classify_command(reach.shell_text, inv.cwd)
+            paths = list(command.targets)
+            mutating = mutating or command.destructive or bool(command.targets)
+        if reach.read_only:
+            areas = self.protected()
+            for path in reach.paths:
+                try:
+                    private = areas.area_of(self._normalize(path, inv).absolute) in READ_DENIED
+                except InputError:
+                    private = True  # an unusable path: the guard denies it
+                if private:
+                    paths.append(path)
+        elif reach.paths:
+            paths += [p for p in reach.paths if p not in paths]
+            mutating = True
+        return command, paths, mutating
 
     def _intent(self, inv: Invocation) -> Intent | None:
         intent_id = self.state.intent_of(inv.session_id)

@@ -144,11 +144,13 @@ def _git_blame(
     (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
     import subprocess  # noqa: PLC0415 -- only lines no record explains need git
 
-    command = [
-        "git",
-        "-C",
-        str(root),
+    from ledger._git import git_command, git_environment  # noqa: PLC0415
+
+    env = git_environment()
+    command = git_command(
+        root,
         "blame",
+        "--no-textconv",
         "--line-porcelain",
         "--contents",
         "-",
@@ -156,7 +158,8 @@ def _git_blame(
         f"{wanted[0]},{wanted[1]}",
         "--",
         relative,
-    ]
+        env=env,
+    )
     try:
         done = subprocess.run(  # noqa: S603
             command,
@@ -164,7 +167,7 @@ def _git_blame(
             capture_output=True,
             check=False,
             timeout=60,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired):
         return {}, "git is not available"

@@ -1,5 +1,7 @@
 """Traceability queries over the ledger: DuckDB over the JSONL, locked down (findings §5)."""
 
+from ledger._query.engine import DEFAULT_MEMORY_LIMIT as DEFAULT_QUERY_MEMORY
+from ledger._query.engine import DEFAULT_TIMEOUT as DEFAULT_QUERY_TIMEOUT
 from ledger._query.engine import QuerySession
 from ledger._query.output import FORMATS as QUERY_FORMATS
 from ledger._query.output import format_table, write_result
@@ -18,6 +20,8 @@ from ledger._query.views import (
 )
 
 __all__ = [
+    "DEFAULT_QUERY_MEMORY",
+    "DEFAULT_QUERY_TIMEOUT",
     "QUERY_FORMATS",
     "Column",
     "FoldView",

@@ -13,18 +13,27 @@ ledger with the lock on):
 
 Spilling goes to a private temporary directory outside the workspace (DuckDB's default for an
 in-memory database is ``.tmp`` under the *current directory*), removed on close.
+
+A query ends by itself: ``timeout`` seconds after the session opens a timer thread interrupts
+the connection (``DuckDBPyConnection.interrupt``; a recursive CTE that never ends stops there),
+and ``memory_limit`` caps DuckDB's memory (and four times that its spill directory). Each ends
+in a one-line :class:`~ledger.InputError`, like every other error of a statement: DuckDB's
+errors surface when the relation is *fetched*, so :meth:`QuerySession.output` translates them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import IO, TYPE_CHECKING, Final, NamedTuple
 
 from ledger._errors import InputError, NotInitializedError, StorageError
+from ledger._query.output import OutputFormat, write_result
 from ledger._query.views import (
     ATTRIBUTION_RANGES_MACRO,
     RAW_COLUMNS,
@@ -40,6 +49,8 @@ if TYPE_CHECKING:
     from ledger._query.sources import LedgerSource
 
 __all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_TIMEOUT",
     "QuerySession",
     "complete_extent",
     "lock_down",
@@ -49,6 +60,10 @@ __all__ = [
     "snapshot_prefix",
 ]
 
+#: ``ledger query``'s default limits: a query is for answers in seconds, not a batch job
+#: (``--timeout``/``$LEDGER_QUERY_TIMEOUT``, ``--memory-limit``/``$LEDGER_QUERY_MEMORY``).
+DEFAULT_TIMEOUT: Final = 30.0
+DEFAULT_MEMORY_LIMIT: Final = "2GB"
 _TAIL_WINDOW: Final = 1024 * 1024
 #: Records are at most 4 MiB (MAX_RECORD_BYTES); DuckDB's default object limit is 16 MiB.
 _MAX_OBJECT: Final = 16 * 1024 * 1024
@@ -114,13 +129,40 @@ def lock_down(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def sandboxed_connection(temp_dir: Path) -> duckdb.DuckDBPyConnection:
-    """A fresh in-memory database that spills only into ``temp_dir`` (not yet locked)."""
+def sandboxed_connection(
+    temp_dir: Path, memory_limit: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A fresh in-memory database that spills only into ``temp_dir`` (not yet locked), with
+    at most ``memory_limit`` of memory and four times that on disk.
+
+    Raises:
+        InputError: ``memory_limit`` is not a size DuckDB reads (``512MB``, ``2GB``).
+    """
     import duckdb  # noqa: PLC0415
 
     con = duckdb.connect(":memory:")
     con.execute(f"SET temp_directory = {_sql_string(str(temp_dir))}")
+    if memory_limit is not None:
+        try:
+            con.execute("SET memory_limit = ?", [memory_limit])
+            limit = con.execute("SELECT current_setting('memory_limit')").fetchone()
+            con.execute(
+                "SET max_temp_directory_size = ?",
+                [_times_four(str(limit[0]) if limit else memory_limit)],
+            )
+        except duckdb.Error as exc:
+            con.close()
+            raise InputError(f"memory limit {memory_limit!r}: {one_line(exc)}") from None
     return con
+
+
+def _times_four(size: str) -> str:
+    """``"1.8 GiB"`` (DuckDB's spelling of a limit) times four, in a spelling it reads back."""
+    number, _, unit = size.partition(" ")
+    try:
+        return f"{float(number) * 4:.1f} {unit}".strip()
+    except ValueError:
+        return size
 
 
 class _Analysis(NamedTuple):
@@ -179,40 +221,109 @@ class QuerySession:
         sources: the ledgers to query (their rows carry ``ledger_id``).
         sql: the statement.
 
+        timeout: seconds until the statement is interrupted (``None``: never).
+        memory_limit: DuckDB's memory limit (``None``: DuckDB's default, 80% of RAM).
+
     Raises:
-        InputError: not exactly one statement, not a SELECT, a parse error, or a file or
-            extension access the sandbox refuses.
+        InputError: not exactly one statement, not a SELECT, a parse error, SQL that is not
+            text (invalid UTF-8, NUL), or a file or extension access the sandbox refuses.
         NotInitializedError: every source is empty.
     """
 
-    def __init__(self, sources: Sequence[LedgerSource], sql: str) -> None:
+    def __init__(
+        self,
+        sources: Sequence[LedgerSource],
+        sql: str,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
+    ) -> None:
         if not sources:
             raise InputError("no ledger to query")
+        if timeout is not None and not timeout > 0:
+            raise InputError(f"the time limit must be a positive number of seconds, not {timeout}")
         self.sources = list(sources)
         self.warnings: list[str] = []
         self._unknown: list[str] = []
         self._columns: frozenset[str] | None = None
+        self._memory_limit = memory_limit
+        self._timeout = timeout
+        self._timed_out = False
+        self._active: duckdb.DuckDBPyConnection | None = None
         self._temp = Path(tempfile.mkdtemp(prefix="ledger-query-"))
         self.con: duckdb.DuckDBPyConnection | None = None
+        self._closed = threading.Event()
+        self._timer: threading.Thread | None = None
+        if timeout is not None:
+            self._timer = threading.Thread(target=self._watch, name="ledger-query-timer")
+            self._timer.daemon = True
+            self._timer.start()
+        import duckdb  # noqa: PLC0415
+
         try:
             self.statement, self._views = self._check(sql)
             self.con = self._load(self._views)
             lock_down(self.con)
+        except duckdb.Error as exc:  # the limits, while the ledger loads
+            self.close()
+            raise self._ended(exc) from None
         except BaseException:
             self.close()
             raise
+
+    def _watch(self) -> None:
+        """The timer thread: once the time is up, interrupt the session's connection every
+        50 ms until the session closes. Once is not enough: an interrupt that lands between
+        two statements is lost, and the next one would run unbounded."""
+        assert self._timeout is not None  # noqa: S101 -- started only with a timeout
+        if self._closed.wait(self._timeout):
+            return
+        self._timed_out = True
+        while not self._closed.is_set():
+            active = self._active
+            if active is not None:
+                with contextlib.suppress(Exception):  # closed meanwhile: nothing to stop
+                    active.interrupt()
+            self._closed.wait(0.05)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        """A sandboxed connection with the session's limits, the one the timer interrupts."""
+        self._active = sandboxed_connection(self._temp, self._memory_limit)
+        return self._active
+
+    def _ended(self, error: BaseException) -> InputError:
+        """The one-line error for a statement DuckDB stopped (or refused)."""
+        import duckdb  # noqa: PLC0415
+
+        if self._timed_out:
+            return InputError(
+                f"the query ran longer than {self._timeout:g} s and was stopped; narrow it, "
+                "or allow more with --timeout SECONDS"
+            )
+        if isinstance(error, duckdb.OutOfMemoryException):
+            return InputError(
+                f"the query needs more than {self._memory_limit} of memory and was stopped; "
+                "narrow it, or allow more with --memory-limit SIZE"
+            )
+        return InputError(one_line(error))
 
     def _check(self, sql: str) -> tuple[str, list[str]]:
         """Parse on a locked, empty connection: one SELECT, and the views it names."""
         import duckdb  # noqa: PLC0415
 
-        scratch = sandboxed_connection(self._temp)
+        if "\0" in sql:
+            raise InputError("the SQL contains a NUL character")
+        try:
+            sql.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that were not UTF-8, kept as surrogates (PEP 383)
+            raise InputError("the SQL is not valid UTF-8 text") from None
+        scratch = self._connect()
         try:
             lock_down(scratch)
             try:
                 statements = scratch.extract_statements(sql)
             except duckdb.Error as exc:
-                raise InputError(one_line(exc)) from None
+                raise self._ended(exc) from None
             if len(statements) != 1:
                 raise InputError(
                     f"ledger query accepts exactly one statement; got {len(statements)}"
@@ -235,7 +346,7 @@ class QuerySession:
     def _load(self, needed: list[str]) -> duckdb.DuckDBPyConnection:
         import duckdb  # noqa: PLC0415
 
-        con = sandboxed_connection(self._temp)
+        con = self._connect()
         con.execute(ATTRIBUTION_RANGES_MACRO)
         if not needed:
             return con
@@ -247,7 +358,7 @@ class QuerySession:
             # A damaged line (verification says which) or a record appended while we read:
             # read private snapshots of the complete lines and skip what does not parse.
             con.close()
-            con = sandboxed_connection(self._temp)
+            con = self._connect()
             con.execute(ATTRIBUTION_RANGES_MACRO)
             snapshots = [
                 snapshot_prefix(p, complete_extent(p)[1], self._temp, i)
@@ -299,11 +410,13 @@ class QuerySession:
         import duckdb  # noqa: PLC0415
 
         assert self.con is not None  # noqa: S101 -- set in __init__
+        if self._timed_out:
+            raise self._ended(TimeoutError())
         try:
             return self.con.sql(self.statement)
-        except duckdb.BinderException:
+        except duckdb.BinderException as exc:
             if self._columns is None:
-                raise
+                raise self._ended(exc) from None
             # A column the analysis missed: load every column and run it again (only slower).
             self.con.close()
             self._columns = None
@@ -315,12 +428,41 @@ class QuerySession:
             missing = [n for n in self._unknown if f"name {n} does not exist" in str(exc)]
             if missing:
                 raise InputError(f"unknown view {missing[0]!r}; views: {views}") from None
-            raise InputError(one_line(exc)) from None
+            raise self._ended(exc) from None
         except duckdb.Error as exc:
-            raise InputError(one_line(exc)) from None
+            raise self._ended(exc) from None
+
+    def output(
+        self,
+        fmt: OutputFormat,
+        out: Path | None,
+        *,
+        force: bool = False,
+        stream: IO[str] | None = None,
+    ) -> int:
+        """Run the statement and write its result (:func:`~ledger._query.output.write_result`);
+        the row count. Errors DuckDB raises while the rows are fetched (a failed cast, the
+        time or memory limit) become one-line ``InputError`` errors.
+
+        Raises:
+            InputError: DuckDB refused or stopped the statement; ``out`` is refused.
+            StorageError: ``out`` could not be written.
+        """
+        import duckdb  # noqa: PLC0415
+
+        try:
+            return write_result(self.run(), fmt, out, force=force, stream=stream)
+        except duckdb.Error as exc:
+            raise self._ended(exc) from None
+        except (StorageError, InputError) as exc:
+            if self._timed_out:  # the copy into the file was interrupted
+                raise self._ended(exc) from None
+            raise
 
     def close(self) -> None:
         """Close the connection and remove the private temporary directory."""
+        self._closed.set()
+        self._active = None
         if self.con is not None:
             self.con.close()
             self.con = None

@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, get_args
 
@@ -29,8 +29,36 @@ _CELL_WIDTH: Final = 60
 _BATCH_ROWS: Final = 65_536
 
 
+def _protected_area(path: Path) -> str | None:
+    """Why ``path`` is protected (it lies in the ledger, a key folder, a client's hooks…, or
+    is a hard link to one of them), or ``None``. Judged like a file tool's write: the real
+    path, against the workspace holding it and the user's home."""
+    from ledger._governance.analysis.protected import ProtectedAreas  # noqa: PLC0415
+
+    real = Path(os.path.realpath(path))
+    root = next(
+        (d for d in (real.parent, *real.parent.parents) if (d / ".orchestration").is_dir()),
+        real.parent,
+    )
+    areas = ProtectedAreas.for_workspace(str(root))
+    area = areas.area_of(str(real))
+    if area is not None:
+        return f"lies in {area}"
+    # git runs what its config and hooks name: a result shaped as a config section is a way
+    # to make the person's next git command run the agent's code.
+    home = Path(os.path.expanduser("~"))  # noqa: PTH111
+    if ".git" in real.parts or real in (home / ".gitconfig", home / ".config" / "git" / "config"):
+        return "lies in git's configuration or hooks"
+    return areas.alias_of(str(real))
+
+
 def check_output_path(path: Path, *, force: bool) -> None:
-    """Refuse an existing target (unless ``force``) or a directory we cannot write into."""
+    """Refuse a protected target (even with ``force``: a query result is never the ledger, a
+    key or a hook file), an existing target (unless ``force``) or a directory we cannot write
+    into."""
+    area = _protected_area(path)
+    if area is not None:
+        raise InputError(f"refusing --out {path}: it {area}, which ledger query never writes")
     if path.is_dir():
         raise InputError(f"{path} is a directory; --out takes a file name")
     if path.exists() and not force:
@@ -81,7 +109,8 @@ def write_result(
     """Write ``relation`` as ``fmt`` to ``out`` (or ``stream``, default stdout); the row count.
 
     Raises:
-        InputError: Parquet without ``out``, an existing ``out`` without ``force``.
+        InputError: Parquet without ``out``, an existing ``out`` without ``force``, a protected
+            ``out``; the query failed while its rows were written.
         StorageError: the file could not be written.
     """
     stream = stream or sys.stdout
@@ -126,15 +155,33 @@ def _copy(relation: duckdb.DuckDBPyRelation, fmt: OutputFormat, path: Path, spil
         if to_reader is not None
         else relation.fetch_record_batch(_BATCH_ROWS)
     )
+    # The query runs while the writer reads its batches: an error of the query (a cast that
+    # fails on row 150,000, the time limit) surfaces inside the writer's COPY. Keep it, so it
+    # is reported as the query's, not as a file that could not be written.
+    import pyarrow as pa  # type: ignore[import-untyped]  # noqa: PLC0415 -- duckdb's reader needs it
+
+    failed: list[Exception] = []
+
+    def batches() -> Iterator[Any]:  # pyarrow.RecordBatch
+        try:
+            yield from reader
+        except Exception as exc:
+            failed.append(exc)
+            raise
+
     writer = duckdb.connect(":memory:")
     try:
         writer.execute("SET temp_directory = ?", [str(spill)])
-        writer.register("result_batches", reader)
+        writer.register(
+            "result_batches", pa.RecordBatchReader.from_batches(reader.schema, batches())
+        )
         target = "'" + str(path).replace("'", "''") + "'"
         copied = writer.execute(
             f"COPY (SELECT * FROM result_batches) TO {target} ({_copy_options(fmt)})"
         ).fetchone()
     except duckdb.Error as exc:
+        if failed:  # the query's error (pyarrow wraps DuckDB's in an OSError): one line
+            raise InputError(" ".join(str(failed[0]).split())) from None
         raise StorageError(f"cannot write {path}: {' '.join(str(exc).split())}") from None
     finally:
         writer.close()

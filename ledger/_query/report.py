@@ -71,7 +71,8 @@ def build_report(
         if progress is not None:
             progress("report", done, steps)
 
-    with QuerySession(sources, _LOAD) as session:
+    # the report's own statements, whatever the ledger's size: no time limit
+    with QuerySession(sources, _LOAD, timeout=None) as session:
         con = session.con
         assert con is not None  # noqa: S101 -- set by QuerySession
         tick(1)

@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +18,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ledger._clients.hardening import claude_settings
+from ledger._clients.hardening import claude_settings, codex_block
 from ledger._clients.install import install, uninstall
+from ledger._errors import ConfigError
 from ledger._evidence.ledger import Ledger
 
 # Claude Code settings, the parts --hardened writes. Written from the settings and sandboxing
@@ -276,6 +279,8 @@ def test_clients_without_a_configurable_sandbox_say_what_is_not_protected(
             client, root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
         )
         assert any(c.action == "note" and words in c.detail for c in changes), client
+        if client != "cline":  # a sandbox that leaves the workspace writable says what stays
+            assert any(".git/config" in c.detail for c in changes), client
 
 
 def _bwrap() -> str | None:
@@ -306,7 +311,9 @@ def _expand(path: str, home: Path) -> str:
 Sandboxed = Callable[[str], subprocess.CompletedProcess[str]]
 
 
-def _claude_like_sandbox(root: Path, home: Path, env: dict[str, str]) -> Sandboxed:
+def _claude_like_sandbox(
+    root: Path, home: Path, env: dict[str, str], ledger_cmd: str = "/x/ledger"
+) -> Sandboxed:
     """What Claude Code's Linux sandbox does with the ``--hardened`` settings, done with
     bubblewrap directly: a read-only bind of each ``denyWrite`` path, an empty tmpfs over each
     ``denyRead`` folder and ``/dev/null`` over each ``denyRead`` file. Everything else stays
@@ -318,11 +325,14 @@ def _claude_like_sandbox(root: Path, home: Path, env: dict[str, str]) -> Sandbox
         if os.environ.get("LEDGER_REQUIRE_TOOLS") == "1":  # .ci/run: never skipped
             pytest.fail(message)
         pytest.skip(message)
-    fs = claude_settings(root, home=home, environ=env)["sandbox"]["filesystem"]
+    fs = claude_settings(root, home=home, environ=env, ledger_cmd=ledger_cmd)["sandbox"][
+        "filesystem"
+    ]
     args = [bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in fs["denyWrite"]:
         target = _expand(path, home)
-        if Path(target).exists():
+        # a symlink is bound through its folder; what it points at is listed on its own
+        if Path(target).exists() and not Path(target).is_symlink():
             args += ["--ro-bind", target, target]
     for path in fs["denyRead"]:
         hidden = Path(_expand(path, home))
@@ -407,3 +417,265 @@ def test_a_sandboxed_shell_cannot_rewrite_checkpoints_or_trust_pins_or_read_the_
     assert secret.hex() not in peek.stdout
     work = sandboxed("echo ok > src/app.py && cat src/app.py")
     assert (work.returncode, work.stdout) == (0, "ok\n")
+
+
+# --- what runs outside the sandbox: the hook's runtime and git's configuration ----------------
+
+
+def _venv_in(folder: Path) -> Path:
+    """A venv-shaped ledger installation in ``folder``: bin/ledger whose #! names bin/python,
+    beside pyvenv.cfg and a site-packages (enough for the installer to see what it is)."""
+    (folder / "bin").mkdir(parents=True)
+    (folder / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+    (folder / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    python = folder / "bin" / "python"
+    python.symlink_to(shutil.which("python3") or "/usr/bin/python3")
+    script = folder / "bin" / "ledger"
+    script.write_text(f"#!{python}\nimport ledger\n", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+def test_hardened_refuses_a_hook_in_a_venv_the_sandboxed_shell_can_write(
+    tmp_path: Path, client: str
+) -> None:
+    """The `.pth` escape: a venv inside the workspace is writable by the agent's shell, and
+    every .pth file in its site-packages runs in the next, unsandboxed, hook call."""
+    root, home, env = _workspace(tmp_path)
+    script = _venv_in(root / ".venv")
+    before = sorted(p for p in root.rglob("*") if ".venv" not in p.parts)
+    with pytest.raises(ConfigError) as refused:
+        install(client, root=root, home=home, ledger_cmd=str(script), hardened=True, environ=env)
+    message = str(refused.value)
+    assert "\n" not in message
+    for words in (".pth", "pipx install", "uv tool install"):
+        assert words in message
+    assert sorted(p for p in root.rglob("*") if ".venv" not in p.parts) == before  # nothing written
+
+
+def test_hardened_refuses_an_editable_install_whose_source_is_in_the_workspace(
+    tmp_path: Path,
+) -> None:
+    root, home, env = _workspace(tmp_path)
+    script = _venv_in(tmp_path / "tools" / "venv")
+    site = next((tmp_path / "tools" / "venv" / "lib").glob("python*/site-packages"))
+    (root / "ledger").mkdir()
+    (site / "__editable__.agent_ledger-1.pth").write_text(f"{root}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="inside"):
+        install("claude", root=root, home=home, ledger_cmd=str(script), hardened=True, environ=env)
+
+
+def test_hardened_refuses_a_signing_key_in_the_environment(tmp_path: Path) -> None:
+    root, home, env = _workspace(tmp_path)
+    with pytest.raises(ConfigError, match="LEDGER_SIGNING_KEY"):
+        install(
+            "claude",
+            root=root,
+            home=home,
+            ledger_cmd="/x/ledger",
+            hardened=True,
+            environ={**env, "LEDGER_SIGNING_KEY": "-----BEGIN PRIVATE KEY-----"},
+        )
+    assert not (root / ".claude").exists()
+    # without --hardened nothing is promised about the shell, so nothing is refused
+    install("claude", root=root, home=home, ledger_cmd="/x/ledger", environ=env)
+
+
+@pytest.mark.parametrize(
+    "variable", ["PYTHONPATH", "LD_PRELOAD", "PYTHONHOME", "BASH_ENV", "GIT_CONFIG_GLOBAL"]
+)
+def test_hardened_refuses_a_variable_that_loads_code_from_the_workspace(
+    tmp_path: Path, variable: str
+) -> None:
+    root, home, env = _workspace(tmp_path)
+    with pytest.raises(ConfigError, match=variable):
+        install(
+            "claude",
+            root=root,
+            home=home,
+            ledger_cmd="/x/ledger",
+            hardened=True,
+            environ={**env, variable: f"/usr/lib:{root / 'src'}"},
+        )
+    # the same variable naming only places outside the workspace is fine
+    install(
+        "claude",
+        root=root,
+        home=home,
+        ledger_cmd="/x/ledger",
+        hardened=True,
+        environ={**env, variable: "/usr/lib"},
+    )
+
+
+def test_hardened_settings_deny_writes_to_every_clients_user_wide_hooks(tmp_path: Path) -> None:
+    """A hook added to a client's user-wide settings runs unsandboxed in every project."""
+    root, home, env = _workspace(tmp_path)
+    for name in (".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("{}\n", encoding="utf-8")
+    path, _ = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    writes = json.loads(path.read_text(encoding="utf-8"))["sandbox"]["filesystem"]["denyWrite"]
+    assert {"~/.claude/settings.json", "~/.codex/config.toml", "~/.gemini/settings.json"} <= set(
+        writes
+    )
+
+
+def test_codex_hardening_refuses_a_hook_under_tmp_which_its_sandbox_writes(tmp_path: Path) -> None:
+    root, home, env = _workspace(tmp_path)
+    script = _venv_in(tmp_path / "tools" / "venv")
+    with pytest.raises(ConfigError, match="inside /tmp"):
+        install(
+            "codex",
+            root=root,
+            home=home,
+            ledger_cmd=str(script),
+            hardened=True,
+            environ={**env, "TMPDIR": str(tmp_path)},
+        )
+    # Claude Code's sandbox writes only the workspace: the same venv is fine there
+    install("claude", root=root, home=home, ledger_cmd=str(script), hardened=True, environ=env)
+
+
+def _ledger_venv(folder: Path) -> Path:
+    """A working ledger in a venv of its own at ``folder`` (outside the workspace), so attacks on
+    its site-packages never touch the venv running the tests: its .pth puts this checkout and
+    the test venv's packages on its path."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120
+    )
+    site = next(folder.glob("lib/python*/site-packages"))
+    here = Path(__file__).resolve().parent.parent.parent
+    (site / "ledger_checkout.pth").write_text(
+        f"{here}\n{sysconfig.get_paths()['purelib']}\n", encoding="utf-8"
+    )
+    script = folder / "bin" / "ledger"
+    script.write_text(
+        f"#!{folder}/bin/python\nimport sys\nfrom cli._entry import main\nsys.exit(main())\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return script
+
+
+def _git_repo(root: Path, home: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Ann\n", encoding="utf-8")
+
+
+def test_hardened_settings_deny_writes_to_the_hook_runtime_and_git_config(tmp_path: Path) -> None:
+    root, home, env = _workspace(tmp_path)
+    _git_repo(root, home)
+    script = _venv_in(tmp_path / "tools" / "venv")
+    shutil.rmtree(root / ".git" / "hooks", ignore_errors=True)
+    path, changes = install(
+        "claude", root=root, home=home, ledger_cmd=str(script), hardened=True, environ=env
+    )
+    assert any(c.target == str(root / ".git" / "hooks") for c in changes)
+    assert (root / ".git" / "hooks").is_dir()  # created, so the sandbox can bind it
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(settings, CLAUDE_SCHEMA)
+    writes = settings["sandbox"]["filesystem"]["denyWrite"]
+    venv = tmp_path / "tools" / "venv"
+    for protected in (script, venv, root / ".git" / "config", root / ".git" / "hooks"):
+        assert f"/{protected}" in writes, protected
+    assert "~/.gitconfig" in writes
+    deny = settings["permissions"]["deny"]
+    assert f"Edit(/{venv}/**)" in deny
+    assert f"Edit(/{root}/.git/hooks/**)" in deny
+    assert f"Edit(/{root}/.git/config)" in deny
+    # Codex's profile names the same paths (the block harden() writes: installing it here is
+    # refused, since Codex's sandbox writes /tmp, where pytest put this venv)
+    top, tables = codex_block(root, home=home, environ=env, ledger_cmd=str(script))
+    data = tomllib.loads(f"{top}\n{tables}\n")
+    jsonschema.validate(data, CODEX_SCHEMA)
+    fs = data["permissions"]["ledger"]["filesystem"]
+    assert fs[str(venv)] == fs["~/.gitconfig"] == "read"
+    assert fs[":workspace_roots"][".git/config"] == fs[":workspace_roots"][".git/hooks"] == "read"
+    # uninstall takes every entry out again, the runtime's included
+    uninstall("claude", root=root, home=home, environ=env)
+    left = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    assert "sandbox" not in left
+    assert "permissions" not in left
+
+
+def test_hardened_names_a_hooks_path_the_agent_can_write(tmp_path: Path) -> None:
+    """husky's `core.hooksPath = .husky/_`: git runs hooks from the workspace for the person."""
+    root, home, env = _workspace(tmp_path)
+    _git_repo(root, home)
+    subprocess.run(
+        ["git", "-C", str(root), "config", "core.hooksPath", ".husky/_"],
+        check=True,
+        capture_output=True,
+    )
+    (root / ".husky" / "_").mkdir(parents=True)
+    _, changes = install(
+        "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
+    )
+    notes = [c.detail for c in changes if c.target == "core.hooksPath"]
+    assert len(notes) == 1
+    assert str(root / ".husky" / "_") in notes[0]
+
+
+def test_a_sandboxed_shell_cannot_plant_code_that_runs_outside_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """Every escape of layer 2, tried from a sandbox built from the settings `ledger install
+    claude --hardened` writes with this test run's own ledger (a venv outside the workspace):
+    a .pth file or sitecustomize in the hook's site-packages, the hook script and its
+    interpreter, git's config and hooks, the user's git config, a user-wide client hook, the
+    private key. Then, outside the sandbox, the hook and the person's git run, and nothing
+    planted runs with them. In-scope work goes on."""
+    root, home, env = _workspace(tmp_path)
+    _git_repo(root, home)
+    xdg_git = home / ".config" / "git" / "config"
+    xdg_git.parent.mkdir(parents=True)
+    xdg_git.write_text("[color]\n\tui = auto\n", encoding="utf-8")
+    user_claude = home / ".claude" / "settings.json"
+    user_claude.parent.mkdir(parents=True)
+    user_claude.write_text("{}\n", encoding="utf-8")
+    hook = _ledger_venv(tmp_path / "tools" / "venv")
+    ledger_cmd = str(hook)
+    install("claude", root=root, home=home, ledger_cmd=ledger_cmd, hardened=True, environ=env)
+    sandboxed = _claude_like_sandbox(root, home, env, ledger_cmd)
+    site = next(hook.parent.parent.glob("lib/python*/site-packages"))
+    marker = tmp_path / "pwned"
+    before = {p: p.read_bytes() for p in (root / ".git" / "config", xdg_git, user_claude)}
+    for attack in (
+        f"echo 'import os; os.system(\"touch {marker}\")' > {site}/zz_agent.pth",
+        f"echo 'import os; os.system(\"touch {marker}\")' > {site}/sitecustomize.py",
+        f"echo '#!/bin/sh' > {hook}",
+        f"rm -f {hook}",
+        f"mv {hook} {hook}.old",
+        f"ln -sf /bin/true {hook.parent}/python",
+        f"git config core.fsmonitor 'touch {marker}'",
+        "printf '[core]\\n\\tfsmonitor = x\\n' >> .git/config",
+        f"printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/pre-commit",
+        f"git config --global core.pager 'touch {marker}'; grep -q {marker} {home}/.gitconfig",
+        f"echo '[alias]' >> {home}/.gitconfig",
+        f"printf '[core]\\n\\tfsmonitor = x\\n' >> {xdg_git}",
+        f"echo '{{\"hooks\": {{}}}}' > {user_claude}",
+    ):
+        ran = sandboxed(f"HOME={home} {attack}")
+        assert ran.returncode != 0, attack
+    assert not list(site.glob("zz_agent*"))
+    assert not (site / "sitecustomize.py").exists()
+    assert not (root / ".git" / "hooks" / "pre-commit").exists()
+    assert (home / ".gitconfig").read_text(encoding="utf-8") == "[user]\n\tname = Ann\n"
+    assert {p: p.read_bytes() for p in before} == before
+    stolen = sandboxed(f"cat {home}/.config/ledger/keys/k1.pem")
+    assert "PRIVATE" not in stolen.stdout
+    work = sandboxed("mkdir -p src/auth && echo ok > src/auth/new.py && git add src && echo done")
+    assert (work.returncode, work.stdout) == (0, "done\n"), work.stderr
+    assert (root / "src" / "auth" / "new.py").read_text(encoding="utf-8") == "ok\n"
+    # outside the sandbox, as the client and the person run them: nothing planted runs
+    outside = {"PATH": os.environ["PATH"], "HOME": str(home), **env}
+    runs = subprocess.run(
+        [str(hook), "--version"], capture_output=True, text=True, env=outside, check=False
+    )
+    assert runs.returncode == 0, runs.stderr
+    subprocess.run(["git", "-C", str(root), "status"], capture_output=True, env=outside, check=True)
+    assert not marker.exists()
