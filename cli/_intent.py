@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cli._exit import OK, UsageError, guarded
 from cli._log import CommandParser
 from ledger import ConfigError, InputError
-
-_ACTOR = "ledger-cli"
 
 
 def _workspace(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
@@ -156,10 +153,10 @@ def run_select(intent_id: str, session: str | None, root: str | None, as_json: b
     bound = _need_session(workspace, session, "select")
     recorded = workspace.state.intent_of(bound) != intent.id
     if recorded:
-        workspace.ledger.append(
+        workspace.record_person_command(
             "intent.selected",
             {"intent_id": intent.id, "session": bound, "via": "cli"},
-            actor={"client": _ACTOR, "session": bound},
+            session=bound,
         )
     context = render_intent_context(
         intent, list(reversed(workspace.state.recent.get(intent.id, [])))
@@ -176,10 +173,8 @@ def run_clear(session: str | None, root: str | None, as_json: bool) -> int:
     workspace = _workspace(root)
     bound = _need_session(workspace, session, "clear")
     previous = workspace.state.intent_of(bound)
-    workspace.ledger.append(
-        "intent.cleared",
-        {"session": bound, "via": "cli"},
-        actor={"client": _ACTOR, "session": bound},
+    workspace.record_person_command(
+        "intent.cleared", {"session": bound, "via": "cli"}, session=bound
     )
     if as_json:
         _emit({"previous": previous, "session": bound})
@@ -200,7 +195,7 @@ def run_expand(
     as_json: bool,
 ) -> int:
     """A person grants extra scope to an intent (recorded); unsafe globs are refused."""
-    from ledger import expansion_problem  # noqa: PLC0415
+    from ledger import agent_marker, ancestor_chain, expansion_problem  # noqa: PLC0415
 
     for glob in globs:
         problem = expansion_problem(glob)
@@ -210,19 +205,21 @@ def run_expand(
     intent = _intent(workspace, intent_id)
     granted = workspace.state.grants.get(intent.id, [])
     new = [g for g in dict.fromkeys(globs) if g not in granted and g not in intent.owned_scope]
-    if new and not sys.stdin.isatty():
-        # The approval proof (ledger/_governance/state.py) is a person at a terminal; run from
-        # an agent's shell, the hook's `ask` was the approval and the hook records it.
+    inside_agent = agent_marker(os.environ, ancestor_chain()) if new else None
+    if inside_agent is not None:
+        # Run from an agent's shell, the hook answered `ask`, the client asked the person, and
+        # the hook records that approval (ledger/_governance/state.py). A terminal is no proof
+        # of a person (an agent can wrap any command in a pty), so the process tree decides.
         print(
-            f"not recorded here: without a terminal, the grant is the one the hook records "
-            f"after a person approved it ({intent.id}: {', '.join(new)})"
+            f"not recorded here: {inside_agent}; the grant is the one the hook records after "
+            f"a person approved it ({intent.id}: {', '.join(new)})"
         )
         return OK
     if new:
-        workspace.ledger.append(
+        workspace.record_person_command(
             "intent.scope_expanded",
             {
-                "approval": "tty",
+                "approval": "person",
                 "approved_via": "cli",
                 "globs": new,
                 "intent_id": intent.id,
@@ -230,7 +227,7 @@ def run_expand(
                 "session": session,
                 "tool_use_id": None,
             },
-            actor={"client": _ACTOR, "session": session},
+            session=session,
         )
     scope = [*intent.owned_scope, *granted, *new]
     if as_json:
@@ -327,7 +324,7 @@ def run_withdraw(
         raise InputError(
             f"{unknown[0]!r} is not an expansion of {intent.id}{own}; its expansions: {listed}"
         )
-    workspace.ledger.append(
+    workspace.record_person_command(
         "intent.scope_withdrawn",
         {
             "globs": list(dict.fromkeys(globs)),
@@ -336,7 +333,7 @@ def run_withdraw(
             "session": None,
             "via": "cli",
         },
-        actor={"client": _ACTOR, "session": None},
+        session=None,
     )
     left = [g for g in granted if g not in globs]
     if as_json:

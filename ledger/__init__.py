@@ -9,7 +9,7 @@ Typical use from hook code::
     from ledger import Ledger
 
     ledger = Ledger.open()                     # finds .orchestration/ like git
-    ledger.append("hook.pre", {"tool": "Write"}, actor={"client": "claude-code"})
+    ledger.append("app.deploy", {"env": "prod"}, actor={"client": "ci"})
     report = ledger.verify()                   # VerifyReport, truthy when intact
 """
 
@@ -25,6 +25,7 @@ from ledger._errors import (
     IntegrityError,
     KeyNotFoundError,
     LedgerError,
+    NotAPersonError,
     NotInitializedError,
     PolicyError,
     RepairRefusedError,
@@ -98,6 +99,7 @@ if TYPE_CHECKING:
         missing_intents_message,
         render_intent_context,
     )
+    from ledger._governance.person import agent_marker, ancestor_chain
     from ledger._hooks.service import GovernedWorkspace, handle_event, run_hook
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
@@ -179,6 +181,7 @@ __all__ = [
     "LedgerError",
     "LedgerSource",
     "MergedDecision",
+    "NotAPersonError",
     "NotInitializedError",
     "PolicyError",
     "Problem",
@@ -200,6 +203,8 @@ __all__ = [
     "WorkspaceNotFoundError",
     "__version__",
     "active_key_id",
+    "agent_marker",
+    "ancestor_chain",
     "blame_file",
     "build_report",
     "canonical_bytes",
@@ -251,6 +256,8 @@ _LAZY = {
     "missing_intents_message": "ledger._governance.intents",
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
+    "agent_marker": "ledger._governance.person",
+    "ancestor_chain": "ledger._governance.person",
     "ProjectionCache": "ledger._projections",
     "GOVERNANCE_STATE": "ledger._projections",
     "PROJECTIONS": "ledger._projections",

@@ -113,6 +113,11 @@ class InputError(LedgerError):
     """The caller's input cannot be recorded (malformed, oversized, wrong type)."""
 
 
+class NotAPersonError(InputError):
+    """A command only a person may run (an approval) was run from inside an agent's process
+    tree or environment (issue 15: ``isatty`` is not a person)."""
+
+
 class CanonicalizationError(InputError):
     """A value has no RFC 8785 canonical form under ledger's rules (floats, huge ints, ...)."""
 

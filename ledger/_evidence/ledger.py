@@ -36,11 +36,11 @@ from ledger._evidence.keys import (
 from ledger._evidence.read import genesis_ledger_id, read_records, record_at, tail_records
 from ledger._evidence.record import (
     ADDED_KIND,
+    APPEND_RESERVED_PREFIXES,
     FORMAT_VERSION,
     GENESIS_KIND,
     GENESIS_PREV,
     REPAIRED_KIND,
-    RESERVED_PREFIXES,
     REVOKED_KIND,
     ROTATED_KIND,
     Record,
@@ -125,8 +125,15 @@ def _check_kind(kind: str, *, internal: bool) -> None:
         raise InputError(
             f"invalid kind {kind!r}: use 1-64 chars of a-z 0-9 . _ - starting with a letter"
         )
-    if not internal and kind.startswith(RESERVED_PREFIXES):
-        raise InputError(f"kind {kind!r} is reserved for ledger itself")
+    if not internal and kind.startswith(APPEND_RESERVED_PREFIXES):
+        # Issue 15: a forged `intent.scope_expanded` appended through the embedded API once
+        # widened an agent's scope. Only ledger's own paths write these kinds
+        # (:func:`append_reserved`): the hook service and the person's commands.
+        reserved = ", ".join(f"{p}*" for p in APPEND_RESERVED_PREFIXES)
+        raise InputError(
+            f"kind {kind!r} is reserved for ledger itself ({reserved}); "
+            "choose an application kind such as app.deploy"
+        )
 
 
 class Ledger:
@@ -350,10 +357,20 @@ class Ledger:
         return self.append_many([Entry(kind, dict(body), actor)])[0]
 
     def append_many(self, entries: Iterable[Entry | tuple[Any, ...]]) -> list[Record]:
-        """Append several records under one lock with one write and one fsync."""
+        """Append several records under one lock with one write and one fsync.
+
+        Raises:
+            InputError: as :meth:`append`; a reserved kind (``intent.*``, ``hook.*``,
+                ``governance.*``, ``ledger.*``, ...) is refused.
+        """
+        return self._append_entries(entries, internal=False)
+
+    def _append_entries(
+        self, entries: Iterable[Entry | tuple[Any, ...]], *, internal: bool
+    ) -> list[Record]:
         items = [Entry(*e) for e in entries]
         for item in items:
-            _check_kind(item.kind, internal=False)
+            _check_kind(item.kind, internal=internal)
             if type(item.body) is not dict:
                 raise InputError("body must be a JSON object")
         actors = [normalize_actor(item.actor) for item in items]
@@ -878,3 +895,15 @@ class Ledger:
                 raise KeyNotFoundError(f"{kid} is not in {self.workspace.keys_dir}")
             public_raw = entry.public_raw
         return pin_trusted_keys(ledger_id, [TrustPin(kid, public_raw, from_seq)], self._environ)
+
+
+def append_reserved(ledger: Ledger, entries: Iterable[Entry | tuple[Any, ...]]) -> list[Record]:
+    """Append records of ledger's own kinds (``hook.*``, ``intent.*``, ``governance.*``, ...).
+
+    Not part of the public API (``__all__``): the hook service and the person's commands
+    (:mod:`ledger._governance.person` checks the person) write through it. In-process code can
+    reach any Python function; what keeps an agent's code from doing so is layer 2 (the
+    sandbox cannot write the ledger under ``--hardened``) and layer 3 (the tripwire sees a
+    ledger tail the hook did not append). README "Trust model".
+    """
+    return ledger._append_entries(entries, internal=True)

@@ -14,7 +14,7 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger._clients import (
     MAX_PAYLOAD_BYTES,
@@ -26,8 +26,8 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import LedgerError
-from ledger._evidence.ledger import Entry, Ledger
+from ledger._errors import LedgerError, NotAPersonError
+from ledger._evidence.ledger import Entry, Ledger, append_reserved
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
@@ -42,6 +42,10 @@ from ledger._hooks.mapping import BLOCKABLE_EVENTS, decision_of, invocation_of
 from ledger._hooks.records import hook_body
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import Workspace, find_root
+
+if TYPE_CHECKING:
+    from ledger._evidence.record import Record
+    from ledger._governance.person import PersonCommandKind
 
 __all__ = ["GovernedWorkspace", "handle_event", "locate_root", "run_hook"]
 
@@ -94,6 +98,37 @@ class GovernedWorkspace:
     def load_intents(self) -> tuple[IntentsFile | None, str | None]:
         """The intents file (or why it cannot be used)."""
         return self.config.intents()
+
+    def record_person_command(
+        self, kind: PersonCommandKind, body: dict[str, Any], *, session: str | None
+    ) -> Record:
+        """Record what a person's command did (``ledger intent ...``, the tripwire's accept and
+        revert), through the internal path: these are ledger's own kinds, which
+        :meth:`Ledger.append` refuses.
+
+        Raises:
+            NotAPersonError: ``kind`` is an approval (:data:`APPROVAL_KINDS`) and this process
+                runs inside an agent (its environment or an ancestor process says so).
+        """
+        # Imported here: the hook path never needs it (and it brings subprocess for ps).
+        from ledger._governance.person import (  # noqa: PLC0415
+            APPROVAL_KINDS,
+            PERSON_ACTOR,
+            agent_marker,
+            ancestor_chain,
+        )
+
+        if kind in APPROVAL_KINDS:
+            environ = os.environ if self.environ is None else self.environ
+            why = agent_marker(environ, ancestor_chain())
+            if why is not None:
+                raise NotAPersonError(
+                    f"only a person can record {kind} and {why}; run the command in your own "
+                    "terminal, outside the agent (an agent asks for scope through its hook: "
+                    "the client asks you)"
+                )
+        actor = {"client": PERSON_ACTOR, "session": session}
+        return append_reserved(self.ledger, [Entry(kind, body, actor)])[0]
 
     def build(self) -> tuple[HookEngine, Governance]:
         """The engine with built-in policies and configured external hooks."""
@@ -160,7 +195,7 @@ class GovernedWorkspace:
             entries.insert(0, Entry(CONFIG_CHANGED_KIND, change, {"client": "ledger"}))
         if not entries:
             return None
-        records = self.ledger.append_many(entries)
+        records = append_reserved(self.ledger, entries)
         return records[0].seq, records[-1].seq
 
 
@@ -236,16 +271,21 @@ def _record_failure(
     try:
         ledger = Ledger.open(locate_root(event, root, environ), environ=environ)
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
-        ledger.append(
-            "hook.error",
-            {
-                "client": client,
-                "message": message[:2000],
-                "payload_bytes": MAX_PAYLOAD_BYTES if truncated else len(raw),
-                "payload_sha256": None if truncated else hashlib.sha256(raw).hexdigest(),
-                "payload_truncated": truncated,
-            },
-            actor={"client": client},
+        append_reserved(
+            ledger,
+            [
+                Entry(
+                    "hook.error",
+                    {
+                        "client": client,
+                        "message": message[:2000],
+                        "payload_bytes": MAX_PAYLOAD_BYTES if truncated else len(raw),
+                        "payload_sha256": None if truncated else hashlib.sha256(raw).hexdigest(),
+                        "payload_truncated": truncated,
+                    },
+                    {"client": client},
+                )
+            ],
         )
     except Exception:  # noqa: BLE001, S110 -- recording the failure must not mask the answer
         pass

@@ -14,6 +14,7 @@ from ledger import Ledger
 from ledger._clients import parse_payload
 from ledger._hooks.service import handle_event
 from tests.blame._world import World
+from tests.reserved import as_ledger_itself
 
 
 def _fire(world: World, client: str, payload: dict[str, Any]) -> None:
@@ -23,7 +24,7 @@ def _fire(world: World, client: str, payload: dict[str, Any]) -> None:
 
 
 def _select(world: World, session: str) -> None:
-    Ledger.open(world.root, environ=world.ws.env).append(
+    as_ledger_itself(Ledger.open(world.root, environ=world.ws.env)).append(
         "intent.selected", {"intent_id": "INT-001", "session": session, "via": "cli"}
     )
 

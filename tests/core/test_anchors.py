@@ -16,6 +16,7 @@ from ledger import KeyNotFoundError, Ledger, SigningKey
 from ledger._evidence.anchors import CheckpointStore, state_home, workspace_ledger_id
 from ledger._evidence.keys import KeyEntry, Keyring
 from ledger._evidence.ledger import CHECKPOINT_EVERY
+from tests.reserved import as_ledger_itself
 
 KEY = SigningKey.from_seed(bytes([1]) * 32)
 AGENT = SigningKey.from_seed(bytes([0xAA]) * 32)
@@ -154,7 +155,7 @@ def resign_everything(ledger: Ledger, key: SigningKey, ledger_id: str) -> None:
         ledger_id=ledger_id,
         environ={"LEDGER_HOME": str(ledger.workspace.root / "agent-home")},
     )
-    forged.append_many([(r.kind, r.body) for r in records[1:]])
+    as_ledger_itself(forged).append_many([(r.kind, r.body) for r in records[1:]])
 
 
 def test_agent_key_pinned_in_the_workspace_does_not_verify(tmp_path: Path) -> None:
@@ -180,9 +181,9 @@ def test_key_added_by_a_trusted_record_verifies(tmp_path: Path) -> None:
 def test_key_file_dropped_into_keys_dir_does_not_verify(tmp_path: Path) -> None:
     ledger = new_ledger(tmp_path)
     Keyring({}).save_entry(ledger.workspace.keys_dir, KeyEntry(AGENT.kid, AGENT.public_raw))
-    Ledger.open(ledger.workspace.root, signing_key=AGENT, environ=env_of(tmp_path)).append(
-        "intent.scope_expanded", {"globs": ["**"], "intent_id": "INT-001"}
-    )
+    as_ledger_itself(
+        Ledger.open(ledger.workspace.root, signing_key=AGENT, environ=env_of(tmp_path))
+    ).append("intent.scope_expanded", {"globs": ["**"], "intent_id": "INT-001"})
     assert codes(ledger) == {"untrusted-key"}
 
 

@@ -14,6 +14,7 @@ from ledger._evidence import record as record_module
 from ledger._evidence.models import parse_record
 from ledger._evidence.read import line_ending_at, read_records, record_at
 from ledger._governance.state import fold
+from tests.reserved import as_ledger_itself
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 V1_POST_BODY: dict[str, object] = {  # a whole hook.post body as the previous release wrote it
@@ -102,7 +103,9 @@ def test_v1_hook_post_is_upcast_to_typed_attribution(
 ) -> None:
     ledger = _ledger(tmp_path)
     monkeypatch.setattr(record_module, "FORMAT_VERSION", 1)  # write as the previous release did
-    ledger.append("hook.post", V1_POST_BODY, actor={"session": "s1", "client": "claude-code"})
+    as_ledger_itself(ledger).append(
+        "hook.post", V1_POST_BODY, actor={"session": "s1", "client": "claude-code"}
+    )
     monkeypatch.undo()
     ledger.append("app.event", {"after": "upgrade"})
     raw = [line for line in ledger.file.path.read_bytes().splitlines() if b'"hook.post"' in line]

@@ -14,6 +14,7 @@ from ledger import Entry, Ledger, SigningKey
 from ledger._evidence.read import read_records
 from ledger._governance.state import fold
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
+from tests.reserved import as_ledger_itself
 
 HOME = "home"
 
@@ -105,7 +106,7 @@ def test_incremental_projection_equals_full_rebuild(
     ledger = _ledger(tmp_path)
     cache = _cache(ledger, tmp_path)
     for batch in batches:  # the cache advances after every batch, as hook calls do
-        ledger.append_many(batch)
+        as_ledger_itself(ledger).append_many(batch)
         incremental = cache.state(GOVERNANCE_STATE)
         full = fold(stored.data for stored in read_records(ledger.file.path))
         assert incremental.to_json() == full.to_json()
@@ -114,7 +115,9 @@ def test_incremental_projection_equals_full_rebuild(
 
 def _grant_state(tmp_path: Path) -> tuple[Ledger, ProjectionCache, dict[str, Any]]:
     ledger = _ledger(tmp_path)
-    ledger.append("intent.selected", {"intent_id": "INT-001", "session": "s1", "via": "cli"})
+    as_ledger_itself(ledger).append(
+        "intent.selected", {"intent_id": "INT-001", "session": "s1", "via": "cli"}
+    )
     cache = _cache(ledger, tmp_path)
     honest = cache.state(GOVERNANCE_STATE).to_json()
     return ledger, cache, honest
@@ -155,9 +158,13 @@ def test_cache_forged_without_the_users_secret_is_rebuilt(tmp_path: Path) -> Non
 
 def test_cache_of_a_rolled_back_ledger_is_rebuilt(tmp_path: Path) -> None:
     ledger = _ledger(tmp_path)
-    ledger.append("intent.selected", {"intent_id": "INT-001", "session": "s1", "via": "cli"})
+    as_ledger_itself(ledger).append(
+        "intent.selected", {"intent_id": "INT-001", "session": "s1", "via": "cli"}
+    )
     before = ledger.file.path.read_bytes()
-    ledger.append("intent.selected", {"intent_id": "INT-002", "session": "s1", "via": "cli"})
+    as_ledger_itself(ledger).append(
+        "intent.selected", {"intent_id": "INT-002", "session": "s1", "via": "cli"}
+    )
     cache = _cache(ledger, tmp_path)
     assert cache.state(GOVERNANCE_STATE).intent_of("s1") == "INT-002"
     ledger.file.path.write_bytes(before)  # roll the ledger back one record
@@ -169,7 +176,9 @@ def test_cache_of_a_rolled_back_ledger_is_rebuilt(tmp_path: Path) -> None:
 def test_cache_of_another_ledger_is_foreign(tmp_path: Path) -> None:
     ours = _ledger(tmp_path, "ours", seed=1)
     theirs = _ledger(tmp_path, "theirs", seed=2)
-    theirs.append("intent.selected", {"intent_id": "INT-009", "session": "s1", "via": "cli"})
+    as_ledger_itself(theirs).append(
+        "intent.selected", {"intent_id": "INT-009", "session": "s1", "via": "cli"}
+    )
     _cache(theirs, tmp_path).state(GOVERNANCE_STATE)
     target = _cache_file(ours)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -189,7 +198,7 @@ def test_garbage_cache_file_is_rebuilt(tmp_path: Path) -> None:
 
 def test_warm_cache_folds_only_new_records(tmp_path: Path) -> None:
     ledger, _, _ = _grant_state(tmp_path)
-    ledger.append("intent.cleared", {"session": "s1", "via": "cli"})
+    as_ledger_itself(ledger).append("intent.cleared", {"session": "s1", "via": "cli"})
     warm = _cache(ledger, tmp_path)
     assert warm.state(GOVERNANCE_STATE).intent_of("s1") is None
     assert warm.rebuilds == 0
