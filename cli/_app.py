@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from cli import _append, _blame, _intent, _intents, _keys, _log, _query
+from cli import _append, _blame, _intent, _intents, _keys, _log, _query, _tamper
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, reader_gone
 from cli._options import JsonOption, RootOption, run_action
 from ledger import Ledger, StorageError, VerifyReport
@@ -35,6 +36,7 @@ key_app = typer.Typer(
 app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
+_tamper.register(app)
 
 
 _run = run_action
@@ -475,6 +477,21 @@ ScopeOption = Annotated[
 ]
 
 
+@contextmanager
+def _sealing_what_changes(base: Path) -> Iterator[None]:
+    """The tripwire seals what a person's install changed (nothing else); outside a workspace
+    with a ledger there is no seal to keep."""
+    from ledger import GovernedWorkspace, LedgerError  # noqa: PLC0415
+
+    try:
+        workspace = GovernedWorkspace(base)
+    except LedgerError:
+        yield
+        return
+    with workspace.changing_protected_files():
+        yield
+
+
 def _install_action(
     do: Callable[..., tuple[Path, list[Any]]],
     client: str,
@@ -487,7 +504,8 @@ def _install_action(
 
     def action() -> int:
         base = find_root(root) if (root or not user) else Path.cwd()
-        path, changes = do(client, root=base, user=user, **options)
+        with _sealing_what_changes(base):
+            path, changes = do(client, root=base, user=user, **options)
         _print_changes(path, changes, as_json)
         return OK
 

@@ -42,6 +42,10 @@ KNOWN_KINDS: Final = (
     "intent.scope_withdrawn",
     "key.added",
     "governance.config_changed",
+    "governance.tamper",
+    "governance.tamper_accepted",
+    "governance.tamper_reverted",
+    "governance.tripwire_armed",
 )
 DECISIONS: Final = ("deny", "ask", "allow")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -121,6 +125,32 @@ def _intent_of(body: Mapping[str, Any]) -> str:
     return ""
 
 
+def _key_columns(kind: str, body: Mapping[str, Any]) -> tuple[str, str]:
+    """Target and reason of the ledger's own key and repair records."""
+    if kind == "key.rotated":
+        return f"{body.get('old_key')} -> {body.get('new_key')}", ""
+    if kind == "key.revoked":
+        return f"{body.get('kid', body.get('key', ''))} from seq {body.get('from_seq')}", ""
+    if kind == "ledger.genesis":
+        return f"key {body.get('key')}", ""
+    return str(body.get("quarantine_file") or ""), (
+        f"{body.get('removed_bytes')} torn byte(s) quarantined"
+    )
+
+
+def _tripwire_columns(kind: str, body: Mapping[str, Any]) -> tuple[str, str, str]:
+    """Target, decision and reason of the tripwire's records (ledger/_hooks/tripwire.py)."""
+    if kind == "governance.tamper":
+        problems = body.get("problems")
+        first = _text(problems[0]) if isinstance(problems, list) and problems else ""
+        return first, "deny", "every call denied until `ledger tamper accept|revert`"
+    if kind == "governance.tripwire_armed":
+        return f"{body.get('files')} protected file(s) sealed", "", ""
+    files = body.get("files")
+    count = len(files) if isinstance(files, list) else 0
+    return f"{count} protected file(s)", "", f"resolves seq {body.get('tamper_seq')}"
+
+
 def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None) -> Summary:
     """The log columns of one record (``data`` is the parsed record).
 
@@ -181,15 +211,10 @@ def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None)
             target += " " + " ".join(str(glob) for glob in globs)
         via = body.get("via") or body.get("approved_via")
         reason = reason or (f"via {via}" if via else "")
-    elif kind == "key.rotated":
-        target = f"{body.get('old_key')} -> {body.get('new_key')}"
-    elif kind == "key.revoked":
-        target = f"{body.get('kid', body.get('key', ''))} from seq {body.get('from_seq')}"
-    elif kind == "ledger.genesis":
-        target = f"key {body.get('key')}"
-    elif kind == "ledger.repaired":
-        target = str(body.get("quarantine_file") or "")
-        reason = f"{body.get('removed_bytes')} torn byte(s) quarantined"
+    elif kind in ("key.rotated", "key.revoked", "ledger.genesis", "ledger.repaired"):
+        target, reason = _key_columns(kind, body)
+    elif kind.startswith("governance.tamper") or kind == "governance.tripwire_armed":
+        target, decision, reason = _tripwire_columns(kind, body)
     else:
         reason = reason or json.dumps(body, sort_keys=True, ensure_ascii=False)
     return Summary(

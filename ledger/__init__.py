@@ -100,7 +100,7 @@ if TYPE_CHECKING:
         render_intent_context,
     )
     from ledger._governance.person import agent_marker, ancestor_chain
-    from ledger._hooks.service import GovernedWorkspace, handle_event, run_hook
+    from ledger._hooks.service import GovernedWorkspace, TamperResolution, handle_event, run_hook
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
     from ledger._projections.intent_state import (
@@ -195,6 +195,7 @@ __all__ = [
     "SigningKey",
     "StorageError",
     "StoredRecord",
+    "TamperResolution",
     "TornTailError",
     "UnverifiableError",
     "Verification",
@@ -256,6 +257,7 @@ _LAZY = {
     "missing_intents_message": "ledger._governance.intents",
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
+    "TamperResolution": "ledger._hooks.service",
     "agent_marker": "ledger._governance.person",
     "ancestor_chain": "ledger._governance.person",
     "ProjectionCache": "ledger._projections",

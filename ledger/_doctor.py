@@ -326,4 +326,42 @@ def run_checks(
         )
     ]
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
+    checks.append(_tripwire(base, environ))
     return checks
+
+
+def _tripwire(base: Path, environ: Mapping[str, str] | None) -> Check:
+    """The tripwire (ledger/_hooks/tripwire.py): a pending tampering, or what differs from the
+    seal now (the next hook call would deny every tool call for it)."""
+    from ledger._hooks.service import GovernedWorkspace  # noqa: PLC0415
+
+    way_out = (
+        "look at those files (`ledger tamper`), then run `ledger tamper accept` or "
+        "`ledger tamper revert` in your own terminal"
+    )
+    try:
+        workspace = GovernedWorkspace(base, environ=environ)
+        pending = workspace.state.tamper
+        verdict = workspace.check_tripwire(during_call=False)
+    except LedgerError as exc:
+        return Check("tripwire", "warn", f"not checked: {exc}", "see the lines above")
+    if pending is not None:
+        problems = "; ".join(str(p) for p in pending.get("problems", [])[:3])
+        return Check(
+            "tripwire",
+            "fail",
+            f"tampering recorded at seq {pending.get('seq')}, every tool call is denied: "
+            f"{problems}",
+            way_out,
+        )
+    if verdict.problems:
+        return Check(
+            "tripwire",
+            "fail",
+            f"changed outside the hooks (the next tool call will be denied): "
+            f"{'; '.join(verdict.problems[:3])}",
+            way_out,
+        )
+    if not workspace.state.tripwire_armed:
+        return Check("tripwire", "ok", "not armed yet: the first hook call seals the protected set")
+    return Check("tripwire", "ok", f"{len(verdict.files)} protected files as sealed")

@@ -17,6 +17,7 @@ __all__ = [
     "ROOT_ENV",
     "SHARED_PATHS",
     "Workspace",
+    "checkpoint_dir",
     "find_root",
     "ledger_home",
     "scaffold",
@@ -192,3 +193,9 @@ def state_home(environ: Mapping[str, str] | None = None) -> Path:
         return Path(env[HOME_ENV]) / "state"
     base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "ledger"
+
+
+def checkpoint_dir(ledger_id: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the stored checkpoints of ``ledger_id`` live (under :func:`state_home`)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
+    return state_home(environ) / "checkpoints" / safe

@@ -1,8 +1,10 @@
 """Writing ledger's own kinds in tests, as the hook service and the person's commands do.
 
 ``Ledger.append`` refuses ``intent.*``, ``hook.*``, ``governance.*``, ... (issue 15 part 2).
-Tests that build a ledger as ledger itself would have written it (or as an attacker who reached
-ledger's internals with a key) go through the internal path, :func:`append_reserved`.
+Tests that build a ledger as ledger itself would have written it go through the internal path,
+:func:`append_reserved`, and advance the tripwire's seal as the hook service does: they test
+what the records *mean* (the fold), not the tripwire. An attacker who reaches the internals
+without the seal is what tests/hooks/test_tripwire.py attacks.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 from ledger import Ledger
 from ledger._evidence.ledger import Entry, append_reserved
 from ledger._evidence.record import Record
+from ledger._hooks.service import advance_seal
+from ledger._hooks.tripwire import TripwireStore
 
 
 class AsLedgerItself:
@@ -20,14 +24,17 @@ class AsLedgerItself:
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
+        self.store = TripwireStore(ledger.ledger_id, ledger._environ)
 
     def append(
         self, kind: str, body: Mapping[str, Any], *, actor: Mapping[str, Any] | None = None
     ) -> Record:
-        return append_reserved(self.ledger, [Entry(kind, dict(body), actor)])[0]
+        return self.append_many([Entry(kind, dict(body), actor)])[0]
 
     def append_many(self, entries: Iterable[Entry | tuple[Any, ...]]) -> list[Record]:
-        return append_reserved(self.ledger, entries)
+        return append_reserved(
+            self.ledger, entries, after=lambda new: advance_seal(self.ledger, self.store, new)
+        )
 
 
 def as_ledger_itself(ledger: Ledger) -> AsLedgerItself:

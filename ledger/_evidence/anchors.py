@@ -34,7 +34,7 @@ from typing import Any, Final, NamedTuple
 
 from ledger._errors import StorageError
 from ledger._evidence.keys import trust_pins_dir
-from ledger._workspace import state_home
+from ledger._workspace import checkpoint_dir, state_home
 
 __all__ = [
     "CheckpointStore",
@@ -88,8 +88,7 @@ class CheckpointStore:
         cls, ledger_id: str, environ: Mapping[str, str] | None = None
     ) -> CheckpointStore:
         """The store of ``ledger_id`` under the user's state directory."""
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
-        return cls(state_home(environ) / "checkpoints" / safe)
+        return cls(checkpoint_dir(ledger_id, environ))
 
     def list(self) -> list[StoredCheckpoint]:
         """Stored checkpoints, oldest (smallest) first."""

@@ -366,7 +366,11 @@ class Ledger:
         return self._append_entries(entries, internal=False)
 
     def _append_entries(
-        self, entries: Iterable[Entry | tuple[Any, ...]], *, internal: bool
+        self,
+        entries: Iterable[Entry | tuple[Any, ...]],
+        *,
+        internal: bool,
+        after: Callable[[list[Record]], None] | None = None,
     ) -> list[Record]:
         items = [Entry(*e) for e in entries]
         for item in items:
@@ -375,9 +379,12 @@ class Ledger:
                 raise InputError("body must be a JSON object")
         actors = [normalize_actor(item.actor) for item in items]
         with self.file.transaction() as tx:
-            return self._append_locked(
+            records = self._append_locked(
                 tx, [(i.kind, i.body, a) for i, a in zip(items, actors, strict=True)]
             )
+            if after is not None:
+                after(records)  # still under the lock: the tripwire seals the new head
+            return records
 
     def _append_locked(
         self,
@@ -897,7 +904,12 @@ class Ledger:
         return pin_trusted_keys(ledger_id, [TrustPin(kid, public_raw, from_seq)], self._environ)
 
 
-def append_reserved(ledger: Ledger, entries: Iterable[Entry | tuple[Any, ...]]) -> list[Record]:
+def append_reserved(
+    ledger: Ledger,
+    entries: Iterable[Entry | tuple[Any, ...]],
+    *,
+    after: Callable[[list[Record]], None] | None = None,
+) -> list[Record]:
     """Append records of ledger's own kinds (``hook.*``, ``intent.*``, ``governance.*``, ...).
 
     Not part of the public API (``__all__``): the hook service and the person's commands
@@ -905,5 +917,8 @@ def append_reserved(ledger: Ledger, entries: Iterable[Entry | tuple[Any, ...]]) 
     reach any Python function; what keeps an agent's code from doing so is layer 2 (the
     sandbox cannot write the ledger under ``--hardened``) and layer 3 (the tripwire sees a
     ledger tail the hook did not append). README "Trust model".
+
+    Args:
+        after: called with the new records while the append lock is still held.
     """
-    return ledger._append_entries(entries, internal=True)
+    return ledger._append_entries(entries, internal=True, after=after)

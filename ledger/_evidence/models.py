@@ -170,7 +170,7 @@ class HookErrorObject(_Strict):
     code: StrictStr = Field(
         description="INTENT_REQUIRED, SCOPE_VIOLATION, STALE_FILE, "
         "DESTRUCTIVE_COMMAND, HITL_REJECT, HOOK_ERROR, "
-        "ORCHESTRATION_PROTECTED, SCOPE_EXPANSION_REQUESTED, HOOK_BLOCKED"
+        "ORCHESTRATION_PROTECTED, SCOPE_EXPANSION_REQUESTED, HOOK_BLOCKED, TAMPER"
     )
     message: StrictStr = Field(description="One line.")
     meta: dict[str, JsonValue] = Field(
@@ -391,8 +391,10 @@ class ScopeExpandedBody(_Strict):
     the command ran).
     """
 
-    approval: Literal["tty"] | None = Field(
-        default=None, description="'tty': written by `ledger intent expand` at a terminal."
+    approval: Literal["person", "tty"] | None = Field(
+        default=None,
+        description="'person': `ledger intent expand` run by a person outside any agent "
+        "(ledger/_governance/person.py); 'tty': the same, recorded before format 0.9.",
     )
     approved_via: StrictStr = Field(
         description="'cli' (a person ran ledger intent expand) or '<client> ask'."
@@ -414,6 +416,44 @@ class ScopeWithdrawnBody(_Strict):
     via: StrictStr = Field(description="'cli': a person ran ledger intent withdraw.")
 
 
+class TamperChange(_Strict):
+    """One protected file the tripwire found changed (ledger/_hooks/tripwire.py)."""
+
+    path: StrictStr
+    rule: Literal[
+        "config", "strict", "client-config", "git-config", "runtime", "append-only", "checkpoint"
+    ]
+    what: Literal["changed", "added", "removed"]
+
+
+class TamperBody(_Strict):
+    """``governance.tamper``: on this hook call the tripwire found ledger's protected files or
+    records changed outside the hooks and a person's ledger commands. Every tool call is denied
+    until ``governance.tamper_accepted`` or ``governance.tamper_reverted``."""
+
+    changes: list[TamperChange]
+    event: StrictStr = Field(description="The hook event that found it.")
+    problems: list[StrictStr] = Field(description="One line each, at most 50.")
+    session: StrictStr | None
+    tool: StrictStr | None
+    tool_use_id: StrictStr | None
+
+
+class TamperResolvedBody(_Strict):
+    """``governance.tamper_accepted`` / ``governance.tamper_reverted``: a person (outside any
+    agent) looked at a tampering and kept the disk as it is, or put the sealed files back."""
+
+    files: list[StrictStr] = Field(description="The protected files accepted or restored.")
+    left: list[StrictStr] = Field(description="Files revert could not restore (no copy kept).")
+    tamper_seq: SafeInt | None = Field(description="The governance.tamper record resolved.")
+
+
+class TripwireArmedBody(_Strict):
+    """``governance.tripwire_armed``: the first seal of the protected set for this ledger."""
+
+    files: SafeInt = Field(description="How many protected files were sealed.")
+
+
 KIND_BODIES: dict[str, type[BaseModel]] = {
     GENESIS_KIND: GenesisBody,
     REPAIRED_KIND: LedgerRepairedBody,
@@ -421,6 +461,10 @@ KIND_BODIES: dict[str, type[BaseModel]] = {
     REVOKED_KIND: KeyRevokedBody,
     ADDED_KIND: KeyAddedBody,
     "governance.config_changed": ConfigChangedBody,
+    "governance.tamper": TamperBody,
+    "governance.tamper_accepted": TamperResolvedBody,
+    "governance.tamper_reverted": TamperResolvedBody,
+    "governance.tripwire_armed": TripwireArmedBody,
     "hook.pre": HookPreBody,
     "hook.post": HookPostBody,
     "hook.event": HookEventBody,

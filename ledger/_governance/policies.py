@@ -301,8 +301,15 @@ def _simulate(old: str | None, tool_input: dict[str, Any]) -> str | None:
         before, after = step.get("old_string"), step.get("new_string")
         if not isinstance(before, str) or not isinstance(after, str) or before not in text:
             return None
-        text = text.replace(before, after, -1 if step.get("replace_all") else 1)
+        count = step.get("expected_replacements")  # Gemini CLI's replace
+        times = count if isinstance(count, int) and count > 1 else 1
+        text = text.replace(before, after, -1 if step.get("replace_all") else times)
     return text
+
+
+def _lines_of(text: str) -> list[str]:
+    """Lines without their endings (a client may write CRLF where the edit said LF)."""
+    return text.replace("\r\n", "\n").rstrip("\n").split("\n")
 
 
 def _added_ranges(edit: dict[str, Any], content: str | None) -> list[list[int]]:
@@ -428,11 +435,15 @@ class Governance:
         # which lines it wrote. Set by ``observe``; the hook service puts them in the body.
         self.observed: dict[str, str] = {}
         self.attribution: dict[str, Any] | None = None
+        #: What this call found changed under it (a write that landed elsewhere than the path
+        #: PreToolUse allowed): the hook service records it as ``governance.tamper``.
+        self.tampered: list[str] = []
 
     # --- registration ------------------------------------------------------------------------
 
     def register(self, engine: HookEngine) -> None:
         """Register the enabled policies on ``engine``, in their documented order."""
+        engine.register_pre_hook("tripwire", self.tripwire)
         engine.register_pre_hook("orchestration-guard", self.orchestration_guard)
         engine.register_pre_hook("intent-command", self.intent_command)
         if self.config.intent_required:
@@ -586,6 +597,23 @@ class Governance:
         if self._areas is None:
             self._areas = ProtectedAreas.for_workspace(self.root, self.environ)
         return self._areas
+
+    def tripwire(self, inv: Invocation) -> HookOutcome | None:
+        """Deny every tool call while a tampering the tripwire found is unresolved
+        (issue 15 part 4; ledger/_hooks/tripwire.py): what governs the agent changed around the
+        hooks, so nothing it decides can be trusted until a person looks."""
+        pending = self.state.tamper
+        if pending is None:
+            return None
+        problems = "; ".join(str(p) for p in pending.get("problems", [])[:3]) or "see the ledger"
+        return _deny(
+            "TAMPER",
+            f"ledger's protected files or records changed outside the hooks (seq "
+            f"{pending.get('seq')}: {problems}); a person must run `ledger tamper accept` or "
+            "`ledger tamper revert` in their own terminal (`ledger doctor` shows what changed)",
+            inv,
+            risk="DESTRUCTIVE",
+        )
 
     def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:
         """Deny any agent write to a protected path, and any read of the private keys."""
@@ -1074,6 +1102,7 @@ class Governance:
         tool = inv.tool_name
         analysis = self.analyze(inv)
         hashes: dict[str, str | None] = {}
+        targets: dict[str, str] = {}
         snapshot = None
         if tool in SHELL_TOOLS:
             if analysis.command is None:
@@ -1085,13 +1114,15 @@ class Governance:
             relative, absolute = self._resolve(path, inv)
             if relative is None or absolute is None:
                 continue
+            if tool not in SHELL_TOOLS:
+                targets[path] = absolute
             if not os.path.lexists(absolute):
                 hashes[relative] = None
                 continue
             data = self._content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
                 hashes[relative] = keep_blob(self.cache_dir, data)
-        save_before(self.cache_dir, inv.id, Before(hashes, snapshot))
+        save_before(self.cache_dir, inv.id, Before(hashes, snapshot, targets))
         return None
 
     # --- post policies -----------------------------------------------------------------------
@@ -1173,6 +1204,14 @@ class Governance:
         files: list[dict[str, Any]] = []
         for path in analysis.paths:
             relative, absolute = self._resolve(path, inv)
+            allowed = before.targets.get(path)
+            if allowed is not None and absolute != allowed:
+                # A symlink on the way changed between PreToolUse and the write (TOCTOU): the
+                # write went somewhere no policy looked at.
+                self.tampered.append(
+                    f"{path} was allowed at {allowed} but the write reached {absolute or '?'} "
+                    "(a symlink changed during the call)"
+                )
             if relative is None or absolute is None or path in moved_from:
                 continue
             content, digest = self._read_and_keep(absolute)
@@ -1192,14 +1231,26 @@ class Governance:
                 if old is not None:
                     known = True
                     old_digest = hashlib.sha256(old.encode("utf-8")).hexdigest()
+            credited, credited_digest = content, digest
+            reported = _simulate(old, inv.tool_input) if known and not moves else None
+            if (
+                reported is not None
+                and content is not None
+                and _lines_of(reported) != _lines_of(content)
+            ):
+                # The disk is not what the client says the tool wrote (a line slipped in
+                # between the write and this hook, a formatter on save): the call is credited
+                # with what it wrote, and the rest is nobody's here (issue 15 part 4).
+                credited = reported
+                credited_digest = hashlib.sha256(reported.encode("utf-8")).hexdigest()
             files.append(
                 file_change(
                     relative,
                     old=old,
                     old_known=known,
                     old_sha256=old_digest,
-                    new=content,
-                    new_sha256=digest,
+                    new=credited,
+                    new_sha256=credited_digest,
                     previous_path=previous_rel,
                     mutation_class=mutation,
                     written=_certain_ranges(edit, content),

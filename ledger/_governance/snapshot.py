@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -118,6 +119,9 @@ class Before(NamedTuple):
     """Relative path -> SHA-256 before the call (``None``: did not exist; absent key: unknown,
     e.g. too large to keep)."""
     snapshot: StatSnapshot | None
+    targets: Mapping[str, str] = {}
+    """The path a file tool was given -> the real path PreToolUse allowed (the TOCTOU check
+    of issue 15: PostToolUse must find the write at the same real path)."""
 
 
 def _path(cache_dir: Path, invocation_id: str) -> Path:
@@ -126,7 +130,7 @@ def _path(cache_dir: Path, invocation_id: str) -> Path:
 
 def save_before(cache_dir: Path, invocation_id: str, before: Before) -> None:
     """Write the snapshot for the post hook (best effort)."""
-    data: dict[str, Any] = {"hashes": before.hashes}
+    data: dict[str, Any] = {"hashes": before.hashes, "targets": dict(before.targets)}
     if before.snapshot is not None:
         data["files"] = before.snapshot.files
         data["complete"] = before.snapshot.complete
@@ -167,6 +171,9 @@ def load_before(cache_dir: Path, invocation_id: str) -> Before | None:
             {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["files"].items()},
             bool(data.get("complete")),
         )
+    targets = data.get("targets")
     return Before(
-        {str(k): (str(v) if v is not None else None) for k, v in data["hashes"].items()}, snapshot
+        {str(k): (str(v) if v is not None else None) for k, v in data["hashes"].items()},
+        snapshot,
+        {str(k): str(v) for k, v in targets.items()} if isinstance(targets, dict) else {},
     )

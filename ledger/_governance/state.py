@@ -25,6 +25,10 @@ class WorkspaceState:
         recent: intent id → the last few changed paths (``"path (seq N)"``), newest last.
         decisions: tool_use_id → pre decision (to recognise a rejected ``ask``).
         mutations: tool_use_id → the pre hook's mutation class (for the post's attribution).
+        tamper: the unresolved ``governance.tamper`` (``{"seq", "problems"}``), or None: while
+            one is pending every tool call is denied, until a person accepts or reverts it.
+        tripwire_armed: whether a tripwire seal was ever armed for this ledger (a missing seal
+            is then tampering, not a first run).
         seq, hash: the last folded record.
     """
 
@@ -37,6 +41,8 @@ class WorkspaceState:
         self.mutations: dict[str, str] = data.get("mutations", {})
         # The governance configuration the last decision used (config_evidence.py).
         self.config: dict[str, Any] | None = data.get("config")
+        self.tamper: dict[str, Any] | None = data.get("tamper")
+        self.tripwire_armed: bool = bool(data.get("tripwire_armed"))
         self.seq: int = data.get("seq", -1)
         self.hash: str | None = data.get("hash")
 
@@ -51,6 +57,8 @@ class WorkspaceState:
             "recent": self.recent,
             "seq": self.seq,
             "sessions": self.sessions,
+            "tamper": self.tamper,
+            "tripwire_armed": self.tripwire_armed,
         }
 
     def session(self, session_id: str | None) -> dict[str, Any]:
@@ -95,6 +103,13 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
         globs.extend(g for g in body.get("globs", []) if g not in globs)
     elif kind == "governance.config_changed":
         state.config = body.get("after")
+    elif kind == "governance.tamper":
+        if state.tamper is None:
+            state.tamper = {"seq": record.get("seq"), "problems": list(body.get("problems", []))}
+    elif kind in ("governance.tamper_accepted", "governance.tamper_reverted"):
+        state.tamper = None
+    elif kind == "governance.tripwire_armed":
+        state.tripwire_armed = True
     elif kind == "intent.scope_withdrawn":
         withdrawn = set(body.get("globs", []))
         kept = [g for g in state.grants.get(str(body.get("intent_id")), []) if g not in withdrawn]

@@ -182,6 +182,9 @@ class HookErrorCodes(NamedTuple):
     """The agent asked for a wider scope; a human must approve it."""
     HOOK_BLOCKED: str = "HOOK_BLOCKED"
     """A configured hook (``hooks.yaml``) blocked the call (exit 2)."""
+    TAMPER: str = "TAMPER"
+    """The tripwire found ledger's protected files or records changed outside the hooks; every
+    call is denied until a person runs ``ledger tamper accept`` or ``revert``."""
 
 
 HOOK_ERROR_CODES: Final = HookErrorCodes()

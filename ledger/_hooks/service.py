@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ledger._clients import (
     MAX_PAYLOAD_BYTES,
@@ -26,8 +27,11 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import LedgerError, NotAPersonError
+from ledger._errors import InputError, LedgerError, NotAPersonError
 from ledger._evidence.ledger import Entry, Ledger, append_reserved
+from ledger._evidence.read import tail_records
+from ledger._evidence.record import Record
+from ledger._fsutil import cache_secret_path
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
@@ -40,14 +44,31 @@ from ledger._governance.intents import IntentsFile
 from ledger._governance.policies import Governance
 from ledger._hooks.mapping import BLOCKABLE_EVENTS, decision_of, invocation_of
 from ledger._hooks.records import hook_body
+from ledger._hooks.tripwire import (
+    ARMED_KIND,
+    SEALED_KINDS,
+    TAMPER_KIND,
+    TRIPWIRE_SCAN_LIMIT,
+    Fingerprint,
+    Seal,
+    TripwireStore,
+    Verdict,
+    compare,
+    encode_changes,
+    fingerprint,
+    inspect,
+    ledger_problems,
+    next_seal,
+    protected_set,
+    restore,
+)
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import Workspace, find_root
 
 if TYPE_CHECKING:
-    from ledger._evidence.record import Record
     from ledger._governance.person import PersonCommandKind
 
-__all__ = ["GovernedWorkspace", "handle_event", "locate_root", "run_hook"]
+__all__ = ["GovernedWorkspace", "TamperResolution", "handle_event", "locate_root", "run_hook"]
 
 
 def locate_root(
@@ -93,6 +114,9 @@ class GovernedWorkspace:
         self.config_digests = config_digests(self.orchestration)  # what this decision uses
         self._governance: Governance | None = None
         self._pending: list[Entry] = []
+        self._verdict: Verdict | None = None
+        self._tamper_recorded = self.state.tamper is not None
+        self._store: TripwireStore | None = None
         self._head: str | None = read_head(root)
 
     def load_intents(self) -> tuple[IntentsFile | None, str | None]:
@@ -110,25 +134,24 @@ class GovernedWorkspace:
             NotAPersonError: ``kind`` is an approval (:data:`APPROVAL_KINDS`) and this process
                 runs inside an agent (its environment or an ancestor process says so).
         """
-        # Imported here: the hook path never needs it (and it brings subprocess for ps).
-        from ledger._governance.person import (  # noqa: PLC0415
-            APPROVAL_KINDS,
-            PERSON_ACTOR,
-            agent_marker,
-            ancestor_chain,
-        )
+        from ledger._governance.person import APPROVAL_KINDS  # noqa: PLC0415
 
         if kind in APPROVAL_KINDS:
-            environ = os.environ if self.environ is None else self.environ
-            why = agent_marker(environ, ancestor_chain())
-            if why is not None:
-                raise NotAPersonError(
-                    f"only a person can record {kind} and {why}; run the command in your own "
-                    "terminal, outside the agent (an agent asks for scope through its hook: "
-                    "the client asks you)"
-                )
+            self._require_person(kind)
+        return self._append_person(kind, body, session=session, after=self._seal_head)
+
+    def _append_person(
+        self,
+        kind: PersonCommandKind,
+        body: dict[str, Any],
+        *,
+        after: Callable[[list[Record]], None],
+        session: str | None = None,
+    ) -> Record:
+        from ledger._governance.person import PERSON_ACTOR  # noqa: PLC0415
+
         actor = {"client": PERSON_ACTOR, "session": session}
-        return append_reserved(self.ledger, [Entry(kind, body, actor)])[0]
+        return append_reserved(self.ledger, [Entry(kind, body, actor)], after=after)[0]
 
     def build(self) -> tuple[HookEngine, Governance]:
         """The engine with built-in policies and configured external hooks."""
@@ -193,10 +216,199 @@ class GovernedWorkspace:
         change = config_change(self.state.config, self.config_digests)
         if change is not None and entries:  # recorded first, in the same write as its first use
             entries.insert(0, Entry(CONFIG_CHANGED_KIND, change, {"client": "ledger"}))
+        if entries and self._verdict is not None:  # what the tripwire found, before all else
+            entries[:0] = self._tripwire_entries(self._verdict, inv)
         if not entries:
             return None
-        records = append_reserved(self.ledger, entries)
+        records = append_reserved(self.ledger, entries, after=self._seal_head)
         return records[0].seq, records[-1].seq
+
+    # --- the tripwire (ledger/_hooks/tripwire.py) ----------------------------------------------
+
+    def check_tripwire(self, *, during_call: bool) -> Verdict:
+        """Compare the protected set and the ledger's tail with the seal; what this call then
+        seals (at its append, under the lock) is the verdict's fingerprint and the new head."""
+        store = self._tripwire_store()
+        paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
+        with self.ledger.file.transaction() as tx:  # the seal and the tail, read as one
+            tail = tx.tail()
+            sealed = store.load()
+        now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
+        if store.secret() is None and not self.state.tripwire_armed:
+            self._verdict = Verdict([], [], now, arm=False)  # nothing can be sealed here
+            return self._verdict
+        self._verdict = inspect(
+            sealed,
+            now,
+            (tail.seq, tail.hash),
+            lambda after: records_between(self.ledger, after, tail.seq),
+            armed=self.state.tripwire_armed,
+            during_call=during_call,
+            reserved=SEALED_KINDS,
+        )
+        if store.secret() is None:
+            self._verdict.problems.append(
+                f"the per-user secret {cache_secret_path(self.environ)} is unusable (emptied or "
+                "unreadable): remove it, then run `ledger tamper accept`"
+            )
+        return self._verdict
+
+    def _tripwire_entries(self, verdict: Verdict, inv: Invocation) -> list[Entry]:
+        """The records of what this call's check found: the tripwire armed (first call), or a
+        tampering, recorded once while none is pending (the tripwire policy then denies every
+        call until a person resolves it, ledger/_governance/policies.py)."""
+        found: list[Entry] = []
+        if verdict.arm:
+            found.append(Entry(ARMED_KIND, {"files": len(verdict.files)}, {"client": "ledger"}))
+        if verdict.problems and not self._tamper_recorded:
+            found.append(Entry(TAMPER_KIND, tamper_body(verdict, inv), self._actor(inv)))
+        return found
+
+    def _tripwire_store(self) -> TripwireStore:
+        if self._store is None:
+            self._store = TripwireStore(self.ledger.ledger_id, self.environ)
+        return self._store
+
+    def _seal_head(self, records: list[Record]) -> None:
+        """Under the append lock: seal the new head with what this call's check saw."""
+        verdict = self._verdict
+        advance_seal(
+            self.ledger,
+            self._tripwire_store(),
+            records,
+            files=verdict.files if verdict is not None else None,
+            first=verdict is not None and verdict.arm,
+        )
+
+    def resolve_tamper(self, how: Literal["accept", "revert"]) -> TamperResolution:
+        """A person's ``ledger tamper accept`` or ``revert``: keep the disk as it is, or put
+        the sealed files back (those with a copy; a file added where only ledger adds is
+        removed); then seal the protected set as it now is, at the new head.
+
+        Raises:
+            NotAPersonError: run inside an agent (an agent cannot clear its own tripwire).
+            InputError: ``revert`` with no verifiable seal to revert to.
+        """
+        kind: PersonCommandKind = (
+            "governance.tamper_reverted" if how == "revert" else "governance.tamper_accepted"
+        )
+        self._require_person(kind)
+        store = self._tripwire_store()
+        restored: list[str] = []
+        left: list[str] = []
+        if how == "revert":
+            sealed = store.load()
+            if not isinstance(sealed, Seal):
+                raise InputError(
+                    "there is no verifiable seal to revert to; check the protected files by "
+                    "hand (`ledger doctor` lists them), then run `ledger tamper accept`"
+                )
+            paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
+            found = compare(sealed.files, fingerprint(paths, sealed.files))
+            for change in found:
+                (restored if restore(store, change, sealed) else left).append(change.path)
+        else:
+            found = self.check_tripwire(during_call=False).changes
+            restored = [c.path for c in found]
+        pending = self.state.tamper or {}
+        body: dict[str, Any] = {
+            "files": sorted(restored),
+            "left": sorted(left),
+            "tamper_seq": pending.get("seq"),
+        }
+        files = fingerprint(protected_set(self.root, self.ledger.ledger_id, self.environ))
+
+        def seal_now(records: list[Record]) -> None:
+            store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
+
+        record = self._append_person(kind, body, after=seal_now)
+        return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))
+
+    @contextmanager
+    def changing_protected_files(self) -> Iterator[None]:
+        """Around a person's ledger command that writes protected files (``ledger install``,
+        ``uninstall``): seal what the command changed, and only that. A file that already
+        differed from the seal before the command stays a change for the next hook call (a
+        person's install does not launder an agent's earlier edit)."""
+        store = self._tripwire_store()
+        before = store.load()
+        if not isinstance(before, Seal):
+            yield  # not armed yet, or already tampered with: nothing to carry forward
+            return
+        paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
+        dirty = {c.path for c in compare(before.files, fingerprint(paths, before.files))}
+        yield
+        with self.ledger.file.transaction():
+            sealed = store.load()
+            if sealed != before:
+                return  # a hook call sealed in between: its check covers what changed
+            paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
+            now = fingerprint({p: r for p, r in paths.items() if p not in dirty}, before.files)
+            kept = {p: e for p, e in before.files.items() if p in dirty}
+            store.save(before._replace(files={**now, **kept}))
+
+    def _require_person(self, kind: str) -> None:
+        # Imported here: the hook path never needs it (and it brings subprocess for ps).
+        from ledger._governance.person import agent_marker, ancestor_chain  # noqa: PLC0415
+
+        environ = os.environ if self.environ is None else self.environ
+        why = agent_marker(environ, ancestor_chain())
+        if why is not None:
+            raise NotAPersonError(
+                f"only a person can record {kind} and {why}; run the command in your own "
+                "terminal, outside the agent (an agent asks for scope through its hook: "
+                "the client asks you)"
+            )
+
+
+class TamperResolution(NamedTuple):
+    """What ``ledger tamper accept|revert`` did: its record, the files kept or restored, and
+    those revert could not restore (no copy was kept: over 1 MB, or a key)."""
+
+    seq: int
+    files: tuple[str, ...]
+    left: tuple[str, ...]
+
+
+def records_between(
+    ledger: Ledger, first: int, last: int, *, tail: int | None = None
+) -> list[dict[str, Any]] | None:
+    """Records ``first..last`` (by seq) of a ledger ending at seq ``tail`` (default ``last``),
+    or None when that is too many to read on a hook."""
+    count = (last if tail is None else tail) - first + 1
+    if count > TRIPWIRE_SCAN_LIMIT:
+        return None
+    stored = tail_records(ledger.file.path, count)
+    return [r.data for r in stored if first <= int(r.data.get("seq", -1)) <= last]
+
+
+def advance_seal(
+    ledger: Ledger,
+    store: TripwireStore,
+    records: list[Record],
+    *,
+    files: Fingerprint | None = None,
+    first: bool = False,
+) -> None:
+    """Under the append lock: seal the head ``records`` end at, if the seal still ends where
+    they begin (or only application records came between). Anything else is left for the next
+    call's check to find. ``first`` arms the tripwire (no seal yet)."""
+    current = store.load()
+    if first and current is None and files is not None:
+        store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
+        return
+    if not isinstance(current, Seal):
+        return
+    prior = records[0].seq - 1
+    if current.head_seq != prior:
+        between = records_between(ledger, current.head_seq, prior, tail=records[-1].seq)
+        if between is None or ledger_problems(
+            current, (prior, records[0].prev), between, SEALED_KINDS
+        ):
+            return
+    store.save(
+        next_seal(current.files if files is None else files, (records[-1].seq, records[-1].hash))
+    )
 
 
 def handle_event(
@@ -211,17 +423,34 @@ def handle_event(
     workspace = GovernedWorkspace(locate_root(event, root, environ), environ=environ)
     engine, governance = workspace.build()
     inv = invocation_of(event)
+    verdict = workspace.check_tripwire(during_call=event.phase == "post")
+    if verdict.problems and workspace.state.tamper is None:
+        workspace.state.tamper = {"seq": None, "problems": verdict.problems[:5]}
     if event.phase == "pre":
         merged = engine.run_pre(inv)
     elif event.phase == "post":
         merged = engine.run_post(inv)
     else:
         merged = engine.run_event(inv, can_block=event.event in BLOCKABLE_EVENTS)
+    if governance.tampered:  # found by the post hook itself (a write that landed elsewhere)
+        verdict.problems.extend(governance.tampered)
     appended = workspace.flush(governance.records, inv)
     workspace.ledger.auto_checkpoint(
         session_end=event.event in ("SessionEnd", "Stop"), appended=appended
     )
     return decision_of(event, merged)
+
+
+def tamper_body(verdict: Verdict, inv: Invocation) -> dict[str, Any]:
+    """The ``governance.tamper`` record's body: what changed and the call in flight."""
+    return {
+        "changes": encode_changes(verdict.changes),
+        "event": inv.event,
+        "problems": verdict.problems[:50],
+        "session": inv.session_id,
+        "tool": inv.tool_name,
+        "tool_use_id": inv.tool_use_id,
+    }
 
 
 def run_hook(
@@ -271,6 +500,7 @@ def _record_failure(
     try:
         ledger = Ledger.open(locate_root(event, root, environ), environ=environ)
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
+        store = TripwireStore(ledger.ledger_id, environ)
         append_reserved(
             ledger,
             [
@@ -286,6 +516,7 @@ def _record_failure(
                     {"client": client},
                 )
             ],
+            after=lambda records: advance_seal(ledger, store, records),
         )
     except Exception:  # noqa: BLE001, S110 -- recording the failure must not mask the answer
         pass

@@ -52,8 +52,9 @@ DENY = HookDecision(permission="deny", reason="Outside INT-001's scope.", error=
 
 def test_error_codes_are_their_own_names():
     assert list(HOOK_ERROR_CODES) == list(HOOK_ERROR_CODES._fields)
-    assert len(HOOK_ERROR_CODES) == 9
+    assert len(HOOK_ERROR_CODES) == 10
     assert "SCOPE_EXPANSION_REQUESTED" in HOOK_ERROR_CODES
+    assert "TAMPER" in HOOK_ERROR_CODES  # the tripwire's denial (ledger/_hooks/tripwire.py)
     # what a configured hook's exit 2 produces is a code hook_error itself accepts
     assert hook_error("HOOK_BLOCKED", "no", error_type="hook_block")["type"] == "hook_block"
     assert HOOK_ERROR_CODES.STALE_FILE == "STALE_FILE"

@@ -111,6 +111,10 @@ def test_planted_git_config_does_not_run_on_ledger_doctor_or_a_hook_call(
 ) -> None:
     world, marker = planted
     _ledger(world, "doctor")
-    world.write("s1", "src/new.py", "x = 1\n")
-    world.edit("s1", "app.py", "one\n", "ONE\n")
+    # The hook call runs no git; it finds the plant (the tripwire) and refuses the call.
+    session = world.session("s1")
+    target = str(world.root / "src" / "new.py")
+    pre = session.pre("Write", {"file_path": target, "content": "x = 1\n"})
+    assert pre.code == "TAMPER"
+    assert ".git/config was changed" in pre.reason
     assert sorted(p.name for p in marker.iterdir()) == []

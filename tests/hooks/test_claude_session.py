@@ -589,6 +589,16 @@ def test_hook_error_record_describes_the_failure(workspace: tuple[Path, dict[str
 
 def test_parallel_post_tool_use_processes(workspace: tuple[Path, dict[str, str]]) -> None:
     root, env = workspace
+    # The first call arms the tripwire (one more record); the parallel ones then add one each.
+    warm = _payload(root, "SessionStart", session_id="parallel-warm")
+    subprocess.run(
+        [str(LEDGER), "hook", "claude", "--event", "SessionStart"],
+        input=json.dumps(warm).encode(),
+        env=env,
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
     before = len(ledger_lines(root))
     procs = []
     for i in range(8):

@@ -39,8 +39,17 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "hooks.yaml",
         "hooks: claude",
         "checkpoint",
+        "tripwire",
     ]
-    for name in ("workspace", "ledger", "signing key", "intents", "hooks.yaml", "hooks: claude"):
+    for name in (
+        "workspace",
+        "ledger",
+        "signing key",
+        "intents",
+        "hooks.yaml",
+        "hooks: claude",
+        "tripwire",
+    ):
         assert found[name].status == "ok", found[name]
         assert found[name].fix is None
     assert found["hooks: claude"].message.startswith("installed in ")
@@ -126,3 +135,23 @@ def test_no_workspace_is_one_failed_check(tmp_path: Path) -> None:
     (found,) = run_checks(tmp_path, environ={"LEDGER_HOME": str(tmp_path / "h")})
     assert found.status == "fail"
     assert found.fix == "run `ledger init`"
+
+
+def test_doctor_names_a_pending_tampering_and_the_way_out(
+    healthy: Workspace, tmp_path: Path
+) -> None:
+    from ._support import Session  # noqa: PLC0415
+
+    session = Session(healthy, "s")
+    session.select()  # arms the tripwire
+    assert checks(healthy, tmp_path)["tripwire"].status == "ok"
+    healthy.write(".claude/settings.local.json", "{}\n")
+    before = checks(healthy, tmp_path)["tripwire"]
+    assert before.status == "fail"
+    assert "the next tool call will be denied" in before.message
+    session.select()  # the next hook call records it
+    found = checks(healthy, tmp_path)["tripwire"]
+    assert found.status == "fail"
+    assert "every tool call is denied" in found.message
+    assert "settings.local.json" in found.message
+    assert "ledger tamper accept" in str(found.fix)

@@ -104,5 +104,7 @@ def test_an_emptied_cache_secret_is_no_key_so_a_cache_forged_under_it_is_ignored
         payload = json.dumps({"globs": globs, "spec": everything}).encode()
         mac = hmac.new(left, payload, hashlib.sha256).hexdigest().encode()
         cache.write_bytes(mac + b"\n" + payload)
-    assert _out_of_scope_write(root, session) == "SCOPE_VIOLATION"
+    # The tripwire's seal no longer verifies under what is left: every call is refused until
+    # a person looks (ledger/_hooks/tripwire.py), and the forged cache never widened anything.
+    assert _out_of_scope_write(root, session) == "TAMPER"
     assert secret_file.read_bytes() == left  # never "repaired" behind the user's back

@@ -938,13 +938,14 @@ def test_every_decision_is_recorded_and_the_ledger_verifies(ws: Workspace) -> No
     session.event("Stop", stop_hook_active=False, last_assistant_message="done")
     assert kinds(ws) == [
         "ledger.genesis",
+        "governance.tripwire_armed",  # the first hook call seals the protected set
         "hook.pre",
         "hook.pre",
         "intent.selected",
         "hook.pre",
         "hook.event",
     ]
-    assert [r.body.get("decision") for r in ws.records()[1:]] == [
+    assert [r.body.get("decision") for r in ws.records()[2:]] == [
         "deny",
         "allow",
         None,

@@ -66,6 +66,7 @@ from ledger._governance.analysis.programs import (
 )
 
 __all__ = [
+    "GIT_EXEC_KEYS",
     "CommandClass",
     "IntentCommand",
     "Risk",
@@ -1434,6 +1435,7 @@ _LEDGER_WRITERS: Final = frozenset(
         "intent",
         "demo",
         "hook",
+        "tamper",
     }
 )
 
@@ -2179,7 +2181,7 @@ def _patch(cmd: _Cmd) -> None:
 
 # Config keys whose value git executes, or that make git read more configuration (which may
 # hold such keys): "git -c core.pager='rm -rf x' log" runs it [git-config(1) Variables].
-_GIT_EXEC_KEYS = (
+GIT_EXEC_KEYS = (
     r"(core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass|worktree)"
     r"|sequence\.editor|diff\.external|diff\.tool|merge\.tool|pager\..*|alias\..*"
     r"|include\..*|includeif\..*|credential\..*|gpg\..*program|ssh\.variant|http\..*proxy.*"
@@ -2321,7 +2323,7 @@ def _git_option(text: str, option: str) -> bool:
 def _git_config_value(word: _Word, acc: _Acc) -> None:
     """``git -c key=value`` / ``clone --config key=value``: a key that runs something is refused."""
     key, _, value = word.text.partition("=")
-    if word.dynamic or re.fullmatch(_GIT_EXEC_KEYS, key.lower()) or value.startswith("!"):
+    if word.dynamic or re.fullmatch(GIT_EXEC_KEYS, key.lower()) or value.startswith("!"):
         acc.refuse(f"git -c {key} sets configuration that runs a program")
 
 

@@ -1,0 +1,563 @@
+"""The tripwire: layer 3, on the next hook call (issue 15 part 4).
+
+Layers 1 and 2 (the hooks' analysis, the client's sandbox) keep an agent away from what governs
+it. Whatever still gets through is caught here, on the very next hook call: a fingerprint of
+the **protected set** is sealed (HMAC under the per-user secret outside the workspace,
+:func:`ledger._fsutil.seal`) at each legitimate change, and every hook call compares it with the
+disk, and the ledger's tail with the last head a hook or a person's command appended.
+
+The protected set, each path with the rule for a change (:data:`Rule`):
+
+* ``config``: the intents, ``hooks.yaml`` and the pinned keys (``.orchestration/keys/``). A
+  person edits them (or pulls a teammate's) between calls, and that is accepted as it always
+  was (the intents and hooks.yaml are recorded as ``governance.config_changed``); a change
+  that appears *during* an agent's call (found by its PostToolUse) is tampering.
+* ``strict``: every file in ``.git/hooks``. Any change (content, a new file, a removed one)
+  that no ledger command made is tampering.
+* ``client-config``: every client's settings and hook files, ``strict`` but for what the
+  client itself writes there as the person uses it and which runs nothing
+  (:data:`_CLIENT_OWN_KEYS`: Claude Code's "don't ask again" ``permissions.allow`` rules ...).
+* ``git-config``: ``.git/config`` and ``config.worktree``, ``strict`` for the settings git
+  *executes* (aliases, ``core.fsmonitor``, filters, hooks paths, includes ...: the same table
+  the command model refuses, ledger/_governance/analysis/shell.py). ``git remote add``,
+  ``git push -u`` and ``git config user.name`` change the file, not what it runs.
+* ``runtime``: the hook executable, its interpreter and the ``.pth`` files beside ledger's code;
+  ``strict``, except that an upgrade of ledger itself (a new version runs) is accepted.
+* ``append-only``: the trust pins and the private-key folder's listing (names and stat only: keys
+  are never read). ledger only adds to these; a file changed or removed is tampering.
+* ``checkpoint``: the stored checkpoints. The hook adds one and prunes the oldest
+  (``KEEP_CHECKPOINTS``); a checkpoint changed, or fewer of them than were sealed, is tampering.
+
+A change is compared by ``(ctime, size, inode)`` first (``ctime`` cannot be set back by a
+user, unlike ``mtime``), and hashed only when that moved. Files up to :data:`COPY_LIMIT` are
+kept content-addressed beside the seal, so ``ledger tamper revert`` can put them back.
+
+Pure parts (:func:`compare`) take fingerprints; the I/O (stat, hash, the seal) is at the edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final, Literal, NamedTuple
+
+from ledger._evidence.keys import private_key_dir, trust_pins_dir
+from ledger._fsutil import atomic_write, cache_secret, seal, unseal
+from ledger._git import repository_dirs
+from ledger._governance.analysis.shell import GIT_EXEC_KEYS
+from ledger._version import __version__
+from ledger._workspace import checkpoint_dir, state_home
+
+__all__ = [
+    "ARMED_KIND",
+    "COPY_LIMIT",
+    "SEALED_KINDS",
+    "TAMPER_KIND",
+    "TRIPWIRE_SCAN_LIMIT",
+    "Change",
+    "Entry",
+    "Fingerprint",
+    "Rule",
+    "Seal",
+    "TripwireStore",
+    "Verdict",
+    "compare",
+    "fingerprint",
+    "git_exec_settings",
+    "inspect",
+    "ledger_problems",
+    "next_seal",
+    "protected_set",
+    "restore",
+    "tampering",
+]
+
+Rule = Literal[
+    "config", "strict", "client-config", "git-config", "runtime", "append-only", "checkpoint"
+]
+#: The kinds only the hook service and a person's commands append, each sealing the new head:
+#: one in the ledger's tail the seal does not explain was appended around them. ``key.`` and
+#: ``ledger.`` records (``ledger key``, ``ledger repair``) are checked by ``verify`` itself:
+#: only a trusted key can introduce a key.
+SEALED_KINDS: Final = ("hook.", "intent.", "governance.")
+TAMPER_KIND: Final = "governance.tamper"
+ARMED_KIND: Final = "governance.tripwire_armed"
+#: Files up to this size are kept for ``ledger tamper revert``.
+COPY_LIMIT: Final = 1024 * 1024
+_SEAL_VERSION: Final = 1
+#: Files read in one directory of the protected set (a planted flood is itself a change).
+_DIR_LIMIT: Final = 512
+# Client configuration, relative to the workspace and to the home directory (the same places
+# ledger/_governance/analysis/protected.py protects): (directory, glob of names, recursive).
+_CLIENT_FILES: Final = (
+    (".claude", "settings*.json", False),
+    (".cursor", "hooks.json", False),
+    (".cursor", "mcp.json", False),
+    (".gemini", "settings.json", False),
+    (".codex", "*.toml", False),  # not its sessions, logs and state databases
+    (".codex", "hooks.json", False),
+    (".clinerules/hooks", "*", True),
+    (".github/hooks", "*.json", False),
+    (".mcp.json", None, False),
+)
+#: What a client writes into its own settings as the person uses it, and which runs nothing:
+#: left out of the settings' digest (everything else, unknown keys included, is held fixed).
+#: Claude Code adds ``permissions.allow`` rules ("Yes, and don't ask again"); Gemini CLI keeps
+#: the chosen auth and UI state; Codex records the projects a person trusted.
+_CLIENT_OWN_KEYS: Final = (
+    ("permissions", "allow"),
+    ("security", "auth"),
+    ("ui",),
+    ("ide", "hasSeenNudge"),
+    ("projects",),
+)
+
+
+class Entry(NamedTuple):
+    """One file of the protected set as sealed: its rule, stat and content digest."""
+
+    rule: Rule
+    ctime_ns: int
+    size: int
+    inode: int
+    digest: str | None  # SHA-256 of the content; None when not read (keys, too large, a dir)
+
+    def same_stat(self, other: Entry) -> bool:
+        return (self.ctime_ns, self.size, self.inode) == (other.ctime_ns, other.size, other.inode)
+
+
+Fingerprint = dict[str, Entry]
+
+
+class Change(NamedTuple):
+    """One difference between the seal and the disk."""
+
+    path: str
+    what: Literal["changed", "added", "removed"]
+    rule: Rule
+
+    def describe(self) -> str:
+        return f"{self.path} {self.what}"
+
+
+class Seal(NamedTuple):
+    """What the last legitimate change left: the fingerprint, the ledger's head, the version."""
+
+    files: Fingerprint
+    head_seq: int
+    head_hash: str | None
+    version: str
+
+
+# --- the protected set ------------------------------------------------------------------------
+
+
+def protected_set(
+    root: Path, ledger_id: str, environ: Mapping[str, str] | None = None
+) -> dict[str, Rule]:
+    """Every path of the protected set that exists now, with its rule (absolute paths)."""
+    env = os.environ if environ is None else environ
+    found: dict[str, Rule] = {}
+    orchestration = root / ".orchestration"
+    for name in ("active_intents.yaml", "hooks.yaml"):
+        found[str(orchestration / name)] = "config"
+    for path in _files_in(orchestration / "keys", "*", recursive=False):
+        found[path] = "config"  # teammates' keys arrive by git pull, between calls
+    home = Path(env.get("HOME") or Path.home())
+    for base in (root, home):
+        for directory, pattern, recursive in _CLIENT_FILES:
+            target = base / directory
+            if pattern is None:
+                found[str(target)] = "client-config"
+            else:
+                for path in _files_in(target, pattern, recursive=recursive):
+                    found[path] = "client-config"
+    for git_dir in repository_dirs(root):
+        found[str(git_dir / "config")] = "git-config"
+        found[str(git_dir / "config.worktree")] = "git-config"
+        for path in _files_in(git_dir / "hooks", "*", recursive=False):
+            found[path] = "strict"
+    for path in _hook_runtime():
+        found[path] = "runtime"
+    for outside in (trust_pins_dir(env), private_key_dir(env)):
+        for path in _files_in(outside, "*", recursive=False):
+            found[path] = "append-only"
+    for path in _files_in(checkpoint_dir(ledger_id, env), "*", recursive=False):
+        found[path] = "checkpoint"
+    return found
+
+
+def _files_in(directory: Path, pattern: str, *, recursive: bool) -> Iterator[str]:
+    from fnmatch import fnmatchcase  # noqa: PLC0415 -- only when the directory exists
+
+    try:
+        names = sorted(os.listdir(directory))[:_DIR_LIMIT]  # noqa: PTH208 -- names, not Paths
+    except OSError:
+        return
+    for name in names:
+        path = directory / name
+        if recursive and path.is_dir() and not path.is_symlink():
+            yield from _files_in(path, pattern, recursive=False)
+        elif fnmatchcase(name, pattern) and not name.endswith(".sample"):
+            yield str(path)
+
+
+def _hook_runtime() -> Iterator[str]:
+    """The hook executable (the console script that runs this process), its interpreter, and
+    the ``.pth`` files of the site directories ledger's code was loaded from: a ``.pth`` line
+    starting with ``import`` runs at every interpreter start (issue 15's ``--hardened`` escape)."""
+    script = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if script and Path(script).name == "ledger" and Path(script).is_file():
+        yield os.path.realpath(script)
+    yield os.path.realpath(sys.executable)
+    package = Path(__file__).resolve().parents[2]  # the directory holding ledger/
+    for directory in {package, *(Path(p) for p in sys.path if p.endswith("-packages"))}:
+        yield from _files_in(directory, "*.pth", recursive=False)
+
+
+def fingerprint(paths: Mapping[str, Rule], previous: Fingerprint | None = None) -> Fingerprint:
+    """Stat every path; hash only those whose stat moved since ``previous`` (missing paths are
+    left out: absence is compared by :func:`compare`)."""
+    previous = previous or {}
+    found: Fingerprint = {}
+    for path, rule in paths.items():
+        try:
+            info = os.stat(path)  # noqa: PTH116 -- the hot path: one syscall, no Path object
+        except OSError:
+            continue
+        entry = Entry(rule, info.st_ctime_ns, info.st_size, info.st_ino, None)
+        old = previous.get(path)
+        if old is not None and old.same_stat(entry):
+            found[path] = entry._replace(digest=old.digest)
+        else:
+            found[path] = entry._replace(digest=_digest(path, info, rule))
+    return found
+
+
+def _digest(path: str, info: os.stat_result, rule: Rule) -> str | None:
+    if not stat.S_ISREG(info.st_mode) or (rule == "append-only" and _is_key(path)):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            if rule in ("git-config", "client-config"):
+                return _content_digest(handle.read(COPY_LIMIT * 4), rule)
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+_SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
+_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+
+
+def git_exec_settings(text: str) -> list[str]:
+    """The lines of a git config file that make git run something, or read more config
+    (sorted, with their section): the part of ``.git/config`` the tripwire holds fixed. A line
+    this reading does not understand is kept too, so nothing hides in what it cannot parse
+    [git-config(1) "Syntax"]."""
+    section = ""
+    kept: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        header = _SECTION.match(line)
+        if header:
+            name, subsection, line = header.groups()
+            section = name.lower() if subsection is None else f"{name.lower()}.{subsection}"
+            line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        key = line.split("=", 1)[0].strip()
+        full = f"{section}.{key.lower()}"
+        if not _PLAIN_KEY.fullmatch(key) or re.fullmatch(GIT_EXEC_KEYS, full):
+            kept.append(f"[{section}] {line}")
+    return sorted(kept)
+
+
+def _is_key(path: str) -> bool:
+    return path.endswith((".pem", ".key")) or "/keys/" in path
+
+
+def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
+    """What differs between the seal and the disk (pure). An ``append-only`` or ``checkpoint``
+    file that appeared is no change: ledger only ever adds those; a checkpoint removed is one
+    only when fewer remain than were sealed (the hook prunes the oldest as it adds)."""
+    changes: list[Change] = []
+    for path, entry in now.items():
+        old = sealed.get(path)
+        if old is None:
+            if entry.rule not in ("append-only", "checkpoint"):
+                changes.append(Change(path, "added", entry.rule))
+        elif old.digest != entry.digest or (entry.digest is None and not old.same_stat(entry)):
+            changes.append(Change(path, "changed", old.rule))
+    checkpoints_lost = _count(sealed, "checkpoint") > _count(now, "checkpoint")
+    changes.extend(
+        Change(path, "removed", old.rule)
+        for path, old in sealed.items()
+        if path not in now and (old.rule != "checkpoint" or checkpoints_lost)
+    )
+    return sorted(changes)
+
+
+def _count(files: Fingerprint, rule: Rule) -> int:
+    return sum(1 for entry in files.values() if entry.rule == rule)
+
+
+def tampering(changes: list[Change], *, during_call: bool, upgraded: bool) -> list[Change]:
+    """The changes no legitimate actor explains (pure): a person's edit of the intents or
+    ``hooks.yaml`` between calls is accepted (and recorded as ``governance.config_changed``);
+    the runtime's files change with an upgrade of ledger itself."""
+    return [
+        c
+        for c in changes
+        if not (c.rule == "config" and not during_call) and not (c.rule == "runtime" and upgraded)
+    ]
+
+
+# --- the seal ---------------------------------------------------------------------------------
+
+
+class TripwireStore:
+    """The seal of one ledger and the copies ``revert`` needs, outside the workspace."""
+
+    def __init__(self, ledger_id: str, environ: Mapping[str, str] | None = None) -> None:
+        safe = "".join(c for c in ledger_id if c.isalnum() or c in "-_") or "ledger"
+        self.directory = state_home(environ) / "tripwire" / safe
+        self.path = self.directory / "seal"
+        self._environ = environ
+        self._secret: bytes | None = None
+
+    def secret(self) -> bytes | None:
+        if self._secret is None:
+            self._secret = cache_secret(self._environ)
+        return self._secret
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def load(self) -> Seal | Literal["forged"] | None:
+        """The seal; ``None`` when there is none; ``"forged"`` when its MAC does not verify."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return "forged"
+        secret = self.secret()
+        payload = unseal(raw, secret=secret) if secret is not None else None
+        if payload is None:
+            return "forged"
+        try:
+            data = json.loads(payload)
+            files = {p: Entry(*e) for p, e in data["files"].items()}
+            return Seal(files, int(data["head_seq"]), data["head_hash"], str(data["version"]))
+        except (ValueError, KeyError, TypeError):
+            return "forged"
+
+    def save(self, sealed: Seal) -> bool:
+        """Write the seal (and keep copies of small files); False when there is no secret."""
+        secret = self.secret()
+        if secret is None:
+            return False
+        payload = json.dumps(
+            {
+                "v": _SEAL_VERSION,
+                "files": {p: list(e) for p, e in sorted(sealed.files.items())},
+                "head_seq": sealed.head_seq,
+                "head_hash": sealed.head_hash,
+                "version": sealed.version,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
+        wrapped = seal(payload, secret=secret)
+        if wrapped is None:
+            return False
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for path, entry in sealed.files.items():
+            if entry.size <= COPY_LIMIT and entry.rule not in ("append-only", "checkpoint"):
+                self._keep(path, entry)
+        atomic_write(self.path, wrapped, durable=True)
+        return True
+
+    def _keep(self, path: str, entry: Entry) -> None:
+        if entry.digest is None:
+            return
+        target = self.directory / "objects" / entry.digest
+        if target.exists():
+            return
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return
+        if _content_digest(data, entry.rule) == entry.digest:
+            target.parent.mkdir(mode=0o700, exist_ok=True)
+            atomic_write(target, data, durable=False)
+
+    def copy_of(self, entry: Entry) -> bytes | None:
+        """The kept content of a sealed file, if it still matches its digest."""
+        if entry.digest is None:
+            return None
+        try:
+            data = (self.directory / "objects" / entry.digest).read_bytes()
+        except OSError:
+            return None
+        return data if _content_digest(data, entry.rule) == entry.digest else None
+
+
+def _content_digest(data: bytes, rule: Rule) -> str:
+    if rule == "git-config":
+        settings = git_exec_settings(data.decode("utf-8", "replace"))
+        return hashlib.sha256("\n".join(settings).encode()).hexdigest()
+    if rule == "client-config":
+        return hashlib.sha256(client_settings(data)).hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def client_settings(data: bytes) -> bytes:
+    """The part of a client's settings file the tripwire holds fixed: the whole document but
+    :data:`_CLIENT_OWN_KEYS`, canonically re-encoded. A file that parses as neither JSON nor
+    TOML is held fixed byte for byte."""
+    import tomllib  # noqa: PLC0415 -- only when a client's settings changed
+
+    try:
+        document = json.loads(data)
+    except ValueError:
+        try:
+            document = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return data
+    if isinstance(document, dict):
+        for key_path in _CLIENT_OWN_KEYS:
+            _drop(document, key_path)
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+
+def _drop(document: dict[str, Any], key_path: tuple[str, ...]) -> None:
+    node: Any = document
+    for key in key_path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(key_path[-1], None)
+
+
+def restore(store: TripwireStore, change: Change, sealed: Seal) -> bool:
+    """Undo one change (``ledger tamper revert``): write the sealed content back, or remove a
+    file added where only ledger adds. False when it cannot be undone here (no copy kept, an
+    ``append-only`` file: a key is never rewritten from a copy)."""
+    path = Path(change.path)
+    if change.what == "added":
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+        return True
+    entry = sealed.files.get(change.path)
+    if entry is None or entry.rule in ("append-only", "checkpoint"):
+        return False
+    data = store.copy_of(entry)
+    if data is None:
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data, durable=True)
+    except OSError:
+        return False
+    return True
+
+
+def current_version() -> str:
+    return __version__
+
+
+def encode_changes(changes: list[Change]) -> list[dict[str, Any]]:
+    return [{"path": c.path, "what": c.what, "rule": c.rule} for c in changes]
+
+
+# --- one hook call's check --------------------------------------------------------------------
+
+#: Records read at most to check the ledger's tail against the seal.
+TRIPWIRE_SCAN_LIMIT: Final = 100_000
+
+
+class Verdict(NamedTuple):
+    """What one hook call found: the tampering (one line each) and what to seal next."""
+
+    problems: list[str]
+    changes: list[Change]
+    files: Fingerprint
+    arm: bool  # no seal yet and none was ever armed: arm the tripwire now
+
+
+def inspect(
+    sealed: Seal | Literal["forged"] | None,
+    now: Fingerprint,
+    tail: tuple[int, str],
+    records_after: Callable[[int], list[dict[str, Any]] | None],
+    *,
+    armed: bool,
+    during_call: bool,
+    reserved: tuple[str, ...],
+) -> Verdict:
+    """Compare the seal with the disk and the ledger's tail (pure but for ``records_after``,
+    which reads the records from a seq on, or ``None`` when there are too many to read)."""
+    if sealed is None:
+        if not armed:
+            return Verdict([], [], now, arm=True)
+        return Verdict(["the tripwire's seal is gone"], [], now, arm=False)
+    if sealed == "forged":
+        return Verdict(["the tripwire's seal does not verify"], [], now, arm=False)
+    upgraded = sealed.version != __version__
+    found = tampering(compare(sealed.files, now), during_call=during_call, upgraded=upgraded)
+    problems = [f"{c.path} was {c.what}" for c in found]
+    seq = tail[0]
+    if (seq, tail[1]) != (sealed.head_seq, sealed.head_hash) and seq >= sealed.head_seq:
+        records = records_after(sealed.head_seq)
+        if records is None:
+            problems.append(f"{seq - sealed.head_seq} records since the seal: too many to check")
+        else:
+            problems.extend(ledger_problems(sealed, tail, records, reserved))
+    else:
+        problems.extend(ledger_problems(sealed, tail, [], reserved))
+    files = dict(now)
+    for change in found:  # keep the sealed state of what was tampered with (for revert)
+        if change.path in sealed.files:
+            files[change.path] = sealed.files[change.path]
+        else:
+            files.pop(change.path, None)
+    return Verdict(problems, found, files, arm=False)
+
+
+def ledger_problems(
+    sealed: Seal, tail: tuple[int, str], records: list[dict[str, Any]], reserved: tuple[str, ...]
+) -> list[str]:
+    """Why the ledger's tail does not follow from the sealed head (pure): ``records`` are the
+    records from the sealed head's seq to the tail's. Application records (``ledger append``,
+    embedding code) may come between; ledger's own kinds may not: only the hook service and a
+    person's commands write those, and both seal the head as they append."""
+    seq, digest = tail
+    if (seq, digest) == (sealed.head_seq, sealed.head_hash):
+        return []
+    if seq < sealed.head_seq:
+        return [f"the ledger ends at seq {seq}, before the sealed head (seq {sealed.head_seq})"]
+    if not records or records[0].get("hash") != sealed.head_hash:
+        return [f"the ledger's record at seq {sealed.head_seq} is not the one sealed"]
+    for record in records[1:]:
+        kind = str(record.get("kind"))
+        if kind.startswith(reserved):
+            return [
+                f"seq {record.get('seq')} ({kind}) was appended by neither a hook nor a "
+                "person's ledger command"
+            ]
+    return []
+
+
+def next_seal(files: Fingerprint, head: tuple[int, str]) -> Seal:
+    return Seal(files, head[0], head[1], __version__)
