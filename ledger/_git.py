@@ -8,7 +8,20 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["git_command", "git_environment", "read_head", "repository_dirs"]
+__all__ = ["GIT_EXEC_KEYS", "git_command", "git_environment", "read_head", "repository_dirs"]
+
+# Config keys whose value git executes, or that make git read more configuration (which may
+# hold such keys): "git -c core.pager='rm -rf x' log" runs it [git-config(1) Variables].
+GIT_EXEC_KEYS = (
+    r"(core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass|worktree)"
+    r"|sequence\.editor|diff\.external|diff\.tool|merge\.tool|pager\..*|alias\..*"
+    r"|include\..*|includeif\..*|credential\..*|gpg\..*program|ssh\.variant|http\..*proxy.*"
+    r"|uploadpack\..*|receive\..*|remote\..*\.(uploadpack|receivepack|vcs|proxy)|protocol\..*"
+    r"|url\..*|submodule\..*\.update|instaweb\..*|sendemail\..*|web\.browser|browser\..*"
+    r"|gc\..*|maintenance\..*|init\.templatedir|clone\.templatedir|safe\.directory"
+    r"|(diff|merge|filter|difftool|mergetool|man|credential)\..*"
+    r"|.*\.(textconv|clean|smudge|process|command|cmd|helper|program|path))"
+)
 
 
 def _git_dir(root: Path) -> Path | None:

@@ -49,8 +49,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from ledger._evidence.keys import private_key_dir, trust_pins_dir
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
-from ledger._git import repository_dirs
-from ledger._governance.analysis.shell import GIT_EXEC_KEYS
+from ledger._git import GIT_EXEC_KEYS, repository_dirs
 from ledger._version import __version__
 from ledger._workspace import checkpoint_dir, state_home
 

@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal, NamedTuple
 
 from ledger._errors import InputError
+from ledger._git import GIT_EXEC_KEYS
 from ledger._governance.analysis.programs import (
     COMPRESSOR,
     DESTROYS,
@@ -66,7 +67,6 @@ from ledger._governance.analysis.programs import (
 )
 
 __all__ = [
-    "GIT_EXEC_KEYS",
     "CommandClass",
     "IntentCommand",
     "Risk",
@@ -2179,18 +2179,6 @@ def _patch(cmd: _Cmd) -> None:
 
 # --- git ---------------------------------------------------------------------------------------
 
-# Config keys whose value git executes, or that make git read more configuration (which may
-# hold such keys): "git -c core.pager='rm -rf x' log" runs it [git-config(1) Variables].
-GIT_EXEC_KEYS = (
-    r"(core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass|worktree)"
-    r"|sequence\.editor|diff\.external|diff\.tool|merge\.tool|pager\..*|alias\..*"
-    r"|include\..*|includeif\..*|credential\..*|gpg\..*program|ssh\.variant|http\..*proxy.*"
-    r"|uploadpack\..*|receive\..*|remote\..*\.(uploadpack|receivepack|vcs|proxy)|protocol\..*"
-    r"|url\..*|submodule\..*\.update|instaweb\..*|sendemail\..*|web\.browser|browser\..*"
-    r"|gc\..*|maintenance\..*|init\.templatedir|clone\.templatedir|safe\.directory"
-    r"|(diff|merge|filter|difftool|mergetool|man|credential)\..*"
-    r"|.*\.(textconv|clean|smudge|process|command|cmd|helper|program|path))"
-)
 _GIT_PATHLIKE = r"(\.\.?|\.{0,2}/.*|~.*|.*[*?\[].*|.*\.[A-Za-z][A-Za-z0-9]*)"
 
 # Options that make a git subcommand run a program [git-grep(1) -O, git-difftool(1) -x,
