@@ -28,6 +28,7 @@ from ledger._clients import (
 )
 from ledger._clients.registry import actor_name
 from ledger._errors import InputError, LedgerError, NotAPersonError
+from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.ledger import Entry, Ledger, append_reserved
 from ledger._evidence.read import tail_records
 from ledger._evidence.record import Record
@@ -234,7 +235,10 @@ class GovernedWorkspace:
             tail = tx.tail()
             sealed = store.load()
         now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
-        if store.secret() is None and not self.state.tripwire_armed:
+        # Armed once a seal was ever written here: a ledger cut back below its
+        # governance.tripwire_armed record does not disarm it (the store is outside the workspace).
+        armed = self.state.tripwire_armed or store.directory.is_dir()
+        if store.secret() is None and not armed:
             self._verdict = Verdict([], [], now, arm=False)  # nothing can be sealed here
             return self._verdict
         self._verdict = inspect(
@@ -242,7 +246,7 @@ class GovernedWorkspace:
             now,
             (tail.seq, tail.hash),
             lambda after: records_between(self.ledger, after, tail.seq),
-            armed=self.state.tripwire_armed,
+            armed=armed,
             during_call=during_call,
             reserved=SEALED_KINDS,
         )
@@ -250,6 +254,12 @@ class GovernedWorkspace:
             self._verdict.problems.append(
                 f"the per-user secret {cache_secret_path(self.environ)} is unusable (emptied or "
                 "unreadable): remove it, then run `ledger tamper accept`"
+            )
+        anchored = workspace_ledger_id(self.root, self.environ)
+        if anchored is not None and anchored != self.ledger.ledger_id:
+            self._verdict.problems.append(
+                f"this workspace held ledger {anchored} and now holds {self.ledger.ledger_id} "
+                "(the ledger was replaced)"
             )
         return self._verdict
 
@@ -320,6 +330,7 @@ class GovernedWorkspace:
 
         def seal_now(records: list[Record]) -> None:
             store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
+            remember_workspace(self.root, self.ledger.ledger_id, self.environ)  # the one kept
 
         record = self._append_person(kind, body, after=seal_now)
         return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))

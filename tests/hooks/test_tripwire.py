@@ -415,3 +415,27 @@ def test_dont_ask_again_rules_the_client_adds_are_no_tampering(ws: Workspace) ->
         '{"permissions": {"allow": ["Bash(npm test:*)"]}, "disableAllHooks": true}\n'
     )
     assert write_in_scope(session) == "TAMPER"
+
+
+def test_ledger_cut_back_below_its_arming_and_seal_deleted_is_still_caught(
+    ws: Workspace, armed: Session
+) -> None:
+    ledger = Ledger.open(ws.root, environ=ws.env)
+    path = ws.orchestration / "agent_trace.jsonl"
+    path.write_bytes(path.read_bytes().splitlines(keepends=True)[0])  # back to the genesis
+    TripwireStore(ledger.ledger_id, ws.env).path.unlink()
+    assert write_in_scope(armed) == "TAMPER"
+
+
+def test_ledger_replaced_by_a_fresh_one_is_caught(ws: Workspace, armed: Session) -> None:
+    # A fresh ledger made elsewhere and moved in: a clean chain with none of this one's history.
+    other = ws.root.parent / "other"
+    other.mkdir()
+    Ledger.init(other, environ=ws.env)
+    fresh = (other / ".orchestration" / "agent_trace.jsonl").read_bytes()
+    (ws.orchestration / "agent_trace.jsonl").write_bytes(fresh)
+    for key in (other / ".orchestration" / "keys").iterdir():
+        (ws.orchestration / "keys" / key.name).write_bytes(key.read_bytes())
+    assert write_in_scope(armed) == "TAMPER"
+    (found,) = tamper_records(ws)
+    assert "the ledger was replaced" in str(found["problems"])
