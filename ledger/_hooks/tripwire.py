@@ -192,19 +192,35 @@ def protected_set(
     return found
 
 
-def _files_in(directory: Path, pattern: str, *, recursive: bool) -> Iterator[str]:
+def _files_in(directory: Path | str, pattern: str, *, recursive: bool) -> Iterator[str]:
+    """The files in ``directory`` whose names match ``pattern`` (``*.sample`` hooks aside).
+    More than :data:`_DIR_LIMIT` of them (a planted flood) yields the directory itself, whose
+    stat changes with any entry added or removed."""
     from fnmatch import fnmatchcase  # noqa: PLC0415 -- only when the directory exists
 
+    folder = os.fspath(directory)
     try:
-        names = sorted(os.listdir(directory))[:_DIR_LIMIT]  # noqa: PTH208 -- names, not Paths
+        entries = list(os.scandir(folder))
     except OSError:
         return
-    for name in names:
-        path = directory / name
-        if recursive and path.is_dir() and not path.is_symlink():
-            yield from _files_in(path, pattern, recursive=False)
-        elif fnmatchcase(name, pattern) and not name.endswith(".sample"):
-            yield str(path)
+    suffix = (
+        pattern[1:]
+        if pattern.startswith("*") and not any(c in pattern[1:] for c in "*?[")
+        else None
+    )
+    matched: list[str] = []
+    for entry in entries:
+        name = entry.name
+        if recursive and entry.is_dir(follow_symlinks=False):
+            matched.extend(_files_in(entry.path, pattern, recursive=False))
+        elif (
+            name.endswith(suffix) if suffix is not None else fnmatchcase(name, pattern)
+        ) and not name.endswith(".sample"):
+            matched.append(entry.path)
+    if len(matched) > _DIR_LIMIT:
+        yield folder
+        return
+    yield from sorted(matched)
 
 
 def _hook_runtime() -> Iterator[str]:
@@ -215,8 +231,8 @@ def _hook_runtime() -> Iterator[str]:
     if script and Path(script).name == "ledger" and Path(script).is_file():
         yield os.path.realpath(script)
     yield os.path.realpath(sys.executable)
-    package = Path(__file__).resolve().parents[2]  # the directory holding ledger/
-    for directory in {package, *(Path(p) for p in sys.path if p.endswith("-packages"))}:
+    package = str(Path(__file__).resolve().parents[2])  # the directory holding ledger/
+    for directory in {package, *(p for p in sys.path if p.endswith("-packages"))}:
         yield from _files_in(directory, "*.pth", recursive=False)
 
 

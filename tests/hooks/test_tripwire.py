@@ -439,3 +439,13 @@ def test_ledger_replaced_by_a_fresh_one_is_caught(ws: Workspace, armed: Session)
     assert write_in_scope(armed) == "TAMPER"
     (found,) = tamper_records(ws)
     assert "the ledger was replaced" in str(found["problems"])
+
+
+def test_a_flood_of_planted_files_does_not_hide_one(tmp_path: Path) -> None:
+    from ledger._hooks.tripwire import _files_in  # noqa: PLC0415 -- the listing's edge case
+
+    for i in range(600):
+        (tmp_path / f"{i:04}.pth").write_text("")
+    (tmp_path / "zzz.pth").write_text("import evil\n")
+    # More than the listing keeps: the directory itself is watched (any entry changes it).
+    assert list(_files_in(tmp_path, "*.pth", recursive=False)) == [str(tmp_path)]
