@@ -229,6 +229,24 @@ def doctor(
     _run(lambda: run_doctor(root, checkpoint or [], as_json))
 
 
+@app.command()
+def serve(
+    status: Annotated[
+        bool, typer.Option("--status", help="Say whether a decider runs, and what it served.")
+    ] = False,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop the running decider.")] = False,
+    idle: Annotated[
+        float, typer.Option("--idle", help="Exit after this many seconds without a call.")
+    ] = 1800.0,
+    as_json: JsonOption = False,
+) -> None:
+    """Run the resident decider: hook calls are answered from one warm process (the first
+    hook call starts it; LEDGER_DECIDER=off keeps every call in its own process)."""
+    from cli._serve import run as run_serve  # noqa: PLC0415
+
+    _run(lambda: run_serve(status=status, stop=stop, idle=idle, as_json=as_json))
+
+
 @app.command(name="checkpoint")
 def checkpoint_cmd(
     out: Annotated[

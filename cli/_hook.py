@@ -36,7 +36,8 @@ def _parse(args: list[str]) -> tuple[str, str | None, str | None]:
 
 
 def main(args: list[str], *, own_process: bool = False) -> int:
-    """Entry point of the hook fast path.
+    """Entry point of the hook fast path: the resident decider answers when it can
+    (``cli/_decider.py``), else this process decides, exactly as the decider would.
 
     Args:
         own_process: this process exists only for this hook call (the console script), so the
@@ -47,6 +48,29 @@ def main(args: list[str], *, own_process: bool = False) -> int:
     except ValueError as exc:
         print(f"ledger: {exc}", file=sys.stderr)
         return 2
+    from cli._decider import MAX_PAYLOAD_BYTES, answer  # noqa: PLC0415 -- stdlib only
+
+    try:
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    except OSError:
+        raw = b""  # an unreadable stdin is an unparseable payload: the fail-closed answer
+    answered = answer(client, expected, root, raw)
+    if answered is not None:
+        code, out_bytes, err_bytes = answered
+        out, err = hook_streams(
+            out_bytes.decode("utf-8", "replace"), err_bytes.decode("utf-8", "replace")
+        )
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        sys.stdout.flush()
+        return code
+    return _decide_here(client, expected, root, raw, own_process=own_process)
+
+
+def _decide_here(
+    client: str, expected: str | None, root: str | None, raw: bytes, *, own_process: bool
+) -> int:
+    """Today's one-shot path: import ledger, govern, record, answer."""
     if own_process:
         # Importing the hook path creates ~17k long-lived container objects (modules,
         # classes, functions) and triggers ~40 collections that walk them and free almost
@@ -54,27 +78,28 @@ def main(args: list[str], *, own_process: bool = False) -> int:
         # importing, then freeze what was imported out of the collector's view (10-20% of the
         # call, bench/bench_hook.py). The call itself runs with the collector on.
         gc.disable()
-    from ledger import MAX_PAYLOAD_BYTES, run_hook  # noqa: PLC0415
+    from ledger import run_hook  # noqa: PLC0415
 
     if own_process:
         gc.freeze()
         gc.enable()
 
-    try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-    except OSError:
-        raw = b""  # an unreadable stdin is an unparseable payload: the fail-closed answer
     response = run_hook(client, raw, expected_event=expected, root=root)
-    if response.stdout:
-        sys.stdout.write(response.stdout)
-        if not response.stdout.endswith("\n"):
-            sys.stdout.write("\n")
-    if response.stderr:
-        sys.stderr.write(response.stderr.rstrip("\n") + "\n")
+    out, err = hook_streams(response.stdout, response.stderr)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
     sys.stdout.flush()
     if own_process:
         gc.freeze()  # the process ends now: spare the exit's full collection (nothing to free)
     return response.exit_code
+
+
+def hook_streams(stdout: str, stderr: str) -> tuple[str, str]:
+    """What a hook call prints (each stream newline-terminated), whether this process or the
+    decider decided: both paths print the same bytes."""
+    out = stdout if not stdout or stdout.endswith("\n") else stdout + "\n"
+    err = stderr.rstrip("\n") + "\n" if stderr else ""
+    return out, err
 
 
 if __name__ == "__main__":  # pragma: no cover

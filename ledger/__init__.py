@@ -100,6 +100,13 @@ if TYPE_CHECKING:
         render_intent_context,
     )
     from ledger._governance.person import agent_marker, ancestor_chain
+    from ledger._hooks.decider import (
+        DeciderStatus,
+        decider_socket,
+        decider_status,
+        serve_decider,
+        stop_decider,
+    )
     from ledger._hooks.service import GovernedWorkspace, TamperResolution, handle_event, run_hook
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
@@ -154,6 +161,7 @@ __all__ = [
     "ClientSpec",
     "CommandHook",
     "ConfigError",
+    "DeciderStatus",
     "Entry",
     "ExportCheck",
     "ExportOptions",
@@ -210,6 +218,8 @@ __all__ = [
     "build_report",
     "canonical_bytes",
     "current_lines",
+    "decider_socket",
+    "decider_status",
     "did_you_mean",
     "discover_sources",
     "expansion_problem",
@@ -240,6 +250,8 @@ __all__ = [
     "render_response",
     "run_checks",
     "run_hook",
+    "serve_decider",
+    "stop_decider",
     "tail_records",
     "uninstall",
     "verify_export",
@@ -258,6 +270,11 @@ _LAZY = {
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
     "TamperResolution": "ledger._hooks.service",
+    "DeciderStatus": "ledger._hooks.decider",
+    "decider_socket": "ledger._hooks.decider",
+    "decider_status": "ledger._hooks.decider",
+    "stop_decider": "ledger._hooks.decider",
+    "serve_decider": "ledger._hooks.decider",
     "agent_marker": "ledger._governance.person",
     "ancestor_chain": "ledger._governance.person",
     "ProjectionCache": "ledger._projections",

@@ -10,6 +10,10 @@ import tempfile
 from hypothesis import settings
 
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="ledger-test-state-")
+# Every hook call of the suite decides in its own process, as it did before the resident
+# decider: otherwise each test's ledger home would start a decider of its own. The decider's
+# tests (tests/hooks/test_decider.py) switch it on, each with its own socket folder.
+os.environ["LEDGER_DECIDER"] = "off"
 
 # Property tests explore new examples on every local run (that is how they find bugs), but CI must
 # judge a commit, not a dice roll: `.ci/run` selects the "ci" profile, which derandomizes the

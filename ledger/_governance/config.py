@@ -137,9 +137,16 @@ def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig
 
 
 def register_configured_hooks(
-    engine: HookEngine, config: dict[str, Any] | None, root: Path, path: Path
+    engine: HookEngine,
+    config: dict[str, Any] | None,
+    root: Path,
+    path: Path,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
-    """Claude-settings-shaped ``hooks:``: {Event: [{matcher, hooks: [{type, ...}]}]}."""
+    """Claude-settings-shaped ``hooks:``: {Event: [{matcher, hooks: [{type, ...}]}]}.
+
+    ``environ`` is the hook call's environment, which command hooks inherit (the resident
+    decider serves many callers: each command runs with its caller's environment)."""
     events = (config or {}).get("hooks") or {}
     if not isinstance(events, dict):
         raise ConfigError(f"{path}: hooks must be a mapping of event names")
@@ -168,6 +175,7 @@ def register_configured_hooks(
                         timeout=timeout,
                         mode=mode,
                         cwd=str(root),
+                        base_env=environ,
                     )
                     mode = "sync"  # CommandHook detaches itself in async mode
                 elif kind == "http":

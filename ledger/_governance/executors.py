@@ -118,6 +118,8 @@ class CommandHook:
         mode: ``sync`` or ``async`` (detached; never waited for).
         cwd: working directory (the workspace root).
         env: extra environment variables.
+        base_env: the environment the command inherits (default this process's: the hook
+            call's own, unless a resident decider runs it for a caller).
     """
 
     def __init__(
@@ -129,6 +131,7 @@ class CommandHook:
         mode: str = "sync",
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        base_env: Mapping[str, str] | None = None,
     ) -> None:
         if not command:
             raise PolicyError(f"hook {name}: empty command")
@@ -138,6 +141,7 @@ class CommandHook:
         self.mode = mode
         self.cwd = cwd
         self.env = dict(env or {})
+        self.base_env = base_env
 
     def _argv(self) -> tuple[list[str] | str, bool]:
         if isinstance(self.command, list):
@@ -148,7 +152,7 @@ class CommandHook:
         """Run the command for ``inv``."""
         payload = json.dumps(claude_payload(inv)).encode()
         argv, shell = self._argv()
-        env = {**os.environ, **self.env}
+        env = {**(os.environ if self.base_env is None else self.base_env), **self.env}
         if inv.cwd and "CLAUDE_PROJECT_DIR" not in env:
             env["CLAUDE_PROJECT_DIR"] = inv.cwd
         if self.mode == "async":

@@ -69,15 +69,31 @@ from ledger._workspace import Workspace, find_root
 if TYPE_CHECKING:
     from ledger._governance.person import PersonCommandKind
 
-__all__ = ["GovernedWorkspace", "TamperResolution", "handle_event", "locate_root", "run_hook"]
+__all__ = [
+    "CallAbandonedError",
+    "GovernedWorkspace",
+    "TamperResolution",
+    "handle_event",
+    "locate_root",
+    "run_hook",
+]
+
+
+class CallAbandonedError(Exception):
+    """The resident decider's caller stopped waiting before the records were appended."""
 
 
 def locate_root(
-    event: HookEvent | None, explicit: str | None = None, environ: Mapping[str, str] | None = None
+    event: HookEvent | None,
+    explicit: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    cwd: str | None = None,
 ) -> Path:
     """The workspace of a hook call: ``--root``/``$LEDGER_ROOT``, else the nearest
     ``.orchestration/`` above the payload's ``cwd``, else above ``$CLAUDE_PROJECT_DIR`` (and the
-    other clients' project variables), else above the current directory."""
+    other clients' project variables), else above the hook process's directory (``cwd``: the
+    caller's, when a resident decider answers for it; default this process's)."""
     env = os.environ if environ is None else environ
     if explicit or env.get("LEDGER_ROOT"):
         return find_root(explicit, environ=env)
@@ -93,7 +109,7 @@ def locate_root(
                 return find_root(start=Path(start), environ={})
             except LedgerError:
                 continue
-    return find_root(environ={})
+    return find_root(start=Path(cwd) if cwd else None, environ={})
 
 
 class GovernedWorkspace:
@@ -176,7 +192,9 @@ class GovernedWorkspace:
         )
         governance.register(engine)
         self._governance = governance
-        register_configured_hooks(engine, hooks, self.root, self.config.hooks_path)
+        register_configured_hooks(
+            engine, hooks, self.root, self.config.hooks_path, environ=self.environ
+        )
         return engine, governance
 
     def _actor(self, inv: Invocation) -> dict[str, str | None]:
@@ -423,7 +441,12 @@ def advance_seal(
 
 
 def handle_event(
-    event: HookEvent, *, root: str | None = None, environ: Mapping[str, str] | None = None
+    event: HookEvent,
+    *,
+    root: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    abandoned: Callable[[], bool] | None = None,
 ) -> HookDecision:
     """Govern and record one client hook event.
 
@@ -431,7 +454,7 @@ def handle_event(
         LedgerError: the workspace, ledger or configuration is unusable (the caller fails
             closed on pre events).
     """
-    workspace = GovernedWorkspace(locate_root(event, root, environ), environ=environ)
+    workspace = GovernedWorkspace(locate_root(event, root, environ, cwd=cwd), environ=environ)
     engine, governance = workspace.build()
     inv = invocation_of(event)
     verdict = workspace.check_tripwire(during_call=event.phase == "post")
@@ -445,6 +468,10 @@ def handle_event(
         merged = engine.run_event(inv, can_block=event.event in BLOCKABLE_EVENTS)
     if governance.tampered:  # found by the post hook itself (a write that landed elsewhere)
         verdict.problems.extend(governance.tampered)
+    if abandoned is not None and abandoned():
+        # The resident decider's caller gave up waiting and decides in its own process: this
+        # decision must not be recorded twice (ledger/_hooks/decider.py).
+        raise CallAbandonedError("the caller stopped waiting; it decides in its own process")
     appended = workspace.flush(governance.records, inv)
     workspace.ledger.auto_checkpoint(
         session_end=event.event in ("SessionEnd", "Stop"), appended=appended
@@ -471,6 +498,8 @@ def run_hook(
     expected_event: str | None = None,
     root: str | None = None,
     environ: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    abandoned: Callable[[], bool] | None = None,
 ) -> HookResponse:
     """One whole hook call, as ``ledger hook <client>`` runs it: parse, govern, record, answer.
 
@@ -484,17 +513,25 @@ def run_hook(
         expected_event: the event the hook is registered for (``--event``); used to fail closed
             on a payload that cannot be parsed, and to refuse one that names another event.
         root: the workspace (``--root``); default: found from the payload's ``cwd``.
+        environ: the hook call's environment (default this process's).
+        cwd: the hook process's working directory (default this process's): the last place
+            the workspace is looked for.
+        abandoned: asked just before the records are appended; True means the caller no longer
+            waits for this answer (the decider's client fell back to deciding itself): nothing
+            is recorded and :class:`CallAbandonedError` is raised.
     """
     event = None
     try:
         event = parse_payload(client, raw, expected_event=expected_event)
-        decision = handle_event(event, root=root, environ=environ)
+        decision = handle_event(event, root=root, environ=environ, cwd=cwd, abandoned=abandoned)
         return render_response(client, event, decision)
+    except CallAbandonedError:
+        raise
     except Exception as exc:  # noqa: BLE001 -- every failure gets the client's fail-closed answer
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
-        _record_failure(client, message, raw, event, root=root, environ=environ)
+        _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
         return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 
 
@@ -506,10 +543,11 @@ def _record_failure(
     *,
     root: str | None,
     environ: Mapping[str, str] | None,
+    cwd: str | None,
 ) -> None:
     """Best effort: put the failure itself in the ledger (never a partial line)."""
     try:
-        ledger = Ledger.open(locate_root(event, root, environ), environ=environ)
+        ledger = Ledger.open(locate_root(event, root, environ, cwd=cwd), environ=environ)
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
         store = TripwireStore(ledger.ledger_id, environ)
         append_reserved(

@@ -1,0 +1,200 @@
+"""The thin client of the resident decider (issue 17; the server is ``ledger/_hooks/decider.py``).
+
+``ledger hook <client>`` runs this before it imports anything of ledger: it forwards the event to
+the decider over a Unix socket and prints the answer. It imports only what the interpreter has
+already loaded (``os``, ``sys``) and the C socket module (``_socket``: ``socket.py`` itself costs
+~6 ms of imports). Whenever the decider cannot answer -- none is running, its socket is not this
+user's alone, it is slow, it refuses (another version), or its answer is malformed -- the caller
+decides in-process exactly as before. So the decider only ever makes a call faster; it never
+changes an answer, and never turns one into "no opinion".
+
+The socket path and the wire format are the server's (tests/hooks/test_decider.py holds the two
+implementations equal).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: ``ledger hook`` reads at most this much of stdin (``ledger.MAX_PAYLOAD_BYTES``; a test holds
+#: them equal): read here once, the same bytes go to the decider or to the in-process path.
+MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
+MAGIC = b"LEDGER-DECIDE 1"
+#: Seconds to wait for an answer before deciding in-process: well under every client's hook
+#: timeout (Claude Code 60 s, Codex and Gemini CLI 60 s, Cursor 30 s). A decider that has not
+#: answered by then records nothing (it sees the closed socket before it appends).
+ANSWER_BUDGET = 3.0
+CONNECT_BUDGET = 0.25
+_SOCKET_PATH_MAX = 100
+
+
+def _install_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # noqa: PTH120
+
+
+def _fnv1a(text: str) -> str:
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{value:08x}"
+
+
+def socket_path(environ: dict[str, str] | os._Environ[str], install: str) -> str:
+    """The server's ``decider_socket``, without pathlib."""
+    name = f"decider-{_fnv1a(install)}.sock"
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        candidate = os.path.join(runtime, "ledger", name)  # noqa: PTH118
+        if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
+            return candidate
+    home = environ.get("LEDGER_HOME") or os.path.join(  # noqa: PTH118
+        environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or "/", ".config"),  # noqa: PTH118
+        "ledger",
+    )
+    candidate = os.path.join(home, "run", name)  # noqa: PTH118
+    if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
+        return candidate
+    return os.path.join("/tmp", f"ledger-{os.getuid()}", name)  # noqa: PTH118, S108
+
+
+def _version(install: str) -> str:
+    try:
+        with open(os.path.join(install, "ledger", "_version.py"), encoding="utf-8") as handle:  # noqa: PTH118
+            for line in handle:
+                if line.startswith("__version__"):
+                    return line.split("=", 1)[1].strip().strip("\"'")
+    except OSError:
+        pass
+    return "?"
+
+
+def _private(path: str, *, socket_file: bool) -> str | None:
+    """Why ``path`` may not be trusted (not ours, readable or writable by others), or None."""
+    info = os.lstat(path)
+    mode = info.st_mode & 0o7777
+    if socket_file and (info.st_mode & 0o170000) != 0o140000:
+        return f"{path} is not a socket"
+    if info.st_uid != os.getuid():
+        return f"{path} is owned by uid {info.st_uid}"
+    if mode & 0o077:
+        return f"{path} has mode {mode:o}"
+    return None
+
+
+def answer(
+    client: str, event: str | None, root: str | None, raw: bytes
+) -> tuple[int, bytes, bytes] | None:
+    """The decider's ``(exit code, stdout, stderr)`` for this hook call, or None: decide
+    in-process (and, when none runs, start one for the next call)."""
+    environ = os.environ
+    # auto: use the decider, starting one when none runs; on: use one if it runs; off: never.
+    mode = environ.get("LEDGER_DECIDER", "auto")
+    if mode == "off":
+        return None
+    install = _install_dir()
+    path = socket_path(environ, install)
+    try:
+        why = _private(os.path.dirname(path), socket_file=False) or _private(  # noqa: PTH120
+            path, socket_file=True
+        )
+    except FileNotFoundError:
+        _start(mode)
+        return None
+    except OSError:
+        return None
+    if why is not None:
+        sys.stderr.write(f"ledger: not using the decider: {why}; deciding in this process\n")
+        return None
+    import _socket  # noqa: PLC0415 -- C module: no socket.py, enum or selectors
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_BUDGET)
+        try:
+            sock.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            _start(mode)  # a socket left by a decider that died
+            return None
+        try:
+            budget = float(environ.get("LEDGER_DECIDER_BUDGET", ANSWER_BUDGET))
+        except ValueError:
+            budget = ANSWER_BUDGET
+        sock.settimeout(budget)
+        sock.sendall(_request(client, event, root, raw, install))
+        chunks = []
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:  # timeout, reset, a decider killed mid-answer
+        return None
+    finally:
+        sock.close()
+    return _parse(b"".join(chunks), mode)
+
+
+def _request(client: str, event: str | None, root: str | None, raw: bytes, install: str) -> bytes:
+    cwd = os.getcwd()  # noqa: PTH109 -- no pathlib on this path
+    fields = [
+        "op=hook",
+        f"version={_version(install)}",
+        f"install={install}",
+        f"client={client}",
+        f"event={event or ''}",
+        f"root={os.path.join(cwd, root) if root else ''}",  # noqa: PTH118 -- the decider's cwd is not ours
+        f"cwd={cwd}",
+    ]
+    for name, value in os.environ.items():
+        if name == "LEDGER_ROOT" and value:
+            value = os.path.join(cwd, value)  # noqa: PTH118, PLW2901
+        fields.append(f"env:{name}={value}")
+    header = "\0".join(fields).encode("utf-8", "surrogateescape")
+    # Framed by lengths, not by closing our end: the decider takes a closed end to mean that
+    # this process gave up waiting (and then records nothing).
+    return MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % len(raw) + raw
+
+
+def _parse(data: bytes, mode: str) -> tuple[int, bytes, bytes] | None:
+    line, newline, rest = data.partition(b"\n")
+    parts = line.split(b" ")
+    if not newline or len(parts) != 6 or b" ".join(parts[:2]) != MAGIC:
+        return None
+    try:
+        code, out_len, err_len = int(parts[3]), int(parts[4]), int(parts[5])
+    except ValueError:
+        return None
+    if parts[2] == b"refuse":
+        _start(mode)  # the old decider retires; this version's starts for the next call
+        return None
+    if parts[2] != b"ok" or len(rest) != out_len + err_len or out_len < 0 or err_len < 0:
+        return None
+    return code, rest[:out_len], rest[out_len:]
+
+
+def _start(mode: str) -> None:
+    """Start a decider for the next call, detached from this hook's streams and session."""
+    if mode != "auto":
+        return
+    script = sys.argv[0] if sys.argv and os.path.isfile(sys.argv[0]) else None  # noqa: PTH113
+    argv = (
+        [sys.executable, script, "serve"]
+        if script
+        else [sys.executable, "-m", "cli._entry", "serve"]
+    )
+    devnull = os.devnull
+    try:  # noqa: SIM105 -- contextlib would be one more import on the hook path
+        os.posix_spawn(
+            sys.executable,
+            argv,
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
+            ],
+            setsid=True,
+        )
+    except (AttributeError, NotImplementedError, TypeError, OSError):
+        pass  # no decider this time: every call still decides in-process

@@ -1,0 +1,476 @@
+"""The resident decider (issue 17): one process per user and installation that answers hook calls
+with everything already imported, so a governed tool call costs a socket round trip instead of
+two Python start-ups.
+
+It answers exactly as the in-process path does, because it *is* that path: each request runs
+:func:`ledger._hooks.service.run_hook` with the caller's payload, arguments, environment and
+working directory. Nothing a decision depends on is cached here beyond what the in-process path
+caches on disk (the MAC-sealed, digest-checked caches): a config edited a millisecond ago is read
+as it is, and the same locks order appends with the CLI, the embedded API and other deciders.
+What stays warm is the interpreter and its imports (~50 ms of a one-shot hook).
+
+The thin client (``cli/_decider.py``, stdlib only, imported before anything of ledger) sends the
+request and prints the answer; it decides in-process, exactly as before, whenever the decider is
+absent, slow, of another version, refuses, or answers anything malformed. No path answers "no
+opinion" because the decider is down.
+
+Wire format (version 1), one request per connection::
+
+    request  = b"LEDGER-DECIDE 1\\n" + b"%08d" % len(header) + header
+               + b"%010d" % len(payload) + payload   # the caller then waits, socket open
+    header   = b"\\0".join(b"key=value")  # op version install client event root cwd env:NAME
+    response = b"LEDGER-DECIDE 1 <ok|refuse> <exit code> <len stdout> <len stderr>\\n" + out + err
+
+The socket lives in ``$XDG_RUNTIME_DIR/ledger/``, else the ledger home's ``run/`` (mode 0700
+folders, a 0600 socket); its name carries a hash of the installation, so two installations of
+ledger each have their own decider. A lock file beside it makes exactly one decider serve: a
+second one racing to start exits quietly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import socketserver
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Final, NamedTuple
+
+from ledger._errors import InputError, StorageError
+from ledger._hooks.service import CallAbandonedError, run_hook
+from ledger._version import __version__
+
+__all__ = [
+    "DECIDER_OFF_ENV",
+    "DeciderStatus",
+    "code_fingerprint",
+    "decider_socket",
+    "decider_status",
+    "install_dir",
+    "serve_decider",
+    "stop_decider",
+]
+
+MAGIC: Final = b"LEDGER-DECIDE 1"
+#: ``LEDGER_DECIDER=off`` keeps every hook call in its own process (no decider is started).
+DECIDER_OFF_ENV: Final = "LEDGER_DECIDER"
+#: Requests larger than this are refused (the payload limit plus room for the environment).
+MAX_REQUEST: Final = 8 * 1024 * 1024 + 1 + 1024 * 1024
+#: Seconds a connection may take to send its request.
+READ_TIMEOUT: Final = 5.0
+#: A decider with nothing to do for this long exits (the next hook call starts one again).
+DEFAULT_IDLE_SECONDS: Final = 1800.0
+#: How often the decider checks that its own code on disk is the code it runs.
+_CODE_CHECK_SECONDS: Final = 1.0
+_SOCKET_PATH_MAX: Final = 100  # sun_path is 108 bytes on Linux, 104 on macOS
+
+
+def install_dir() -> str:
+    """The directory holding this installation's ``ledger`` and ``cli`` packages."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+def _fnv1a(text: str) -> str:
+    """A short stable hash (FNV-1a, 32 bit): the thin client computes the same without hashlib."""
+    value = 0x811C9DC5
+    for byte in text.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{value:08x}"
+
+
+def decider_socket(environ: Mapping[str, str] | None = None, install: str | None = None) -> Path:
+    """Where this installation's decider listens for this user. ``cli/_decider.py`` computes
+    the same path (tests/hooks/test_decider.py holds them equal)."""
+    env = os.environ if environ is None else environ
+    name = f"decider-{_fnv1a(install or install_dir())}.sock"
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime:
+        candidate = Path(runtime) / "ledger" / name
+        if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
+            return candidate
+    home = env.get("LEDGER_HOME") or os.path.join(  # noqa: PTH118 -- as the client spells it
+        env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/", ".config"),  # noqa: PTH118
+        "ledger",
+    )
+    candidate = Path(home) / "run" / name
+    if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
+        return candidate
+    return Path("/tmp") / f"ledger-{os.getuid()}" / name  # noqa: S108 -- a 0700 folder we own
+
+
+def code_fingerprint(install: str | None = None) -> tuple[tuple[str, int, int], ...]:
+    """``(path, mtime_ns, size)`` of every module of this installation: a decider whose code on
+    disk changed (an upgrade, an edit of a checkout) is not the code a new process would run."""
+    base = Path(install or install_dir())
+    found: list[tuple[str, int, int]] = []
+    for package in ("ledger", "cli"):
+        for folder, _dirs, files in os.walk(base / package):
+            for name in files:
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)  # noqa: PTH118
+                    with contextlib.suppress(OSError):
+                        info = os.stat(path)  # noqa: PTH116
+                        found.append((path, info.st_mtime_ns, info.st_size))
+    return tuple(sorted(found))
+
+
+# --- the wire format --------------------------------------------------------------------------
+
+
+class Request(NamedTuple):
+    op: str
+    fields: dict[str, str]
+    env: dict[str, str]
+    payload: bytes
+
+
+def parse_request(data: bytes) -> Request:
+    """Decode one request (raises InputError on anything malformed)."""
+    if not data.startswith(MAGIC + b"\n") or len(data) < len(MAGIC) + 9:
+        raise InputError("not a decider request")
+    start = len(MAGIC) + 1
+    try:
+        size = int(data[start : start + 8])
+    except ValueError:
+        raise InputError("bad header length") from None
+    header = data[start + 8 : start + 8 + size]
+    if len(header) != size:
+        raise InputError("truncated header")
+    fields: dict[str, str] = {}
+    env: dict[str, str] = {}
+    for item in header.split(b"\0") if header else []:
+        key, eq, value = item.partition(b"=")
+        if not eq:
+            raise InputError("bad header field")
+        name, text = (
+            key.decode("utf-8", "surrogateescape"),
+            value.decode("utf-8", "surrogateescape"),
+        )
+        if name.startswith("env:"):
+            env[name[4:]] = text
+        else:
+            fields[name] = text
+    rest = data[start + 8 + size :]
+    try:
+        payload_size = int(rest[:10])
+    except ValueError:
+        raise InputError("bad payload length") from None
+    payload = rest[10:]
+    if len(payload) != payload_size:
+        raise InputError("truncated payload")
+    return Request(fields.get("op", "hook"), fields, env, payload)
+
+
+def encode_response(status: str, exit_code: int, stdout: str, stderr: str) -> bytes:
+    out, err = stdout.encode("utf-8"), stderr.encode("utf-8")
+    return MAGIC + f" {status} {exit_code} {len(out)} {len(err)}\n".encode() + out + err
+
+
+# --- the server -------------------------------------------------------------------------------
+
+
+class DeciderStatus(NamedTuple):
+    """What ``ledger serve --status`` shows."""
+
+    running: bool
+    socket: str
+    pid: int | None = None
+    version: str | None = None
+    started: float | None = None
+    requests: int = 0
+    workspaces: int = 0
+    rss_kb: int | None = None
+
+
+class _State:
+    def __init__(self, install: str, idle: float) -> None:
+        self.install = install
+        self.idle = idle
+        self.started = time.time()
+        self.last = time.monotonic()
+        self.requests = 0
+        self.roots: set[str] = set()
+        self.code = code_fingerprint(install)
+        self.code_checked = time.monotonic()
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+
+    def stale(self) -> bool:
+        """Whether the code on disk is no longer the code running (checked once a second)."""
+        now = time.monotonic()
+        with self.lock:
+            if now - self.code_checked < _CODE_CHECK_SECONDS:
+                return False
+            self.code_checked = now
+        return code_fingerprint(self.install) != self.code
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.settimeout(READ_TIMEOUT)
+        try:
+            request = parse_request(_read_request(sock))
+        except (OSError, InputError):
+            return  # a client that sent garbage or vanished gets nothing: it decides itself
+        state = self.server.state
+        with state.lock:
+            state.last = time.monotonic()
+            state.requests += request.op == "hook"
+        try:
+            answer = self.server.answer(request, lambda: _hung_up(sock))
+        except CallAbandonedError:
+            return  # the caller decided in its own process; nothing was recorded here
+        with contextlib.suppress(OSError):
+            sock.sendall(answer)
+
+
+def _hung_up(sock: socket.socket) -> bool:
+    """Whether the caller closed its end (it gave up waiting and decides itself)."""
+    timeout = sock.gettimeout()
+    sock.setblocking(False)  # a socket with a timeout would wait for data to peek at
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False  # still connected, nothing to read: it is waiting for the answer
+    except OSError:
+        return True
+    finally:
+        sock.settimeout(timeout)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = sock.recv(min(size, 1 << 16))
+        if not chunk:
+            raise InputError("truncated request")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_request(sock: socket.socket) -> bytes:
+    """One request, framed by its lengths: the caller keeps its end open while it waits, so a
+    closed end means it gave up (:func:`_hung_up`)."""
+    head = _read_exactly(sock, len(MAGIC) + 1 + 8)
+    if not head.startswith(MAGIC + b"\n"):
+        raise InputError("not a decider request")
+    try:
+        header_size = int(head[-8:])
+    except ValueError:
+        raise InputError("bad header length") from None
+    if not 0 <= header_size <= MAX_REQUEST:
+        raise InputError("request too large")
+    header = _read_exactly(sock, header_size)
+    size_field = _read_exactly(sock, 10)
+    try:
+        payload_size = int(size_field)
+    except ValueError:
+        raise InputError("bad payload length") from None
+    if not 0 <= payload_size <= MAX_REQUEST - header_size:
+        raise InputError("request too large")
+    return head + header + size_field + _read_exactly(sock, payload_size)
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_REQUEST:
+            raise InputError("request too large")
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+    def __init__(self, path: Path, state: _State) -> None:
+        self.state = state
+        super().__init__(str(path), _Handler)
+
+    def answer(self, request: Request, abandoned: Callable[[], bool]) -> bytes:
+        state = self.state
+        if request.op == "status":
+            return encode_response("ok", 0, _status_line(state), "")
+        if request.op == "stop":
+            state.stopping.set()
+            threading.Thread(target=self.shutdown, daemon=True).start()
+            return encode_response("ok", 0, "stopping\n", "")
+        if (
+            request.fields.get("version") != __version__
+            or request.fields.get("install") != state.install
+        ):
+            # Another version or installation: it decides itself, and a new decider of its own
+            # version replaces this one (the next call starts it).
+            self._retire()
+            return encode_response("refuse", 0, "another version\n", "")
+        if state.stale():
+            self._retire()
+            return encode_response("refuse", 0, "the decider's code changed on disk\n", "")
+
+        fields = request.fields
+        response = run_hook(
+            fields.get("client", ""),
+            request.payload,
+            expected_event=fields.get("event") or None,
+            root=fields.get("root") or None,
+            environ=request.env,
+            cwd=fields.get("cwd") or None,
+            abandoned=abandoned,
+        )
+        with state.lock:
+            if len(state.roots) < 10_000:
+                state.roots.add(fields.get("root") or fields.get("cwd") or "")
+        return encode_response("ok", response.exit_code, response.stdout, response.stderr)
+
+    def _retire(self) -> None:
+        if not self.state.stopping.is_set():
+            self.state.stopping.set()
+            threading.Thread(target=self.shutdown, daemon=True).start()
+
+
+def _status_line(state: _State) -> str:
+    rss = _rss_kb()
+    return (
+        f"pid={os.getpid()}\0version={__version__}\0started={state.started:.3f}\0"
+        f"requests={state.requests}\0workspaces={len(state.roots)}\0rss_kb={rss or 0}\n"
+    )
+
+
+def _rss_kb() -> int | None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    try:
+        import resource  # noqa: PLC0415
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(peak // 1024 if sys.platform == "darwin" else peak)
+    except (ImportError, OSError):
+        return None
+
+
+def _private_folder(folder: Path) -> None:
+    """Create ``folder`` 0700, or check that an existing one is ours and private."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        raise StorageError(
+            f"{folder} is owned by uid {info.st_uid} with mode {stat.S_IMODE(info.st_mode):o}: "
+            "a decider socket there could be reached by others; fix its owner and mode "
+            "(chmod 700) or set $XDG_RUNTIME_DIR"
+        )
+
+
+def serve_decider(
+    *,
+    environ: Mapping[str, str] | None = None,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
+    ready: threading.Event | None = None,
+) -> bool:
+    """Serve hook calls until stopped, retired or idle. Returns False when another decider
+    already serves this socket (this one exits quietly).
+
+    Raises:
+        StorageError: the socket's folder is not this user's alone.
+    """
+    path = decider_socket(environ)
+    _private_folder(path.parent)
+    lock_file = path.with_suffix(".lock")
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # exactly one serves; this one leaves quietly
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a socket left by a decider that was killed
+        old_umask = os.umask(0o177)
+        try:
+            server = _Server(path, _State(install_dir(), idle_seconds))
+        finally:
+            os.umask(old_umask)
+        path.chmod(0o600)
+        bound = path.stat().st_ino
+        watchdog = threading.Thread(target=_watch_idle, args=(server,), daemon=True)
+        watchdog.start()
+        if ready is not None:
+            ready.set()
+        try:
+            server.serve_forever(poll_interval=0.5)
+        finally:
+            server.server_close()
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_ino == bound:  # ours still (not a successor's)
+                    path.unlink()
+        return True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _watch_idle(server: _Server) -> None:
+    state = server.state
+    while not state.stopping.wait(min(5.0, max(state.idle / 4, 0.05))):
+        with state.lock:
+            idle_for = time.monotonic() - state.last
+        if idle_for >= state.idle:
+            state.stopping.set()
+            server.shutdown()
+            return
+
+
+# --- talking to it (the CLI's --status and --stop; hooks use cli/_decider.py) -------------------
+
+
+def _ask(op: str, environ: Mapping[str, str] | None, timeout: float = 2.0) -> bytes | None:
+    path = decider_socket(environ)
+    header = f"op={op}".encode()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(str(path))
+            sock.sendall(MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % 0)
+            return _read_all(sock)
+    except (OSError, InputError):
+        return None
+
+
+def decider_status(environ: Mapping[str, str] | None = None) -> DeciderStatus:
+    """Whether a decider answers on this user's socket, and what it says of itself."""
+    path = str(decider_socket(environ))
+    reply = _ask("status", environ)
+    if not reply or not reply.startswith(MAGIC + b" ok"):
+        return DeciderStatus(running=False, socket=path)
+    body = reply.split(b"\n", 1)[1].decode("utf-8", "replace").strip()
+    info = dict(item.partition("=")[::2] for item in body.split("\0") if "=" in item)
+    return DeciderStatus(
+        running=True,
+        socket=path,
+        pid=int(info.get("pid", "0")) or None,
+        version=info.get("version"),
+        started=float(info.get("started", "0")) or None,
+        requests=int(info.get("requests", "0")),
+        workspaces=int(info.get("workspaces", "0")),
+        rss_kb=int(info.get("rss_kb", "0")) or None,
+    )
+
+
+def stop_decider(environ: Mapping[str, str] | None = None) -> bool:
+    """Ask the decider to stop; False when none answered."""
+    reply = _ask("stop", environ)
+    return bool(reply and reply.startswith(MAGIC + b" ok"))
