@@ -69,6 +69,32 @@ def _version(install: str) -> str:
     return "?"
 
 
+PROOF_PREFIX = b"ledger-decider-proof-v1\0"
+
+
+def _ledger_home(environ: dict[str, str] | os._Environ[str]) -> str:
+    """``ledger._workspace.ledger_home``, without pathlib."""
+    return environ.get("LEDGER_HOME") or os.path.join(  # noqa: PTH118
+        environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or "/", ".config"),  # noqa: PTH118
+        "ledger",
+    )
+
+
+def _hmac_sha256(key: bytes, message: bytes) -> str:
+    """HMAC-SHA256 (RFC 2104) over the C ``_sha256``/``_sha2`` module: ``hmac`` and ``hashlib``
+    would load OpenSSL (~3 ms) on every hook call."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415 -- 3.12+
+    except ImportError:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
+    block = 64
+    if len(key) > block:
+        key = sha256(key).digest()
+    key = key.ljust(block, b"\0")
+    inner = sha256(bytes(k ^ 0x36 for k in key) + message).digest()
+    return str(sha256(bytes(k ^ 0x5C for k in key) + inner).hexdigest())
+
+
 def _private(path: str, *, socket_file: bool) -> str | None:
     """Why ``path`` may not be trusted (not ours, readable or writable by others), or None."""
     info = os.lstat(path)
@@ -106,6 +132,14 @@ def answer(
     if why is not None:
         sys.stderr.write(f"ledger: not using the decider: {why}; deciding in this process\n")
         return None
+    home = _ledger_home(environ)
+    try:
+        with open(os.path.join(home, "cache.secret"), "rb") as handle:  # noqa: PTH118
+            secret = handle.read(4096)
+    except OSError:
+        return None  # the in-process path makes the secret; the next call can use the decider
+    if len(secret) < 32:
+        return None
     import _socket  # noqa: PLC0415 -- C module: no socket.py, enum or selectors
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -121,6 +155,15 @@ def answer(
         except ValueError:
             budget = ANSWER_BUDGET
         sock.settimeout(budget)
+        nonce = os.urandom(16)
+        sock.sendall(MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n")
+        expected = MAGIC + b" proof " + _hmac_sha256(secret, PROOF_PREFIX + nonce).encode() + b"\n"
+        if _read_line(sock, len(expected)) != expected:
+            sys.stderr.write(
+                f"ledger: the process at {path} is not ledger's decider (its proof does not "
+                "verify); deciding in this process\n"
+            )
+            return None
         sock.sendall(_request(client, event, root, raw, install))
         chunks = []
         while True:
@@ -133,6 +176,16 @@ def answer(
     finally:
         sock.close()
     return _parse(b"".join(chunks), mode)
+
+
+def _read_line(sock: object, limit: int) -> bytes:
+    data = b""
+    while not data.endswith(b"\n") and len(data) <= limit:
+        chunk = sock.recv(1)  # type: ignore[attr-defined]
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _request(client: str, event: str | None, root: str | None, raw: bytes, install: str) -> bytes:

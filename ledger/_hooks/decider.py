@@ -21,6 +21,11 @@ Wire format (version 1), one request per connection::
     header   = b"\\0".join(b"key=value")  # op version install client event root cwd env:NAME
     response = b"LEDGER-DECIDE 1 <ok|refuse> <exit code> <len stdout> <len stderr>\\n" + out + err
 
+Before anything else the caller sends ``LEDGER-DECIDE 1 hello <nonce> <ledger home>`` and the
+decider answers ``LEDGER-DECIDE 1 proof <HMAC-SHA256(per-user secret, prefix + nonce)>``: a
+process of the same user that bound a socket where the decider's goes (an agent's shell could)
+cannot read the secret, so the caller never sends it its payload or environment.
+
 The socket lives in ``$XDG_RUNTIME_DIR/ledger/``, else the ledger home's ``run/`` (mode 0700
 folders, a 0600 socket); its name carries a hash of the installation, so two installations of
 ledger each have their own decider. A lock file beside it makes exactly one decider serve: a
@@ -31,6 +36,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import hmac
 import os
 import socket
 import socketserver
@@ -43,8 +50,10 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from ledger._errors import InputError, StorageError
+from ledger._fsutil import cache_secret
 from ledger._hooks.service import CallAbandonedError, run_hook
 from ledger._version import __version__
+from ledger._workspace import ledger_home
 
 __all__ = [
     "DECIDER_OFF_ENV",
@@ -58,6 +67,8 @@ __all__ = [
 ]
 
 MAGIC: Final = b"LEDGER-DECIDE 1"
+#: Domain separation of the decider's proof (HMAC input prefix), never used for another MAC.
+PROOF_PREFIX: Final = b"ledger-decider-proof-v1\0"
 #: ``LEDGER_DECIDER=off`` keeps every hook call in its own process (no decider is started).
 DECIDER_OFF_ENV: Final = "LEDGER_DECIDER"
 #: Requests larger than this are refused (the payload limit plus room for the environment).
@@ -218,6 +229,7 @@ class _Handler(socketserver.BaseRequestHandler):
         sock: socket.socket = self.request
         sock.settimeout(READ_TIMEOUT)
         try:
+            sock.sendall(prove(_read_line(sock)))
             request = parse_request(_read_request(sock))
         except (OSError, InputError):
             return  # a client that sent garbage or vanished gets nothing: it decides itself
@@ -245,6 +257,45 @@ def _hung_up(sock: socket.socket) -> bool:
         return True
     finally:
         sock.settimeout(timeout)
+
+
+def _read_line(sock: socket.socket, limit: int = 8192) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1)
+        if not chunk or len(data) > limit:
+            raise InputError("bad hello")
+        data += chunk
+    return data
+
+
+def proof(secret: bytes, nonce: bytes) -> str:
+    """What the decider answers a hello with: HMAC-SHA256 under the caller's per-user secret
+    of the caller's nonce, with its own domain-separation prefix. A process that cannot read
+    the secret (an agent that bound a socket of its own where the decider's goes) cannot
+    produce it, so the caller never sends it a payload or its environment."""
+    return hmac.new(secret, PROOF_PREFIX + nonce, hashlib.sha256).hexdigest()
+
+
+def hello(nonce: bytes, home: Path) -> bytes:
+    """The caller's first line: its nonce and its ledger home (where the secret is)."""
+    return MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n"
+
+
+def prove(greeting: bytes) -> bytes:
+    """The answer to ``LEDGER-DECIDE 1 hello <nonce hex> <ledger home>``."""
+    parts = greeting.rstrip(b"\n").split(b" ", 4)
+    if len(parts) != 5 or b" ".join(parts[:2]) != MAGIC or parts[2] != b"hello":
+        raise InputError("bad hello")
+    try:
+        nonce = bytes.fromhex(parts[3].decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise InputError("bad nonce") from None
+    home = parts[4].decode("utf-8", "surrogateescape")
+    secret = cache_secret({"LEDGER_HOME": home}) if len(nonce) >= 16 else None
+    if secret is None:
+        raise InputError("no secret to prove with")
+    return MAGIC + b" proof " + proof(secret, nonce).encode() + b"\n"
 
 
 def _read_exactly(sock: socket.socket, size: int) -> bytes:
@@ -440,10 +491,21 @@ def _watch_idle(server: _Server) -> None:
 def _ask(op: str, environ: Mapping[str, str] | None, timeout: float = 2.0) -> bytes | None:
     path = decider_socket(environ)
     header = f"op={op}".encode()
+    home = ledger_home(environ)
+    secret = cache_secret(environ)
+    if secret is None:
+        return None
+    nonce = os.urandom(16)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(str(path))
+            sock.sendall(
+                MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n"
+            )
+            if _read_line(sock) != MAGIC + b" proof " + proof(secret, nonce).encode() + b"\n":
+                return None  # not ledger's decider
+
             sock.sendall(MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % 0)
             return _read_all(sock)
     except (OSError, InputError):

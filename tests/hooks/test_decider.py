@@ -8,6 +8,7 @@ decider has its own socket folder (``$XDG_RUNTIME_DIR``) and is stopped at teard
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -324,7 +325,8 @@ def test_slow_decider_the_caller_decides_and_the_decider_records_nothing(rig: Ri
     assert [r["body"]["tool_use_id"] for r in pre] == ["t-slow"]
 
 
-def test_a_socket_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) -> None:
+def test_a_decider_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) -> None:
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-warm"))  # makes the secret
     rig.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(rig.socket))
@@ -332,10 +334,12 @@ def test_a_socket_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) ->
     listener.listen(1)
     listener.settimeout(30)
 
-    def half_answer() -> None:
+    def half_answer() -> None:  # proves itself as the decider would, then dies mid-answer
         conn, _ = listener.accept()
+        conn.settimeout(5)
+        conn.sendall(server.prove(server._read_line(conn)))
         conn.recv(1 << 20)
-        conn.sendall(b'LEDGER-DECIDE 1 ok 0 500 0\n{"hookSpecific')  # then hangs up
+        conn.sendall(b'LEDGER-DECIDE 1 ok 0 500 0\n{"hookSpecific')
         conn.close()
 
     thread = threading.Thread(target=half_answer)
@@ -347,6 +351,10 @@ def test_a_socket_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) ->
         listener.close()
     assert _decision(done) == "deny"
     assert b"INTENT_REQUIRED" in done.stdout
+    assert [r["body"]["tool_use_id"] for r in rig.records() if r["kind"] == "hook.pre"] == [
+        "t-warm",
+        "t-half",
+    ]
 
 
 def test_a_socket_folder_others_can_reach_is_refused_with_one_line(rig: Rig) -> None:
@@ -374,6 +382,7 @@ def test_a_decider_of_another_version_retires_and_the_caller_decides(
     rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     proc = rig.start()
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-warm"))  # the secret exists
     monkeypatch.setattr(client, "_version", lambda _install: "0.0.0-old")
     monkeypatch.setattr(os, "environ", {**rig.env, "LEDGER_DECIDER": "on"})
     payload = json.dumps(write_payload(rig.root, "s", "t-ver")).encode()
@@ -438,6 +447,11 @@ def test_the_first_hook_call_starts_a_decider_for_the_next(tmp_path: Path) -> No
 def test_concurrent_sessions_through_the_decider_make_one_chain(rig: Rig) -> None:
     rig.start()
     sessions, calls = 6, 8
+    rig.hook(
+        "claude",
+        "SessionStart",
+        {**select_payload(rig.root, "w"), "hook_event_name": "SessionStart"},
+    )
 
     def session(n: int) -> None:
         sid = f"c{n}"
@@ -463,4 +477,41 @@ def test_concurrent_sessions_through_the_decider_make_one_chain(rig: Rig) -> Non
     ]
     assert len(hook_ids) == len(set(hook_ids)) == sessions * (1 + 2 * calls)
     assert Ledger.open(rig.root, environ={"LEDGER_HOME": rig.env["LEDGER_HOME"]}).verify().ok
-    assert server.decider_status(rig.env).requests >= sessions * (1 + 2 * calls)
+    assert server.decider_status(rig.env).requests >= sessions * (1 + 2 * calls)  # all of them
+
+
+def test_an_impostor_on_the_deciders_socket_gets_no_payload_and_no_environment(rig: Rig) -> None:
+    # An agent's shell (same user) binds a socket where the decider's goes and answers "allow":
+    # it cannot prove it holds the per-user secret, so the hook never sends it anything.
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-secret"))  # makes the secret
+    rig.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(rig.socket))
+    rig.socket.chmod(0o600)
+    listener.listen(1)
+    listener.settimeout(30)
+    received: list[bytes] = []
+
+    def impostor() -> None:
+        conn, _ = listener.accept()
+        conn.settimeout(5)
+        received.append(conn.recv(1 << 20))
+        conn.sendall(b"LEDGER-DECIDE 1 proof " + b"0" * 64 + b"\n")
+        with contextlib.suppress(OSError):
+            received.append(conn.recv(1 << 20))
+        conn.close()
+
+    thread = threading.Thread(target=impostor)
+    thread.start()
+    rig.env["LEDGER_SIGNING_KEY_CANARY"] = "do-not-leak"
+    try:
+        done = rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-imp"))
+    finally:
+        thread.join()
+        listener.close()
+    assert _decision(done) == "deny"  # decided in its own process: INTENT_REQUIRED
+    assert b"is not ledger's decider" in done.stderr
+    sent = b"".join(received)
+    assert sent.startswith(b"LEDGER-DECIDE 1 hello ")
+    assert b"do-not-leak" not in sent
+    assert b"tool_input" not in sent

@@ -1,0 +1,350 @@
+"""The resident decider (issue 17): one governed tool call through the installed command lines.
+
+A tool call is two hook processes, PreToolUse and PostToolUse. Each is run exactly as Claude Code
+runs it: ``sh -c '<the command ledger install claude wrote>'`` with the payload on stdin.
+
+* **Decider up:** ``LEDGER_DECIDER=on``, a decider running: the thin client forwards the event.
+* **Decider down:** ``LEDGER_DECIDER=off``: today's one-shot path (decides in its own process).
+* **Baseline**, measured in the same rounds: two bare Python starts (``python3 -I -S -c pass``).
+
+Targets (issue 17): decider up, PreToolUse + PostToolUse of one in-scope Write, p50 ≤ 1.0× two
+bare starts and p99 ≤ 3×; decider down ≤ 1.3× ``bench/floor_append.py`` (python + key load +
+flock + sign + fsync append) per hook. Also: 16 concurrent sessions × N tool calls through the
+decider make one chain with no lost or duplicated record and ``verify`` ok; the decider's RSS
+after serving 10 workspaces ≤ 60 MB.
+
+    python bench/bench_decider.py [--runs N] [--quick] [--sessions 16] [--calls 500] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _common import (
+    Figure,
+    LoadMeter,
+    isolated_env,
+    machine,
+    median,
+    ms,
+    noise_line,
+    percentile,
+    precompile,
+    report,
+    say,
+    verdict,
+)
+from bench_cli_append import FLOOR, find_ledger_bin, round_robin
+
+INTENTS = """active_intents:
+  - id: INT-001
+    name: JWT hardening
+    status: IN_PROGRESS
+    owned_scope: ["src/**"]
+"""
+UP_TARGET, UP_P99_TARGET, DOWN_TARGET, RSS_TARGET_MB = 1.0, 3.0, 1.3, 60.0
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=16)
+    parser.add_argument("--calls", type=int, default=500, help="tool calls per session")
+    parser.add_argument("--quick", action="store_true", help="12 runs, 16 × 20 calls")
+    parser.add_argument("--ledger-bin")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.warmup, args.calls = 12, 1, 20
+    return args
+
+
+def _workspace(base: Path, ledger: str, env: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """An initialised workspace with Claude Code's hooks installed; returns it and the hook
+    commands by event, as ``ledger install claude`` wrote them."""
+    root = base / "app"
+    (root / "src").mkdir(parents=True)
+    subprocess.run([ledger, "init"], cwd=root, env=env, check=True, capture_output=True)
+    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS, encoding="utf-8")
+    subprocess.run(
+        [ledger, "install", "claude", "--root", str(root)], env=env, check=True, capture_output=True
+    )
+    settings = json.loads((root / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
+    commands = {
+        event: groups[0]["hooks"][0]["command"]
+        for event, groups in settings["hooks"].items()
+        if event in ("PreToolUse", "PostToolUse")
+    }
+    return root, commands
+
+
+def _payload(root: Path, event: str, session: str, tool_use_id: str, n: int) -> bytes:
+    target = root / "src" / f"f{n % 50}.ts"
+    data: dict[str, object] = {
+        "session_id": session,
+        "transcript_path": f"/tmp/{session}.jsonl",
+        "cwd": str(root),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(target), "content": f"export const n = {n};\n"},
+        "tool_use_id": tool_use_id,
+    }
+    if event == "PostToolUse":
+        data["tool_response"] = {
+            "type": "create",
+            "filePath": str(target),
+            "content": f"export const n = {n};\n",
+            "structuredPatch": [],
+            "originalFile": None,
+        }
+    return json.dumps(data).encode()
+
+
+def _select(root: Path, session: str) -> bytes:
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": f"/tmp/{session}.jsonl",
+            "cwd": str(root),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "ledger intent select INT-001"},
+            "tool_use_id": f"toolu_select_{session}",
+        }
+    ).encode()
+
+
+def _call(command: str, env: dict[str, str], data: bytes, cwd: Path) -> None:
+    done = subprocess.run(
+        ["sh", "-c", command], input=data, env=env, cwd=cwd, capture_output=True, check=False
+    )
+    if done.returncode != 0 or b'"deny"' in done.stdout:
+        raise RuntimeError(
+            f"hook failed: {done.returncode} {done.stdout[-300:]!r} {done.stderr[-300:]!r}"
+        )
+
+
+def _tool_call(
+    commands: dict[str, str], env: dict[str, str], root: Path, session: str, n: int
+) -> None:
+    tool_use_id = f"toolu_{session}_{n}"
+    target = root / "src" / f"f{n % 50}.ts"
+    _call(commands["PreToolUse"], env, _payload(root, "PreToolUse", session, tool_use_id, n), root)
+    target.write_text(f"export const n = {n};\n", encoding="utf-8")
+    _call(
+        commands["PostToolUse"], env, _payload(root, "PostToolUse", session, tool_use_id, n), root
+    )
+
+
+def _start_decider(ledger: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([ledger, "serve", "--idle", "600"], env=env)
+    deadline = time.monotonic() + 30
+    while True:
+        status = subprocess.run(
+            [ledger, "serve", "--status"], env=env, capture_output=True, check=False
+        )
+        if status.returncode == 0:
+            return proc
+        if time.monotonic() > deadline:
+            raise RuntimeError("the decider did not start")
+        time.sleep(0.05)
+
+
+def _status(ledger: str, env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [ledger, "serve", "--status", "--json"], env=env, capture_output=True, check=True
+    )
+    return dict(json.loads(done.stdout))
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 -- one linear benchmark
+    args = _args(argv)
+    ledger = find_ledger_bin(args.ledger_bin)
+    precompile()
+    info = machine()
+    meter = LoadMeter()
+    with tempfile.TemporaryDirectory(prefix="bd-", dir="/tmp") as tmp:
+        base = Path(tmp)
+        runtime = base / "run"
+        runtime.mkdir(mode=0o700)
+        env = isolated_env(base / "home")
+        env.update({"XDG_RUNTIME_DIR": str(runtime), "HOME": str(base / "userhome")})
+        root, commands = _workspace(base / "one", ledger, env)
+        up = {**env, "LEDGER_DECIDER": "on"}
+        down = {**env, "LEDGER_DECIDER": "off"}
+        proc = _start_decider(ledger, env)
+        try:
+            _call(commands["PreToolUse"], up, _select(root, "bench"), root)
+            counter = iter(range(10**9))
+
+            def tool_call(which: dict[str, str]) -> None:
+                _tool_call(commands, which, root, "bench", next(counter))
+
+            say(f"bench_decider: {args.warmup} warm-up + {args.runs} rounds")
+            bare = [sys.executable, "-I", "-S", "-c", "pass"]
+            times: dict[str, list[float]] = {"up": [], "down": [], "bare2": [], "floor": []}
+            key = next((base / "home" / "keys").glob("*.pem"))
+            floor_cmd = [sys.executable, str(FLOOR), str(key), str(base / "floor.jsonl")]
+            for round_no in range(args.warmup + args.runs):
+                order = ["up", "down", "bare2", "floor"]
+                order = order[round_no % 4 :] + order[: round_no % 4]
+                for name in order:
+                    meter.__enter__()
+                    start = time.perf_counter()
+                    if name == "up":
+                        tool_call(up)
+                    elif name == "down":
+                        tool_call(down)
+                    elif name == "bare2":
+                        subprocess.run(bare, check=True)
+                        subprocess.run(bare, check=True)
+                    else:
+                        subprocess.run(floor_cmd, input=b'{"a":1}\n', env=env, check=True)
+                    elapsed = time.perf_counter() - start
+                    meter.__exit__()
+                    if round_no >= args.warmup:
+                        times[name].append(elapsed)
+
+            # Concurrency: S sessions × N tool calls at once, through the decider.
+            say(f"bench_decider: {args.sessions} sessions × {args.calls} tool calls, concurrently")
+            croot, ccommands = _workspace(base / "many", ledger, env)
+            errors: list[str] = []
+
+            def session(k: int) -> None:
+                sid = f"s{k}"
+                try:
+                    _call(ccommands["PreToolUse"], up, _select(croot, sid), croot)
+                    for n in range(args.calls):
+                        _tool_call(ccommands, up, croot, sid, k * 100_000 + n)
+                except RuntimeError as exc:
+                    errors.append(str(exc))
+
+            started = time.perf_counter()
+            threads = [threading.Thread(target=session, args=(k,)) for k in range(args.sessions)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            concurrent_s = time.perf_counter() - started
+            records = [
+                json.loads(line)
+                for line in (croot / ".orchestration" / "agent_trace.jsonl")
+                .read_bytes()
+                .splitlines()
+            ]
+            hook_ids = [
+                (r["kind"], r["body"].get("tool_use_id"))
+                for r in records
+                if r["kind"] in ("hook.pre", "hook.post")
+            ]
+            expected = args.sessions * (1 + 2 * args.calls)
+            verified = (
+                subprocess.run(
+                    [ledger, "verify", "--root", str(croot)],
+                    env=env,
+                    capture_output=True,
+                    check=False,
+                ).returncode
+                == 0
+            )
+            chain_ok = not errors and len(hook_ids) == len(set(hook_ids)) == expected and verified
+
+            # Memory: 10 workspaces served.
+            for k in range(8):
+                wroot, wcommands = _workspace(base / f"w{k}", ledger, env)
+                _call(wcommands["PreToolUse"], up, _select(wroot, f"m{k}"), wroot)
+                _tool_call(wcommands, up, wroot, f"m{k}", 1)
+            status = _status(ledger, env)
+        finally:
+            subprocess.run([ledger, "serve", "--stop"], env=env, capture_output=True, check=False)
+            proc.wait(timeout=30)
+
+    up_p50, down_p50 = median(times["up"]), median(times["down"])
+    bare_p50, floor_p50 = median(times["bare2"]), median(times["floor"])
+    up_p99 = percentile(times["up"], 99)
+    rss_mb = (int(status.get("rss_kb") or 0)) / 1024
+    figures = [
+        Figure(
+            "Pre + Post of one in-scope Write through the installed commands, decider up (p50)",
+            up_p50,
+            ms(up_p50),
+            bare_p50,
+            f"{ms(bare_p50)} (two `python3 -I -S -c pass`)",
+            up_p50 / bare_p50,
+            f"≤ {UP_TARGET}×",
+            verdict(up_p50 / bare_p50 <= UP_TARGET),
+        ),
+        Figure(
+            "the same, decider up (p99)",
+            up_p99,
+            ms(up_p99),
+            bare_p50,
+            f"{ms(bare_p50)} (two bare starts, p50)",
+            up_p99 / bare_p50,
+            f"≤ {UP_P99_TARGET}×",
+            verdict(up_p99 / bare_p50 <= UP_P99_TARGET),
+        ),
+        Figure(
+            "the same, decider down (`LEDGER_DECIDER=off`), per hook (p50)",
+            down_p50 / 2,
+            ms(down_p50 / 2),
+            floor_p50,
+            f"{ms(floor_p50)} (floor_append.py)",
+            down_p50 / 2 / floor_p50,
+            f"≤ {DOWN_TARGET}×",
+            verdict(down_p50 / 2 / floor_p50 <= DOWN_TARGET),
+        ),
+        Figure(
+            f"{args.sessions} concurrent sessions × {args.calls} tool calls via the decider",
+            concurrent_s,
+            f"{concurrent_s:.1f} s, {len(hook_ids):,} hook records",
+            None,
+            f"{expected:,} expected",
+            None,
+            "one chain, none lost or duplicated, verify ok",
+            verdict(chain_ok),
+        ),
+        Figure(
+            "decider RSS after serving 10 workspaces",
+            rss_mb,
+            f"{rss_mb:.1f} MB",
+            None,
+            "—",
+            None,
+            f"≤ {RSS_TARGET_MB:.0f} MB",
+            verdict(0 < rss_mb <= RSS_TARGET_MB),
+        ),
+    ]
+    context = [
+        f"{args.runs} timed rounds of each, rotating order, after {args.warmup} warm-up round(s)",
+        f"decider down, Pre + Post p50: {ms(down_p50)} ({down_p50 / bare_p50:.1f}× two bare starts)",
+        f"decider up p90 {ms(percentile(times['up'], 90))}; bare start ×2 p99 {ms(percentile(times['bare2'], 99))}",
+        f"the decider served {status.get('requests')} calls from {status.get('workspaces')} workspaces",
+        *([f"errors: {errors[:3]}"] if errors else []),
+        noise_line(meter),
+    ]
+    report(
+        "bench_decider",
+        figures,
+        settings={"runs": args.runs, "sessions": args.sessions, "calls": args.calls},
+        context=context,
+        raw={k: v for k, v in times.items()},
+        as_json=args.json,
+        info=info,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
