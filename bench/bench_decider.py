@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ from _common import (
     say,
     verdict,
 )
-from bench_cli_append import FLOOR, find_ledger_bin, round_robin
+from bench_cli_append import FLOOR, find_ledger_bin
 
 INTENTS = """active_intents:
   - id: INT-001
@@ -91,7 +90,7 @@ def _payload(root: Path, event: str, session: str, tool_use_id: str, n: int) -> 
     target = root / "src" / f"f{n % 50}.ts"
     data: dict[str, object] = {
         "session_id": session,
-        "transcript_path": f"/tmp/{session}.jsonl",
+        "transcript_path": f"/home/dev/.claude/projects/-bench/{session}.jsonl",
         "cwd": str(root),
         "permission_mode": "default",
         "hook_event_name": event,
@@ -114,7 +113,7 @@ def _select(root: Path, session: str) -> bytes:
     return json.dumps(
         {
             "session_id": session,
-            "transcript_path": f"/tmp/{session}.jsonl",
+            "transcript_path": f"/home/dev/.claude/projects/-bench/{session}.jsonl",
             "cwd": str(root),
             "permission_mode": "default",
             "hook_event_name": "PreToolUse",
@@ -168,7 +167,7 @@ def _status(ledger: str, env: dict[str, str]) -> dict[str, object]:
     return dict(json.loads(done.stdout))
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 -- one linear benchmark
+def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
     ledger = find_ledger_bin(args.ledger_bin)
     precompile()
@@ -328,9 +327,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 -- one linear b
     ]
     context = [
         f"{args.runs} timed rounds of each, rotating order, after {args.warmup} warm-up round(s)",
-        f"decider down, Pre + Post p50: {ms(down_p50)} ({down_p50 / bare_p50:.1f}× two bare starts)",
-        f"decider up p90 {ms(percentile(times['up'], 90))}; bare start ×2 p99 {ms(percentile(times['bare2'], 99))}",
-        f"the decider served {status.get('requests')} calls from {status.get('workspaces')} workspaces",
+        f"decider down, Pre + Post p50: {ms(down_p50)} "
+        f"({down_p50 / bare_p50:.1f}× two bare starts)",
+        f"decider up p90 {ms(percentile(times['up'], 90))}; "
+        f"bare start ×2 p99 {ms(percentile(times['bare2'], 99))}",
+        f"the decider served {status.get('requests')} calls "
+        f"from {status.get('workspaces')} workspaces",
         *([f"errors: {errors[:3]}"] if errors else []),
         noise_line(meter),
     ]
@@ -339,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 -- one linear b
         figures,
         settings={"runs": args.runs, "sessions": args.sessions, "calls": args.calls},
         context=context,
-        raw={k: v for k, v in times.items()},
+        raw=dict(times),
         as_json=args.json,
         info=info,
     )

@@ -132,6 +132,7 @@ class GovernedWorkspace:
         self._governance: Governance | None = None
         self._pending: list[Entry] = []
         self._verdict: Verdict | None = None
+        self._inspected: Seal | None = None  # the seal this call's check compared with
         self._tamper_recorded = self.state.tamper is not None
         self._store: TripwireStore | None = None
         self._head: str | None = read_head(root)
@@ -248,11 +249,16 @@ class GovernedWorkspace:
         """Compare the protected set and the ledger's tail with the seal; what this call then
         seals (at its append, under the lock) is the verdict's fingerprint and the new head."""
         store = self._tripwire_store()
-        paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
-        with self.ledger.file.transaction() as tx:  # the seal and the tail, read as one
+        # The seal, the tail and the disk, read as one under the append lock: every process that
+        # seals, and every checkpoint write and prune, holds that lock, so none of them can fall
+        # between what is compared (a checkpoint written between a listing and the seal's
+        # reading looked removed).
+        with self.ledger.file.transaction() as tx:
             tail = tx.tail()
             sealed = store.load()
-        now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
+            paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
+            now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
+        self._inspected = sealed if isinstance(sealed, Seal) else None
         # Armed once a seal was ever written here: a ledger cut back below its
         # governance.tripwire_armed record does not disarm it (the store is outside the workspace).
         armed = self.state.tripwire_armed or store.directory.is_dir()
@@ -305,6 +311,7 @@ class GovernedWorkspace:
             self._tripwire_store(),
             records,
             files=verdict.files if verdict is not None else None,
+            inspected=self._inspected,
             first=verdict is not None and verdict.arm,
         )
 
@@ -417,11 +424,17 @@ def advance_seal(
     records: list[Record],
     *,
     files: Fingerprint | None = None,
+    inspected: Seal | None = None,
     first: bool = False,
 ) -> None:
     """Under the append lock: seal the head ``records`` end at, if the seal still ends where
     they begin (or only application records came between). Anything else is left for the next
-    call's check to find. ``first`` arms the tripwire (no seal yet)."""
+    call's check to find. ``first`` arms the tripwire (no seal yet).
+
+    ``files`` (what this call's check saw) replace the sealed fingerprint only when the seal is
+    still the one that check compared them with (``inspected``): another hook process that
+    sealed in between saw the disk later, and a stale view would undo what it sealed (a
+    checkpoint it added and pruned, a config edit it recorded)."""
     current = store.load()
     if first and current is None and files is not None:
         store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
@@ -435,9 +448,9 @@ def advance_seal(
             current, (prior, records[0].prev), between, SEALED_KINDS
         ):
             return
-    store.save(
-        next_seal(current.files if files is None else files, (records[-1].seq, records[-1].hash))
-    )
+    fresh = files is not None and current == inspected
+    head = (records[-1].seq, records[-1].hash)
+    store.save(next_seal(files if fresh and files is not None else current.files, head))
 
 
 def handle_event(

@@ -26,7 +26,7 @@ The protected set, each path with the rule for a change (:data:`Rule`):
 * ``append-only``: the trust pins and the private-key folder's listing (names and stat only: keys
   are never read). ledger only adds to these; a file changed or removed is tampering.
 * ``checkpoint``: the stored checkpoints. The hook adds one and prunes the oldest
-  (``KEEP_CHECKPOINTS``); a checkpoint changed, or fewer of them than were sealed, is tampering.
+  (``KEEP_CHECKPOINTS``); a checkpoint changed, or the newest removed, is tampering.
 
 A change is compared by ``(ctime, size, inode)`` first (``ctime`` cannot be set back by a
 user, unlike ``mtime``), and hashed only when that moved. Files up to :data:`COPY_LIMIT` are
@@ -300,8 +300,10 @@ def _is_key(path: str) -> bool:
 
 def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     """What differs between the seal and the disk (pure). An ``append-only`` or ``checkpoint``
-    file that appeared is no change: ledger only ever adds those; a checkpoint removed is one
-    only when fewer remain than were sealed (the hook prunes the oldest as it adds)."""
+    file that appeared is no change: ledger only ever adds those. A checkpoint removed is one
+    only when nothing as new remains: ledger prunes from the old end (``KEEP_CHECKPOINTS``), and
+    hook processes racing each other may write and prune out of order, but only the newest
+    checkpoint anchors the tail (deleting it is what lets a truncation pass ``verify``)."""
     changes: list[Change] = []
     for path, entry in now.items():
         old = sealed.get(path)
@@ -310,17 +312,14 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
                 changes.append(Change(path, "added", entry.rule))
         elif old.digest != entry.digest or (entry.digest is None and not old.same_stat(entry)):
             changes.append(Change(path, "changed", old.rule))
-    checkpoints_lost = _count(sealed, "checkpoint") > _count(now, "checkpoint")
+    kept = [Path(p).name for p, e in now.items() if e.rule == "checkpoint"]
+    newest = max(kept, default="")  # names are zero-padded sizes: they sort as the chain grows
     changes.extend(
         Change(path, "removed", old.rule)
         for path, old in sealed.items()
-        if path not in now and (old.rule != "checkpoint" or checkpoints_lost)
+        if path not in now and (old.rule != "checkpoint" or Path(path).name > newest)
     )
     return sorted(changes)
-
-
-def _count(files: Fingerprint, rule: Rule) -> int:
-    return sum(1 for entry in files.values() if entry.rule == rule)
 
 
 def tampering(changes: list[Change], *, during_call: bool, upgraded: bool) -> list[Change]:

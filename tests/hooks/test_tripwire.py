@@ -10,6 +10,7 @@ trips it.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -449,3 +450,52 @@ def test_a_flood_of_planted_files_does_not_hide_one(tmp_path: Path) -> None:
     (tmp_path / "zzz.pth").write_text("import evil\n")
     # More than the listing keeps: the directory itself is watched (any entry changes it).
     assert list(_files_in(tmp_path, "*.pth", recursive=False)) == [str(tmp_path)]
+
+
+def test_parallel_hook_processes_checkpointing_as_they_go_never_trip_it(ws: Workspace) -> None:
+    # Each process checks the protected set before its append; another may seal, checkpoint and
+    # prune in between. A seal written from a stale view would then "lose" a checkpoint.
+    import threading  # noqa: PLC0415
+
+    from ._support import LEDGER, claude_payload  # noqa: PLC0415
+
+    env = {**ws.proc_env, "LEDGER_CHECKPOINT_EVERY": "1", "LEDGER_DECIDER": "off"}
+    subprocess.run(
+        [str(LEDGER), "hook", "claude", "--event", "SessionStart"],
+        input=json.dumps(claude_payload("SessionStart", ws, "warm")).encode(),
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    answers: list[bytes] = []
+
+    def session(n: int) -> None:
+        for i in range(8):
+            payload = claude_payload(
+                "PreToolUse",
+                ws,
+                f"p{n}",
+                tool_name="Read",
+                tool_input={"file_path": str(ws.path(AUTH))},
+                tool_use_id=f"toolu_p{n}_{i}",
+            )
+            done = subprocess.run(
+                [str(LEDGER), "hook", "claude", "--event", "PreToolUse"],
+                input=json.dumps(payload).encode(),
+                env=env,
+                capture_output=True,
+                check=False,
+            )
+            answers.append(done.stdout)
+
+    threads = [threading.Thread(target=session, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    ledger_id = Ledger.open(ws.root, environ=ws.env).ledger_id
+    from ledger._workspace import checkpoint_dir  # noqa: PLC0415
+
+    assert len(list(checkpoint_dir(ledger_id, ws.env).iterdir())) >= 32  # some were pruned
+    assert not tamper_records(ws), tamper_records(ws)
+    assert not [a for a in answers if b"TAMPER" in a]
