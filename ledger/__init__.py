@@ -101,6 +101,7 @@ if TYPE_CHECKING:
     )
     from ledger._governance.person import agent_marker, ancestor_chain
     from ledger._hooks.service import GovernedWorkspace, TamperResolution, handle_event, run_hook
+    from ledger._mcp import MCP_SERVER_NAME, MCP_TOOL_NAMES, McpTools, serve_mcp
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
     from ledger._projections.intent_state import (
@@ -140,6 +141,8 @@ __all__ = [
     "INTENT_STATUSES",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
+    "MCP_SERVER_NAME",
+    "MCP_TOOL_NAMES",
     "PROJECTIONS",
     "QUERY_FORMATS",
     "WORKABLE_STATUSES",
@@ -180,6 +183,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "LedgerSource",
+    "McpTools",
     "MergedDecision",
     "NotAPersonError",
     "NotInitializedError",
@@ -240,6 +244,7 @@ __all__ = [
     "render_response",
     "run_checks",
     "run_hook",
+    "serve_mcp",
     "tail_records",
     "uninstall",
     "verify_export",
@@ -251,6 +256,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "MCP_SERVER_NAME": "ledger._mcp",
+    "MCP_TOOL_NAMES": "ledger._mcp",
+    "McpTools": "ledger._mcp",
+    "serve_mcp": "ledger._mcp",
     "did_you_mean": "ledger._governance.intents",
     "expansion_problem": "ledger._governance.intents",
     "load_intents_cached": "ledger._governance.intents",

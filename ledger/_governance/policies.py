@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError
+from ledger._governance.analysis.ledger_mcp import intent_command_of, ledger_tool
 from ledger._governance.analysis.paths import (
     NormalizedPath,
     ScopeSpec,
@@ -501,6 +502,10 @@ class Governance:
                 # Creating, appending and overwriting are writes too: they need an intent and
                 # must stay in its scope, like the Write tool's (issue 15).
                 mutating = command.destructive or bool(command.targets)
+        elif (ours := ledger_tool(tool)) is not None:
+            # ledger's own select_active_intent / request_scope_expansion (`ledger mcp`): the
+            # session's intent command, as if typed in its shell.
+            intent_command = intent_command_of(ours, data)
         elif tool is not None and tool not in READ_TOOLS:
             command, paths, mutating = self._analyze_other_tool(inv)
         found = Analysis(tuple(paths), mutating, command, intent_command)
@@ -588,7 +593,10 @@ class Governance:
                 "sets one's status to IN_PROGRESS"
             )
         listing = ", ".join(f"{i.id} ({i.name})" for i in live)
-        return f"available: {listing}; select one with `ledger intent select <ID>`"
+        return (
+            f"available: {listing}; select one with `ledger intent select <ID>` (or the "
+            "select_active_intent tool of `ledger mcp`)"
+        )
 
     # --- pre policies ------------------------------------------------------------------------
 
@@ -819,7 +827,7 @@ class Governance:
                             "intent_id": intent.id,
                             "intents_sha256": self.intents.source_sha256,
                             "session": session,
-                            "via": "hook",
+                            "via": request.via,
                         },
                     )
                 )

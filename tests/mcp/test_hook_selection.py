@@ -1,0 +1,200 @@
+"""Selection happens at the hook, where the session is known (issue 18): the PreToolUse of
+``ledger mcp``'s ``select_active_intent`` selects the intent for that session and records
+``intent.selected`` with ``via: "mcp"``; ``request_scope_expansion`` is asked, and the grant is
+recorded after the call, as for ``ledger intent expand`` typed in the agent's shell."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hooks._support import Session, Workspace, make_workspace
+
+SELECT = "mcp__ledger__select_active_intent"
+EXPAND = "mcp__ledger__request_scope_expansion"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "payloads"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    workspace = make_workspace(tmp_path)
+    (workspace.root / "src" / "auth").mkdir(parents=True)
+    (workspace.root / "docs").mkdir()
+    return workspace
+
+
+def _selections(ws: Workspace) -> list[dict[str, Any]]:
+    return [dict(r.body) for r in ws.records() if r.kind == "intent.selected"]
+
+
+def _write(session: Session, relative: str) -> str:
+    """What the hook answers a Write of ``relative`` (no answer lets the call run: allow)."""
+    path = str(session.ws.path(relative))
+    return session.pre("Write", {"file_path": path, "content": "x\n"}).permission or "allow"
+
+
+def test_the_mcp_tool_selects_for_the_session_and_a_write_in_scope_is_allowed(
+    ws: Workspace,
+) -> None:
+    agent = Session(ws, "s-mcp")
+    assert _write(agent, "src/auth/a.ts") == "deny"
+    fired = agent.pre(SELECT, {"intent_id": "INT-001"})
+    assert fired.permission == "allow"
+    assert "<intent_context>" in fired.out["hookSpecificOutput"]["additionalContext"]
+    [selected] = _selections(ws)
+    assert selected["via"] == "mcp"
+    assert (selected["intent_id"], selected["session"]) == ("INT-001", "s-mcp")
+    assert _write(agent, "src/auth/a.ts") == "allow"
+    assert _write(agent, "docs/a.md") == "deny"
+    # another session selected nothing
+    assert _write(Session(ws, "s-other"), "src/auth/a.ts") == "deny"
+
+
+def test_selecting_again_records_nothing_new(ws: Workspace) -> None:
+    agent = Session(ws, "s-again")
+    agent.pre(SELECT, {"intent_id": "INT-001"})
+    agent.pre(SELECT, {"intent_id": "INT-001"})
+    assert len(_selections(ws)) == 1
+
+
+@pytest.mark.parametrize(
+    ("intent_id", "words"),
+    [
+        ("INT-404", "INT-404 is unknown"),
+        ("INT-009", "INT-009 is done"),
+        (None, "is unknown"),
+    ],
+)
+def test_an_unknown_or_closed_intent_is_refused_as_ledger_intent_select_refuses_it(
+    ws: Workspace, intent_id: str | None, words: str
+) -> None:
+    agent = Session(ws, "s-refused")
+    by_tool = agent.pre(SELECT, {} if intent_id is None else {"intent_id": intent_id})
+    assert by_tool.permission == "deny"
+    assert by_tool.code == "INTENT_REQUIRED"
+    assert words in by_tool.reason
+    assert _selections(ws) == []
+    if intent_id is not None:  # the same reason as the shell command's
+        by_shell = agent.pre("Bash", {"command": f"ledger intent select {intent_id}"})
+        assert by_shell.reason == by_tool.reason
+
+
+def test_a_scope_expansion_is_asked_and_the_approved_grant_recorded_after_the_call(
+    ws: Workspace,
+) -> None:
+    agent = Session(ws, "s-expand")
+    agent.pre(SELECT, {"intent_id": "INT-001"})
+    request = {"intent_id": "INT-001", "globs": ["docs/**"], "reason": "API docs"}
+    asked = agent.pre(EXPAND, request, tool_use_id="toolu_expand")
+    assert asked.permission == "ask"
+    assert asked.code == "SCOPE_EXPANSION_REQUESTED"
+    assert _write(agent, "docs/a.md") == "deny"  # nothing granted before the call ran
+    agent.post(EXPAND, request, [{"type": "text", "text": "ok"}], tool_use_id="toolu_expand")
+    [grant] = [dict(r.body) for r in ws.records() if r.kind == "intent.scope_expanded"]
+    assert grant["approved_via"] == "claude ask"
+    assert grant["tool_use_id"] == "toolu_expand"
+    assert (grant["globs"], grant["reason"]) == (["docs/**"], "API docs")
+    assert _write(agent, "docs/a.md") == "allow"
+
+
+def test_a_grant_the_hook_never_asked_for_widens_nothing(ws: Workspace) -> None:
+    agent = Session(ws, "s-forged")
+    agent.pre(SELECT, {"intent_id": "INT-001"})
+    request = {"intent_id": "INT-001", "globs": ["docs/**"]}
+    agent.post(EXPAND, request, [{"type": "text", "text": "ok"}], tool_use_id="toolu_never_asked")
+    assert _write(agent, "docs/a.md") == "deny"
+
+
+@pytest.mark.parametrize("glob", ["**", "/etc/**", "../x/**", ".orchestration/*"])
+def test_an_expansion_into_the_ledger_or_outside_is_refused_not_asked(
+    ws: Workspace, glob: str
+) -> None:
+    agent = Session(ws, "s-bad-glob")
+    fired = agent.pre(EXPAND, {"intent_id": "INT-001", "globs": [glob], "reason": "x"})
+    assert fired.permission == "deny"
+    assert fired.code == "SCOPE_VIOLATION"
+
+
+def test_explain_and_list_are_read_only_calls_that_need_no_intent(ws: Workspace) -> None:
+    agent = Session(ws, "s-read")
+    assert agent.pre("mcp__ledger__list_intents", {}).permission is None
+    explain = {"path": "src/auth/a.ts", "line": 1}
+    assert agent.pre("mcp__ledger__explain_line", explain).permission is None
+
+
+def test_explain_line_may_not_name_the_private_key(ws: Workspace) -> None:
+    from ledger._evidence.keys import private_key_dir  # noqa: PLC0415
+
+    key = private_key_dir(ws.env) / "k.pem"
+    fired = Session(ws, "s-key").pre("mcp__ledger__explain_line", {"path": str(key), "line": 1})
+    assert fired.permission == "deny"
+    assert fired.code == "ORCHESTRATION_PROTECTED"
+
+
+def _client_payload(
+    client: str, fixture: str, root: Path, tool: str, arguments: dict[str, Any]
+) -> tuple[bytes, str]:
+    """A recorded MCP payload of ``client`` calling ledger's ``tool``, and its session id."""
+    payload = json.loads((FIXTURES / client / fixture).read_text(encoding="utf-8"))
+    if client == "cline":
+        payload["workspaceRoots"] = [str(root)]
+        payload["preToolUse"]["parameters"] = {
+            "server_name": "ledger",
+            "tool_name": tool,
+            "arguments": json.dumps(arguments),
+        }
+        return json.dumps(payload).encode(), payload["taskId"]
+    payload["cwd"] = str(root)
+    payload["workspace_roots"] = [str(root)]
+    payload["tool_input"] = (
+        json.dumps(arguments) if isinstance(payload["tool_input"], str) else arguments
+    )
+    if client == "cursor":
+        payload["tool_name"] = tool if fixture.startswith("before") else f"MCP:ledger:{tool}"
+        return json.dumps(payload).encode(), payload["conversation_id"]
+    payload["tool_name"] = f"mcp__ledger__{tool}"
+    return json.dumps(payload).encode(), payload["session_id"]
+
+
+@pytest.mark.parametrize(
+    ("client", "fixture"),
+    [
+        ("claude", "PreToolUse-mcp.json"),
+        ("codex", "PreToolUse-mcp.json"),
+        ("gemini", "BeforeTool-mcp.json"),
+        ("cursor", "beforeMCPExecution-command.json"),
+        ("cursor", "preToolUse-mcp.json"),
+        ("cline", "PreToolUse-use-mcp-tool.json"),
+    ],
+)
+def test_every_clients_spelling_of_the_tool_selects_via_mcp(
+    ws: Workspace, client: str, fixture: str
+) -> None:
+    from ledger import handle_event, parse_payload  # noqa: PLC0415
+
+    sent, session = _client_payload(
+        client, fixture, ws.root, "select_active_intent", {"intent_id": "INT-002"}
+    )
+    decision = handle_event(parse_payload(client, sent), environ=ws.env)
+    assert decision.permission == "allow", decision
+    [selected] = _selections(ws)
+    assert (selected["intent_id"], selected["session"], selected["via"]) == (
+        "INT-002",
+        session,
+        "mcp",
+    )
+
+
+def test_the_recorded_selection_matches_its_schema(ws: Workspace) -> None:
+    import jsonschema  # noqa: PLC0415
+
+    Session(ws, "s-schema").pre(SELECT, {"intent_id": "INT-001"})
+    schema_path = (
+        Path(__file__).resolve().parents[2] / "schemas" / "body" / "intent.selected.schema.json"
+    )
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    for body in _selections(ws):
+        jsonschema.validate(body, schema)
