@@ -80,6 +80,8 @@ __all__ = [
 
 _CODEX_BEGIN: Final = "# >>> ledger install --hardened (`ledger uninstall codex` removes it) >>>"
 _CODEX_END: Final = "# <<< ledger install --hardened <<<"
+#: Where ``--hardened``'s Codex block starts (``ledger install`` keeps its MCP block before it).
+HARDENED_CODEX_BEGIN: Final = _CODEX_BEGIN
 _CODEX_PROFILE: Final = "ledger"
 _CLAUDE_SETTINGS: Final = ".claude/settings.json"
 

@@ -14,6 +14,9 @@ adapter's ``native_phase``). Three rules hold for every client:
   in the client's *non-blocking* exit instead, so a broken ``ledger`` never blocks them.
 * **Uninstall leaves nothing behind it created:** no ``{}`` file, no empty hook folder.
 
+Each install also registers the ``ledger mcp`` server in the client's MCP configuration
+(:mod:`ledger._clients.mcp_config`), and uninstall removes it.
+
 ``hardened=True`` also configures the client's own OS sandbox where it has one
 (:mod:`ledger._clients.hardening`). Idempotent: an entry already present is left alone, an
 entry of ours with another command is updated, every other setting is kept.
@@ -406,6 +409,9 @@ def install(
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
         changes += harden(spec, root=root, user=user, home=home, environ=environ, ledger_cmd=cmd)
+    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
+
+    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     return path, changes + _notes(spec, user=user, root=root)
 
 
@@ -423,14 +429,18 @@ def uninstall(
     folder left empty.
     """
     from ledger._clients.hardening import unharden  # noqa: PLC0415
+    from ledger._clients.mcp_config import unregister_server  # noqa: PLC0415
 
     spec = client_spec(client)
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
+    # The MCP entry first: it may share the hooks' file (Gemini CLI), which is removed once
+    # nothing but ledger's hooks is left in it.
+    server = unregister_server(spec, root=root, user=user, home=home)
     if spec.layout == "scripts":
-        return path, _scripts(spec, path, "", remove=True, stop=stop)
-    changes = unharden(spec, root=root, user=user, home=home, environ=environ)
+        return path, server + _scripts(spec, path, "", remove=True, stop=stop)
+    changes = server + unharden(spec, root=root, user=user, home=home, environ=environ)
     targets = [path]
     if not user and spec.local_file is not None:
         targets.append(root / spec.shared_file)  # hooks an older ledger wrote there

@@ -29,6 +29,7 @@ __all__ = [
     "ClientSpec",
     "HookEntry",
     "Layout",
+    "McpConfig",
     "actor_name",
     "adapter",
     "client_spec",
@@ -51,6 +52,29 @@ class HookEntry(NamedTuple):
 
     event: str
     matcher: str | None = None
+
+
+class McpConfig(NamedTuple):
+    """Where a client reads its MCP servers, for ``ledger install`` to register ``ledger mcp``.
+
+    Attributes:
+        project_file: the project's file, relative to the workspace root; ``None`` when the
+            client reads MCP servers only per user (the user file then serves the project).
+        user_file: the user-wide file, relative to ``$HOME``.
+        format: ``json`` (an object of servers under :attr:`key`) or ``toml`` (a
+            ``[<key>.ledger]`` table, Codex).
+        key: the servers' key (``mcpServers``, Codex's ``mcp_servers``).
+        enable: a key of the client's machine-local settings listing approved project servers
+            (Claude Code asks a person before starting a server of ``.mcp.json`` otherwise).
+        source: where the location and shape are documented.
+    """
+
+    project_file: str | None
+    user_file: str
+    format: Literal["json", "toml"]
+    key: str
+    enable: str | None
+    source: str
 
 
 class ClientSpec(NamedTuple):
@@ -77,6 +101,7 @@ class ClientSpec(NamedTuple):
             itself); the others answer "not blocking" then.
         sandbox: what ``ledger install --hardened`` configures (one line, for people).
         trust: what a person must do before the client runs project hooks, or ``None``.
+        mcp: where ``ledger install`` registers the ``ledger mcp`` server (issue 18).
     """
 
     name: str
@@ -94,6 +119,7 @@ class ClientSpec(NamedTuple):
     blocks_when_unsure: bool
     sandbox: str
     trust: str | None
+    mcp: McpConfig
 
 
 class ClientAdapter(Protocol):
@@ -153,6 +179,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="sandboxed Bash (bubblewrap/Seatbelt) + permission deny rules",
             trust=None,
+            mcp=McpConfig(
+                project_file=".mcp.json",
+                user_file=".claude.json",
+                format="json",
+                key="mcpServers",
+                enable="enabledMcpjsonServers",
+                source="code.claude.com/docs/en/mcp (scopes); settings: enabledMcpjsonServers",
+            ),
         ),
         ClientSpec(
             name="cursor",
@@ -186,6 +220,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none: sandbox.json cannot deny a path inside the workspace",
             trust="project hooks run in trusted workspaces only",
+            mcp=McpConfig(
+                project_file=".cursor/mcp.json",
+                user_file=".cursor/mcp.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="cursor.com/docs/context/mcp (project .cursor/mcp.json, global)",
+            ),
         ),
         ClientSpec(
             name="gemini",
@@ -209,6 +251,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="container sandbox (`tools.sandbox`); the workspace stays writable",
             trust="the folder must be trusted (trusted folders)",
+            mcp=McpConfig(
+                project_file=".gemini/settings.json",
+                user_file=".gemini/settings.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="google-gemini/gemini-cli docs/tools/mcp-server.md (mcpServers)",
+            ),
         ),
         ClientSpec(
             name="codex",
@@ -232,6 +282,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="permission profile in `.codex/config.toml` (read-only protected paths)",
             trust="trusted project, and each hook's definition trusted by a person (`/hooks`)",
+            mcp=McpConfig(
+                project_file=".codex/config.toml",
+                user_file=".codex/config.toml",
+                format="toml",
+                key="mcp_servers",
+                enable=None,
+                source="openai/codex docs/config.md ([mcp_servers.<name>] command, args)",
+            ),
         ),
         ClientSpec(
             name="cline",
@@ -261,6 +319,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=True,
             sandbox="none (Cline has no OS sandbox)",
             trust=None,
+            mcp=McpConfig(
+                project_file=None,
+                user_file=".cline/data/settings/cline_mcp_settings.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="docs.cline.bot/mcp/configuring-mcp-servers (cline_mcp_settings.json)",
+            ),
         ),
     )
 }
