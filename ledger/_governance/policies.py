@@ -461,6 +461,8 @@ class Governance:
             engine.register_pre_hook("before", self.before)
         engine.register_post_hook("observe", self.observe)
         engine.register_hook("PermissionDenied", "hitl", self.permission_denied)
+        for event in ("SessionStart", "UserPromptSubmit"):
+            engine.register_hook(event, "intent-context", self.intent_context)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -1344,6 +1346,35 @@ class Governance:
                 "source": "snapshot",
             }
 
+    def intent_context(self, inv: Invocation) -> HookOutcome | None:
+        """Tell the agent the open intents and how to select one: at session start, and at each
+        prompt while the session has no open intent (issue 18). Clients that take no context on
+        these events drop it (each adapter knows which do)."""
+        intent = self._intent(inv)
+        if inv.event != "SessionStart" and intent is not None and intent_refusal(intent) is None:
+            return None  # working under an open intent: nothing to repeat at every prompt
+        if self.intents is None or not self.intents.intents:
+            return None
+        live = [i for i in self.intents.intents if i.status in WORKABLE_STATUSES]
+        if not live:
+            return None
+        listing = "\n".join(
+            _escape_text(f"- {i.id} ({i.name}): {', '.join(i.owned_scope) or 'no scope'}")
+            for i in live
+        )
+        now = (
+            f"This session works under {intent.id}."
+            if intent is not None and intent_refusal(intent) is None
+            else "No intent is selected for this session yet."
+        )
+        text = (
+            "<ledger>\nledger governs this workspace: every file write needs an intent, and "
+            f"stays inside its scope. {now} Open intents:\n{listing}\nSelect one before "
+            "writing with the select_active_intent tool (MCP server `ledger`), or run "
+            "`ledger intent select <ID>` in the shell.\n</ledger>"
+        )
+        return HookOutcome(additional_context=text)
+
     def permission_denied(self, inv: Invocation) -> HookOutcome | None:
         """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""
         asked = self.state.decisions.get(inv.tool_use_id or "") == "ask"
@@ -1414,6 +1445,11 @@ class Governance:
             if len(lines) >= _PREVIEW_LINES:
                 break
         return "\n".join(lines[:_PREVIEW_LINES])
+
+
+def _escape_text(text: str) -> str:
+    """Intent names and globs come from a file: keep them from closing the ``<ledger>`` tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _real_matches(matches: Iterable[str]) -> Iterator[str]:
