@@ -372,13 +372,21 @@ def markdown_table() -> str:
     """The README's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
     rows = [
         "| client | `ledger hook`/`install` name | `actor.client` | shared hooks file "
-        "| machine-local file | `--hardened` configures | before hooks run |",
-        "|---|---|---|---|---|---|---|",
+        "| machine-local file | `--hardened` configures | before hooks run "
+        "| `ledger mcp` registered in |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for spec in CLIENTS.values():
         local = f"`{spec.local_file}`" if spec.local_file else "none (the shared file)"
+        mcp = (
+            f"`{spec.mcp.project_file}`; `--user`: `~/{spec.mcp.user_file}`"
+            if spec.mcp.project_file
+            else f"`~/{spec.mcp.user_file}` (`--user` only: per user)"
+        )
+        if spec.mcp.key != "mcpServers":
+            mcp += f" (`[{spec.mcp.key}.ledger]`)"
         rows.append(
             f"| {spec.title} | `{spec.name}` | `{spec.actor}` | `{spec.shared_file}` | {local} "
-            f"| {spec.sandbox} | {spec.trust or 'nothing'} |"
+            f"| {spec.sandbox} | {spec.trust or 'nothing'} | {mcp} |"
         )
     return "\n".join(rows)
