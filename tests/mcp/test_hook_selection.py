@@ -156,6 +156,13 @@ def _client_payload(
         payload["tool_name"] = tool if fixture.startswith("before") else f"MCP:ledger:{tool}"
         return json.dumps(payload).encode(), payload["conversation_id"]
     payload["tool_name"] = f"mcp__ledger__{tool}"
+    if client == "gemini":  # Gemini CLI 0.61's spelling, with the names in mcp_context
+        payload["tool_name"] = f"mcp_ledger_{tool}"
+        payload["mcp_context"] = {
+            **payload["mcp_context"],
+            "server_name": "ledger",
+            "tool_name": tool,
+        }
     return json.dumps(payload).encode(), payload["session_id"]
 
 
@@ -263,3 +270,33 @@ def test_each_client_that_takes_context_at_session_start_gets_it(
     for key in where:
         out = out[key]
     assert "select_active_intent" in out
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "context", "neutral"),
+    [
+        (
+            "mcp_my_srv_do_it",
+            {"server_name": "my_srv", "tool_name": "do_it"},
+            "mcp__my_srv__do_it",
+        ),
+        ("mcp_ledger_select_active_intent", None, "mcp_ledger_select_active_intent"),
+        ("mcp_x_y", {"server_name": "", "tool_name": "y"}, "mcp_x_y"),
+        ("write_file", {"server_name": "fs", "tool_name": "w"}, "Write"),
+    ],
+)
+def test_gemini_mcp_tools_are_named_from_mcp_context_which_cannot_be_misread(
+    tool_name: str, context: dict[str, str] | None, neutral: str
+) -> None:
+    from ledger import parse_payload  # noqa: PLC0415
+
+    payload: dict[str, Any] = {
+        "session_id": "s",
+        "hook_event_name": "BeforeTool",
+        "cwd": "/w",
+        "tool_name": tool_name,
+        "tool_input": {},
+    }
+    if context is not None:
+        payload["mcp_context"] = context
+    assert parse_payload("gemini", json.dumps(payload).encode()).tool_name == neutral
