@@ -56,6 +56,7 @@ _CLIENT_EXECUTABLES: Final = {
     "gemini": ("gemini",),
     "codex": ("codex",),
     "cline": ("cline",),
+    "copilot": ("copilot",),
 }
 
 
@@ -180,7 +181,10 @@ def _hooks_config(root: Path, environ: Mapping[str, str] | None) -> Check:
 
 def _client_found(spec: ClientSpec, root: Path) -> str | None:
     """Why we think ``spec``'s client is used here: its project folder, or its executable."""
-    folder = Path(spec.shared_file).parts[0]
+    # The folder holding its hooks: `.claude`, `.clinerules`, ... and `.github/hooks`, not
+    # `.github`, which most repositories have without using Copilot CLI.
+    shared = Path(spec.shared_file)
+    folder = str(shared.parent if shared.suffix else Path(shared.parts[0]))
     if (root / folder).exists():
         return f"{folder}/ exists"
     for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):

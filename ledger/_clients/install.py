@@ -191,6 +191,12 @@ def _hook_lists(
         yield event, matcher, entries
 
 
+def _command_key(spec: ClientSpec) -> str:
+    """The handler field holding the command: ``command``, or the flat layout's own
+    (Copilot CLI's ``bash``)."""
+    return spec.command_key if spec.layout == "flat" else "command"
+
+
 def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
     """Every handler object in one event's list (nested groups flattened)."""
     for entry in entries:
@@ -207,19 +213,20 @@ def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> li
     changes = []
     for event, matcher, entries in _hook_lists(spec, data, create=True):
         command = hook_command(spec, event, ledger_cmd)
-        mine = [h for h in _handlers(spec, entries) if _ours(h.get("command"), spec.name)]
-        if mine and all(h.get("command") == command for h in mine):
+        key = _command_key(spec)
+        mine = [h for h in _handlers(spec, entries) if _ours(h.get(key), spec.name)]
+        if mine and all(h.get(key) == command for h in mine):
             changes.append(Change("unchanged", event, "already installed"))
             continue
         if mine:
             for handler in mine:
-                handler["command"] = command
+                handler[key] = command
             changes.append(Change("updated", event, command))
             continue
         if spec.layout == "flat":
-            entry: dict[str, Any] = {"command": command}
+            entry: dict[str, Any] = {**spec.handler_fields, key: command}
             if adapter(spec.name).native_phase(event) == "pre":
-                entry["failClosed"] = True  # Cursor fails open on a crashed hook otherwise
+                entry.update(spec.pre_handler_fields)  # Cursor: failClosed
             entries.append(entry)
         else:
             handler = {"type": "command", "command": command, **spec.handler_fields}
@@ -236,7 +243,7 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
         kept: list[Any] = []
         for entry in entries:
             if spec.layout == "flat":
-                if isinstance(entry, dict) and _ours(entry.get("command"), spec.name):
+                if isinstance(entry, dict) and _ours(entry.get(_command_key(spec)), spec.name):
                     changes.append(Change("removed", event, "ledger hook"))
                 else:
                     kept.append(entry)
@@ -502,7 +509,7 @@ def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
         for event, entries in hooks.items():
             if isinstance(entries, list):
                 for handler in _handlers(spec, entries):
-                    command = handler.get("command")
+                    command = handler.get(_command_key(spec))
                     if _ours(command, spec.name):
                         found[event] = str(command)
     return found

@@ -42,7 +42,8 @@ Layout = Literal["nested", "flat", "scripts"]
 
 * ``nested``: ``{"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}`` (Claude Code, Codex,
   Gemini CLI);
-* ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor);
+* ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor; GitHub
+  Copilot CLI, whose entries run ``bash``);
 * ``scripts``: one executable per hook, named after it, in a directory (Cline).
 """
 
@@ -102,6 +103,10 @@ class ClientSpec(NamedTuple):
         sandbox: what ``ledger install --hardened`` configures (one line, for people).
         trust: what a person must do before the client runs project hooks, or ``None``.
         mcp: where ``ledger install`` registers the ``ledger mcp`` server (issue 18).
+        command_key: the handler field holding the command (``flat`` layout): ``command``, or
+            Copilot's ``bash``.
+        pre_handler_fields: extra fields of the handlers of tool-gating events (``flat``
+            layout): Cursor fails open on a crashed hook unless ``failClosed`` is set.
     """
 
     name: str
@@ -120,6 +125,8 @@ class ClientSpec(NamedTuple):
     sandbox: str
     trust: str | None
     mcp: McpConfig
+    command_key: str = "command"
+    pre_handler_fields: Mapping[str, object] = {}
 
 
 class ClientAdapter(Protocol):
@@ -220,6 +227,7 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none: sandbox.json cannot deny a path inside the workspace",
             trust="project hooks run in trusted workspaces only",
+            pre_handler_fields={"failClosed": True},
             mcp=McpConfig(
                 project_file=".cursor/mcp.json",
                 user_file=".cursor/mcp.json",
@@ -327,6 +335,46 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
                 enable=None,
                 source="docs.cline.bot/mcp/configuring-mcp-servers (cline_mcp_settings.json)",
             ),
+        ),
+        ClientSpec(
+            # GitHub's hooks reference (github/docs content/copilot/reference/
+            # hooks-reference.md): `.github/hooks/*.json` version 1, camelCase events, command
+            # entries run `bash`; a crashed or non-zero preToolUse hook denies the call.
+            name="copilot",
+            actor="copilot-cli",
+            title="GitHub Copilot CLI",
+            module="ledger._clients.copilot",
+            layout="flat",
+            shared_file=".github/hooks/ledger.json",
+            local_file=None,
+            user_file=".copilot/hooks/ledger.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "preToolUse",
+                    "postToolUse",
+                    "postToolUseFailure",
+                    "sessionStart",
+                    "sessionEnd",
+                    "userPromptSubmitted",
+                    "agentStop",
+                )
+            ),
+            handler_fields={"type": "command"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust="the folder must be trusted (Copilot asks on first start there)",
+            mcp=McpConfig(
+                project_file=".github/mcp.json",
+                user_file=".copilot/mcp-config.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="github/docs cli-config-dir-reference.md (mcp-config.json, .github/mcp.json)",
+            ),
+            command_key="bash",
         ),
     )
 }

@@ -111,6 +111,8 @@ _PROTECTED_SUBSTRINGS: Final = (
     ".gemini/settings",
     ".codex/",
     ".clinerules/hooks",
+    ".github/hooks",
+    ".copilot/hooks",
     ".config/ledger",
 )
 # ... and in code handed to an interpreter (a word with spaces or parentheses), once quotes,
@@ -596,8 +598,8 @@ class Governance:
             )
         listing = ", ".join(f"{i.id} ({i.name})" for i in live)
         return (
-            f"available: {listing}; select one with `ledger intent select <ID>` (or the "
-            "select_active_intent tool of `ledger mcp`)"
+            f"available: {listing}; select one with `ledger intent select <ID>` or the "
+            "select_active_intent tool of `ledger mcp`"
         )
 
     # --- pre policies ------------------------------------------------------------------------

@@ -21,6 +21,7 @@ PROJECT: dict[str, tuple[str, str]] = {
     "cursor": (".cursor/mcp.json", "mcpServers"),
     "gemini": (".gemini/settings.json", "mcpServers"),
     "codex": (".codex/config.toml", "mcp_servers"),
+    "copilot": (".github/mcp.json", "mcpServers"),
 }
 #: ... and relative to $HOME with --user.
 USER: dict[str, tuple[str, str]] = {
@@ -29,6 +30,7 @@ USER: dict[str, tuple[str, str]] = {
     "gemini": (".gemini/settings.json", "mcpServers"),
     "codex": (".codex/config.toml", "mcp_servers"),
     "cline": (".cline/data/settings/cline_mcp_settings.json", "mcpServers"),
+    "copilot": (".copilot/mcp-config.json", "mcpServers"),
 }
 
 
