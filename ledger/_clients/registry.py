@@ -372,7 +372,9 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
                 format="json",
                 key="mcpServers",
                 enable=None,
-                source="github/docs cli-config-dir-reference.md (mcp-config.json, .github/mcp.json)",
+                # github/docs content/copilot/reference/copilot-cli-reference/
+                # cli-config-dir-reference.md, "mcp-config.json"
+                source="github/docs cli-config-dir-reference.md (.github/mcp.json)",
             ),
             command_key="bash",
         ),
