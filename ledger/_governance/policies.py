@@ -113,6 +113,10 @@ _PROTECTED_SUBSTRINGS: Final = (
     ".clinerules/hooks",
     ".github/hooks",
     ".copilot/hooks",
+    ".mcp.json",
+    "/mcp.json",
+    "mcp-config.json",
+    "mcp_settings.json",
     ".config/ledger",
 )
 # ... and in code handed to an interpreter (a word with spaces or parentheses), once quotes,
