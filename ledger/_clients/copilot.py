@@ -19,11 +19,13 @@ Both shapes are read: ``toolArgs`` as an object or a JSON string, ``sessionId`` 
 
 Tools [HR "Tool names for hook matching"]: ``bash``/``powershell`` are shell calls with
 ``{command}``; ``view`` reads, ``create`` writes, ``edit`` edits a ``path`` [HC]. The content
-keys of ``create``/``edit`` are not documented; ``file_text``, ``old_str`` and ``new_str`` (the
-text-editor tool's names) are read as ``content``, ``old_string`` and ``new_string``, and a
-call's paths are checked whatever else it carries. Other tools (``apply_patch``,
-``str_replace_editor``, MCP tools) keep their names and are checked by what their input
-reaches (:mod:`ledger._governance.analysis.tool_input`).
+keys are not documented; Copilot CLI 1.0.102's own tool schemas (seen by
+tests/conformance/test_copilot.py) name them ``file_text`` (``create``) and ``old_str``/
+``new_str`` (``edit``), read as ``content``, ``old_string`` and ``new_string``; a call's paths
+are checked whatever else it carries. MCP tools, named
+``<server>-<tool>`` by the CLI, become ``mcp__<server>__<tool>`` (:func:`mcp_tool_name`); other
+tools (``apply_patch``, ``str_replace_editor``) keep their names; both are checked by what their
+input reaches (:mod:`ledger._governance.analysis.tool_input`).
 
 Output: exit 0 and one JSON object. ``ask`` is answered as ``ask``: the CLI prompts the person
 (findings-2026-11-24 §1.2: works since 1.0.24); under the cloud agent Copilot itself treats it
@@ -54,7 +56,16 @@ from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._errors import InputError
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
 
-__all__ = ["EVENTS", "PRE_EVENT", "SPEC", "TOOLS", "native_phase", "parse", "render"]
+__all__ = [
+    "EVENTS",
+    "PRE_EVENT",
+    "SPEC",
+    "TOOLS",
+    "mcp_tool_name",
+    "native_phase",
+    "parse",
+    "render",
+]
 
 SPEC: Final[ClientSpec] = CLIENTS["copilot"]
 
@@ -102,6 +113,18 @@ TOOLS: Final[ToolTable] = {
 _CONTEXT_EVENTS: Final = frozenset({"sessionStart", "postToolUse", "notification"})
 
 
+def mcp_tool_name(name: str) -> str:
+    """``mcp__<server>__<tool>`` for an MCP tool, else ``name``.
+
+    Copilot CLI 1.0.102 names an MCP server's tool ``<server>-<tool>`` (``ledger-
+    select_active_intent``, seen by tests/conformance/test_copilot.py); its own tools have no
+    hyphen (``bash``, ``list_bash``, ``read_agent`` ...). Server names take hyphens
+    (``github-mcp-server``) and tool names underscores, so the name is split at its last
+    hyphen."""
+    server, sep, tool = name.rpartition("-")
+    return f"mcp__{server}__{tool}" if sep and server and tool else name
+
+
 def native_phase(name: str) -> Phase | None:
     """The phase of Copilot CLI event ``name``; ``None`` when Copilot has no such event."""
     return table_phase(EVENTS, _OTHER_EVENTS, name)
@@ -134,6 +157,8 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
     if raw_tool is not None and raw_tool in TOOLS:
         tool_name, keymap = TOOLS[raw_tool]
         arguments = rename_keys(arguments, keymap)
+    elif raw_tool is not None:
+        tool_name = mcp_tool_name(raw_tool)
     result = obj.get("toolResult")
     response: object = result
     error = opt_str(obj, "error")

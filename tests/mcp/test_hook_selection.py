@@ -325,3 +325,22 @@ def test_an_agent_cannot_rewrite_the_mcp_configuration_a_client_runs_unsandboxed
     assert by_tool.code == "ORCHESTRATION_PROTECTED", by_tool.reason
     by_shell = agent.pre("Bash", {"command": f"echo '{evil}' > {path}"})
     assert by_shell.code == "ORCHESTRATION_PROTECTED", by_shell.reason
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "neutral"),
+    [
+        ("ledger-select_active_intent", "mcp__ledger__select_active_intent"),
+        ("github-mcp-server-get_issue", "mcp__github-mcp-server__get_issue"),
+        ("list_bash", "list_bash"),
+        ("bash", "Bash"),
+        ("-x", "-x"),
+        ("x-", "x-"),
+    ],
+)
+def test_copilot_mcp_tools_are_named_server_dash_tool(tool_name: str, neutral: str) -> None:
+    from ledger import parse_payload  # noqa: PLC0415
+
+    payload = {"sessionId": "s", "cwd": "/w", "toolName": tool_name, "toolArgs": {}}
+    event = parse_payload("copilot", json.dumps(payload).encode(), expected_event="preToolUse")
+    assert event.tool_name == neutral
