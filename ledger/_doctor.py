@@ -220,11 +220,23 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> Check | No
             f"{message or status.problems[0]}{more}",
             f"run {fix}" if message else None,
         )
-    return Check(
-        name,
-        "ok",
-        f"installed in {status.path}; the command starts" + ("; trusted" if status.trusted else ""),
+    installed = f"installed in {status.path}; the command starts" + (
+        "; trusted" if status.trusted else ""
     )
+    from ledger._clients.mcp_config import registered_in  # noqa: PLC0415
+
+    if registered_in(spec, root=root, home=home or Path.home()) is None:
+        # Hooks alone govern; without the server the agent has no select_active_intent tool
+        # (issue 18), only `ledger intent select` in its shell.
+        scope = " --user" if spec.mcp.project_file is None else ""
+        return Check(
+            name,
+            "warn",
+            f"{installed}; but `ledger mcp` is not registered, so the agent has no "
+            "select_active_intent tool",
+            f"run `ledger install {spec.name}{scope}`",
+        )
+    return Check(name, "ok", f"{installed}; `ledger mcp` registered")
 
 
 def _stored_checkpoints(

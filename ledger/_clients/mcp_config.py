@@ -31,7 +31,13 @@ from ledger._clients.registry import ClientSpec, McpConfig
 from ledger._errors import ConfigError, StorageError
 from ledger._governance.analysis.ledger_mcp import LEDGER_MCP_SERVER
 
-__all__ = ["mcp_config_path", "mcp_entry", "register_server", "unregister_server"]
+__all__ = [
+    "mcp_config_path",
+    "mcp_entry",
+    "register_server",
+    "registered_in",
+    "unregister_server",
+]
 
 _TOML_BEGIN: Final = "# >>> ledger mcp server (ledger install codex; ledger uninstall removes it)"
 _TOML_END: Final = "# <<< ledger mcp server"
@@ -270,6 +276,26 @@ def _toml_unregister(path: Path, stop: Path) -> list[Change]:
     else:
         _remove(path, stop)
     return [Change("removed", str(path), f"MCP server {LEDGER_MCP_SERVER}")]
+
+
+def registered_in(spec: ClientSpec, *, root: Path, home: Path) -> Path | None:
+    """The file where ``spec`` finds ledger's ``ledger mcp`` entry (project first, then the
+    user's), or ``None``. Reads files only; an unreadable one counts as not registering it."""
+    config = spec.mcp
+    for user in (False, True):
+        if not user and config.project_file is None:
+            continue
+        path = mcp_config_path(config, user=user, root=root, home=home)
+        try:
+            if config.format == "toml":
+                servers = tomllib.loads(_read(path)).get(config.key, {})
+            else:
+                servers = _load(path).get(config.key, {})
+        except (ConfigError, StorageError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(servers, dict) and _ours(servers.get(LEDGER_MCP_SERVER)):
+            return path
+    return None
 
 
 # --- install / uninstall --------------------------------------------------------------------

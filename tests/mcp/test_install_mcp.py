@@ -175,3 +175,24 @@ def test_codex_hardened_and_mcp_blocks_stay_put_across_installs(tmp_path: Path) 
     assert data["mcp_servers"]["ledger"]["args"] == ["mcp", "--root", str(root)]
     uninstall("codex", root=root, home=home, environ=env)
     assert config.read_text(encoding="utf-8") == 'model = "gpt-5"\n'
+
+
+def test_doctor_warns_when_the_hooks_are_installed_but_the_server_is_not(tmp_path: Path) -> None:
+    from ledger import Ledger, run_checks  # noqa: PLC0415
+
+    root, home = _dirs(tmp_path)
+    (root / ".orchestration").rmdir()
+    env = {"LEDGER_HOME": str(home / ".config" / "ledger")}
+    Ledger.init(root, environ=env)
+    ledger = tmp_path / "bin" / "ledger"
+    ledger.parent.mkdir()
+    ledger.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    ledger.chmod(0o755)
+    install("cursor", root=root, home=home, ledger_cmd=str(ledger))
+    ok = {c.name: c for c in run_checks(root, environ=env, home=home)}["hooks: cursor"]
+    assert "`ledger mcp` registered" in ok.message
+    (root / ".cursor" / "mcp.json").unlink()  # an install from before issue 18
+    warned = {c.name: c for c in run_checks(root, environ=env, home=home)}["hooks: cursor"]
+    assert warned.status == "warn"
+    assert "select_active_intent" in warned.message
+    assert warned.fix == "run `ledger install cursor`"
