@@ -820,9 +820,14 @@ class Governance:
         intent = self.intents.get(str(request.intent_id))
         refusal = "is unknown" if intent is None else intent_refusal(intent)
         if intent is None or refusal is not None:
+            named = (
+                f"intent {request.intent_id} {refusal}"
+                if request.intent_id is not None
+                else "the call names no intent (intent_id)"
+            )
             return _deny(
                 "INTENT_REQUIRED",
-                f"intent {request.intent_id} {refusal}; {self._available()}",
+                f"{named}; {self._available()}",
                 inv,
                 intent_id=request.intent_id,
             )

@@ -65,7 +65,7 @@ def test_selecting_again_records_nothing_new(ws: Workspace) -> None:
     [
         ("INT-404", "INT-404 is unknown"),
         ("INT-009", "INT-009 is done"),
-        (None, "is unknown"),
+        (None, "the call names no intent (intent_id)"),
     ],
 )
 def test_an_unknown_or_closed_intent_is_refused_as_ledger_intent_select_refuses_it(

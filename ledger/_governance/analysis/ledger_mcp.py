@@ -14,12 +14,12 @@ The other two tools only read; their names say so (``list``, ``explain`` are
 Tool names, as each client's adapter reports them (``ledger/_clients/``):
 ``mcp__ledger__<tool>``. Claude Code 2.1.330 and Codex 0.169.0 send that name themselves (seen
 by tests/conformance/); Gemini CLI 0.61.0 sends ``mcp_ledger_<tool>`` with ``mcp_context``
-naming server and tool, which its adapter turns into the same name; Cline's ``use_mcp_tool``
-with ``server_name: ledger`` and Cursor's ``MCP:ledger:<tool>`` likewise, while Cursor's
-``beforeMCPExecution`` names no server at all (``mcp__unknown__<tool>``,
-:data:`ledger._clients.cursor.UNKNOWN_MCP_SERVER`). A tool of another server spelt like ours
-gains nothing: selecting and asking are what the agent may do through its shell anyway, and a
-grant still needs the person's answer to the ``ask``.
+naming server and tool, and Copilot CLI 1.0.102 ``ledger-<tool>``, which their adapters turn
+into the same name; Cline's ``use_mcp_tool`` with ``server_name: ledger`` and Cursor's
+``MCP:ledger:<tool>`` likewise, while Cursor's ``beforeMCPExecution`` names no server at all
+(``mcp__unknown__<tool>``, :data:`ledger._clients.cursor.UNKNOWN_MCP_SERVER`). A tool of
+another server spelt like ours gains nothing: selecting and asking are what the agent may do
+through its shell anyway, and a grant still needs the person's answer to the ``ask``.
 """
 
 from __future__ import annotations
