@@ -154,6 +154,8 @@ def _client_payload(
     )
     if client == "cursor":
         payload["tool_name"] = tool if fixture.startswith("before") else f"MCP:ledger:{tool}"
+        if fixture.startswith("before"):  # the server is known by how Cursor starts it
+            payload["command"] = "/opt/venv/bin/ledger mcp --root /home/dev/app"
         return json.dumps(payload).encode(), payload["conversation_id"]
     payload["tool_name"] = f"mcp__ledger__{tool}"
     if client == "gemini":  # Gemini CLI 0.61's spelling, with the names in mcp_context
@@ -344,3 +346,21 @@ def test_copilot_mcp_tools_are_named_server_dash_tool(tool_name: str, neutral: s
     payload = {"sessionId": "s", "cwd": "/w", "toolName": tool_name, "toolArgs": {}}
     event = parse_payload("copilot", json.dumps(payload).encode(), expected_event="preToolUse")
     assert event.tool_name == neutral
+
+
+def test_cursors_bare_tool_of_another_server_is_not_ledgers(ws: Workspace) -> None:
+    from ledger import handle_event, parse_payload  # noqa: PLC0415
+
+    sent, _ = _client_payload(
+        "cursor",
+        "beforeMCPExecution-command.json",
+        ws.root,
+        "select_active_intent",
+        {"intent_id": "INT-001"},
+    )
+    payload = json.loads(sent)
+    payload["command"] = "npx -y some-other-mcp"
+    event = parse_payload("cursor", json.dumps(payload).encode())
+    assert event.tool_name == "mcp__unknown__select_active_intent"
+    handle_event(event, environ=ws.env)
+    assert _selections(ws) == []

@@ -16,10 +16,11 @@ Tool names, as each client's adapter reports them (``ledger/_clients/``):
 by tests/conformance/); Gemini CLI 0.61.0 sends ``mcp_ledger_<tool>`` with ``mcp_context``
 naming server and tool, and Copilot CLI 1.0.102 ``ledger-<tool>``, which their adapters turn
 into the same name; Cline's ``use_mcp_tool`` with ``server_name: ledger`` and Cursor's
-``MCP:ledger:<tool>`` likewise, while Cursor's ``beforeMCPExecution`` names no server at all
-(``mcp__unknown__<tool>``, :data:`ledger._clients.cursor.UNKNOWN_MCP_SERVER`). A tool of
-another server spelt like ours gains nothing: selecting and asking are what the agent may do
-through its shell anyway, and a grant still needs the person's answer to the ``ask``.
+``MCP:ledger:<tool>`` likewise; Cursor's ``beforeMCPExecution`` names no server, and its
+adapter recognises ledger's by the ``ledger mcp`` command Cursor starts it with. A tool of
+another server spelt like ours (``mcp__ledger__…``) gains nothing: selecting and asking are
+what the agent may do through its shell anyway, and a grant still needs the person's answer to
+the ``ask``.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ LEDGER_MCP_TOOLS: Final[Mapping[str, Literal["select", "expand", "read"]]] = {
     "explain_line": "read",
 }
 
-#: Server names under which a client may report one of ledger's intent tools.
-_SERVERS: Final = frozenset({LEDGER_MCP_SERVER, "unknown"})
+#: Server names under which a client reports one of ledger's intent tools (Cursor's
+#: ``beforeMCPExecution`` is named by its ``ledger mcp`` command: ledger/_clients/cursor.py).
+_SERVERS: Final = frozenset({LEDGER_MCP_SERVER})
 
 
 def ledger_tool(tool_name: str | None) -> str | None:
