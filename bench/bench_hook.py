@@ -46,7 +46,21 @@ from bench_cli_append import BODY, FLOOR, find_ledger_bin, round_robin, startup_
 
 PRE_TARGET = 1.3
 POST_TARGET = 1.6
-HEAVY = ("typer", "click", "rich", "pydantic", "duckdb", "yaml", "pathspec", "pandas", "orjson")
+HEAVY = (
+    "typer",
+    "click",
+    "rich",
+    "pydantic",
+    "duckdb",
+    "yaml",
+    "pathspec",
+    "pandas",
+    "orjson",
+    # the MCP SDK: `ledger mcp` only (issue 18)
+    "mcp",
+    "anyio",
+    "starlette",
+)
 SESSION = "3f1c9a2e-7b4d-4e8a-9c51-2d6f0b8e4a17"
 INTENTS = """intents:
   - id: INT-001

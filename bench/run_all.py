@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         ("bench_cli_append.py", common),
         ("bench_hook.py", common),
         ("bench_cli_start.py", common),
+        ("bench_mcp.py", common),
         ("bench_query.py", common),
     ]
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append, _blame, _intent, _intents, _keys, _log, _query, _tamper
+from cli import _append, _blame, _intent, _intents, _keys, _log, _mcp, _query, _tamper
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, reader_gone
 from cli._options import JsonOption, RootOption, run_action
 from ledger import Ledger, StorageError, VerifyReport
@@ -143,6 +143,7 @@ def _passthrough(
 
 _passthrough(app, "log", "Show recent records, one line each; filters; -f follows.", _log.log_main)
 _passthrough(app, "show", "Print one record in full (default: the last).", _log.show_main)
+_passthrough(app, "mcp", "Serve select_active_intent and ledger's other tools over MCP.", _mcp.main)
 
 
 def _progress_printer() -> Callable[[int, int], None] | None:

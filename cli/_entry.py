@@ -1,8 +1,9 @@
 """Console-script entry point.
 
-``ledger append`` and ``ledger hook`` run on every agent tool call, and ``log``, ``show``,
-``intent list``, ``blame`` and the top-level help are interactive, so they are dispatched here
-without importing Typer, Click, Rich or pydantic (~100 ms together). Every other command goes to
+``ledger append`` and ``ledger hook`` run on every agent tool call, ``mcp`` serves a client that
+waits for it, and ``log``, ``show``, ``intent list``, ``blame`` and the top-level help are
+interactive, so they are dispatched here without importing Typer, Click, Rich or pydantic
+(~100 ms together). Every other command goes to
 the Typer app in ``cli._app``.
 """
 
@@ -38,6 +39,10 @@ def _dispatch(args: list[str], *, own_process: bool) -> int:
         from cli import _log  # noqa: PLC0415
 
         return (_log.log_main if args[0] == "log" else _log.show_main)(args[1:])
+    if args[:1] == ["mcp"]:  # a client waits for the server's first answer
+        from cli._mcp import main as mcp_main  # noqa: PLC0415
+
+        return mcp_main(args[1:])
     if args[:2] == ["intent", "list"]:
         from cli._intent import list_main  # noqa: PLC0415
 

@@ -33,6 +33,7 @@ COMMANDS: Final = (
     ("install", "Add ledger's hooks to an agent client's settings."),
     ("uninstall", "Remove ledger's hooks from an agent client's settings."),
     ("hook", "Run as a client hook (what installed hooks call)."),
+    ("mcp", "Serve select_active_intent and ledger's other tools to a client (MCP, stdio)."),
     ("demo", "A governed agent session on a throwaway workspace, narrated."),
 )
 

@@ -108,6 +108,7 @@ if TYPE_CHECKING:
         stop_decider,
     )
     from ledger._hooks.service import GovernedWorkspace, TamperResolution, handle_event, run_hook
+    from ledger._mcp import MCP_SERVER_NAME, MCP_TOOL_NAMES, McpTools, serve_mcp
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
     from ledger._projections.intent_state import (
@@ -147,6 +148,8 @@ __all__ = [
     "INTENT_STATUSES",
     "MAX_PAYLOAD_BYTES",
     "MAX_RECORD_BYTES",
+    "MCP_SERVER_NAME",
+    "MCP_TOOL_NAMES",
     "PROJECTIONS",
     "QUERY_FORMATS",
     "WORKABLE_STATUSES",
@@ -188,6 +191,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "LedgerSource",
+    "McpTools",
     "MergedDecision",
     "NotAPersonError",
     "NotInitializedError",
@@ -251,6 +255,7 @@ __all__ = [
     "run_checks",
     "run_hook",
     "serve_decider",
+    "serve_mcp",
     "stop_decider",
     "tail_records",
     "uninstall",
@@ -263,6 +268,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "MCP_SERVER_NAME": "ledger._mcp",
+    "MCP_TOOL_NAMES": "ledger._mcp",
+    "McpTools": "ledger._mcp",
+    "serve_mcp": "ledger._mcp",
     "did_you_mean": "ledger._governance.intents",
     "expansion_problem": "ledger._governance.intents",
     "load_intents_cached": "ledger._governance.intents",

@@ -56,6 +56,7 @@ _CLIENT_EXECUTABLES: Final = {
     "gemini": ("gemini",),
     "codex": ("codex",),
     "cline": ("cline",),
+    "copilot": ("copilot",),
 }
 
 
@@ -180,7 +181,10 @@ def _hooks_config(root: Path, environ: Mapping[str, str] | None) -> Check:
 
 def _client_found(spec: ClientSpec, root: Path) -> str | None:
     """Why we think ``spec``'s client is used here: its project folder, or its executable."""
-    folder = Path(spec.shared_file).parts[0]
+    # The folder holding its hooks: `.claude`, `.clinerules`, ... and `.github/hooks`, not
+    # `.github`, which most repositories have without using Copilot CLI.
+    shared = Path(spec.shared_file)
+    folder = str(shared.parent if shared.suffix else Path(shared.parts[0]))
     if (root / folder).exists():
         return f"{folder}/ exists"
     for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
@@ -216,11 +220,23 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> Check | No
             f"{message or status.problems[0]}{more}",
             f"run {fix}" if message else None,
         )
-    return Check(
-        name,
-        "ok",
-        f"installed in {status.path}; the command starts" + ("; trusted" if status.trusted else ""),
+    installed = f"installed in {status.path}; the command starts" + (
+        "; trusted" if status.trusted else ""
     )
+    from ledger._clients.mcp_config import registered_in  # noqa: PLC0415
+
+    if registered_in(spec, root=root, home=home or Path.home()) is None:
+        # Hooks alone govern; without the server the agent has no select_active_intent tool
+        # (issue 18), only `ledger intent select` in its shell.
+        scope = " --user" if spec.mcp.project_file is None else ""
+        return Check(
+            name,
+            "warn",
+            f"{installed}; but `ledger mcp` is not registered, so the agent has no "
+            "select_active_intent tool",
+            f"run `ledger install {spec.name}{scope}`",
+        )
+    return Check(name, "ok", f"{installed}; `ledger mcp` registered")
 
 
 def _stored_checkpoints(

@@ -5,7 +5,20 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("pydantic", "typer", "duckdb", "rich", "pandas", "yaml", "pathspec", "rfc8785")
+# `mcp` (and its anyio, starlette): only `ledger mcp` pays for the MCP SDK, never a hook (issue 18).
+HEAVY = (
+    "pydantic",
+    "typer",
+    "duckdb",
+    "rich",
+    "pandas",
+    "yaml",
+    "pathspec",
+    "rfc8785",
+    "mcp",
+    "anyio",
+    "starlette",
+)
 
 PROBE = """
 import sys

@@ -73,7 +73,7 @@ def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None)
     """Parse one hook payload from ``client`` into a neutral :class:`HookEvent`.
 
     Args:
-        client: ``claude``, ``cursor``, ``gemini``, ``codex`` or ``cline``.
+        client: ``claude``, ``cursor``, ``gemini``, ``codex``, ``cline`` or ``copilot``.
         raw: the bytes read from stdin. Unknown fields are kept in ``HookEvent.raw``.
         expected_event: the event name to assume when the payload carries none.
 

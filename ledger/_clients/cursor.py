@@ -14,7 +14,8 @@ is "accepted, not enforced", ``subagentStart``, ``beforeTabFileRead``) ``ask`` b
 
 MCP tool names: Cursor does not name the server in ``beforeMCPExecution`` (it sends ``url`` or
 ``command``); ``MCP:<server>:<tool>`` becomes ``mcp__<server>__<tool>`` and a bare tool name
-becomes ``mcp__unknown__<tool>`` (:data:`UNKNOWN_MCP_SERVER`).
+becomes ``mcp__unknown__<tool>`` (:data:`UNKNOWN_MCP_SERVER`), or ``mcp__ledger__<tool>`` when
+the ``command`` is ``ledger mcp`` (the server ``ledger install cursor`` registers).
 """
 
 from __future__ import annotations
@@ -113,6 +114,19 @@ _CONTEXT_EVENTS: Final = frozenset({"postToolUse", "sessionStart"})
 _FOLLOWUP_EVENTS: Final = frozenset({"stop", "subagentStop"})
 
 
+def _runs_ledger_mcp(command: object) -> bool:
+    """Whether an MCP server's start command (``beforeMCPExecution``'s ``command``) is ledger's
+    own server: a ``ledger`` executable given ``mcp`` (what ``ledger install`` registers)."""
+    if not isinstance(command, str):
+        return False
+    words = command.split()
+    return (
+        bool(words)
+        and words[0].rsplit("/", 1)[-1].strip("'\"") == "ledger"
+        and (len(words) > 1 and words[1] == "mcp")
+    )
+
+
 def mcp_tool_name(name: str) -> str:
     """Neutral ``mcp__<server>__<tool>`` for a Cursor MCP tool name."""
     if name.startswith("mcp__"):
@@ -142,7 +156,12 @@ def _tool(
     if raw_tool is None:
         return None, None, arguments
     if implied == _MCP or raw_tool.startswith(("MCP:", "mcp__")):
-        return mcp_tool_name(raw_tool), raw_tool, arguments
+        neutral = mcp_tool_name(raw_tool)
+        unknown = f"mcp__{UNKNOWN_MCP_SERVER}__"
+        if neutral.startswith(unknown) and _runs_ledger_mcp(obj.get("command")):
+            # beforeMCPExecution names the server only by how it is started: `ledger mcp`.
+            neutral = "mcp__ledger__" + neutral.removeprefix(unknown)
+        return neutral, raw_tool, arguments
     if name in ("preToolUse", "postToolUse", "postToolUseFailure") and raw_tool in TOOLS:
         neutral, keymap = TOOLS[raw_tool]
         return neutral, raw_tool, rename_keys(arguments, keymap)

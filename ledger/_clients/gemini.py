@@ -92,6 +92,21 @@ def _tool_error(response: object) -> str | None:
     return None
 
 
+def _mcp_tool_name(context: object) -> str | None:
+    """``mcp__<server>__<tool>`` from BeforeTool/AfterTool's ``mcp_context``.
+
+    Gemini CLI 0.61 names an MCP tool ``mcp_<server>_<tool>`` (seen by
+    tests/conformance/test_gemini_mcp.py), which cannot be split when either name holds ``_``;
+    ``mcp_context`` names both (``server_name``, ``tool_name``), so the neutral name is built
+    from it, as Claude Code spells MCP tools."""
+    if not isinstance(context, dict):
+        return None
+    server, tool = context.get("server_name"), context.get("tool_name")
+    if isinstance(server, str) and server and isinstance(tool, str) and tool:
+        return f"mcp__{server}__{tool}"
+    return None
+
+
 def native_phase(name: str) -> Phase | None:
     """The phase of Gemini CLI event ``name``; ``None`` when Gemini has no such event."""
     return table_phase(EVENTS, _OTHER_EVENTS, name)
@@ -111,6 +126,8 @@ def parse(obj: dict[str, Any], expected_event: str | None) -> HookEvent:
     if raw_tool is not None and raw_tool in TOOLS:
         tool_name, keymap = TOOLS[raw_tool]
         arguments = rename_keys(arguments, keymap)
+    elif raw_tool is not None:
+        tool_name = _mcp_tool_name(obj.get("mcp_context")) or raw_tool
     response = obj.get("tool_response")
     error = _tool_error(response)
     if name == "AfterTool" and error is not None:

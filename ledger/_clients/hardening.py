@@ -80,6 +80,8 @@ __all__ = [
 
 _CODEX_BEGIN: Final = "# >>> ledger install --hardened (`ledger uninstall codex` removes it) >>>"
 _CODEX_END: Final = "# <<< ledger install --hardened <<<"
+#: Where ``--hardened``'s Codex block starts (``ledger install`` keeps its MCP block before it).
+HARDENED_CODEX_BEGIN: Final = _CODEX_BEGIN
 _CODEX_PROFILE: Final = "ledger"
 _CLAUDE_SETTINGS: Final = ".claude/settings.json"
 
@@ -658,6 +660,13 @@ def trust_instructions(spec: ClientSpec, *, root: Path, user: bool) -> list[str]
         ]
     if spec.name == "cursor" and not user:
         return ["Cursor runs project hooks only in a trusted workspace: trust it when asked"]
+    if spec.name == "copilot" and not user:
+        # Policy hooks alone "are available regardless of folder trust state" (github/docs
+        # content/copilot/reference/hooks-reference.md): repository hooks need it.
+        return [
+            "Copilot CLI loads repository hooks (.github/hooks/) only in a folder you trust: "
+            "trust this folder when `copilot` asks on its first start here"
+        ]
     return []
 
 

@@ -14,6 +14,9 @@ adapter's ``native_phase``). Three rules hold for every client:
   in the client's *non-blocking* exit instead, so a broken ``ledger`` never blocks them.
 * **Uninstall leaves nothing behind it created:** no ``{}`` file, no empty hook folder.
 
+Each install also registers the ``ledger mcp`` server in the client's MCP configuration
+(:mod:`ledger._clients.mcp_config`), and uninstall removes it.
+
 ``hardened=True`` also configures the client's own OS sandbox where it has one
 (:mod:`ledger._clients.hardening`). Idempotent: an entry already present is left alone, an
 entry of ours with another command is updated, every other setting is kept.
@@ -188,6 +191,12 @@ def _hook_lists(
         yield event, matcher, entries
 
 
+def _command_key(spec: ClientSpec) -> str:
+    """The handler field holding the command: ``command``, or the flat layout's own
+    (Copilot CLI's ``bash``)."""
+    return spec.command_key if spec.layout == "flat" else "command"
+
+
 def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
     """Every handler object in one event's list (nested groups flattened)."""
     for entry in entries:
@@ -204,19 +213,20 @@ def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> li
     changes = []
     for event, matcher, entries in _hook_lists(spec, data, create=True):
         command = hook_command(spec, event, ledger_cmd)
-        mine = [h for h in _handlers(spec, entries) if _ours(h.get("command"), spec.name)]
-        if mine and all(h.get("command") == command for h in mine):
+        key = _command_key(spec)
+        mine = [h for h in _handlers(spec, entries) if _ours(h.get(key), spec.name)]
+        if mine and all(h.get(key) == command for h in mine):
             changes.append(Change("unchanged", event, "already installed"))
             continue
         if mine:
             for handler in mine:
-                handler["command"] = command
+                handler[key] = command
             changes.append(Change("updated", event, command))
             continue
         if spec.layout == "flat":
-            entry: dict[str, Any] = {"command": command}
+            entry: dict[str, Any] = {**spec.handler_fields, key: command}
             if adapter(spec.name).native_phase(event) == "pre":
-                entry["failClosed"] = True  # Cursor fails open on a crashed hook otherwise
+                entry.update(spec.pre_handler_fields)  # Cursor: failClosed
             entries.append(entry)
         else:
             handler = {"type": "command", "command": command, **spec.handler_fields}
@@ -233,7 +243,7 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
         kept: list[Any] = []
         for entry in entries:
             if spec.layout == "flat":
-                if isinstance(entry, dict) and _ours(entry.get("command"), spec.name):
+                if isinstance(entry, dict) and _ours(entry.get(_command_key(spec)), spec.name):
                     changes.append(Change("removed", event, "ledger hook"))
                 else:
                     kept.append(entry)
@@ -406,6 +416,9 @@ def install(
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
         changes += harden(spec, root=root, user=user, home=home, environ=environ, ledger_cmd=cmd)
+    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
+
+    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     return path, changes + _notes(spec, user=user, root=root)
 
 
@@ -423,14 +436,18 @@ def uninstall(
     folder left empty.
     """
     from ledger._clients.hardening import unharden  # noqa: PLC0415
+    from ledger._clients.mcp_config import unregister_server  # noqa: PLC0415
 
     spec = client_spec(client)
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
+    # The MCP entry first: it may share the hooks' file (Gemini CLI), which is removed once
+    # nothing but ledger's hooks is left in it.
+    server = unregister_server(spec, root=root, user=user, home=home)
     if spec.layout == "scripts":
-        return path, _scripts(spec, path, "", remove=True, stop=stop)
-    changes = unharden(spec, root=root, user=user, home=home, environ=environ)
+        return path, server + _scripts(spec, path, "", remove=True, stop=stop)
+    changes = server + unharden(spec, root=root, user=user, home=home, environ=environ)
     targets = [path]
     if not user and spec.local_file is not None:
         targets.append(root / spec.shared_file)  # hooks an older ledger wrote there
@@ -492,7 +509,7 @@ def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
         for event, entries in hooks.items():
             if isinstance(entries, list):
                 for handler in _handlers(spec, entries):
-                    command = handler.get("command")
+                    command = handler.get(_command_key(spec))
                     if _ours(command, spec.name):
                         found[event] = str(command)
     return found

@@ -29,6 +29,7 @@ __all__ = [
     "ClientSpec",
     "HookEntry",
     "Layout",
+    "McpConfig",
     "actor_name",
     "adapter",
     "client_spec",
@@ -41,7 +42,8 @@ Layout = Literal["nested", "flat", "scripts"]
 
 * ``nested``: ``{"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}`` (Claude Code, Codex,
   Gemini CLI);
-* ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor);
+* ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor; GitHub
+  Copilot CLI, whose entries run ``bash``);
 * ``scripts``: one executable per hook, named after it, in a directory (Cline).
 """
 
@@ -51,6 +53,29 @@ class HookEntry(NamedTuple):
 
     event: str
     matcher: str | None = None
+
+
+class McpConfig(NamedTuple):
+    """Where a client reads its MCP servers, for ``ledger install`` to register ``ledger mcp``.
+
+    Attributes:
+        project_file: the project's file, relative to the workspace root; ``None`` when the
+            client reads MCP servers only per user (the user file then serves the project).
+        user_file: the user-wide file, relative to ``$HOME``.
+        format: ``json`` (an object of servers under :attr:`key`) or ``toml`` (a
+            ``[<key>.ledger]`` table, Codex).
+        key: the servers' key (``mcpServers``, Codex's ``mcp_servers``).
+        enable: a key of the client's machine-local settings listing approved project servers
+            (Claude Code asks a person before starting a server of ``.mcp.json`` otherwise).
+        source: where the location and shape are documented.
+    """
+
+    project_file: str | None
+    user_file: str
+    format: Literal["json", "toml"]
+    key: str
+    enable: str | None
+    source: str
 
 
 class ClientSpec(NamedTuple):
@@ -77,6 +102,11 @@ class ClientSpec(NamedTuple):
             itself); the others answer "not blocking" then.
         sandbox: what ``ledger install --hardened`` configures (one line, for people).
         trust: what a person must do before the client runs project hooks, or ``None``.
+        mcp: where ``ledger install`` registers the ``ledger mcp`` server (issue 18).
+        command_key: the handler field holding the command (``flat`` layout): ``command``, or
+            Copilot's ``bash``.
+        pre_handler_fields: extra fields of the handlers of tool-gating events (``flat``
+            layout): Cursor fails open on a crashed hook unless ``failClosed`` is set.
     """
 
     name: str
@@ -94,6 +124,9 @@ class ClientSpec(NamedTuple):
     blocks_when_unsure: bool
     sandbox: str
     trust: str | None
+    mcp: McpConfig
+    command_key: str = "command"
+    pre_handler_fields: Mapping[str, object] = {}
 
 
 class ClientAdapter(Protocol):
@@ -153,6 +186,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="sandboxed Bash (bubblewrap/Seatbelt) + permission deny rules",
             trust=None,
+            mcp=McpConfig(
+                project_file=".mcp.json",
+                user_file=".claude.json",
+                format="json",
+                key="mcpServers",
+                enable="enabledMcpjsonServers",
+                source="code.claude.com/docs/en/mcp (scopes); settings: enabledMcpjsonServers",
+            ),
         ),
         ClientSpec(
             name="cursor",
@@ -186,6 +227,15 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none: sandbox.json cannot deny a path inside the workspace",
             trust="project hooks run in trusted workspaces only",
+            pre_handler_fields={"failClosed": True},
+            mcp=McpConfig(
+                project_file=".cursor/mcp.json",
+                user_file=".cursor/mcp.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="cursor.com/docs/context/mcp (project .cursor/mcp.json, global)",
+            ),
         ),
         ClientSpec(
             name="gemini",
@@ -209,6 +259,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="container sandbox (`tools.sandbox`); the workspace stays writable",
             trust="the folder must be trusted (trusted folders)",
+            mcp=McpConfig(
+                project_file=".gemini/settings.json",
+                user_file=".gemini/settings.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="google-gemini/gemini-cli docs/tools/mcp-server.md (mcpServers)",
+            ),
         ),
         ClientSpec(
             name="codex",
@@ -232,6 +290,14 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="permission profile in `.codex/config.toml` (read-only protected paths)",
             trust="trusted project, and each hook's definition trusted by a person (`/hooks`)",
+            mcp=McpConfig(
+                project_file=".codex/config.toml",
+                user_file=".codex/config.toml",
+                format="toml",
+                key="mcp_servers",
+                enable=None,
+                source="openai/codex docs/config.md ([mcp_servers.<name>] command, args)",
+            ),
         ),
         ClientSpec(
             name="cline",
@@ -261,6 +327,56 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=True,
             sandbox="none (Cline has no OS sandbox)",
             trust=None,
+            mcp=McpConfig(
+                project_file=None,
+                user_file=".cline/data/settings/cline_mcp_settings.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="docs.cline.bot/mcp/configuring-mcp-servers (cline_mcp_settings.json)",
+            ),
+        ),
+        ClientSpec(
+            # GitHub's hooks reference (github/docs content/copilot/reference/
+            # hooks-reference.md): `.github/hooks/*.json` version 1, camelCase events, command
+            # entries run `bash`; a crashed or non-zero preToolUse hook denies the call.
+            name="copilot",
+            actor="copilot-cli",
+            title="GitHub Copilot CLI",
+            module="ledger._clients.copilot",
+            layout="flat",
+            shared_file=".github/hooks/ledger.json",
+            local_file=None,
+            user_file=".copilot/hooks/ledger.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "preToolUse",
+                    "postToolUse",
+                    "postToolUseFailure",
+                    "sessionStart",
+                    "sessionEnd",
+                    "userPromptSubmitted",
+                    "agentStop",
+                )
+            ),
+            handler_fields={"type": "command"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust="the folder must be trusted (Copilot asks on first start there)",
+            mcp=McpConfig(
+                project_file=".github/mcp.json",
+                user_file=".copilot/mcp-config.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                # github/docs content/copilot/reference/copilot-cli-reference/
+                # cli-config-dir-reference.md, "mcp-config.json"
+                source="github/docs cli-config-dir-reference.md (.github/mcp.json)",
+            ),
+            command_key="bash",
         ),
     )
 }
@@ -306,13 +422,21 @@ def markdown_table() -> str:
     """The README's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
     rows = [
         "| client | `ledger hook`/`install` name | `actor.client` | shared hooks file "
-        "| machine-local file | `--hardened` configures | before hooks run |",
-        "|---|---|---|---|---|---|---|",
+        "| machine-local file | `--hardened` configures | before hooks run "
+        "| `ledger mcp` registered in |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for spec in CLIENTS.values():
         local = f"`{spec.local_file}`" if spec.local_file else "none (the shared file)"
+        mcp = (
+            f"`{spec.mcp.project_file}`; `--user`: `~/{spec.mcp.user_file}`"
+            if spec.mcp.project_file
+            else f"`~/{spec.mcp.user_file}` (`--user` only: per user)"
+        )
+        if spec.mcp.key != "mcpServers":
+            mcp += f" (`[{spec.mcp.key}.ledger]`)"
         rows.append(
             f"| {spec.title} | `{spec.name}` | `{spec.actor}` | `{spec.shared_file}` | {local} "
-            f"| {spec.sandbox} | {spec.trust or 'nothing'} |"
+            f"| {spec.sandbox} | {spec.trust or 'nothing'} | {mcp} |"
         )
     return "\n".join(rows)

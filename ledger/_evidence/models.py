@@ -372,7 +372,10 @@ class IntentSelectedBody(_Strict):
         default=None, description="SHA-256 of active_intents.yaml when selected by a hook."
     )
     session: StrictStr | None
-    via: Literal["hook", "cli"]
+    via: Literal["hook", "cli", "mcp"] = Field(
+        description="'hook': `ledger intent select` typed in the agent's shell; 'mcp': the "
+        "select_active_intent tool of `ledger mcp`, recorded by the hook; 'cli': a person."
+    )
 
 
 class IntentClearedBody(_Strict):

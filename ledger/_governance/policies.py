@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError
+from ledger._governance.analysis.ledger_mcp import intent_command_of, ledger_tool
 from ledger._governance.analysis.paths import (
     NormalizedPath,
     ScopeSpec,
@@ -110,6 +111,12 @@ _PROTECTED_SUBSTRINGS: Final = (
     ".gemini/settings",
     ".codex/",
     ".clinerules/hooks",
+    ".github/hooks",
+    ".copilot/hooks",
+    ".mcp.json",
+    "/mcp.json",
+    "mcp-config.json",
+    "mcp_settings.json",
     ".config/ledger",
 )
 # ... and in code handed to an interpreter (a word with spaces or parentheses), once quotes,
@@ -460,6 +467,8 @@ class Governance:
             engine.register_pre_hook("before", self.before)
         engine.register_post_hook("observe", self.observe)
         engine.register_hook("PermissionDenied", "hitl", self.permission_denied)
+        for event in ("SessionStart", "UserPromptSubmit"):
+            engine.register_hook(event, "intent-context", self.intent_context)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -501,6 +510,10 @@ class Governance:
                 # Creating, appending and overwriting are writes too: they need an intent and
                 # must stay in its scope, like the Write tool's (issue 15).
                 mutating = command.destructive or bool(command.targets)
+        elif (ours := ledger_tool(tool)) is not None:
+            # ledger's own select_active_intent / request_scope_expansion (`ledger mcp`): the
+            # session's intent command, as if typed in its shell.
+            intent_command = intent_command_of(ours, data)
         elif tool is not None and tool not in READ_TOOLS:
             command, paths, mutating = self._analyze_other_tool(inv)
         found = Analysis(tuple(paths), mutating, command, intent_command)
@@ -588,7 +601,10 @@ class Governance:
                 "sets one's status to IN_PROGRESS"
             )
         listing = ", ".join(f"{i.id} ({i.name})" for i in live)
-        return f"available: {listing}; select one with `ledger intent select <ID>`"
+        return (
+            f"available: {listing}; select one with `ledger intent select <ID>` or the "
+            "select_active_intent tool of `ledger mcp`"
+        )
 
     # --- pre policies ------------------------------------------------------------------------
 
@@ -804,9 +820,14 @@ class Governance:
         intent = self.intents.get(str(request.intent_id))
         refusal = "is unknown" if intent is None else intent_refusal(intent)
         if intent is None or refusal is not None:
+            named = (
+                f"intent {request.intent_id} {refusal}"
+                if request.intent_id is not None
+                else "the call names no intent (intent_id)"
+            )
             return _deny(
                 "INTENT_REQUIRED",
-                f"intent {request.intent_id} {refusal}; {self._available()}",
+                f"{named}; {self._available()}",
                 inv,
                 intent_id=request.intent_id,
             )
@@ -819,7 +840,7 @@ class Governance:
                             "intent_id": intent.id,
                             "intents_sha256": self.intents.source_sha256,
                             "session": session,
-                            "via": "hook",
+                            "via": request.via,
                         },
                     )
                 )
@@ -1336,6 +1357,35 @@ class Governance:
                 "source": "snapshot",
             }
 
+    def intent_context(self, inv: Invocation) -> HookOutcome | None:
+        """Tell the agent the open intents and how to select one: at session start, and at each
+        prompt while the session has no open intent (issue 18). Clients that take no context on
+        these events drop it (each adapter knows which do)."""
+        intent = self._intent(inv)
+        if inv.event != "SessionStart" and intent is not None and intent_refusal(intent) is None:
+            return None  # working under an open intent: nothing to repeat at every prompt
+        if self.intents is None or not self.intents.intents:
+            return None
+        live = [i for i in self.intents.intents if i.status in WORKABLE_STATUSES]
+        if not live:
+            return None
+        listing = "\n".join(
+            _escape_text(f"- {i.id} ({i.name}): {', '.join(i.owned_scope) or 'no scope'}")
+            for i in live
+        )
+        now = (
+            f"This session works under {intent.id}."
+            if intent is not None and intent_refusal(intent) is None
+            else "No intent is selected for this session yet."
+        )
+        text = (
+            "<ledger>\nledger governs this workspace: every file write needs an intent, and "
+            f"stays inside its scope. {now} Open intents:\n{listing}\nSelect one before "
+            "writing with the select_active_intent tool (MCP server `ledger`), or run "
+            "`ledger intent select <ID>` in the shell.\n</ledger>"
+        )
+        return HookOutcome(additional_context=text)
+
     def permission_denied(self, inv: Invocation) -> HookOutcome | None:
         """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""
         asked = self.state.decisions.get(inv.tool_use_id or "") == "ask"
@@ -1406,6 +1456,11 @@ class Governance:
             if len(lines) >= _PREVIEW_LINES:
                 break
         return "\n".join(lines[:_PREVIEW_LINES])
+
+
+def _escape_text(text: str) -> str:
+    """Intent names and globs come from a file: keep them from closing the ``<ledger>`` tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _real_matches(matches: Iterable[str]) -> Iterator[str]:

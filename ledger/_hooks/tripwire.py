@@ -103,6 +103,9 @@ _CLIENT_FILES: Final = (
     (".codex", "hooks.json", False),
     (".clinerules/hooks", "*", True),
     (".github/hooks", "*.json", False),
+    (".github", "mcp.json", False),
+    (".copilot/hooks", "*.json", False),
+    (".copilot", "mcp-config.json", False),
     (".mcp.json", None, False),
 )
 #: What a client writes into its own settings as the person uses it, and which runs nothing:

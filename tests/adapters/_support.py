@@ -17,6 +17,16 @@ def fixture_id(path: Path) -> str:
     return f"{path.parent.name}/{path.stem}"
 
 
+#: Clients whose payloads do not name their event: the installed command passes it
+#: (``ledger hook copilot --event preToolUse``), so a fixture's file name does.
+NAMELESS_EVENTS = frozenset({"copilot"})
+
+
+def fixture_event(path: Path) -> str | None:
+    """The event a fixture is for, when its payload does not say (else ``None``)."""
+    return path.stem.split("-")[0] if path.parent.name in NAMELESS_EVENTS else None
+
+
 def output(response: HookResponse) -> dict[str, Any]:
     """The JSON object a response writes on stdout (asserting it is one)."""
     value = json.loads(response.stdout)
@@ -41,6 +51,8 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
         return out.get("permission") == "deny" or out.get("continue") is False
     if event.client == "gemini":
         return out.get("decision") in ("deny", "block") or out.get("continue") is False
+    if event.client == "copilot":
+        return out.get("permissionDecision") == "deny" or out.get("decision") == "block"
     assert event.client == "cline"
     return out["cancel"] is True
 
@@ -53,6 +65,8 @@ def asks(event: HookEvent, response: HookResponse) -> bool:
         return permission == "ask"
     if event.client == "cursor":
         return out.get("permission") == "ask"
+    if event.client == "copilot":
+        return out.get("permissionDecision") == "ask"
     return False
 
 

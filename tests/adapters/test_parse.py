@@ -23,7 +23,15 @@ from ledger._clients import (
 )
 from ledger._errors import InputError
 
-from ._support import FIXTURE_FILES, FIXTURES, asks, blocks, fixture_id, output
+from ._support import (
+    FIXTURE_FILES,
+    FIXTURES,
+    asks,
+    blocks,
+    fixture_event,
+    fixture_id,
+    output,
+)
 
 CWD = "/home/dev/app"
 MW = "/home/dev/app/src/auth/middleware.ts"
@@ -37,10 +45,81 @@ SESSIONS = {
     "cursor": "c7e1f5a2-9b34-4d6e-8a10-3f2b7c9d4e61",
     "gemini": "b5e2d7c1-4a93-4f08-8e6b-2c1d9f7a3e50",
     "cline": "1746093512345",
+    "copilot": "0f6a2c4e-8b1d-4e37-9a5c-2d7e1b3f9c80",
 }
 
 # fixture -> (neutral event, phase, neutral tool, {dotted field path: expected value}).
 EXPECTED: dict[str, tuple[str, str, str | None, dict[str, Any]]] = {
+    # --- GitHub Copilot CLI (camelCase; fixtures from GitHub's docs, sources in each file) -----
+    "copilot/agentStop-end-turn": ("Stop", "other", None, {}),
+    "copilot/errorOccurred-timeout": ("errorOccurred", "other", None, {"error": "Network timeout"}),
+    "copilot/postToolUse-bash-failure": (
+        "PostToolUseFailure",
+        "post",
+        "Bash",
+        {"error": "2 tests failed", "tool_input.command": "npm test"},
+    ),
+    "copilot/postToolUse-bash-success": (
+        "PostToolUse",
+        "post",
+        "Bash",
+        {
+            "session_id": None,
+            "tool_input.command": "npm test",
+            "tool_response": "All tests passed (15/15)",
+            "error": None,
+        },
+    ),
+    "copilot/postToolUseFailure-bash": (
+        "PostToolUseFailure",
+        "post",
+        "Bash",
+        {"error": "cat: src/auth/missing.ts: No such file or directory"},
+    ),
+    "copilot/preToolUse-bash-args-string": (
+        "PreToolUse",
+        "pre",
+        "Bash",
+        {
+            "session_id": None,
+            "tool_input.command": "rm -rf dist",
+            "tool_input.description": "Clean build directory",
+        },
+    ),
+    "copilot/preToolUse-create": (
+        "PreToolUse",
+        "pre",
+        "Write",
+        {
+            "tool_input.file_path": TOK,
+            "tool_input.content": "export const ttl = 900;\n",
+            "tool_input.path": ABSENT,
+        },
+    ),
+    "copilot/preToolUse-edit": (
+        "PreToolUse",
+        "pre",
+        "Edit",
+        {
+            "tool_input.file_path": MW,
+            "tool_input.old_string": 'algorithms: ["none"]',
+            "tool_input.new_string": 'algorithms: ["HS256"]',
+        },
+    ),
+    "copilot/preToolUse-view": ("PreToolUse", "pre", "Read", {"tool_input.file_path": MW}),
+    "copilot/sessionEnd-complete": ("SessionEnd", "other", None, {"event_reason": "complete"}),
+    "copilot/sessionStart-new": (
+        "SessionStart",
+        "other",
+        None,
+        {"source": "new", "prompt": "Create a new feature"},
+    ),
+    "copilot/userPromptSubmitted-prompt": (
+        "UserPromptSubmit",
+        "other",
+        None,
+        {"prompt": "Fix the authentication bug"},
+    ),
     # --- Claude Code --------------------------------------------------------------------------
     "claude/ConfigChange-project": ("ConfigChange", "other", None, {}),
     "claude/CwdChanged-basic": ("CwdChanged", "other", None, {}),
@@ -491,7 +570,7 @@ def _lookup(value: Any, dotted: str) -> Any:
 
 
 def _parse_fixture(path: Path):
-    return parse_payload(path.parent.name, path.read_bytes())
+    return parse_payload(path.parent.name, path.read_bytes(), expected_event=fixture_event(path))
 
 
 def test_fixture_set_is_complete():
@@ -509,7 +588,9 @@ def test_fixture_neutral_fields(fixture_file: Path):
     name, phase, tool, fields = EXPECTED[fixture_id(fixture_file)]
 
     assert event.client == client
-    assert event.client_event == raw.get("hook_event_name", raw.get("hookName"))
+    assert event.client_event == (
+        fixture_event(fixture_file) or raw.get("hook_event_name", raw.get("hookName"))
+    )
     assert (event.event, event.phase, event.tool_name) == (name, phase, tool)
     assert event.phase == event_phase(client, event.client_event)
     assert event.raw == raw
@@ -548,7 +629,7 @@ def test_fixture_renders_each_permission(fixture_file: Path, permission: str):
         assert blocks(event, response)
         assert "policy says so" in json.dumps(out)
     elif asks(event, response):
-        assert event.client in ("claude", "codex", "cursor")
+        assert event.client in ("claude", "codex", "cursor", "copilot")
     else:
         assert blocks(event, response)
         assert "human must approve" in json.dumps(out)
@@ -868,8 +949,9 @@ def _neutral(event: HookEvent) -> HookEvent:
 def test_extra_fields_never_change_the_neutral_event(path: Path, extra: dict[str, Any]):
     client = path.parent.name
     payload = json.loads(path.read_bytes())
-    baseline = parse_payload(client, path.read_bytes())
-    event = parse_payload(client, json.dumps({**payload, **extra}).encode())
+    named = fixture_event(path)
+    baseline = parse_payload(client, path.read_bytes(), expected_event=named)
+    event = parse_payload(client, json.dumps({**payload, **extra}).encode(), expected_event=named)
     assert _neutral(event) == _neutral(baseline)
     for key, value in extra.items():
         assert event.raw[key] == value

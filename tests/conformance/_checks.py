@@ -15,7 +15,7 @@ from ledger import parse_payload
 
 from ._harness import Workspace
 
-PRE_EVENTS = frozenset({"PreToolUse", "BeforeTool"})
+PRE_EVENTS = frozenset({"PreToolUse", "BeforeTool", "preToolUse"})
 HOOK_KINDS = frozenset({"hook.pre", "hook.post", "hook.event", "hook.error"})
 
 
@@ -30,7 +30,8 @@ def pre_answer(ws: Workspace, tool_use_id: str | int) -> tuple[str | None, str]:
         if call.exit_code == 2:
             return "deny", call.stderr
         answer = call.answer
-        specific = answer.get("hookSpecificOutput") or {}
+        # Claude Code and Codex nest the decision; Copilot CLI's is top level.
+        specific = answer.get("hookSpecificOutput") or answer
         if "permissionDecision" in specific:
             return specific["permissionDecision"], str(specific.get("permissionDecisionReason"))
         if answer.get("decision") in ("deny", "block"):

@@ -34,6 +34,9 @@ CLIENTS: Final = {
     "claude": ClientSpec("claude", "@anthropic-ai/claude-code", "2.1.330", "claude"),
     "codex": ClientSpec("codex", "@openai/codex", "0.169.0", "codex"),
     "gemini": ClientSpec("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
+    # Runs offline with a model provider of one's own (BYOK: COPILOT_PROVIDER_BASE_URL,
+    # COPILOT_OFFLINE=true; `copilot help providers`), so no GitHub sign-in is needed.
+    "copilot": ClientSpec("copilot", "@github/copilot", "1.0.102", "copilot"),
 }
 
 

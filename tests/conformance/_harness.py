@@ -168,15 +168,15 @@ class Workspace:
             return None
 
 
-def _handlers(node: object) -> Iterator[dict[str, Any]]:
+def _handlers(node: object, key: str = "command") -> Iterator[dict[str, Any]]:
     if isinstance(node, dict):
-        if isinstance(node.get("command"), str):
+        if isinstance(node.get(key), str):
             yield node
         for value in node.values():
-            yield from _handlers(value)
+            yield from _handlers(value, key)
     elif isinstance(node, list):
         for value in node:
-            yield from _handlers(value)
+            yield from _handlers(value, key)
 
 
 def make_workspace(
@@ -194,7 +194,8 @@ def make_workspace(
     installed = ws.ledger("install", client).stdout
     settings = ws.root / SETTINGS[client]
     data = json.loads(settings.read_text(encoding="utf-8"))
-    ours = [h for h in _handlers(data) if f" hook {client} " in h["command"]]
+    key = CLIENTS[client].command_key if CLIENTS[client].layout == "flat" else "command"
+    ours = [h for h in _handlers(data, key) if f" hook {client} " in h[key]]
     if not ours:
         raise AssertionError(f"ledger install {client} wrote no hook commands:\n{installed}")
     prefix = (
@@ -202,7 +203,7 @@ def make_workspace(
         f"{shlex.quote(str(ws.captures))} "
     )
     for handler in ours:
-        handler["command"] = prefix + handler["command"]
+        handler[key] = prefix + handler[key]
     settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     ws.write("src/auth/token.ts", "export const alg = 'none';\nexport const issuer = '';\n")
     return ws

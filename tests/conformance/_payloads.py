@@ -82,7 +82,7 @@ class Normalizer:
 
 def fixture_name(index: int, payload: dict[str, Any], event: str) -> str:
     """``NN-<Event>[-<tool>].json``."""
-    tool = payload.get("tool_name")
+    tool = payload.get("tool_name") or payload.get("toolName")  # Copilot CLI: camelCase
     suffix = f"-{re.sub(r'[^A-Za-z0-9_]', '_', tool)}" if isinstance(tool, str) else ""
     return f"{index:02d}-{event}{suffix}.json"
 
@@ -103,21 +103,30 @@ def save_fixtures(ws: Workspace, scenario: str, version: str) -> Path:
     return target
 
 
-def _parsed(client: str, payload: dict[str, Any]) -> tuple[Any, ...] | None:
+#: Clients whose payloads do not name their event: the installed command passes it (GitHub
+#: Copilot CLI's camelCase payloads), so it is given when a payload is parsed.
+NAMELESS_EVENTS = frozenset({"copilot"})
+
+
+def _parsed(client: str, payload: dict[str, Any], event: str | None) -> tuple[Any, ...] | None:
     try:
-        event = parse_payload(client, json.dumps(payload).encode())
+        parsed = parse_payload(
+            client,
+            json.dumps(payload).encode(),
+            expected_event=event if client in NAMELESS_EVENTS else None,
+        )
     except InputError:
         return None
-    return tuple(event._replace(raw={}))
+    return tuple(parsed._replace(raw={}))
 
 
-def unread_fields(client: str, payload: dict[str, Any]) -> set[str]:
+def unread_fields(client: str, payload: dict[str, Any], event: str | None = None) -> set[str]:
     """Top-level fields whose removal leaves the parsed event unchanged (raw aside)."""
-    whole = _parsed(client, payload)
+    whole = _parsed(client, payload, event)
     return {
         key
         for key in payload
-        if _parsed(client, {k: v for k, v in payload.items() if k != key}) == whole
+        if _parsed(client, {k: v for k, v in payload.items() if k != key}, event) == whole
     }
 
 
@@ -137,4 +146,4 @@ def allowed_unread(client: str, event: str) -> dict[str, str]:
 
 def unknown_fields(client: str, event: str, payload: dict[str, Any]) -> set[str]:
     """Fields the adapter ignores that nobody has looked at yet."""
-    return unread_fields(client, payload) - set(allowed_unread(client, event))
+    return unread_fields(client, payload, event) - set(allowed_unread(client, event))

@@ -256,6 +256,11 @@ def _responses(script: Script, path: str, body: dict[str, Any]) -> tuple[int, st
             "arguments": json.dumps(step.args),
             "status": "completed",
         }
+        namespace, _, function = step.tool.rpartition("__")
+        if step.tool.startswith("mcp__") and namespace != "mcp":
+            # Codex offers an MCP server's tools as a `namespace` tool (`mcp__<server>`) and
+            # reads the call back as that namespace plus the function's own name.
+            item["namespace"], item["name"] = namespace, function
     else:
         item = {
             "type": "message",

@@ -51,6 +51,12 @@ def gemini_binary() -> Path:
     return _binary("gemini")
 
 
+@pytest.fixture(scope="session")
+def copilot_binary() -> Path:
+    """The real GitHub Copilot CLI at the pinned (or requested) version."""
+    return _binary("copilot")
+
+
 @pytest.fixture(autouse=True)
 def _collect_payloads(request: pytest.FixtureRequest) -> Iterator[None]:
     """After each scenario: report payload fields the adapter does not know, save the

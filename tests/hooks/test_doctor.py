@@ -53,7 +53,7 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         assert found[name].status == "ok", found[name]
         assert found[name].fix is None
     assert found["hooks: claude"].message.startswith("installed in ")
-    assert found["hooks: claude"].message.endswith("the command starts")
+    assert found["hooks: claude"].message.endswith("the command starts; `ledger mcp` registered")
     assert found["checkpoint"].status == "warn"
     assert "ledger checkpoint -o" in str(found["checkpoint"].fix)
 

@@ -143,7 +143,8 @@ def test_install_writes_the_documented_layout(tmp_path: Path, client: str, user:
     assert path == (home / USER_PATHS[client] if user else root / PROJECT_PATHS[client])
     check_layout(client, path)
     assert {c.action for c in changes if c.action != "note"} == {"added"}
-    assert len([c for c in changes if c.action == "added"]) == len(CLIENT_EVENTS[client])
+    hooks_added = [c for c in changes if c.action == "added" and not is_mcp_change(c)]
+    assert len(hooks_added) == len(CLIENT_EVENTS[client])
     other = root if user else home
     assert list(other.iterdir()) == []  # nothing written to the other scope
 
@@ -356,6 +357,11 @@ def test_claude_group_with_null_hooks_is_refused(tmp_path: Path) -> None:
 # --- the CLI ----------------------------------------------------------------------------------
 
 
+def is_mcp_change(change: Any) -> bool:
+    """A change registering the `ledger mcp` server (tests/mcp/test_install_mcp.py covers it)."""
+    return "MCP server" in change.detail or "McpjsonServers" in change.detail
+
+
 def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     env = clean_env(ws.home)
@@ -365,8 +371,10 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     lines = done.stdout.decode().splitlines()
     settings = ws.root / ".claude" / "settings.local.json"
     assert lines[0] == str(settings)
-    added = [line.split() for line in lines[1:]]
+    added = [line.split() for line in lines[1:] if "MCP" not in line and "Mcp" not in line]
+    added = [parts for parts in added if parts[0] != "note"]
     assert {parts[0] for parts in added} == {"added"}
+    assert any("MCP server ledger:" in line and " mcp --root " in line for line in lines)
     events = [parts[1].rstrip(":") for parts in added]
     assert set(events) == {e for e, _ in CLIENT_EVENTS["claude"]}
     data = load(settings)

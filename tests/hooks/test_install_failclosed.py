@@ -64,7 +64,7 @@ def _installed(client: str, root: Path, home: Path) -> dict[str, str]:
         return {p.name: p.read_text(encoding="utf-8").splitlines()[-1] for p in path.iterdir()}
     hooks = json.loads(path.read_text(encoding="utf-8"))["hooks"]
     if spec.layout == "flat":
-        return {event: entries[0]["command"] for event, entries in hooks.items()}
+        return {event: entries[0][spec.command_key] for event, entries in hooks.items()}
     return {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()}
 
 

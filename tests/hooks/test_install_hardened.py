@@ -262,8 +262,12 @@ def test_codex_hardening_never_overrides_a_sandbox_choice_already_made(tmp_path:
     _, changes = install(
         "codex", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
     )
-    assert [c.action for c in changes if c.target == str(config)] == ["skipped"]
-    assert config.read_text(encoding="utf-8") == 'sandbox_mode = "read-only"\n'
+    hardening = [c for c in changes if c.target == str(config) and "MCP server" not in c.detail]
+    assert [c.action for c in hardening] == ["skipped"]
+    kept = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert kept["sandbox_mode"] == "read-only"  # the person's choice, untouched
+    assert "default_permissions" not in kept
+    assert set(kept) == {"sandbox_mode", "mcp_servers"}  # only `ledger mcp` was registered
 
 
 def test_clients_without_a_configurable_sandbox_say_what_is_not_protected(

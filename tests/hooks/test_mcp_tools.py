@@ -234,6 +234,9 @@ def _as_sent(client: str, fixture: str, root: Path, arguments: dict[str, Any]) -
             json.dumps(arguments) if isinstance(payload["tool_input"], str) else arguments
         )
         payload["tool_name"] = "write_file" if client == "cursor" else "mcp__fs__write_file"
+        if client == "gemini":  # Gemini CLI names it mcp_fs_write_file, and says so apart
+            payload["tool_name"] = "mcp_fs_write_file"
+            payload["mcp_context"] = {"server_name": "fs", "tool_name": "write_file"}
     return json.dumps(payload).encode()
 
 

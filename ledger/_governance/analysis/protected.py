@@ -14,7 +14,9 @@ An agent that edits any of these can rewrite its own evidence or switch its own 
   them can vouch for its own key or erase the evidence of a rollback;
 * every client's hook and settings files, in the workspace and in the home directory:
   ``.claude/settings*.json``, ``.cursor/hooks.json``, ``.gemini/settings.json``, ``.codex/``,
-  ``.clinerules/hooks/``.
+  ``.clinerules/hooks/``, ``.github/hooks/`` (``~/.copilot/hooks/`` in the home directory), and
+  the MCP server configurations ``ledger install`` writes (``.mcp.json``, ``.cursor/mcp.json``,
+  ``.github/mcp.json``; ``~/.claude.json``, ``~/.copilot/mcp-config.json``, Cline's).
 
 Three questions are answered here, all without opening any file for reading:
 
@@ -65,6 +67,24 @@ _CONFIG_AREAS: Final = (
     ((".gemini", "settings.json"), "Gemini CLI's settings", False),
     ((".codex",), "Codex's configuration", True),
     ((".clinerules", "hooks"), "Cline's hooks", True),
+    # GitHub Copilot CLI: `.github/hooks/*.json` in the repository, `~/.copilot/hooks/` per
+    # user (github/docs content/copilot/reference/hooks-reference.md, "Hooks locations").
+    ((".github", "hooks"), "GitHub Copilot's hooks", True),
+    ((".copilot", "hooks"), "GitHub Copilot's hooks", True),
+    # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
+    # a client starts the servers these files name outside any sandbox, so an agent that
+    # rewrote one would run its own code at the next start (issue 18). Gemini CLI's and
+    # Codex's are the settings files above.
+    ((".mcp.json",), "an MCP server configuration", False),
+    ((".cursor", "mcp.json"), "an MCP server configuration", False),
+    ((".github", "mcp.json"), "an MCP server configuration", False),
+    ((".copilot", "mcp-config.json"), "an MCP server configuration", False),
+    ((".claude.json",), "an MCP server configuration", False),
+    (
+        (".cline", "data", "settings", "cline_mcp_settings.json"),
+        "an MCP server configuration",
+        False,
+    ),
 )
 _GLOB_CHARS: Final = frozenset("*?[")
 _WALK_LIMIT: Final = 2000  # files looked at when searching protected areas for a hard link
@@ -175,7 +195,15 @@ class ProtectedAreas:
         roots = [os.path.join(self.root, ORCHESTRATION)]  # noqa: PTH118
         roots += [path for path, _, _, _ in self._private]
         for base in self._bases:
-            for directory in (".claude", ".cursor", ".gemini", ".codex", ".clinerules"):
+            for directory in (
+                ".claude",
+                ".cursor",
+                ".gemini",
+                ".codex",
+                ".clinerules",
+                ".github/hooks",
+                ".copilot/hooks",
+            ):
                 roots.append(os.path.join(base, directory))  # noqa: PTH118
         seen = 0
         for top in roots:

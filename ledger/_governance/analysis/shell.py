@@ -149,12 +149,16 @@ class IntentCommand(NamedTuple):
         intent_id: the intent id (``None`` for ``clear``).
         globs: the requested globs (``expand`` only).
         reason: the ``--reason`` text (``expand`` only, optional).
+        via: ``"hook"`` (typed in the agent's shell) or ``"mcp"`` (a call of ``ledger mcp``'s
+            tool, :mod:`ledger._governance.analysis.ledger_mcp`): recorded as the selection's
+            ``via``.
     """
 
     action: Literal["select", "clear", "expand"]
     intent_id: str | None
     globs: tuple[str, ...]
     reason: str | None
+    via: Literal["hook", "mcp"] = "hook"
 
 
 # --------------------------------------------------------------------------------------------

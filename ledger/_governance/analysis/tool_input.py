@@ -116,6 +116,9 @@ READ_WORDS: Final = frozenset(
         "tree",
         "head",
         "tail",
+        # `ledger mcp`'s explain_line, and blame tools generally, read history.
+        "explain",
+        "blame",
     }
 )
 #: Words of a tool name that say it changes something (they win over :data:`READ_WORDS`).

@@ -1,0 +1,271 @@
+"""``ledger mcp``: the design documents' handshake as tools the model sees (issue 18).
+
+A stdio MCP server built on the official MCP Python SDK (``mcp`` on PyPI). The client starts it
+once per session, so the SDK's import (~0.7 s, measured by ``bench/bench_mcp.py``) is paid once
+per session, never on a hook call: this module is imported only by ``ledger mcp``, and the SDK
+only inside :func:`serve_mcp` (``tests/test_import_cost.py`` keeps ``mcp`` off the hook path).
+
+Tools (:data:`MCP_TOOL_NAMES`):
+
+* ``select_active_intent(intent_id)``: the ``<intent_context>`` block of an ``IN_PROGRESS``
+  intent. **The server records nothing**: it does not know the agent's session, and records of
+  ledger's own kinds are written only by the hook service and a person's commands. The client's
+  PreToolUse hook of this very call (``mcp__ledger__select_active_intent``) selects the intent
+  for the session and records ``intent.selected`` with ``via: "mcp"``
+  (:mod:`ledger._governance.policies`), or refuses it with the reasons ``ledger intent select``
+  gives.
+* ``list_intents()``: every intent, its status, scope, approved expansions and sessions.
+* ``request_scope_expansion(intent_id, globs, reason)``: the hook answers ``ask``, the client
+  asks the person, and once the call has run the hook's PostToolUse records the grant as
+  ``intent.scope_expanded`` (``approved_via: "<client> ask"``, the ``tool_use_id``), as for
+  ``ledger intent expand`` typed in the agent's shell.
+* ``explain_line(path, line)``: ``ledger blame`` of one line: which intent, session, tool call
+  and record wrote it, or what git or nothing says.
+
+Every call opens the workspace afresh (the hooks append between calls). A server started where
+no workspace is found still starts, and answers each tool with the one-line reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from ledger._errors import InputError, LedgerError
+from ledger._governance.analysis.ledger_mcp import LEDGER_MCP_SERVER, LEDGER_MCP_TOOLS
+
+if TYPE_CHECKING:
+    from ledger._governance.intents import Intent
+    from ledger._hooks.service import GovernedWorkspace
+
+__all__ = ["MCP_SERVER_NAME", "MCP_TOOL_NAMES", "McpTools", "serve_mcp"]
+
+#: The server's name in every client's MCP configuration, hence ``mcp__ledger__<tool>``.
+MCP_SERVER_NAME: Final = LEDGER_MCP_SERVER
+
+#: The tools, in the order ``tools/list`` gives them (the hook's table of them is the source).
+MCP_TOOL_NAMES: Final = tuple(LEDGER_MCP_TOOLS)
+
+INSTRUCTIONS: Final = (
+    "ledger governs this workspace: every file write needs an intent. Call list_intents to see "
+    "the open intents, then select_active_intent(intent_id) before writing; write only inside "
+    "its owned_scope. Ask a person for more scope with request_scope_expansion. explain_line "
+    "says which intent and tool call wrote a line."
+)
+
+
+class McpTools:
+    """The tools' logic, without the SDK (what :func:`serve_mcp` exposes, and what tests call).
+
+    Each method returns the text the agent reads, or raises :class:`LedgerError` whose message
+    is the one-line answer.
+
+    Args:
+        root: the workspace root (``--root``), else ``$LEDGER_ROOT``, else found upwards from
+            the current directory, at each call.
+        environ: where ``$LEDGER_ROOT``/``$LEDGER_HOME`` are read (default: this process's).
+    """
+
+    def __init__(self, root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self._root = root
+        self._environ = environ
+
+    def workspace(self) -> GovernedWorkspace:
+        """The governed workspace, opened afresh (raises its one-line reason when there is none)."""
+        from ledger._hooks.service import GovernedWorkspace  # noqa: PLC0415
+        from ledger._workspace import find_root  # noqa: PLC0415
+
+        return GovernedWorkspace(
+            find_root(self._root, environ=self._environ), environ=self._environ
+        )
+
+    @staticmethod
+    def _intent(workspace: GovernedWorkspace, intent_id: str) -> Intent:
+        intents, error = workspace.load_intents()
+        if intents is None:
+            raise InputError(f"the intents file is unusable: {error}")
+        if intents.missing:
+            raise InputError(intents.missing)
+        intent = intents.get(intent_id)
+        if intent is None:
+            known = ", ".join(i.id for i in intents.intents) or "none"
+            raise InputError(f"unknown intent {intent_id} (known: {known})")
+        return intent
+
+    def select_active_intent(self, intent_id: str) -> str:
+        """The ``<intent_context>`` of ``intent_id``; refused as ``ledger intent select`` is."""
+        from ledger._governance.intents import intent_refusal, render_intent_context  # noqa: PLC0415
+
+        workspace = self.workspace()
+        intent = self._intent(workspace, intent_id)
+        refusal = intent_refusal(intent)
+        if refusal is not None:
+            raise InputError(f"cannot select intent {intent.id}: it {refusal}")
+        recent = list(reversed(workspace.state.recent.get(intent.id, [])))
+        return render_intent_context(intent, recent)
+
+    def list_intents(self) -> str:
+        """One paragraph per intent: id, status, name, scope, expansions, sessions."""
+        from ledger._governance.intents import WORKABLE_STATUSES  # noqa: PLC0415
+
+        workspace = self.workspace()
+        intents, error = workspace.load_intents()
+        if intents is None:
+            raise InputError(f"the intents file is unusable: {error}")
+        if intents.missing:
+            raise InputError(intents.missing)
+        if not intents.intents:
+            return (
+                "no intents are defined in .orchestration/active_intents.yaml; a person adds "
+                "one (id, name, status: IN_PROGRESS, owned_scope)"
+            )
+        state = workspace.state
+        sessions: dict[str, int] = {}
+        for info in state.sessions.values():
+            if info.get("intent"):
+                sessions[info["intent"]] = sessions.get(info["intent"], 0) + 1
+        out: list[str] = []
+        for intent in intents.intents:
+            status = intent.status.upper()
+            open_ = "open" if intent.status in WORKABLE_STATUSES else "closed"
+            out.append(f"{intent.id} {status} ({open_}): {intent.name}")
+            out.append(f"  scope: {', '.join(intent.owned_scope) or 'none'}")
+            granted = state.grants.get(intent.id, [])
+            if granted:
+                out.append(f"  expanded: {', '.join(granted)}")
+            if sessions.get(intent.id):
+                out.append(f"  sessions working under it: {sessions[intent.id]}")
+        out.append("Select an open intent with select_active_intent(intent_id) before writing.")
+        return "\n".join(out)
+
+    def request_scope_expansion(self, intent_id: str, globs: list[str], reason: str = "") -> str:
+        """What the person's approval grants (the hook asked them before this ran, and records
+        the grant after it)."""
+        from ledger._governance.intents import expansion_problem  # noqa: PLC0415
+
+        if not globs:
+            raise InputError("name at least one glob to add, e.g. 'docs/**'")
+        for glob in globs:
+            problem = expansion_problem(glob)
+            if problem is not None:
+                raise InputError(f"cannot expand {intent_id}: {problem}")
+        workspace = self.workspace()
+        intent = self._intent(workspace, intent_id)
+        granted = workspace.state.grants.get(intent.id, [])
+        new = [g for g in dict.fromkeys(globs) if g not in granted and g not in intent.owned_scope]
+        if not new:
+            scope = [*intent.owned_scope, *granted]
+            return f"{intent.id} already covers {', '.join(globs)}; scope: {', '.join(scope)}"
+        why = f" ({reason})" if reason else ""
+        return (
+            f"a person approved adding {', '.join(new)} to {intent.id}{why}: ledger's hook "
+            "records the grant as this call completes, and writes there are allowed from the "
+            "next tool call. (If no ledger hook asked a person, nothing was granted: "
+            "`ledger install <client>` installs the hooks.)"
+        )
+
+    def explain_line(self, path: str, line: int) -> str:
+        """Blame of one line of ``path`` (relative to the workspace root, or absolute)."""
+        from ledger._projections.explain import blame_file  # noqa: PLC0415
+        from ledger._workspace import find_root  # noqa: PLC0415
+
+        if line < 1:
+            raise InputError(f"line {line} is not a line number (they start at 1)")
+        root = find_root(self._root, environ=self._environ)
+        absolute = path if os.path.isabs(path) else os.path.join(root, path)  # noqa: PTH117, PTH118
+        report = blame_file(absolute, root=root, lines=(line, line), environ=self._environ)
+        if not report.lines:
+            raise InputError(f"{report.file} has no line {line}")
+        found = report.lines[0]
+        return f"{report.file}:{found.line} {_explain(found.status, found.facts)}\n{found.text}"
+
+
+def _explain(status: str, facts: Mapping[str, Any]) -> str:
+    """One line saying what wrote a line (from its blame facts)."""
+    denied = " (agents tried to write this line and were refused)" if facts.get("denied") else ""
+    if status == "agent":
+        parts = [
+            f"{facts.get('tool') or 'a tool'} call {facts.get('tool_use_id') or '?'} under "
+            f"{facts.get('intent_id') or 'no intent'}",
+            f"session {facts.get('session_id') or '?'}",
+            f"client {facts.get('client') or '?'}",
+        ]
+        if facts.get("model"):
+            parts.append(f"model {facts['model']}")
+        parts.append(f"record seq {facts.get('seq')} at {facts.get('ts')}")
+        return "agent: written by " + ", ".join(parts) + denied
+    if status == "git":
+        return (
+            f"git: unchanged since commit {str(facts.get('commit'))[:12]} by "
+            f"{facts.get('author')} (git says nothing about which agent or person wrote it)"
+            + denied
+        )
+    return f"unknown: {facts.get('reason') or 'no record or commit explains it'}{denied}"
+
+
+def _one_line(exc: LedgerError) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
+    """Run the MCP server on stdin/stdout until the client closes it.
+
+    Only here is the SDK imported. The governance modules the first call needs are imported
+    before the server answers, so the first ``tools/call`` pays no import.
+    """
+    from mcp.server import MCPServer  # noqa: PLC0415
+    from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+
+    from ledger import __version__  # noqa: PLC0415
+    from ledger._governance import intents as _intents  # noqa: F401, PLC0415
+    from ledger._hooks import service as _service  # noqa: F401, PLC0415
+
+    tools = McpTools(root, environ)
+    server: MCPServer[Any] = MCPServer(
+        MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+
+    def answer(call: Any, *args: Any) -> str:  # noqa: ANN401 -- a bound tool method and its arguments
+        try:
+            return str(call(*args))
+        except LedgerError as exc:
+            raise ToolError(_one_line(exc)) from None
+
+    def select_active_intent(intent_id: str) -> str:
+        return answer(tools.select_active_intent, intent_id)
+
+    def list_intents() -> str:
+        return answer(tools.list_intents)
+
+    def request_scope_expansion(intent_id: str, globs: list[str], reason: str = "") -> str:
+        return answer(tools.request_scope_expansion, intent_id, globs, reason)
+
+    def explain_line(path: str, line: int) -> str:
+        return answer(tools.explain_line, path, line)
+
+    descriptions = {
+        "select_active_intent": (
+            "Select the intent (e.g. INT-001) this session works under, before writing any "
+            "file. Returns its <intent_context>: scope, constraints, acceptance criteria. "
+            "Only IN_PROGRESS intents can be selected."
+        ),
+        "list_intents": "List the workspace's intents, their status, scope and sessions.",
+        "request_scope_expansion": (
+            "Ask a person to add globs (relative to the workspace, e.g. 'docs/**') to an "
+            "intent's scope, with the reason. The person approves or rejects the call."
+        ),
+        "explain_line": (
+            "Which intent, session and tool call wrote line `line` (1-based) of `path`, as "
+            "ledger's signed records say; or what git or nothing explains."
+        ),
+    }
+    for function in (select_active_intent, list_intents, request_scope_expansion, explain_line):
+        server.add_tool(
+            function,
+            name=function.__name__,
+            description=descriptions[function.__name__],
+            structured_output=False,
+        )
+    server.run("stdio")
