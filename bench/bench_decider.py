@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     up_p50, down_p50 = median(times["up"]), median(times["down"])
     bare_p50, floor_p50 = median(times["bare2"]), median(times["floor"])
     up_p99 = percentile(times["up"], 99)
-    rss_mb = (int(status.get("rss_kb") or 0)) / 1024
+    rss_mb = int(str(status.get("rss_kb") or 0)) / 1024
     figures = [
         Figure(
             "Pre + Post of one in-scope Write through the installed commands, decider up (p50)",

@@ -279,7 +279,8 @@ def test_every_payload_fixture_gets_the_same_answer_and_records_through_the_deci
 def _decision(done: subprocess.CompletedProcess[bytes]) -> str | None:
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout or b"{}")
-    return out.get("hookSpecificOutput", {}).get("permissionDecision")
+    decision = out.get("hookSpecificOutput", {}).get("permissionDecision")
+    return None if decision is None else str(decision)
 
 
 def test_decider_killed_mid_session_the_next_call_decides_in_process(rig: Rig) -> None:
