@@ -32,6 +32,9 @@ def isolated_env(home: Path, base: Mapping[str, str] | None = None) -> dict[str,
     for name in (*LEDGER_ENV_DROP, "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
     env["LEDGER_HOME"] = str(home)
+    # The one-shot hook path unless a benchmark asks for the resident decider itself
+    # (bench_decider.py): otherwise the first hook call would start one for the rest.
+    env.setdefault("LEDGER_DECIDER", "off")
     return env
 
 

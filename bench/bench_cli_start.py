@@ -41,6 +41,8 @@ from _common import (
 )
 from bench_cli_append import find_ledger_bin, round_robin, startup_args
 
+from ledger._evidence.ledger import append_reserved
+
 TARGET_RATIO = 5.0
 INTENTS = """\
 active_intents:
@@ -104,9 +106,13 @@ def main(argv: list[str] | None = None) -> int:
         (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS, encoding="utf-8")
         rng = random.Random(7)  # noqa: S311 -- reproducible ids, not crypto
         sessions = [f"{rng.getrandbits(128):032x}" for _ in range(4)]
-        ledger.append_many(
-            Entry("hook.pre", body, {"client": "claude-code", "session": sessions[i % 4]})
-            for i, body in enumerate(hook_bodies(records))
+        # hook.* are ledger's own kinds (issue 15): written as the hook service writes them.
+        append_reserved(
+            ledger,
+            (
+                Entry("hook.pre", body, {"client": "claude-code", "session": sessions[i % 4]})
+                for i, body in enumerate(hook_bodies(records))
+            ),
         )
         seq = str(records // 2)
         base = ["--root", str(root)]
