@@ -32,6 +32,7 @@ __all__ = [
     "Actor",
     "Attribution",
     "ConfigChangedBody",
+    "Drift",
     "FileChange",
     "GenesisBody",
     "KeyAddedBody",
@@ -277,6 +278,21 @@ class LineHunk(_Strict):
     )
 
 
+class Drift(_Strict):
+    """How a file changed outside every recorded call before a call wrote it (a person's edit,
+    a tool ledger does not govern, a ``git checkout``): zero-context hunks from the last version
+    the records describe to the call's old side (issue 16 part 1)."""
+
+    from_sha256: Hex64 = Field(
+        description="SHA-256 of the last version the records describe (the line model's); the "
+        "hunks apply to it and to nothing else."
+    )
+    hunks: list[LineHunk] = Field(
+        description="From that version to the call's old side; their lines are nobody's the "
+        "records know."
+    )
+
+
 class FileChange(_Strict):
     """What one tool call did to one file."""
 
@@ -311,6 +327,22 @@ class FileChange(_Strict):
         description="When exact is false and the recorder knows why the old side is unknown "
         "(e.g. the shell snapshot ran out of its time or file budget): blame says so. Absent "
         "otherwise.",
+    )
+    drift: Drift | None = Field(
+        default=None,
+        description="When the call's old side is not the last version the records describe: "
+        "how it differs from that version, so the lines nobody changed keep their attribution. "
+        "Absent otherwise.",
+    )
+    copied_from: StrictStr | None = Field(
+        default=None,
+        description="A file that appeared with the content of a version the records describe: "
+        "that version's path; its lines keep their attribution, line by line. For a rename "
+        "(previous_path) it is absent. Absent otherwise.",
+    )
+    copied_sha256: Hex64 | None = Field(
+        default=None,
+        description="With copied_from: the SHA-256 of the version copied (the line model's).",
     )
 
 

@@ -270,6 +270,9 @@ def file_change(
     mutation_class: str | None = None,
     written: Iterable[tuple[int, int]] = (),
     unknown_reason: str | None = None,
+    recorded: str | None = None,
+    recorded_sha256: str | None = None,
+    copied_from: str | None = None,
 ) -> dict[str, Any]:
     """A ``FileChange`` (models.py) for one file.
 
@@ -280,12 +283,17 @@ def file_change(
         new: the file after the call (``None`` = deleted, or unreadable when ``new_sha256``
             is set).
         unknown_reason: why the old side is unknown, recorded when it is (blame says it).
+        recorded: the last version of the file the records describe (``recorded_sha256``),
+            when the old side may differ from it: the difference is recorded as ``drift``
+            (the lines nobody changed keep their attribution; issue 16 part 1).
+        copied_from: the file appeared with the content of that path's recorded version
+            (``old_sha256`` is that version's; ``old`` is ``new``).
     """
     if new is None and new_sha256 is None:
         change = "deleted"
     elif previous_path is not None:
         change = "renamed"
-    elif old_known and old is None:
+    elif copied_from is not None or (old_known and old is None):
         change = "created"
     else:
         change = "modified"
@@ -312,4 +320,22 @@ def file_change(
     }
     if unknown_reason is not None and not exact:
         out["unknown_reason"] = unknown_reason
+    if copied_from is not None and exact:
+        out["copied_from"] = copied_from
+        out["copied_sha256"] = old_sha256
+    elif (
+        exact
+        and old is not None
+        and recorded is not None
+        and recorded_sha256 is not None
+        and recorded_sha256 != old_sha256
+    ):
+        old_lines = split_lines(old)
+        out["drift"] = {
+            "from_sha256": recorded_sha256,
+            "hunks": [
+                _hunk_json(h, old_lines, exact=True)
+                for h in diff_hunks(split_lines(recorded), old_lines)
+            ],
+        }
     return out

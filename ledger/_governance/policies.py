@@ -77,6 +77,9 @@ from ledger._governance.snapshot import (
     keep_blob,
     load_before,
     read_blob,
+    recorded_version,
+    recorded_with_content,
+    remember_recorded,
     save_before,
     stat_snapshot,
 )
@@ -435,6 +438,9 @@ class Governance:
         # which lines it wrote. Set by ``observe``; the hook service puts them in the body.
         self.observed: dict[str, str] = {}
         self.attribution: dict[str, Any] | None = None
+        # relative path -> (stat tuple taken before the post hook read it, SHA-256 it read):
+        # whether the disk held the recorded version, for remember_recorded.
+        self._read_at: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
         #: What this call found changed under it (a write that landed elsewhere than the path
         #: PreToolUse allowed): the hook service records it as ``governance.tamper``.
         self.tampered: list[str] = []
@@ -1148,8 +1154,10 @@ class Governance:
                         self.observed[relative] = digest
         elif tool in FILE_WRITE_TOOLS or tool in PATCH_TOOLS:
             self._attribute_edit(inv, analysis)
+            self._remember_recorded()
         elif tool in SHELL_TOOLS and analysis.command is not None:
             self._attribute_shell(inv)
+            self._remember_recorded()
         request = analysis.intent_command
         if request is not None and request.action == "expand" and request.intent_id:
             granted = self.state.grants.get(request.intent_id, [])
@@ -1185,6 +1193,56 @@ class Governance:
         text = read_blob(self.cache_dir, digest) if self.cache_dir is not None else None
         return (True, text, digest) if text is not None else (False, None, None)
 
+    def _recorded(self, relative: str, old_sha256: str | None) -> tuple[str | None, str | None]:
+        """(text, SHA-256) of the version of ``relative`` the last record left, when the
+        call's old side (``old_sha256``) is another: the drift to record (issue 16 part 1)."""
+        if self.cache_dir is None or old_sha256 is None:
+            return None, None
+        found = recorded_version(self.cache_dir, relative)
+        if found is None or found.sha256 == old_sha256:
+            return None, None
+        text = read_blob(self.cache_dir, found.sha256)
+        return (text, found.sha256) if text is not None else (None, None)
+
+    def _unchanged_since_recorded(
+        self, relative: str, stat: tuple[int, int, int] | None
+    ) -> tuple[bool, str | None, str | None]:
+        """(known, text, SHA-256) of a file a shell command changed whose old bytes the pre hook
+        did not keep: the recorded version, when the stat tuple before the command is the one
+        the disk had when that version was recorded (as git's index trusts an unchanged stat)."""
+        if self.cache_dir is None or stat is None:
+            return False, None, None
+        found = recorded_version(self.cache_dir, relative)
+        if found is None or found.stat != stat:
+            return False, None, None
+        text = read_blob(self.cache_dir, found.sha256)
+        return (True, text, found.sha256) if text is not None else (False, None, None)
+
+    def _read_recorded(self, relative: str, absolute: str) -> tuple[str | None, str | None]:
+        """``_read_and_keep`` with the stat tuple taken just before, for the pointer."""
+        stat = _stat(absolute)
+        content, digest = self._read_and_keep(absolute)
+        self._read_at[relative] = (stat, digest)
+        return content, digest
+
+    def _remember_recorded(self) -> None:
+        """Point each file this call's record describes at the version it leaves (the next
+        call's drift and a shell command's old side start from it)."""
+        if self.cache_dir is None or not self.attribution:
+            return
+        for change in self.attribution.get("files", []):
+            path, digest = change["path"], change.get("sha256")
+            if change.get("previous_path"):
+                remember_recorded(self.cache_dir, change["previous_path"], None, None)
+            if change.get("change") == "deleted" or digest is None:
+                remember_recorded(self.cache_dir, path, None, None)
+                continue
+            stat, read = self._read_at.get(path, (None, None))
+            on_disk = _stat(os.path.join(self.root, path))  # noqa: PTH118
+            if stat is not None and (read != digest or on_disk != stat):
+                stat = None  # the disk is not (or no longer) the recorded version
+            remember_recorded(self.cache_dir, path, digest, stat)
+
     def _attribute_edit(self, inv: Invocation, analysis: Analysis) -> None:
         """The exact diff of each file a file tool wrote (old side: the client's
         ``originalFile``, else the pre hook's copy, else reversed from the edit)."""
@@ -1214,7 +1272,7 @@ class Governance:
                 )
             if relative is None or absolute is None or path in moved_from:
                 continue
-            content, digest = self._read_and_keep(absolute)
+            content, digest = self._read_recorded(relative, absolute)
             if digest is not None:
                 self.observed[relative] = digest
             previous = moves.get(path)
@@ -1243,6 +1301,11 @@ class Governance:
                 # with what it wrote, and the rest is nobody's here (issue 15 part 4).
                 credited = reported
                 credited_digest = hashlib.sha256(reported.encode("utf-8")).hexdigest()
+                if self.cache_dir is not None:  # the next call's drift starts from it
+                    keep_blob(self.cache_dir, reported.encode("utf-8"))
+            recorded, recorded_sha = self._recorded(
+                previous_rel or relative, old_digest if known else None
+            )
             files.append(
                 file_change(
                     relative,
@@ -1254,6 +1317,8 @@ class Governance:
                     previous_path=previous_rel,
                     mutation_class=mutation,
                     written=_certain_ranges(edit, content),
+                    recorded=recorded,
+                    recorded_sha256=recorded_sha,
                 )
             )
         source = (
@@ -1283,12 +1348,15 @@ class Governance:
         by_inode = {st: p for p, st in old_files.items() if p in removed}
         files: list[dict[str, Any]] = []
         renamed_from: set[str] = set()
+        created: list[tuple[str, str | None, str | None]] = []
         for relative in sorted(changed):
             absolute = os.path.join(self.root, relative)  # noqa: PTH118
             content, digest = self._read_and_keep(absolute)
+            self._read_at[relative] = (new_files[relative], digest)
             source = by_inode.get(new_files[relative])
             if source is not None:
                 renamed_from.add(source)
+                recorded, recorded_sha = self._recorded(source, digest)
                 files.append(
                     file_change(
                         relative,
@@ -1298,14 +1366,21 @@ class Governance:
                         new=content,
                         new_sha256=digest,
                         previous_path=source,
+                        recorded=recorded,
+                        recorded_sha256=recorded_sha,
                     )
                 )
                 continue
             why = None
             if relative in old_files:
                 known, old, old_digest = self._old_side(relative, before)
+                if not known:
+                    known, old, old_digest = self._unchanged_since_recorded(
+                        relative, old_files[relative]
+                    )
             elif before.snapshot.complete:
-                known, old, old_digest = True, None, None  # new: did not exist before
+                created.append((relative, content, digest))
+                continue
             else:
                 # The walk before the command stopped early: the file may have existed.
                 known, old, old_digest = False, None, None
@@ -1314,6 +1389,7 @@ class Governance:
                     f"stopped at its limit ({SNAPSHOT_SECONDS * 1000:.0f} ms / "
                     f"{SNAPSHOT_FILES:,} files)"
                 )
+            recorded, recorded_sha = self._recorded(relative, old_digest if known else None)
             files.append(
                 file_change(
                     relative,
@@ -1323,18 +1399,83 @@ class Governance:
                     new=content,
                     new_sha256=digest,
                     unknown_reason=why,
+                    recorded=recorded,
+                    recorded_sha256=recorded_sha,
                 )
             )
+        gone = [p for p in removed if p not in renamed_from]
+        for relative, content, digest in created:
+            files.append(self._created_by_shell(relative, content, digest, gone, before))
+            if files[-1].get("previous_path") in gone:
+                gone.remove(files[-1]["previous_path"])
         files.extend(
             file_change(p, old=None, old_known=True, old_sha256=None, new=None, new_sha256=None)
-            for p in removed
-            if p not in renamed_from
+            for p in gone
         )
         if files:
             self.attribution = {
                 "files": sorted(files, key=lambda f: f["path"]),
                 "source": "snapshot",
             }
+
+    def _created_by_shell(
+        self,
+        relative: str,
+        content: str | None,
+        digest: str | None,
+        gone: list[str],
+        before: Before,
+    ) -> dict[str, Any]:
+        """A file a shell command created: a copy of a recorded version (``cp``, a move that
+        rewrote the file), a file the same command removed, moved and changed (``git mv`` then
+        ``sed -i``), or new lines (issue 16 part 1)."""
+        from ledger._governance.attribution import file_change, split_lines  # noqa: PLC0415
+
+        if self.cache_dir is not None and digest is not None:
+            source = recorded_with_content(self.cache_dir, digest)
+            if source is not None and source != relative:
+                return file_change(
+                    relative,
+                    old=content,
+                    old_known=True,
+                    old_sha256=digest,
+                    new=content,
+                    new_sha256=digest,
+                    copied_from=source,
+                )
+        new_lines = set(split_lines(content)) if content is not None else set()
+        best: tuple[int, str, str, str | None] | None = None
+        for path in gone:
+            known, old, old_digest = self._old_side(path, before)
+            if not known and before.snapshot is not None:
+                known, old, old_digest = self._unchanged_since_recorded(
+                    path, before.snapshot.files.get(path)
+                )
+            if not known or old is None:
+                continue
+            old_lines = split_lines(old)
+            shared = sum(1 for line in old_lines if line in new_lines)
+            # git's rename detection counts a pair as one file at 50% similarity.
+            similar = old_lines and 2 * shared >= max(len(old_lines), len(new_lines))
+            if similar and (best is None or shared > best[0]):
+                best = (shared, path, old, old_digest)
+        if best is not None:
+            _, path, old, old_digest = best
+            recorded, recorded_sha = self._recorded(path, old_digest)
+            return file_change(
+                relative,
+                old=old,
+                old_known=True,
+                old_sha256=old_digest,
+                new=content,
+                new_sha256=digest,
+                previous_path=path,
+                recorded=recorded,
+                recorded_sha256=recorded_sha,
+            )
+        return file_change(
+            relative, old=None, old_known=True, old_sha256=None, new=content, new_sha256=digest
+        )
 
     def permission_denied(self, inv: Invocation) -> HookOutcome | None:
         """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""
@@ -1406,6 +1547,15 @@ class Governance:
             if len(lines) >= _PREVIEW_LINES:
                 break
         return "\n".join(lines[:_PREVIEW_LINES])
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` as :func:`ledger._governance.snapshot.stat_snapshot` keeps."""
+    try:
+        st = os.stat(path, follow_symlinks=False)  # noqa: PTH116
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _real_matches(matches: Iterable[str]) -> Iterator[str]:
