@@ -320,11 +320,14 @@ def file_change(
     }
     if unknown_reason is not None and not exact:
         out["unknown_reason"] = unknown_reason
+    drifted = recorded is not None and recorded_sha256 not in (None, old_sha256)
     if copied_from is not None and exact:
+        # The copy starts from the source's model: its recorded version, then its drift.
         out["copied_from"] = copied_from
-        out["copied_sha256"] = old_sha256
-    elif (
-        exact
+        out["copied_sha256"] = recorded_sha256 if drifted else old_sha256
+    if (
+        drifted
+        and exact
         and old is not None
         and recorded is not None
         and recorded_sha256 is not None

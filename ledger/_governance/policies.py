@@ -96,6 +96,8 @@ DELETE_TOOLS: Final = frozenset({"Delete"})  # Cursor's documented Delete tool
 PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
+_SOURCES_KEPT: Final = 8
+"""Files a shell command reads whose content the pre hook keeps (copy sources)."""
 _BLOB_LIMIT: Final = BLOB_LIMIT
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
@@ -1128,6 +1130,21 @@ class Governance:
             data = self._content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
                 hashes[relative] = keep_blob(self.cache_dir, data)
+        if snapshot is not None and analysis.command is not None:
+            # The workspace files the command reads may be what it copies into a file it
+            # writes (cp, cat >): their content before it, so copied lines keep their
+            # attribution, and a person's lines copied by the command stay nobody's.
+            kept = 0
+            for path in analysis.command.reads:
+                relative, absolute = self._resolve(path, inv)
+                if relative is None or relative in hashes or relative not in snapshot.files:
+                    continue
+                data = _read_regular(absolute, _BLOB_LIMIT + 1) if absolute else None
+                if data is not None and len(data) <= _BLOB_LIMIT:
+                    hashes[relative] = keep_blob(self.cache_dir, data)
+                kept += 1
+                if kept >= _SOURCES_KEPT:
+                    break
         save_before(self.cache_dir, inv.id, Before(hashes, snapshot, targets))
         return None
 
@@ -1348,7 +1365,9 @@ class Governance:
         by_inode = {st: p for p, st in old_files.items() if p in removed}
         files: list[dict[str, Any]] = []
         renamed_from: set[str] = set()
-        created: list[tuple[str, str | None, str | None]] = []
+        pending: list[
+            tuple[str, str | None, str | None, bool, str | None, str | None, str | None]
+        ] = []
         for relative in sorted(changed):
             absolute = os.path.join(self.root, relative)  # noqa: PTH118
             content, digest = self._read_and_keep(absolute)
@@ -1371,25 +1390,26 @@ class Governance:
                     )
                 )
                 continue
-            why = None
-            if relative in old_files:
-                known, old, old_digest = self._old_side(relative, before)
-                if not known:
-                    known, old, old_digest = self._unchanged_since_recorded(
-                        relative, old_files[relative]
-                    )
-            elif before.snapshot.complete:
-                created.append((relative, content, digest))
-                continue
-            else:
-                # The walk before the command stopped early: the file may have existed.
-                known, old, old_digest = False, None, None
-                why = (
-                    f"snapshot budget exceeded: the working tree walk before the command "
-                    f"stopped at its limit ({SNAPSHOT_SECONDS * 1000:.0f} ms / "
-                    f"{SNAPSHOT_FILES:,} files)"
-                )
-            recorded, recorded_sha = self._recorded(relative, old_digest if known else None)
+            pending.append((relative, content, digest, *self._shell_old_side(relative, before)))
+        gone = [p for p in removed if p not in renamed_from]
+        sources = self._shell_sources(before, gone, {p[0] for p in pending})
+        for relative, content, digest, own_known, own, own_digest, own_why in pending:
+            found = self._copy_source(
+                relative, content, digest, own if own_known else None, sources
+            )
+            known, old, old_digest, why = own_known, own, own_digest, own_why
+            moved = copied = None
+            if found is not None:
+                path, old, old_digest = found
+                known, why = True, None
+                if path in gone:
+                    moved = path
+                    gone.remove(path)
+                else:
+                    copied = path
+            recorded, recorded_sha = self._recorded(
+                moved or copied or relative, old_digest if known else None
+            )
             files.append(
                 file_change(
                     relative,
@@ -1399,15 +1419,12 @@ class Governance:
                     new=content,
                     new_sha256=digest,
                     unknown_reason=why,
+                    previous_path=moved,
+                    copied_from=copied,
                     recorded=recorded,
                     recorded_sha256=recorded_sha,
                 )
             )
-        gone = [p for p in removed if p not in renamed_from]
-        for relative, content, digest in created:
-            files.append(self._created_by_shell(relative, content, digest, gone, before))
-            if files[-1].get("previous_path") in gone:
-                gone.remove(files[-1]["previous_path"])
         files.extend(
             file_change(p, old=None, old_known=True, old_sha256=None, new=None, new_sha256=None)
             for p in gone
@@ -1418,64 +1435,89 @@ class Governance:
                 "source": "snapshot",
             }
 
-    def _created_by_shell(
+    def _shell_old_side(
+        self, relative: str, before: Before
+    ) -> tuple[bool, str | None, str | None, str | None]:
+        """(known, text, SHA-256, why unknown) of a file before a shell command changed it."""
+        snapshot = before.snapshot
+        if snapshot is not None and relative in snapshot.files:
+            known, old, old_digest = self._old_side(relative, before)
+            if not known:
+                known, old, old_digest = self._unchanged_since_recorded(
+                    relative, snapshot.files[relative]
+                )
+            return known, old, old_digest, None
+        if snapshot is not None and snapshot.complete:
+            return True, None, None, None  # new: did not exist before
+        # The walk before the command stopped early: the file may have existed.
+        return (
+            False,
+            None,
+            None,
+            (
+                "snapshot budget exceeded: the working tree walk before the command stopped at "
+                f"its limit ({SNAPSHOT_SECONDS * 1000:.0f} ms / {SNAPSHOT_FILES:,} files)"
+            ),
+        )
+
+    def _shell_sources(
+        self, before: Before, gone: list[str], changed: set[str]
+    ) -> dict[str, tuple[str, str]]:
+        """Path -> (text, SHA-256) before a shell command, of the files its changed files may
+        have been copied or moved from: those the pre hook kept (its targets and the regular
+        files it reads), and those it removed whose recorded version was still on disk."""
+        out: dict[str, tuple[str, str]] = {}
+        for path, digest in before.hashes.items():
+            if digest is None or path in changed:
+                continue
+            text = read_blob(self.cache_dir, digest) if self.cache_dir is not None else None
+            if text is not None:
+                out[path] = (text, digest)
+        for path in gone:
+            if path in out or before.snapshot is None:
+                continue
+            known, text, digest = self._unchanged_since_recorded(
+                path, before.snapshot.files.get(path)
+            )
+            if known and text is not None and digest is not None:
+                out[path] = (text, digest)
+        return out
+
+    def _copy_source(
         self,
         relative: str,
         content: str | None,
         digest: str | None,
-        gone: list[str],
-        before: Before,
-    ) -> dict[str, Any]:
-        """A file a shell command created: a copy of a recorded version (``cp``, a move that
-        rewrote the file), a file the same command removed, moved and changed (``git mv`` then
-        ``sed -i``), or new lines (issue 16 part 1)."""
-        from ledger._governance.attribution import file_change, split_lines  # noqa: PLC0415
+        own: str | None,
+        sources: dict[str, tuple[str, str]],
+    ) -> tuple[str, str, str] | None:
+        """(path, text, SHA-256) of the file a shell command copied or moved into
+        ``relative``, when its content is a recorded version of another file (``cp``), or
+        shares more lines with one of ``sources`` than with its own old side (``own``), at
+        least half of them (git's rename threshold): issue 16 part 1."""
+        from ledger._governance.attribution import split_lines  # noqa: PLC0415
 
-        if self.cache_dir is not None and digest is not None:
-            source = recorded_with_content(self.cache_dir, digest)
-            if source is not None and source != relative:
-                return file_change(
-                    relative,
-                    old=content,
-                    old_known=True,
-                    old_sha256=digest,
-                    new=content,
-                    new_sha256=digest,
-                    copied_from=source,
-                )
-        new_lines = set(split_lines(content)) if content is not None else set()
-        best: tuple[int, str, str, str | None] | None = None
-        for path in gone:
-            known, old, old_digest = self._old_side(path, before)
-            if not known and before.snapshot is not None:
-                known, old, old_digest = self._unchanged_since_recorded(
-                    path, before.snapshot.files.get(path)
-                )
-            if not known or old is None:
+        if content is None or digest is None or content == own:
+            return None
+        if self.cache_dir is not None:
+            found = recorded_with_content(self.cache_dir, digest)
+            if found is not None and found != relative and found not in sources:
+                text = read_blob(self.cache_dir, digest)
+                if text is not None:
+                    return found, text, digest
+        new_lines = split_lines(content)
+        wanted = set(new_lines)
+        own_lines = split_lines(own) if own is not None else []
+        best = sum(1 for line in own_lines if line in wanted)
+        found_source = None
+        for path, (text, source_digest) in sources.items():
+            if path == relative:
                 continue
-            old_lines = split_lines(old)
-            shared = sum(1 for line in old_lines if line in new_lines)
-            # git's rename detection counts a pair as one file at 50% similarity.
-            similar = old_lines and 2 * shared >= max(len(old_lines), len(new_lines))
-            if similar and (best is None or shared > best[0]):
-                best = (shared, path, old, old_digest)
-        if best is not None:
-            _, path, old, old_digest = best
-            recorded, recorded_sha = self._recorded(path, old_digest)
-            return file_change(
-                relative,
-                old=old,
-                old_known=True,
-                old_sha256=old_digest,
-                new=content,
-                new_sha256=digest,
-                previous_path=path,
-                recorded=recorded,
-                recorded_sha256=recorded_sha,
-            )
-        return file_change(
-            relative, old=None, old_known=True, old_sha256=None, new=content, new_sha256=digest
-        )
+            lines = split_lines(text)
+            shared = sum(1 for line in lines if line in wanted)
+            if shared > best and 2 * shared >= max(len(lines), len(new_lines)):
+                best, found_source = shared, (path, text, source_digest)
+        return found_source
 
     def permission_denied(self, inv: Invocation) -> HookOutcome | None:
         """A human rejected a call we sent to ``ask``: record ``HITL_REJECT``."""

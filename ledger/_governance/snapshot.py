@@ -229,6 +229,11 @@ def remember_recorded(
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         data = {"path": relative, "sha256": sha256, "stat": list(stat) if stat else None}
         tmp.write_text(json.dumps(data), encoding="utf-8")
+        if stat is not None and stat[0] >= tmp.stat().st_mtime_ns:
+            # Racy (git's racy-git problem, Documentation/technical/racy-git.txt): a change
+            # within the same timestamp tick could keep this stat tuple, so it proves nothing.
+            data["stat"] = None
+            tmp.write_text(json.dumps(data), encoding="utf-8")
         tmp.replace(path)
         content = _by_content_path(cache_dir, sha256)
         content.parent.mkdir(parents=True, exist_ok=True)
