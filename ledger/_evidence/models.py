@@ -354,6 +354,11 @@ class Attribution(_Strict):
         "snapshot (a shell command's before/after), v1 (upcast)."
     )
     files: list[FileChange]
+    command: StrictStr | None = Field(
+        default=None,
+        description="source snapshot: the shell command whose before/after these are (its "
+        "first 1,000 characters), so blame names it. Absent otherwise.",
+    )
 
 
 class HookPostBody(_HookBody):

@@ -97,6 +97,7 @@ PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
 _SOURCES_KEPT: Final = 8
+_COMMAND_KEPT: Final = 1000
 """Files a shell command reads whose content the pre hook keeps (copy sources)."""
 _BLOB_LIMIT: Final = BLOB_LIMIT
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
@@ -1434,6 +1435,9 @@ class Governance:
                 "files": sorted(files, key=lambda f: f["path"]),
                 "source": "snapshot",
             }
+            command = inv.tool_input.get("command")
+            if isinstance(command, str):
+                self.attribution["command"] = command[:_COMMAND_KEPT]
 
     def _shell_old_side(
         self, relative: str, before: Before

@@ -55,8 +55,10 @@ REF_FIELDS: Final = (
     "tool",
     "tool_use_id",
     "ts",
+    "command",
 )
-"""The fields of an attribution, in the order ``BlameState.refs`` keeps them."""
+"""The fields of an attribution, in the order ``BlameState.refs`` keeps them (``command``: the
+shell command of a Bash call's lines)."""
 BASE: Final = -1
 """Reference of a line no record explains (predates the ledger, or changed outside it)."""
 _DENIED_PER_FILE: Final = 20
@@ -250,6 +252,7 @@ class BlameState:
                 body.get("tool"),
                 body.get("tool_use_id"),
                 record.get("ts"),
+                (body.get("attribution") or {}).get("command"),
             ]
         )
         return len(self.refs) - 1
@@ -493,7 +496,8 @@ class BlameProjection:
 
     name: Final = "blame"
     # 2: lines of a mismatched old side the records already had are gaps; 3: refs as lists;
-    # 4: a change's unknown_reason is in its unknown lines' reason; 5: drift, copies, gone
+    # 4: a change's unknown_reason is in its unknown lines' reason; 5: drift, copies, gone,
+    # a shell call's command
     version: Final = 5
 
     def initial(self) -> BlameState:

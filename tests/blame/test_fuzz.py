@@ -11,7 +11,8 @@ writes (whose lines a human then types).
 Rules checked on every line of every file after every few operations:
 
 * ``agent`` must name the session that really wrote the line (a shell command counts as its
-  session); a line a human wrote or a denied write attempted is never ``agent``;
+  session, and its lines say tool ``Bash`` and the command; no other line does); a line a
+  human wrote or a denied write attempted is never ``agent``;
 * ``git`` is only claimed for a line that is unchanged since the commit (its text is in HEAD's
   version of the file);
 * ``unknown`` is a gap: allowed, counted.
@@ -41,6 +42,7 @@ class Fuzz:
         self.rng = random.Random(seed)  # noqa: S311 -- replayable by seed, not a secret
         self.world = World(tmp_path)
         self.creator: dict[str, str] = {}
+        self.by_shell: set[str] = set()  # lines a shell command wrote
         self.counter = 0
         self.log: list[str] = []
         self.gaps: Counter[str] = Counter()
@@ -56,11 +58,15 @@ class Fuzz:
     # --- lines ------------------------------------------------------------------------------
 
     def fresh(self, who: str, n: int) -> list[str]:
+        """``n`` new lines by ``who`` (``agent:SESSION``, with ``:Bash`` when a shell command
+        of that session writes them, or ``human``)."""
         out = []
         for _ in range(n):
             self.counter += 1
             text = f"line {self.counter} {self.rng.randrange(10**6)}"
-            self.creator[text] = who
+            self.creator[text] = who.removesuffix(":Bash")
+            if who.endswith(":Bash"):
+                self.by_shell.add(text)
             out.append(text)
         return out
 
@@ -131,18 +137,20 @@ class Fuzz:
         if not old:
             return
         target = self.rng.choice(old)
-        (new,) = self.fresh(f"agent:{session}", 1)
+        (new,) = self.fresh(f"agent:{session}:Bash", 1)
         self.shell(session, f"sed -i 's/^{target}$/{new}/' {relative}")
 
     def op_redirect(self, session: str, relative: str) -> None:
-        lines = self.fresh(f"agent:{session}", 2)
-        self.shell(session, f"printf '%s\\n' '{lines[0]}' '{lines[1]}' > {relative}")
+        lines = self.fresh(f"agent:{session}:Bash", 2)
+        self.shell(
+            session, f"mkdir -p src && printf '%s\\n' '{lines[0]}' '{lines[1]}' > {relative}"
+        )
 
     def op_mv(self, session: str, relative: str) -> None:
         others = [f for f in FILES if f != relative and self.world.text(f) is None]
         if self.world.text(relative) is None or not others:
             return
-        self.shell(session, f"mv {relative} {others[0]}")
+        self.shell(session, f"mkdir -p src && mv {relative} {others[0]}")
         self.outside[others[0]] = self.outside.pop(relative, set())
         self.moved.discard(relative)
         self.moved.add(others[0])
@@ -160,7 +168,9 @@ class Fuzz:
         others = [f for f in FILES if f != relative and self.world.text(f) is None]
         if self.world.text(relative) is None or not others:
             return
-        self.shell(session, f"git add -- {relative} && git mv {relative} {others[0]}")
+        self.shell(
+            session, f"mkdir -p src && git add -- {relative} && git mv {relative} {others[0]}"
+        )
         self.outside[others[0]] = self.outside.pop(relative, set())
         self.moved.discard(relative)
         self.moved.add(others[0])
@@ -172,9 +182,11 @@ class Fuzz:
         if not old or not others:
             return
         target = self.rng.choice(old)
-        (new,) = self.fresh(f"agent:{session}", 1)
+        (new,) = self.fresh(f"agent:{session}:Bash", 1)
         self.shell(
-            session, f"mv {relative} {others[0]} && sed -i 's/^{target}$/{new}/' {others[0]}"
+            session,
+            f"mkdir -p src && mv {relative} {others[0]} "
+            f"&& sed -i 's/^{target}$/{new}/' {others[0]}",
         )
         self.outside[others[0]] = self.outside.pop(relative, set())
         self.moved.discard(relative)
@@ -278,6 +290,9 @@ class Fuzz:
                 )
                 if row.status == "agent":
                     assert truth == f"agent:{row.facts['session_id']}", where
+                    # a shell command's lines are that call's: tool Bash, its command
+                    by_shell = row.facts["tool"] == "Bash" and bool(row.facts.get("command"))
+                    assert by_shell == (row.text in self.by_shell), where
                 elif row.status == "git":
                     assert row.text in committed, where
                 else:
