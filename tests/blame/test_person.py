@@ -180,3 +180,15 @@ def test_a_shell_edit_of_a_file_it_does_not_name_is_the_commands(tmp_path: Path)
         ("agent", "s2", "Bash"),
     ]
     assert rows[2].facts["command"] == "bash gen.sh"
+
+
+def test_a_multi_line_command_keeps_porcelain_one_header_per_line(tmp_path: Path) -> None:
+    from cli._blame import _porcelain  # noqa: PLC0415
+
+    fuzz = Fuzz(tmp_path, 1)
+    w = fuzz.world
+    command = "printf 'x1\\n' > f.py\nprintf 'x2\\n' >> f.py"  # two lines
+    fuzz.shell("s1", command)
+    out = _porcelain(w.blame("f.py"))
+    commands = [line for line in out.split("\n") if line.startswith("x-ledger-command ")]
+    assert commands == [f"x-ledger-command {json.dumps(command)}"] * 2
