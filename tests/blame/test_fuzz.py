@@ -38,8 +38,9 @@ FILES = ("src/a.py", "src/b.py", "c.txt")
 
 
 class Fuzz:
-    def __init__(self, tmp_path: Path, seed: int) -> None:
+    def __init__(self, tmp_path: Path, seed: int, *, git_ops: bool = False) -> None:
         self.rng = random.Random(seed)  # noqa: S311 -- replayable by seed, not a secret
+        self.git_ops = git_ops  # tier 2: a person's commits, rebases, stashes, resets too
         self.world = World(tmp_path)
         self.creator: dict[str, str] = {}
         self.by_shell: set[str] = set()  # lines a shell command wrote
@@ -228,9 +229,103 @@ class Fuzz:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.join(new), encoding="utf-8")
 
+    # --- tier 2: a person's git operations (issue 16 part 4) --------------------------------
+
+    def _git(self, *args: str) -> bool:
+        try:
+            git(self.world.root, *args)
+        except subprocess.CalledProcessError:
+            return False
+        return True
+
+    def _commits(self) -> list[str]:
+        try:
+            return git(self.world.root, "rev-list", "HEAD").split()
+        except subprocess.CalledProcessError:  # no commit yet
+            return []
+
+    def git_amend(self) -> None:
+        if self._commits():
+            self._git("add", "-A")
+            self._git("commit", "-q", "--amend", "--no-edit", "--allow-empty")
+
+    def git_fixup_rebase(self) -> None:
+        """Commit the work as a fixup of the commit before HEAD, and autosquash it in."""
+        if len(self._commits()) < 3:
+            return
+        self._git("add", "-A")
+        self._git("commit", "-q", "--allow-empty", "--fixup", "HEAD~1")
+        if not self._git("-c", "sequence.editor=:", "rebase", "-q", "-i", "--autosquash", "HEAD~3"):
+            self._git("rebase", "--abort")
+
+    def git_squash_merge(self) -> None:
+        """The work committed on a side branch, squash-merged back."""
+        if not self._commits():
+            return
+        self._git("checkout", "-q", "-b", "side")
+        self._git("add", "-A")
+        self._git("commit", "-q", "--allow-empty", "-m", "side")
+        self._git("checkout", "-q", "main")
+        self._git("merge", "-q", "--squash", "side")
+        self._git("commit", "-q", "--allow-empty", "-m", "squash")
+        self._git("branch", "-q", "-D", "side")
+
+    def git_cherry_pick(self) -> None:
+        """The work committed, dropped with a hard reset, and cherry-picked back."""
+        if not self._commits():
+            return
+        self._git("add", "-A")
+        self._git("commit", "-q", "--allow-empty", "-m", "pick")
+        self._git("branch", "-f", "pick", "HEAD")
+        self._git("reset", "-q", "--hard", "HEAD~1")
+        if not self._git("cherry-pick", "--allow-empty", "pick"):
+            self._git("cherry-pick", "--abort")
+        self._git("branch", "-q", "-D", "pick")
+
+    def git_stash(self) -> None:
+        self._git("stash", "push", "-u", "-q")
+
+    def git_stash_pop(self) -> None:
+        self._git("stash", "pop", "-q")
+
+    def git_reset(self) -> None:
+        commits = self._commits()
+        if commits:
+            self._git("reset", "-q", "--hard", commits[1] if len(commits) > 1 else "HEAD")
+
+    def git_checkout_tree(self) -> None:
+        """Every file as an older commit had it."""
+        commits = self._commits()
+        if len(commits) > 1:
+            self._git("checkout", "-q", self.rng.choice(commits[1:]), "--", ".")
+
+    def git_op(self, name: str) -> None:
+        """A person's git operation; lines it brings back are not known to the line model."""
+        before = {f: set(self.lines(f)) for f in FILES}
+        getattr(self, f"git_{name}")()
+        for relative in FILES:
+            now = set(self.lines(relative))
+            self.outside.setdefault(relative, set()).update(now - before[relative])
+
+    GIT_OPS = (
+        "amend",
+        "fixup_rebase",
+        "squash_merge",
+        "cherry_pick",
+        "stash",
+        "stash_pop",
+        "reset",
+        "checkout_tree",
+    )
+
     def step(self) -> None:
         relative = self.rng.choice(FILES)
         session = self.rng.choice(["s1", "s2"])
+        if self.git_ops and self.rng.random() < 0.25:
+            name = self.rng.choice(self.GIT_OPS)
+            self.log.append(f"git {name}")
+            self.git_op(name)
+            return
         name = self.rng.choices(
             [
                 "write",
@@ -346,6 +441,34 @@ def test_gaps_stay_within_the_targets(tmp_path: Path) -> None:
     assert figures["known gaps"] <= 0.01 * figures["known"], report
     assert figures["moved gaps"] <= 0.02 * figures["moved"], report
     assert figures["moved"] > 100, report  # the bucket is exercised
+
+
+GIT_SEEDS = [int(s) for s in os.environ.get("BLAME_FUZZ_GIT_SEED", "").split(",") if s] or [
+    101,
+    102,
+    103,
+    104,
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", GIT_SEEDS)
+def test_no_wrong_attribution_through_git_operations(tmp_path: Path, seed: int) -> None:
+    """Tier 2 (issue 16 part 4): a person also amends, rebases with a fixup, squash-merges,
+    cherry-picks, stashes and pops, resets hard and checks out an older tree between the
+    agents' calls. Replay: ``BLAME_FUZZ_GIT_SEED=<seed>``."""
+    fuzz = Fuzz(tmp_path, seed, git_ops=True)
+    for _ in range(OPS * 3):
+        fuzz.step()
+        if len(fuzz.log) % 4 == 0:
+            fuzz.check(seed)
+    fuzz.check(seed)
+    assert any(entry.startswith("git ") for entry in fuzz.log)
+    print(  # noqa: T201 -- the report
+        f"seed {seed} (git operations): {fuzz.checked} line checks; gaps on agent lines "
+        f"{_rate(fuzz.figures, 'agent lines')}, on lines the model knows "
+        f"{_rate(fuzz.figures, 'known')}"
+    )
 
 
 @pytest.mark.slow
