@@ -1501,8 +1501,13 @@ class Governance:
         least half of them (git's rename threshold): issue 16 part 1."""
         from ledger._governance.attribution import split_lines  # noqa: PLC0415
 
-        if content is None or digest is None or content == own:
+        if content is None or digest is None:
             return None
+        if content == own:
+            # Rewritten with the same bytes (`cp b a` where a already was b): a copy only of a
+            # source with this very content, whose model then says who wrote each line.
+            same = [(p, t, d) for p, (t, d) in sources.items() if d == digest and p != relative]
+            return same[0] if same else None
         if self.cache_dir is not None:
             found = recorded_with_content(self.cache_dir, digest)
             if found is not None and found != relative and found not in sources:

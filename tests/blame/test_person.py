@@ -192,3 +192,16 @@ def test_a_multi_line_command_keeps_porcelain_one_header_per_line(tmp_path: Path
     out = _porcelain(w.blame("f.py"))
     commands = [line for line in out.split("\n") if line.startswith("x-ledger-command ")]
     assert commands == [f"x-ledger-command {json.dumps(command)}"] * 2
+
+
+def test_a_copy_over_a_file_that_already_held_that_content_takes_the_sources_lines(
+    tmp_path: Path,
+) -> None:
+    """Minimized from the tier-2 fuzzer (seed 204): ``git checkout`` had already brought the
+    copy's content back, so ``cp`` rewrote the same bytes; the lines are still the source's."""
+    fuzz = Fuzz(tmp_path, 1)
+    w = fuzz.world
+    w.write("s1", "b.py", "x1\nx2\n")
+    (w.root / "c.py").write_text("x1\nx2\n", encoding="utf-8")  # as a checkout left it
+    fuzz.shell("s2", "cp b.py c.py")
+    assert _who(fuzz, "c.py") == [("agent", "s1", "Write"), ("agent", "s1", "Write")]
