@@ -31,6 +31,7 @@ __all__ = [
     "KIND_BODIES",
     "Actor",
     "Attribution",
+    "BorrowedLine",
     "ConfigChangedBody",
     "Drift",
     "FileChange",
@@ -293,6 +294,18 @@ class Drift(_Strict):
     )
 
 
+class BorrowedLine(_Strict):
+    """One line a shell command copied from another file it read."""
+
+    line: SafeInt = Field(description="1-based line number in the new file.")
+    path: StrictStr | None = Field(
+        description="The file it was copied from, when the line is that file's only line with "
+        "this text and the file was the version its last record left; null otherwise."
+    )
+    sha256: Hex64 | None = Field(description="That version's SHA-256 (the line model's).")
+    source_line: SafeInt | None = Field(description="1-based line number in that version.")
+
+
 class FileChange(_Strict):
     """What one tool call did to one file."""
 
@@ -339,6 +352,13 @@ class FileChange(_Strict):
         description="A file that appeared with the content of a version the records describe: "
         "that version's path; its lines keep their attribution, line by line. For a rename "
         "(previous_path) it is absent. Absent otherwise.",
+    )
+    borrowed: list[BorrowedLine] | None = Field(
+        default=None,
+        description="Lines a shell command wrote with the text of a line of another file it "
+        "read (``cat a b > c``): copied, not written, so blame does not credit the command with "
+        "them; each keeps the attribution of the line it was copied from when that line is "
+        "certain. Absent otherwise.",
     )
     copied_sha256: Hex64 | None = Field(
         default=None,

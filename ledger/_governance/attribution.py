@@ -36,6 +36,7 @@ __all__ = [
     "line_hash",
     "reconstruct_old",
     "split_lines",
+    "unchanged_lines",
     "use_git_diff",
 ]
 
@@ -175,6 +176,21 @@ def _git_hunks(old_text: str, new_text: str) -> list[Hunk] | None:
     if not hunks and old_text != new_text:
         return None  # git said nothing about texts that differ: not an answer
     return hunks
+
+
+def unchanged_lines(old: list[str], new: list[str]) -> dict[int, int]:
+    """0-based index in ``new`` -> index in ``old`` of every line git's diff keeps unchanged."""
+    out: dict[int, int] = {}
+    old_at = new_at = 0
+    for hunk in [*diff_hunks(old, new), None]:
+        new_end = (hunk.new_start - (1 if hunk.new_lines else 0)) if hunk else len(new)
+        while new_at < new_end:
+            out[new_at] = old_at
+            old_at, new_at = old_at + 1, new_at + 1
+        if hunk is not None:
+            new_at += hunk.new_lines
+            old_at += hunk.old_lines
+    return out
 
 
 def _replace_once_reversed(text: str, before: str, after: str) -> str | None:

@@ -1411,21 +1411,24 @@ class Governance:
             recorded, recorded_sha = self._recorded(
                 moved or copied or relative, old_digest if known else None
             )
-            files.append(
-                file_change(
-                    relative,
-                    old=old,
-                    old_known=known,
-                    old_sha256=old_digest,
-                    new=content,
-                    new_sha256=digest,
-                    unknown_reason=why,
-                    previous_path=moved,
-                    copied_from=copied,
-                    recorded=recorded,
-                    recorded_sha256=recorded_sha,
-                )
+            change = file_change(
+                relative,
+                old=old,
+                old_known=known,
+                old_sha256=old_digest,
+                new=content,
+                new_sha256=digest,
+                unknown_reason=why,
+                previous_path=moved,
+                copied_from=copied,
+                recorded=recorded,
+                recorded_sha256=recorded_sha,
             )
+            others = {p: v for p, v in sources.items() if p not in (relative, moved, copied)}
+            borrowed = self._borrowed(change, content, others)
+            if borrowed:
+                change["borrowed"] = borrowed
+            files.append(change)
         files.extend(
             file_change(p, old=None, old_known=True, old_sha256=None, new=None, new_sha256=None)
             for p in gone
@@ -1438,6 +1441,57 @@ class Governance:
             command = inv.tool_input.get("command")
             if isinstance(command, str):
                 self.attribution["command"] = command[:_COMMAND_KEPT]
+
+    def _borrowed(
+        self, change: dict[str, Any], content: str | None, others: dict[str, tuple[str, str]]
+    ) -> list[dict[str, Any]]:
+        """The lines a shell command's change wrote whose text is a line of another file it
+        read (copied from there, so not the command's own), each with the line it came from
+        when that is certain: the text occurs once in all those files, and that file was the
+        version its last record left (so its line model describes it)."""
+        if not others or content is None or not change.get("exact") or not change.get("hunks"):
+            return []
+        from ledger._governance.attribution import split_lines, unchanged_lines  # noqa: PLC0415
+
+        where: dict[str, tuple[str, str, int] | None] = {}
+        for path, (text, digest) in others.items():
+            source = split_lines(text)
+            # The source's lines -> its recorded version's (the line model's), where the
+            # version on disk is that one or differs from it only elsewhere (a person's edit).
+            recorded: str | None = self._recorded_sha(path)
+            index: dict[int, int] = {}
+            if recorded == digest:
+                index = {i: i for i in range(len(source))}
+            else:
+                recorded_text, recorded = self._recorded(path, digest)
+                if recorded_text is not None:
+                    index = unchanged_lines(split_lines(recorded_text), source)
+            for i, line in enumerate(source):
+                seen = line in where
+                at = index.get(i)
+                where[line] = (
+                    None if seen or at is None or recorded is None else (path, recorded, at + 1)
+                )
+        lines = split_lines(content)
+        out = []
+        for hunk in change["hunks"]:
+            start = int(hunk["new_start"])
+            for number in range(start, start + int(hunk["new_lines"])):
+                if 1 <= number <= len(lines) and lines[number - 1] in where:
+                    found = where[lines[number - 1]]
+                    out.append(
+                        {
+                            "line": number,
+                            "path": found[0] if found else None,
+                            "sha256": found[1] if found else None,
+                            "source_line": found[2] if found else None,
+                        }
+                    )
+        return out
+
+    def _recorded_sha(self, relative: str) -> str | None:
+        found = recorded_version(self.cache_dir, relative) if self.cache_dir is not None else None
+        return found.sha256 if found is not None else None
 
     def _shell_old_side(
         self, relative: str, before: Before

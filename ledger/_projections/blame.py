@@ -14,6 +14,9 @@ A left fold over records (issue 9, "The line model"). Each ``hook.post`` ``attri
 * ``deleted`` drops the file (its model is kept among the last few gone, for a move made
   in two calls); ``renamed`` moves its model first; ``copied_from`` starts a new file from the
   model of the version it copied (live or just gone), line by line;
+* ``borrowed`` lines (a shell command wrote them with the text of a line of a file it read:
+  ``cat a b > c``) are not the command's: each takes the attribution of the line it came from
+  when the source's model is the version named and holds that line there, else ``unknown``;
 * a ``drift`` whose ``from_sha256`` is the model's version (the file changed outside every
   recorded call, and the recorder diffed that version against the call's old side): its hunks
   are replayed first as nobody's lines (``unknown``, "changed by no recorded tool call"), so the
@@ -117,6 +120,7 @@ class BlameState:
         self._live_at_compaction: int = data.get("live", 0)
         # The unknown ref of the lines a drift says no recorded call wrote (one per record).
         self._nobody: int | None = None
+        self._borrowed: int | None = None  # the unknown ref of a record's copied lines
         # Paths whose slice may differ from the loaded state's (not state: the cache's
         # bookkeeping, so it rewrites only those slices).
         self.touched: set[str] = set()
@@ -264,6 +268,7 @@ class BlameState:
         unknown: dict[str | None, int] = {}  # why the old side is unknown -> its ref
         conflict: int | None = None
         self._nobody = None
+        self._borrowed = None
         for change in attribution["files"]:
             if not isinstance(change, dict) or not isinstance(change.get("path"), str):
                 continue
@@ -313,6 +318,7 @@ class BlameState:
                         )
                 for hunk in reversed(hunks):
                     _replay(hashes, refs, hunk, ref, suspect=suspect, conflict=conflict)
+                self._unborrow(record, body, change, (hashes, refs))
             else:
                 why = change.get("unknown_reason")
                 why = why if isinstance(why, str) else None
@@ -333,6 +339,57 @@ class BlameState:
             self.files[path] = {"hashes": hashes, "refs": refs, "sha": change.get("sha256")}
         if len(self.refs) > 2 * self._live_at_compaction + 1024:
             self._compact()
+
+    def _unborrow(
+        self,
+        record: dict[str, Any],
+        body: dict[str, Any],
+        change: dict[str, Any],
+        model: tuple[list[str | None], list[int]],
+    ) -> None:
+        """The lines a shell command copied from another file it read are not its own: each
+        takes the attribution of the line it came from when the source's model is the version
+        named and holds that very line there, else it is unknown."""
+        borrowed = change.get("borrowed")
+        if not isinstance(borrowed, list) or not borrowed:
+            return
+        hashes, refs = model
+        rest = []
+        for entry in borrowed:
+            if not isinstance(entry, dict) or not isinstance(entry.get("line"), int):
+                continue
+            number, path = entry["line"], entry.get("path")
+            if not 1 <= number <= len(refs):
+                continue
+            source = (
+                (self.files.get(path) or self.gone.get(path)) if isinstance(path, str) else None
+            )
+            at = entry.get("source_line")
+            if (
+                source is not None
+                and source["sha"] == entry.get("sha256")
+                and isinstance(at, int)
+                and 1 <= at <= len(source["hashes"])
+                and source["hashes"][at - 1] == hashes[number - 1]
+            ):
+                refs[number - 1] = source["refs"][at - 1]
+            else:
+                rest.append(number)
+        if not rest:
+            return
+        if self._borrowed is None:
+            self._borrowed = self._new_ref(
+                record,
+                body,
+                status="unknown",
+                reason=(
+                    f"{body.get('tool') or 'a tool call'} (seq {record.get('seq')}) wrote it with "
+                    "the text of a line of another file it read: copied, and whose line it was "
+                    "is not known"
+                ),
+            )
+        for number in rest:
+            refs[number - 1] = self._borrowed
 
     def _model_before(
         self,

@@ -4,7 +4,7 @@ Every generated line is unique, so a line's text is its identity. An independent
 ``text -> who created it``, kept by this test, not by the code under test) knows who wrote each
 line. Operations run through the real hook path (pre and post, in process) and the real disk
 and git: agent Write create/update, Edit, MultiEdit-style multi-region Write, shell ``sed -i``
-and ``>``, ``mv``, ``git mv``, ``cp``, a move and an edit in one command,
+and ``>``, ``mv``, ``git mv``, ``cp``, ``cat a b > c``, a move and an edit in one command,
 human edits on disk, commits, ``git checkout`` of an older version, and denied
 writes (whose lines a human then types).
 
@@ -164,6 +164,16 @@ class Fuzz:
         self.shell(session, f"mkdir -p src && cp {relative} {target}")
         self.moved.add(target)
         self.outside[target] = set(self.outside.get(relative, set()))
+
+    def op_cat(self, session: str, relative: str) -> None:
+        """Two files concatenated into a third: every line is copied, none is the command's."""
+        sources = [f for f in FILES if f != relative and self.world.text(f) is not None]
+        if len(sources) < 2:
+            return
+        first, second = sources
+        self.shell(session, f"mkdir -p src && cat {first} {second} > {relative}")
+        self.moved.add(relative)
+        self.outside[relative] = self.outside.get(first, set()) | self.outside.get(second, set())
 
     def op_git_mv(self, session: str, relative: str) -> None:
         others = [f for f in FILES if f != relative and self.world.text(f) is None]
@@ -340,11 +350,12 @@ class Fuzz:
                 "cp",
                 "git_mv",
                 "mv_sed",
+                "cat",
             ],
-            [5, 5, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1],
+            [5, 5, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1],
         )[0]
         self.log.append(f"{name} {relative} {session}")
-        if name in ("write", "edit", "sed", "redirect", "mv", "cp", "git_mv", "mv_sed"):
+        if name in ("write", "edit", "sed", "redirect", "mv", "cp", "git_mv", "mv_sed", "cat"):
             getattr(self, f"op_{name}")(session, relative)
         elif name in ("human", "checkout", "denied"):
             getattr(self, f"op_{name}")(relative)
