@@ -205,3 +205,35 @@ def test_a_copy_over_a_file_that_already_held_that_content_takes_the_sources_lin
     (w.root / "c.py").write_text("x1\nx2\n", encoding="utf-8")  # as a checkout left it
     fuzz.shell("s2", "cp b.py c.py")
     assert _who(fuzz, "c.py") == [("agent", "s1", "Write"), ("agent", "s1", "Write")]
+
+
+def test_lines_a_shell_command_concatenates_keep_their_writers_not_the_command(
+    tmp_path: Path,
+) -> None:
+    """``cat a b > c``: c is most like a (a copy of it), b's lines come from b's model line by
+    line (a person's line in b stays nobody's), and the command wrote none of them."""
+    fuzz = Fuzz(tmp_path, 1)
+    w = fuzz.world
+    w.write("s1", "a.py", "a1\na2\na3\n")
+    w.write("s2", "b.py", "b1\nb2\n")
+    (w.root / "b.py").write_text("b1\nb2\nperson\n", encoding="utf-8")
+    fuzz.shell("s1", "cat a.py b.py > c.py")
+    assert _who(fuzz, "c.py") == [
+        ("agent", "s1", "Write"),
+        ("agent", "s1", "Write"),
+        ("agent", "s1", "Write"),
+        ("agent", "s2", "Write"),
+        ("agent", "s2", "Write"),
+        ("unknown", None, None),
+    ]
+
+
+def test_a_line_whose_text_two_files_share_is_not_given_to_either(tmp_path: Path) -> None:
+    """Which file a shared line (``}``, a blank) was copied from is not certain: unknown."""
+    fuzz = Fuzz(tmp_path, 1)
+    w = fuzz.world
+    w.write("s1", "x.py", "x1\nx2\nx3\nx4\n")
+    w.write("s1", "a.py", "shared\n")
+    w.write("s2", "b.py", "shared\n")
+    fuzz.shell("s1", "cat x.py a.py b.py > c.py")
+    assert _who(fuzz, "c.py") == [("agent", "s1", "Write")] * 4 + [("unknown", None, None)] * 2
