@@ -14,7 +14,7 @@ Rules checked on every line of every file after every few operations:
   session, and its lines say tool ``Bash`` and the command; no other line does); a line a
   human wrote or a denied write attempted is never ``agent``;
 * ``git`` is only claimed for a line that is unchanged since the commit (its text is in HEAD's
-  version of the file);
+  version of the file, or of the file git says it was renamed from);
 * ``unknown`` is a gap: allowed, counted.
 
 A failure prints the seed and the operation log (replay: ``BLAME_FUZZ_SEED=<seed>``).
@@ -400,7 +400,10 @@ class Fuzz:
                     by_shell = row.facts["tool"] == "Bash" and bool(row.facts.get("command"))
                     assert by_shell == (row.text in self.by_shell), where
                 elif row.status == "git":
-                    assert row.text in committed, where
+                    # git follows a rename (a staged `git mv` too): the line is in HEAD's
+                    # version of the file git names
+                    origin = row.facts.get("orig_file") or relative
+                    assert row.text in (committed | self.head_lines(origin)), where
                 else:
                     assert row.facts.get("reason"), where
                     self.gaps[truth.split(":")[0]] += 1
