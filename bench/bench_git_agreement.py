@@ -184,8 +184,6 @@ def main() -> int:
     parser.add_argument("--suffix", default=".py")
     parser.add_argument("--diff", choices=("git", "pygit2", "both"), default="both")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="accepted for run_all; no effect")
-    parser.add_argument("--dir", help="accepted for run_all; no effect")
     args = parser.parse_args()
     figures: dict[str, Any] = {"repo": str(args.repo)}
     engines = ["git", "pygit2"] if args.diff == "both" else [args.diff]
