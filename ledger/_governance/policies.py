@@ -97,8 +97,9 @@ PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
 _SOURCES_KEPT: Final = 8
-_COMMAND_KEPT: Final = 1000
 """Files a shell command reads whose content the pre hook keeps (copy sources)."""
+_COMMAND_KEPT: Final = 1000
+"""Characters of a shell command kept in its record's attribution (blame names it)."""
 _BLOB_LIMIT: Final = BLOB_LIMIT
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
