@@ -120,6 +120,10 @@ def _porcelain(report: BlameReport) -> str:
         for key, value in sorted(facts.items()):
             if key in ("commit", "orig_line", "author", "author_time", "denied") or value is None:
                 continue
+            if isinstance(value, str) and ("\n" in value or "\r" in value):
+                import json  # noqa: PLC0415
+
+                value = json.dumps(value)  # noqa: PLW2901 -- one header line (a shell command)
             out.append(f"x-ledger-{key.replace('_', '-')} {value}")
         if facts.get("denied"):
             import json  # noqa: PLC0415

@@ -8,7 +8,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["GIT_EXEC_KEYS", "git_command", "git_environment", "read_head", "repository_dirs"]
+__all__ = [
+    "GIT_EXEC_KEYS",
+    "git_command",
+    "git_diff_files",
+    "git_environment",
+    "read_head",
+    "repository_dirs",
+]
 
 # Config keys whose value git executes, or that make git read more configuration (which may
 # hold such keys): "git -c core.pager='rm -rf x' log" runs it [git-config(1) Variables].
@@ -192,3 +199,60 @@ def git_command(root: Path, *args: str, env: Mapping[str, str]) -> list[str]:
         *_driver_overrides(root, env),
         *args,
     ]
+
+
+# --- git's own diff of two files, outside any repository (issue 16 part 2) --------------------
+#
+# libgit2's xdiff does not give git's hunks on repeated blocks (findings-2026-11-24.md §0), so
+# line attribution asks git itself when git is on PATH. `git diff --no-index` still reads the
+# system and global config (diff.algorithm, diff.indentHeuristic, diff.external, color ...) and
+# the config of a repository it finds above its working directory: it runs in a directory of its
+# own, below a ceiling, with no config file at all and every algorithm choice on the command line
+# (git's defaults: Myers, the indent heuristic), so the hunks are what `git diff` gives on a
+# machine with no configuration.
+
+_DIFF_ARGS: tuple[str, ...] = (
+    "diff",
+    "--no-index",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--text",
+    "--unified=0",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    "--no-renames",
+)
+
+
+def git_diff_files(old: bytes, new: bytes, *, timeout: float = 10.0) -> bytes | None:
+    """``git diff --no-index -U0`` of two texts (see the section comment), or ``None`` when git
+    cannot be run or fails (the caller then diffs another way)."""
+    import subprocess  # noqa: PLC0415 -- only an ambiguous diff runs git
+    import tempfile  # noqa: PLC0415
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="ledger-diff-") as folder:
+            Path(folder, "a").write_bytes(old)
+            Path(folder, "b").write_bytes(new)
+            env = {
+                "PATH": os.environ.get("PATH", os.defpath),
+                **_SAFE_ENVIRONMENT,
+                "HOME": folder,
+                "XDG_CONFIG_HOME": folder,
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_CEILING_DIRECTORIES": str(Path(folder).parent),
+            }
+            done = subprocess.run(  # noqa: S603
+                ["git", "--no-pager", *_settings_args(), *_DIFF_ARGS, "--", "a", "b"],  # noqa: S607
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                check=False,
+                timeout=timeout,
+            )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    # --no-index exits 1 when the files differ, 0 when they do not.
+    return done.stdout if done.returncode in (0, 1) else None

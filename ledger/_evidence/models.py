@@ -31,7 +31,9 @@ __all__ = [
     "KIND_BODIES",
     "Actor",
     "Attribution",
+    "BorrowedLine",
     "ConfigChangedBody",
+    "Drift",
     "FileChange",
     "GenesisBody",
     "KeyAddedBody",
@@ -277,6 +279,33 @@ class LineHunk(_Strict):
     )
 
 
+class Drift(_Strict):
+    """How a file changed outside every recorded call before a call wrote it (a person's edit,
+    a tool ledger does not govern, a ``git checkout``): zero-context hunks from the last version
+    the records describe to the call's old side (issue 16 part 1)."""
+
+    from_sha256: Hex64 = Field(
+        description="SHA-256 of the last version the records describe (the line model's); the "
+        "hunks apply to it and to nothing else."
+    )
+    hunks: list[LineHunk] = Field(
+        description="From that version to the call's old side; their lines are nobody's the "
+        "records know."
+    )
+
+
+class BorrowedLine(_Strict):
+    """One line a shell command copied from another file it read."""
+
+    line: SafeInt = Field(description="1-based line number in the new file.")
+    path: StrictStr | None = Field(
+        description="The file it was copied from, when the line is that file's only line with "
+        "this text and the file was the version its last record left; null otherwise."
+    )
+    sha256: Hex64 | None = Field(description="That version's SHA-256 (the line model's).")
+    source_line: SafeInt | None = Field(description="1-based line number in that version.")
+
+
 class FileChange(_Strict):
     """What one tool call did to one file."""
 
@@ -312,6 +341,29 @@ class FileChange(_Strict):
         "(e.g. the shell snapshot ran out of its time or file budget): blame says so. Absent "
         "otherwise.",
     )
+    drift: Drift | None = Field(
+        default=None,
+        description="When the call's old side is not the last version the records describe: "
+        "how it differs from that version, so the lines nobody changed keep their attribution. "
+        "Absent otherwise.",
+    )
+    copied_from: StrictStr | None = Field(
+        default=None,
+        description="A file that appeared with the content of a version the records describe: "
+        "that version's path; its lines keep their attribution, line by line. For a rename "
+        "(previous_path) it is absent. Absent otherwise.",
+    )
+    borrowed: list[BorrowedLine] | None = Field(
+        default=None,
+        description="Lines a shell command wrote with the text of a line of another file it "
+        "read (``cat a b > c``): copied, not written, so blame does not credit the command with "
+        "them; each keeps the attribution of the line it was copied from when that line is "
+        "certain. Absent otherwise.",
+    )
+    copied_sha256: Hex64 | None = Field(
+        default=None,
+        description="With copied_from: the SHA-256 of the version copied (the line model's).",
+    )
 
 
 class Attribution(_Strict):
@@ -322,6 +374,11 @@ class Attribution(_Strict):
         "snapshot (a shell command's before/after), v1 (upcast)."
     )
     files: list[FileChange]
+    command: StrictStr | None = Field(
+        default=None,
+        description="source snapshot: the shell command whose before/after these are (its "
+        "first 1,000 characters), so blame names it. Absent otherwise.",
+    )
 
 
 class HookPostBody(_HookBody):

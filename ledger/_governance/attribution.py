@@ -5,13 +5,15 @@ new one (``FileChange`` in ``ledger/_evidence/models.py``): zero-context hunks i
 (``@@ -a,b +c,d @@``) and a short hash per written line, so the blame projection can replay the
 line model from the records alone (issue 9, "Attribution at record time").
 
-The diff is git's (libgit2's xdiff via pygit2, Myers with git's default indent heuristic:
-hunks identical to ``git diff -U0``, and the same choices ``git blame`` makes among equal lines;
-measured 2.3 ms on ~6k lines, where difflib takes 206 ms). pygit2 costs 100-300 ms to import
-as a package, too much for a hook, so :func:`diff_hunks` first trims the common prefix and
-suffix (as xdiff does) and only calls libgit2 when the changed middle shares a line between its
-two sides or could slide along equal lines (where the heuristic chooses its place); a
-single-region edit, the common case, needs no diff library at all. When it is needed, only the
+The diff is git's own: :func:`diff_hunks` first trims the common prefix and suffix (as xdiff
+does); a single-region edit whose changed middle shares no line between its two sides and cannot
+slide along equal lines (the common case) has one possible hunk and needs no diff program at
+all. Otherwise (where Myers and the indent heuristic choose among equal lines) it runs ``git diff
+--no-index -U0`` (:func:`ledger._git.git_diff_files`, no config read) when git is on PATH, so
+the hunks and the choices among equal lines are the ones ``git blame`` makes. libgit2's xdiff
+(pygit2) is the fallback without git: it agrees with git except on some repeated blocks
+(``@overload`` stubs: findings-2026-11-24.md §0; 2 of 624 version pairs of this repository's own
+history). pygit2 costs 100-300 ms to import as a package, too much for a hook, so only its
 compiled extension is loaded (~25 ms), not the package's Python layer.
 
 Text is compared LF-normalised; a missing newline at the end of the file does not make the last
@@ -27,7 +29,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-__all__ = ["Hunk", "diff_hunks", "file_change", "line_hash", "reconstruct_old", "split_lines"]
+__all__ = [
+    "Hunk",
+    "diff_hunks",
+    "file_change",
+    "line_hash",
+    "reconstruct_old",
+    "split_lines",
+    "unchanged_lines",
+    "use_git_diff",
+]
 
 _DIFF_INDENT_HEURISTIC: Final = 1 << 18
 """libgit2's ``GIT_DIFF_INDENT_HEURISTIC`` (git's ``diff.indentHeuristic``, on by default)."""
@@ -118,13 +129,68 @@ def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:
                 len(new_mid),
             )
         ]
+    old_text = "".join(f"{line}\n" for line in old)
+    new_text = "".join(f"{line}\n" for line in new)
+    if _git_diff_enabled():
+        found = _git_hunks(old_text, new_text)
+        if found is not None:
+            return found
     patch = _load_patch_class().create_from(
-        "".join(f"{line}\n" for line in old),
-        "".join(f"{line}\n" for line in new),
-        context_lines=0,
-        flag=_DIFF_INDENT_HEURISTIC,
+        old_text, new_text, context_lines=0, flag=_DIFF_INDENT_HEURISTIC
     )
     return [Hunk(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks]
+
+
+_GIT_DIFF: list[bool | None] = [None]
+"""Whether :func:`diff_hunks` asks git (``None``: when git is on PATH, looked up once)."""
+_HUNK_HEADER: Final = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def use_git_diff(enabled: bool | None) -> None:
+    """Make :func:`diff_hunks` use git's diff (``True``), libgit2's (``False``), or git's when
+    it is on PATH (``None``, the default). For benchmarks and tests comparing the two."""
+    _GIT_DIFF[0] = enabled
+
+
+def _git_diff_enabled() -> bool:
+    if _GIT_DIFF[0] is None:
+        import shutil  # noqa: PLC0415 -- looked up once, when a diff first needs it
+
+        _GIT_DIFF[0] = shutil.which("git") is not None
+    return bool(_GIT_DIFF[0])
+
+
+def _git_hunks(old_text: str, new_text: str) -> list[Hunk] | None:
+    """git's zero-context hunks of two texts, or ``None`` when git could not say."""
+    from ledger._git import git_diff_files  # noqa: PLC0415 -- only an ambiguous diff runs git
+
+    out = git_diff_files(
+        old_text.encode("utf-8", "surrogatepass"), new_text.encode("utf-8", "surrogatepass")
+    )
+    if out is None:
+        return None
+    hunks = []
+    for match in _HUNK_HEADER.finditer(out):
+        a, b, c, d = match.groups()
+        hunks.append(Hunk(int(a), 1 if b is None else int(b), int(c), 1 if d is None else int(d)))
+    if not hunks and old_text != new_text:
+        return None  # git said nothing about texts that differ: not an answer
+    return hunks
+
+
+def unchanged_lines(old: list[str], new: list[str]) -> dict[int, int]:
+    """0-based index in ``new`` -> index in ``old`` of every line git's diff keeps unchanged."""
+    out: dict[int, int] = {}
+    old_at = new_at = 0
+    for hunk in [*diff_hunks(old, new), None]:
+        new_end = (hunk.new_start - (1 if hunk.new_lines else 0)) if hunk else len(new)
+        while new_at < new_end:
+            out[new_at] = old_at
+            old_at, new_at = old_at + 1, new_at + 1
+        if hunk is not None:
+            new_at += hunk.new_lines
+            old_at += hunk.old_lines
+    return out
 
 
 def _replace_once_reversed(text: str, before: str, after: str) -> str | None:
@@ -220,6 +286,9 @@ def file_change(
     mutation_class: str | None = None,
     written: Iterable[tuple[int, int]] = (),
     unknown_reason: str | None = None,
+    recorded: str | None = None,
+    recorded_sha256: str | None = None,
+    copied_from: str | None = None,
 ) -> dict[str, Any]:
     """A ``FileChange`` (models.py) for one file.
 
@@ -230,12 +299,17 @@ def file_change(
         new: the file after the call (``None`` = deleted, or unreadable when ``new_sha256``
             is set).
         unknown_reason: why the old side is unknown, recorded when it is (blame says it).
+        recorded: the last version of the file the records describe (``recorded_sha256``),
+            when the old side may differ from it: the difference is recorded as ``drift``
+            (the lines nobody changed keep their attribution; issue 16 part 1).
+        copied_from: the file appeared with the content of that path's recorded version
+            (``old_sha256`` is that version's; ``old`` is ``new``).
     """
     if new is None and new_sha256 is None:
         change = "deleted"
     elif previous_path is not None:
         change = "renamed"
-    elif old_known and old is None:
+    elif copied_from is not None or (old_known and old is None):
         change = "created"
     else:
         change = "modified"
@@ -262,4 +336,25 @@ def file_change(
     }
     if unknown_reason is not None and not exact:
         out["unknown_reason"] = unknown_reason
+    drifted = recorded is not None and recorded_sha256 not in (None, old_sha256)
+    if copied_from is not None and exact:
+        # The copy starts from the source's model: its recorded version, then its drift.
+        out["copied_from"] = copied_from
+        out["copied_sha256"] = recorded_sha256 if drifted else old_sha256
+    if (
+        drifted
+        and exact
+        and old is not None
+        and recorded is not None
+        and recorded_sha256 is not None
+        and recorded_sha256 != old_sha256
+    ):
+        old_lines = split_lines(old)
+        out["drift"] = {
+            "from_sha256": recorded_sha256,
+            "hunks": [
+                _hunk_json(h, old_lines, exact=True)
+                for h in diff_hunks(split_lines(recorded), old_lines)
+            ],
+        }
     return out

@@ -78,6 +78,9 @@ from ledger._governance.snapshot import (
     keep_blob,
     load_before,
     read_blob,
+    recorded_version,
+    recorded_with_content,
+    remember_recorded,
     save_before,
     stat_snapshot,
 )
@@ -94,6 +97,10 @@ DELETE_TOOLS: Final = frozenset({"Delete"})  # Cursor's documented Delete tool
 PATCH_TOOLS: Final = frozenset({"ApplyPatch"})
 READ_TOOLS: Final = frozenset({"Read"})
 _PREVIEW_LINES: Final = 20
+_SOURCES_KEPT: Final = 8
+"""Files a shell command reads whose content the pre hook keeps (copy sources)."""
+_COMMAND_KEPT: Final = 1000
+"""Characters of a shell command kept in its record's attribution (blame names it)."""
 _BLOB_LIMIT: Final = BLOB_LIMIT
 # ledger subcommands an agent may run in its shell: they read, never write, the ledger. The
 # intent commands it may run are recognised exactly (parse_intent_command) and governed.
@@ -442,6 +449,9 @@ class Governance:
         # which lines it wrote. Set by ``observe``; the hook service puts them in the body.
         self.observed: dict[str, str] = {}
         self.attribution: dict[str, Any] | None = None
+        # relative path -> (stat tuple taken before the post hook read it, SHA-256 it read):
+        # whether the disk held the recorded version, for remember_recorded.
+        self._read_at: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
         #: What this call found changed under it (a write that landed elsewhere than the path
         #: PreToolUse allowed): the hook service records it as ``governance.tamper``.
         self.tampered: list[str] = []
@@ -1143,6 +1153,21 @@ class Governance:
             data = self._content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
                 hashes[relative] = keep_blob(self.cache_dir, data)
+        if snapshot is not None and analysis.command is not None:
+            # The workspace files the command reads may be what it copies into a file it
+            # writes (cp, cat >): their content before it, so copied lines keep their
+            # attribution, and a person's lines copied by the command stay nobody's.
+            kept = 0
+            for path in analysis.command.reads:
+                relative, absolute = self._resolve(path, inv)
+                if relative is None or relative in hashes or relative not in snapshot.files:
+                    continue
+                data = _read_regular(absolute, _BLOB_LIMIT + 1) if absolute else None
+                if data is not None and len(data) <= _BLOB_LIMIT:
+                    hashes[relative] = keep_blob(self.cache_dir, data)
+                kept += 1
+                if kept >= _SOURCES_KEPT:
+                    break
         save_before(self.cache_dir, inv.id, Before(hashes, snapshot, targets))
         return None
 
@@ -1169,8 +1194,10 @@ class Governance:
                         self.observed[relative] = digest
         elif tool in FILE_WRITE_TOOLS or tool in PATCH_TOOLS:
             self._attribute_edit(inv, analysis)
+            self._remember_recorded()
         elif tool in SHELL_TOOLS and analysis.command is not None:
             self._attribute_shell(inv)
+            self._remember_recorded()
         request = analysis.intent_command
         if request is not None and request.action == "expand" and request.intent_id:
             granted = self.state.grants.get(request.intent_id, [])
@@ -1206,6 +1233,56 @@ class Governance:
         text = read_blob(self.cache_dir, digest) if self.cache_dir is not None else None
         return (True, text, digest) if text is not None else (False, None, None)
 
+    def _recorded(self, relative: str, old_sha256: str | None) -> tuple[str | None, str | None]:
+        """(text, SHA-256) of the version of ``relative`` the last record left, when the
+        call's old side (``old_sha256``) is another: the drift to record (issue 16 part 1)."""
+        if self.cache_dir is None or old_sha256 is None:
+            return None, None
+        found = recorded_version(self.cache_dir, relative)
+        if found is None or found.sha256 == old_sha256:
+            return None, None
+        text = read_blob(self.cache_dir, found.sha256)
+        return (text, found.sha256) if text is not None else (None, None)
+
+    def _unchanged_since_recorded(
+        self, relative: str, stat: tuple[int, int, int] | None
+    ) -> tuple[bool, str | None, str | None]:
+        """(known, text, SHA-256) of a file a shell command changed whose old bytes the pre hook
+        did not keep: the recorded version, when the stat tuple before the command is the one
+        the disk had when that version was recorded (as git's index trusts an unchanged stat)."""
+        if self.cache_dir is None or stat is None:
+            return False, None, None
+        found = recorded_version(self.cache_dir, relative)
+        if found is None or found.stat != stat:
+            return False, None, None
+        text = read_blob(self.cache_dir, found.sha256)
+        return (True, text, found.sha256) if text is not None else (False, None, None)
+
+    def _read_recorded(self, relative: str, absolute: str) -> tuple[str | None, str | None]:
+        """``_read_and_keep`` with the stat tuple taken just before, for the pointer."""
+        stat = _stat(absolute)
+        content, digest = self._read_and_keep(absolute)
+        self._read_at[relative] = (stat, digest)
+        return content, digest
+
+    def _remember_recorded(self) -> None:
+        """Point each file this call's record describes at the version it leaves (the next
+        call's drift and a shell command's old side start from it)."""
+        if self.cache_dir is None or not self.attribution:
+            return
+        for change in self.attribution.get("files", []):
+            path, digest = change["path"], change.get("sha256")
+            if change.get("previous_path"):
+                remember_recorded(self.cache_dir, change["previous_path"], None, None)
+            if change.get("change") == "deleted" or digest is None:
+                remember_recorded(self.cache_dir, path, None, None)
+                continue
+            stat, read = self._read_at.get(path, (None, None))
+            on_disk = _stat(os.path.join(self.root, path))  # noqa: PTH118
+            if stat is not None and (read != digest or on_disk != stat):
+                stat = None  # the disk is not (or no longer) the recorded version
+            remember_recorded(self.cache_dir, path, digest, stat)
+
     def _attribute_edit(self, inv: Invocation, analysis: Analysis) -> None:
         """The exact diff of each file a file tool wrote (old side: the client's
         ``originalFile``, else the pre hook's copy, else reversed from the edit)."""
@@ -1235,7 +1312,7 @@ class Governance:
                 )
             if relative is None or absolute is None or path in moved_from:
                 continue
-            content, digest = self._read_and_keep(absolute)
+            content, digest = self._read_recorded(relative, absolute)
             if digest is not None:
                 self.observed[relative] = digest
             previous = moves.get(path)
@@ -1264,6 +1341,11 @@ class Governance:
                 # with what it wrote, and the rest is nobody's here (issue 15 part 4).
                 credited = reported
                 credited_digest = hashlib.sha256(reported.encode("utf-8")).hexdigest()
+                if self.cache_dir is not None:  # the next call's drift starts from it
+                    keep_blob(self.cache_dir, reported.encode("utf-8"))
+            recorded, recorded_sha = self._recorded(
+                previous_rel or relative, old_digest if known else None
+            )
             files.append(
                 file_change(
                     relative,
@@ -1275,6 +1357,8 @@ class Governance:
                     previous_path=previous_rel,
                     mutation_class=mutation,
                     written=_certain_ranges(edit, content),
+                    recorded=recorded,
+                    recorded_sha256=recorded_sha,
                 )
             )
         source = (
@@ -1304,12 +1388,17 @@ class Governance:
         by_inode = {st: p for p, st in old_files.items() if p in removed}
         files: list[dict[str, Any]] = []
         renamed_from: set[str] = set()
+        pending: list[
+            tuple[str, str | None, str | None, bool, str | None, str | None, str | None]
+        ] = []
         for relative in sorted(changed):
             absolute = os.path.join(self.root, relative)  # noqa: PTH118
             content, digest = self._read_and_keep(absolute)
+            self._read_at[relative] = (new_files[relative], digest)
             source = by_inode.get(new_files[relative])
             if source is not None:
                 renamed_from.add(source)
+                recorded, recorded_sha = self._recorded(source, digest)
                 files.append(
                     file_change(
                         relative,
@@ -1319,43 +1408,201 @@ class Governance:
                         new=content,
                         new_sha256=digest,
                         previous_path=source,
+                        recorded=recorded,
+                        recorded_sha256=recorded_sha,
                     )
                 )
                 continue
-            why = None
-            if relative in old_files:
-                known, old, old_digest = self._old_side(relative, before)
-            elif before.snapshot.complete:
-                known, old, old_digest = True, None, None  # new: did not exist before
-            else:
-                # The walk before the command stopped early: the file may have existed.
-                known, old, old_digest = False, None, None
-                why = (
-                    f"snapshot budget exceeded: the working tree walk before the command "
-                    f"stopped at its limit ({SNAPSHOT_SECONDS * 1000:.0f} ms / "
-                    f"{SNAPSHOT_FILES:,} files)"
-                )
-            files.append(
-                file_change(
-                    relative,
-                    old=old,
-                    old_known=known,
-                    old_sha256=old_digest,
-                    new=content,
-                    new_sha256=digest,
-                    unknown_reason=why,
-                )
+            pending.append((relative, content, digest, *self._shell_old_side(relative, before)))
+        gone = [p for p in removed if p not in renamed_from]
+        sources = self._shell_sources(before, gone, {p[0] for p in pending})
+        for relative, content, digest, own_known, own, own_digest, own_why in pending:
+            found = self._copy_source(
+                relative, content, digest, own if own_known else None, sources
             )
+            known, old, old_digest, why = own_known, own, own_digest, own_why
+            moved = copied = None
+            if found is not None:
+                path, old, old_digest = found
+                known, why = True, None
+                if path in gone:
+                    moved = path
+                    gone.remove(path)
+                else:
+                    copied = path
+            recorded, recorded_sha = self._recorded(
+                moved or copied or relative, old_digest if known else None
+            )
+            change = file_change(
+                relative,
+                old=old,
+                old_known=known,
+                old_sha256=old_digest,
+                new=content,
+                new_sha256=digest,
+                unknown_reason=why,
+                previous_path=moved,
+                copied_from=copied,
+                recorded=recorded,
+                recorded_sha256=recorded_sha,
+            )
+            others = {p: v for p, v in sources.items() if p not in (relative, moved, copied)}
+            borrowed = self._borrowed(change, content, others)
+            if borrowed:
+                change["borrowed"] = borrowed
+            files.append(change)
         files.extend(
             file_change(p, old=None, old_known=True, old_sha256=None, new=None, new_sha256=None)
-            for p in removed
-            if p not in renamed_from
+            for p in gone
         )
         if files:
             self.attribution = {
                 "files": sorted(files, key=lambda f: f["path"]),
                 "source": "snapshot",
             }
+            command = inv.tool_input.get("command")
+            if isinstance(command, str):
+                self.attribution["command"] = command[:_COMMAND_KEPT]
+
+    def _borrowed(
+        self, change: dict[str, Any], content: str | None, others: dict[str, tuple[str, str]]
+    ) -> list[dict[str, Any]]:
+        """The lines a shell command's change wrote whose text is a line of another file it
+        read (copied from there, so not the command's own), each with the line it came from
+        when that is certain: the text occurs once in all those files, and that file was the
+        version its last record left (so its line model describes it)."""
+        if not others or content is None or not change.get("exact") or not change.get("hunks"):
+            return []
+        from ledger._governance.attribution import split_lines, unchanged_lines  # noqa: PLC0415
+
+        where: dict[str, tuple[str, str, int] | None] = {}
+        for path, (text, digest) in others.items():
+            source = split_lines(text)
+            # The source's lines -> its recorded version's (the line model's), where the
+            # version on disk is that one or differs from it only elsewhere (a person's edit).
+            recorded: str | None = self._recorded_sha(path)
+            index: dict[int, int] = {}
+            if recorded == digest:
+                index = {i: i for i in range(len(source))}
+            else:
+                recorded_text, recorded = self._recorded(path, digest)
+                if recorded_text is not None:
+                    index = unchanged_lines(split_lines(recorded_text), source)
+            for i, line in enumerate(source):
+                seen = line in where
+                at = index.get(i)
+                where[line] = (
+                    None if seen or at is None or recorded is None else (path, recorded, at + 1)
+                )
+        lines = split_lines(content)
+        out = []
+        for hunk in change["hunks"]:
+            start = int(hunk["new_start"])
+            for number in range(start, start + int(hunk["new_lines"])):
+                if 1 <= number <= len(lines) and lines[number - 1] in where:
+                    found = where[lines[number - 1]]
+                    out.append(
+                        {
+                            "line": number,
+                            "path": found[0] if found else None,
+                            "sha256": found[1] if found else None,
+                            "source_line": found[2] if found else None,
+                        }
+                    )
+        return out
+
+    def _recorded_sha(self, relative: str) -> str | None:
+        found = recorded_version(self.cache_dir, relative) if self.cache_dir is not None else None
+        return found.sha256 if found is not None else None
+
+    def _shell_old_side(
+        self, relative: str, before: Before
+    ) -> tuple[bool, str | None, str | None, str | None]:
+        """(known, text, SHA-256, why unknown) of a file before a shell command changed it."""
+        snapshot = before.snapshot
+        if snapshot is not None and relative in snapshot.files:
+            known, old, old_digest = self._old_side(relative, before)
+            if not known:
+                known, old, old_digest = self._unchanged_since_recorded(
+                    relative, snapshot.files[relative]
+                )
+            return known, old, old_digest, None
+        if snapshot is not None and snapshot.complete:
+            return True, None, None, None  # new: did not exist before
+        # The walk before the command stopped early: the file may have existed.
+        return (
+            False,
+            None,
+            None,
+            (
+                "snapshot budget exceeded: the working tree walk before the command stopped at "
+                f"its limit ({SNAPSHOT_SECONDS * 1000:.0f} ms / {SNAPSHOT_FILES:,} files)"
+            ),
+        )
+
+    def _shell_sources(
+        self, before: Before, gone: list[str], changed: set[str]
+    ) -> dict[str, tuple[str, str]]:
+        """Path -> (text, SHA-256) before a shell command, of the files its changed files may
+        have been copied or moved from: those the pre hook kept (its targets and the regular
+        files it reads), and those it removed whose recorded version was still on disk."""
+        out: dict[str, tuple[str, str]] = {}
+        for path, digest in before.hashes.items():
+            if digest is None or path in changed:
+                continue
+            text = read_blob(self.cache_dir, digest) if self.cache_dir is not None else None
+            if text is not None:
+                out[path] = (text, digest)
+        for path in gone:
+            if path in out or before.snapshot is None:
+                continue
+            known, text, digest = self._unchanged_since_recorded(
+                path, before.snapshot.files.get(path)
+            )
+            if known and text is not None and digest is not None:
+                out[path] = (text, digest)
+        return out
+
+    def _copy_source(
+        self,
+        relative: str,
+        content: str | None,
+        digest: str | None,
+        own: str | None,
+        sources: dict[str, tuple[str, str]],
+    ) -> tuple[str, str, str] | None:
+        """(path, text, SHA-256) of the file a shell command copied or moved into
+        ``relative``, when its content is a recorded version of another file (``cp``), or
+        shares more lines with one of ``sources`` than with its own old side (``own``), at
+        least half of them (git's rename threshold): issue 16 part 1."""
+        from ledger._governance.attribution import split_lines  # noqa: PLC0415
+
+        if content is None or digest is None:
+            return None
+        if content == own:
+            # Rewritten with the same bytes (`cp b a` where a already was b): a copy only of a
+            # source with this very content, whose model then says who wrote each line.
+            same = [(p, t, d) for p, (t, d) in sources.items() if d == digest and p != relative]
+            return same[0] if same else None
+        if self.cache_dir is not None:
+            found = recorded_with_content(self.cache_dir, digest)
+            if found is not None and found != relative and found not in sources:
+                text = read_blob(self.cache_dir, digest)
+                if text is not None:
+                    return found, text, digest
+        new_lines = split_lines(content)
+        wanted = set(new_lines)
+        own_lines = split_lines(own) if own is not None else []
+        best = sum(1 for line in own_lines if line in wanted)
+        found_source = None
+        for path, (text, source_digest) in sources.items():
+            if path == relative:
+                continue
+            lines = split_lines(text)
+            shared = sum(1 for line in lines if line in wanted)
+            if shared > best and 2 * shared >= max(len(lines), len(new_lines)):
+                best, found_source = shared, (path, text, source_digest)
+        return found_source
 
     def intent_context(self, inv: Invocation) -> HookOutcome | None:
         """Tell the agent the open intents and how to select one: at session start, and at each
@@ -1461,6 +1708,15 @@ class Governance:
 def _escape_text(text: str) -> str:
     """Intent names and globs come from a file: keep them from closing the ``<ledger>`` tag."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` as :func:`ledger._governance.snapshot.stat_snapshot` keeps."""
+    try:
+        st = os.stat(path, follow_symlinks=False)  # noqa: PTH116
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _real_matches(matches: Iterable[str]) -> Iterator[str]:

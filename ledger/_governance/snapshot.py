@@ -32,10 +32,14 @@ __all__ = [
     "SNAPSHOT_FILES",
     "SNAPSHOT_SECONDS",
     "Before",
+    "Recorded",
     "StatSnapshot",
     "keep_blob",
     "load_before",
     "read_blob",
+    "recorded_version",
+    "recorded_with_content",
+    "remember_recorded",
     "save_before",
     "stat_snapshot",
 ]
@@ -177,3 +181,88 @@ def load_before(cache_dir: Path, invocation_id: str) -> Before | None:
         snapshot,
         {str(k): str(v) for k, v in targets.items()} if isinstance(targets, dict) else {},
     )
+
+
+# --- the last recorded version of each file (issue 16 part 1) -----------------------------------
+#
+# The line model knows a file as the content its last record left (the record's ``sha256``). When
+# a later call finds the file otherwise (a person edited it, ``git checkout``, a tool ledger does
+# not govern), the post hook diffs that version against the call's old side (``drift`` in the
+# record), so the lines nobody changed keep their agent. These pointers say which version the
+# last record left, with the file's stat tuple then: a shell command whose old side the pre hook
+# did not keep still has it when the stat tuple before the command is the recorded one (as
+# git's index trusts an unchanged stat). A second index by content finds the version a copied or
+# moved file came from. Like every blob here they are a cache: a wrong or stale pointer costs
+# only attribution, because the fold uses a drift or a copy only when ``from_sha256`` /
+# ``copied_sha256`` is the very version its model holds, and a blob is read only when its bytes
+# hash to its name.
+
+
+class Recorded(NamedTuple):
+    """The last version of a file a record described."""
+
+    path: str
+    sha256: str
+    stat: tuple[int, int, int] | None
+    """``(mtime_ns, size, inode)`` when the disk held that version as the record was made."""
+
+
+def _recorded_path(cache_dir: Path, relative: str) -> Path:
+    digest = hashlib.sha256(relative.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return cache_dir / "recorded" / f"{digest}.json"
+
+
+def _by_content_path(cache_dir: Path, sha256: str) -> Path:
+    return cache_dir / "recorded" / "by-content" / sha256
+
+
+def remember_recorded(
+    cache_dir: Path, relative: str, sha256: str | None, stat: tuple[int, int, int] | None
+) -> None:
+    """Note that the record being made leaves ``relative`` at ``sha256`` (``None``: deleted)."""
+    path = _recorded_path(cache_dir, relative)
+    with contextlib.suppress(OSError):
+        if sha256 is None:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        data = {"path": relative, "sha256": sha256, "stat": list(stat) if stat else None}
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        if stat is not None and stat[0] >= tmp.stat().st_mtime_ns:
+            # Racy (git's racy-git problem, Documentation/technical/racy-git.txt): a change
+            # within the same timestamp tick could keep this stat tuple, so it proves nothing.
+            data["stat"] = None
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(path)
+        content = _by_content_path(cache_dir, sha256)
+        content.parent.mkdir(parents=True, exist_ok=True)
+        tmp = content.with_name(f".{content.name}.{os.getpid()}")
+        tmp.write_text(relative, encoding="utf-8")
+        tmp.replace(content)
+
+
+def recorded_version(cache_dir: Path, relative: str) -> Recorded | None:
+    """The version of ``relative`` the last record left, as far as the cache knows."""
+    try:
+        data = json.loads(_recorded_path(cache_dir, relative).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("path") != relative:
+        return None
+    digest, stat = data.get("sha256"), data.get("stat")
+    if not isinstance(digest, str):
+        return None
+    if isinstance(stat, list) and len(stat) == 3 and all(isinstance(x, int) for x in stat):
+        return Recorded(relative, digest, (stat[0], stat[1], stat[2]))
+    return Recorded(relative, digest, None)
+
+
+def recorded_with_content(cache_dir: Path, sha256: str) -> str | None:
+    """A path whose last record left it at ``sha256`` (the last one noted), if any."""
+    try:
+        relative = _by_content_path(cache_dir, sha256).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = recorded_version(cache_dir, relative)
+    return relative if found is not None and found.sha256 == sha256 else None

@@ -11,7 +11,17 @@ A left fold over records (issue 9, "The line model"). Each ``hook.post`` ``attri
   becomes *base* (no hash, no attribution): blame asks git about it, or says ``unknown``;
 * **not exact** (v1 records, a shell command whose previous content was not kept): the written
   ranges take this call's attribution; all other lines become ``unknown`` with the reason;
-* ``deleted`` drops the file; ``renamed`` moves its model first.
+* ``deleted`` drops the file (its model is kept among the last few gone, for a move made
+  in two calls); ``renamed`` moves its model first; ``copied_from`` starts a new file from the
+  model of the version it copied (live or just gone), line by line;
+* ``borrowed`` lines (a shell command wrote them with the text of a line of a file it read:
+  ``cat a b > c``) are not the command's: each takes the attribution of the line it came from
+  when the source's model is the version named and holds that line there, else ``unknown``;
+* a ``drift`` whose ``from_sha256`` is the model's version (the file changed outside every
+  recorded call, and the recorder diffed that version against the call's old side): its hunks
+  are replayed first as nobody's lines (``unknown``, "changed by no recorded tool call"), so the
+  model describes the old side and the call replays exactly: the lines the person left alone
+  keep their agent (issue 16 part 1).
 
 Denied writes (``hook.pre`` deny, or an ``ask`` a human rejected) never become attribution;
 their attempted lines (hashes) are kept per file so blame can say a line was tried and refused.
@@ -48,14 +58,18 @@ REF_FIELDS: Final = (
     "tool",
     "tool_use_id",
     "ts",
+    "command",
 )
-"""The fields of an attribution, in the order ``BlameState.refs`` keeps them."""
+"""The fields of an attribution, in the order ``BlameState.refs`` keeps them (``command``: the
+shell command of a Bash call's lines)."""
 BASE: Final = -1
 """Reference of a line no record explains (predates the ledger, or changed outside it)."""
 _DENIED_PER_FILE: Final = 20
 _DENIED_LINES: Final = 500
 _PENDING_ASKS: Final = 256
 _FOLDED_KINDS: Final = frozenset(("hook.post", "hook.pre", "hook.event"))
+_GONE: Final = 16
+"""Models of deleted files kept for a copy or move recorded in a later call."""
 
 
 def _short(line: str) -> str:
@@ -102,7 +116,11 @@ class BlameState:
         self.denied: dict[str, list[dict[str, Any]]] = data.get("denied", {})
         self.pending: dict[str, dict[str, Any]] = data.get("pending", {})
         self.seq: int = data.get("seq", -1)
+        self.gone: dict[str, dict[str, Any]] = data.get("gone", {})
         self._live_at_compaction: int = data.get("live", 0)
+        # The unknown ref of the lines a drift says no recorded call wrote (one per record).
+        self._nobody: int | None = None
+        self._borrowed: int | None = None  # the unknown ref of a record's copied lines
         # Paths whose slice may differ from the loaded state's (not state: the cache's
         # bookkeeping, so it rewrites only those slices).
         self.touched: set[str] = set()
@@ -112,6 +130,7 @@ class BlameState:
         return {
             "denied": self.denied,
             "files": self.files,
+            "gone": self.gone,
             "live": self._live_at_compaction,
             "pending": self.pending,
             "refs": self.refs,
@@ -237,6 +256,7 @@ class BlameState:
                 body.get("tool"),
                 body.get("tool_use_id"),
                 record.get("ts"),
+                (body.get("attribution") or {}).get("command"),
             ]
         )
         return len(self.refs) - 1
@@ -247,6 +267,8 @@ class BlameState:
         agent: int | None = None
         unknown: dict[str | None, int] = {}  # why the old side is unknown -> its ref
         conflict: int | None = None
+        self._nobody = None
+        self._borrowed = None
         for change in attribution["files"]:
             if not isinstance(change, dict) or not isinstance(change.get("path"), str):
                 continue
@@ -254,13 +276,16 @@ class BlameState:
             previous = change.get("previous_path")
             self.touched.add(path)
             if change.get("change") == "deleted":
-                self.files.pop(path, None)
+                gone = self.files.pop(path, None)
+                if gone is not None:
+                    self.gone.pop(path, None)
+                    self.gone[path] = gone
+                    while len(self.gone) > _GONE:
+                        self.gone.pop(next(iter(self.gone)))
                 continue
             if isinstance(previous, str):
                 self.touched.add(previous)
-            model = self.files.pop(previous, None) if isinstance(previous, str) else None
-            if model is None:
-                model = self.files.get(path)
+            model = self._model_before(record, body, change, previous)
             hunks = [h for h in change.get("hunks") or [] if isinstance(h, dict)]
             if agent is None and hunks:
                 agent = self._new_ref(record, body, status="agent", reason=None)
@@ -293,6 +318,7 @@ class BlameState:
                         )
                 for hunk in reversed(hunks):
                     _replay(hashes, refs, hunk, ref, suspect=suspect, conflict=conflict)
+                self._unborrow(record, body, change, (hashes, refs))
             else:
                 why = change.get("unknown_reason")
                 why = why if isinstance(why, str) else None
@@ -314,12 +340,114 @@ class BlameState:
         if len(self.refs) > 2 * self._live_at_compaction + 1024:
             self._compact()
 
+    def _unborrow(
+        self,
+        record: dict[str, Any],
+        body: dict[str, Any],
+        change: dict[str, Any],
+        model: tuple[list[str | None], list[int]],
+    ) -> None:
+        """The lines a shell command copied from another file it read are not its own: each
+        takes the attribution of the line it came from when the source's model is the version
+        named and holds that very line there, else it is unknown."""
+        borrowed = change.get("borrowed")
+        if not isinstance(borrowed, list) or not borrowed:
+            return
+        hashes, refs = model
+        rest = []
+        for entry in borrowed:
+            if not isinstance(entry, dict) or not isinstance(entry.get("line"), int):
+                continue
+            number, path = entry["line"], entry.get("path")
+            if not 1 <= number <= len(refs):
+                continue
+            source = (
+                (self.files.get(path) or self.gone.get(path)) if isinstance(path, str) else None
+            )
+            at = entry.get("source_line")
+            if (
+                source is not None
+                and source["sha"] == entry.get("sha256")
+                and isinstance(at, int)
+                and 1 <= at <= len(source["hashes"])
+                and source["hashes"][at - 1] == hashes[number - 1]
+            ):
+                refs[number - 1] = source["refs"][at - 1]
+            else:
+                rest.append(number)
+        if not rest:
+            return
+        if self._borrowed is None:
+            self._borrowed = self._new_ref(
+                record,
+                body,
+                status="unknown",
+                reason=(
+                    f"{body.get('tool') or 'a tool call'} (seq {record.get('seq')}) wrote it with "
+                    "the text of a line of another file it read: copied, and whose line it was "
+                    "is not known"
+                ),
+            )
+        for number in rest:
+            refs[number - 1] = self._borrowed
+
+    def _model_before(
+        self,
+        record: dict[str, Any],
+        body: dict[str, Any],
+        change: dict[str, Any],
+        previous: str | None,
+    ) -> dict[str, Any] | None:
+        """The model a change applies to: the file's (moved first for a rename), a copy of the
+        version it was copied from, with a drift replayed when it describes that model."""
+        path = change["path"]
+        model = self.files.pop(previous, None) if isinstance(previous, str) else None
+        if model is None:
+            model = self.files.get(path)
+        copied = change.get("copied_from")
+        if isinstance(copied, str) and change.get("exact"):
+            source = self.files.get(copied) or self.gone.get(copied)
+            if source is not None and source["sha"] == change.get("copied_sha256"):
+                model = {
+                    "hashes": list(source["hashes"]),
+                    "refs": list(source["refs"]),
+                    "sha": source["sha"],
+                }
+        drift = change.get("drift")
+        if not (
+            change.get("exact")
+            and model is not None
+            and isinstance(drift, dict)
+            and model["sha"] is not None
+            and drift.get("from_sha256") == model["sha"]
+            and change.get("old_sha256") not in (None, model["sha"])
+        ):
+            return model
+        if self._nobody is None:
+            self._nobody = self._new_ref(
+                record,
+                body,
+                status="unknown",
+                reason=(
+                    "changed by no recorded tool call (a person, git, or a tool ledger does not "
+                    f"govern) before seq {record.get('seq')}"
+                ),
+            )
+        hunks = [h for h in change.get("hunks") or [] if isinstance(h, dict)]
+        old_length = _old_length(hunks, change.get("lines") or 0)
+        drifted = _drifted(model, drift, self._nobody, old_length)
+        if drifted is None:
+            return model
+        drifted["sha"] = change.get("old_sha256")
+        return drifted
+
     def _compact(self) -> None:
         """Drop attributions no live line references (memory follows live files)."""
-        used = sorted({r for model in self.files.values() for r in model["refs"] if r >= 0})
+        models = [*self.files.values(), *self.gone.values()]
+        used = sorted({r for model in models for r in model["refs"] if r >= 0})
         remap = {old: new for new, old in enumerate(used)}
         self.refs = [self.refs[i] for i in used]
-        for model in self.files.values():
+        for model in models:
             model["refs"] = [remap.get(r, BASE) if r >= 0 else r for r in model["refs"]]
         self._live_at_compaction = len(self.refs)
 
@@ -360,6 +488,19 @@ def _written_only(
         refs[start : start + len(written)] = [ref] * len(written)
     del hashes[count:], refs[count:]
     return hashes, refs
+
+
+def _drifted(
+    model: dict[str, Any], drift: dict[str, Any], ref: int, old_length: int
+) -> dict[str, Any] | None:
+    """``model`` with a drift's hunks replayed as ``ref``'s lines, or ``None`` when the result
+    is not as long as the call's old side (then the drift does not describe it)."""
+    hashes, refs = list(model["hashes"]), list(model["refs"])
+    for hunk in reversed([h for h in drift.get("hunks") or [] if isinstance(h, dict)]):
+        _replay(hashes, refs, hunk, ref, suspect=set(), conflict=None)
+    if len(hashes) != old_length:
+        return None
+    return {"hashes": hashes, "refs": refs, "sha": model["sha"]}
 
 
 def _old_length(hunks: list[dict[str, Any]], new_count: int) -> int:
@@ -412,8 +553,9 @@ class BlameProjection:
 
     name: Final = "blame"
     # 2: lines of a mismatched old side the records already had are gaps; 3: refs as lists;
-    # 4: a change's unknown_reason is in its unknown lines' reason
-    version: Final = 4
+    # 4: a change's unknown_reason is in its unknown lines' reason; 5: drift, copies, gone,
+    # a shell call's command
+    version: Final = 5
 
     def initial(self) -> BlameState:
         """No files."""

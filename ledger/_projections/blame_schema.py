@@ -58,6 +58,11 @@ class BlameLineModel(_Strict):
     client: StrictStr | None = None
     model: StrictStr | None = None
     ts: StrictStr | None = None
+    command: StrictStr | None = Field(
+        default=None,
+        description="agent, written by a shell call (tool Bash ...): its command (first 1,000 "
+        "characters). Absent otherwise.",
+    )
     commit: StrictStr | None = Field(default=None, description="git: the commit (40 hex).")
     author: StrictStr | None = None
     author_time: StrictInt | None = Field(default=None, description="git: Unix seconds.")

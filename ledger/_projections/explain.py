@@ -297,7 +297,7 @@ def blame_file(
         facts: dict[str, Any] = {}
         attribution = view.ref(ref) if ref != BASE else None
         if attribution is not None and attribution["status"] == "agent":
-            facts = {k: attribution.get(k) for k in AGENT_FIELDS}
+            facts = _agent_facts(attribution)
             status = "agent"
         else:
             status = "unknown"
@@ -309,6 +309,14 @@ def blame_file(
     if needs_git:
         _ask_git(root_path, relative, content, rows, needs_git=needs_git, first=first)
     return BlameReport(relative, rows, fast, None)
+
+
+def _agent_facts(attribution: dict[str, Any]) -> dict[str, Any]:
+    """An agent line's facts; a shell call's lines name its command too."""
+    facts = {k: attribution.get(k) for k in AGENT_FIELDS}
+    if attribution.get("command") is not None:
+        facts["command"] = attribution["command"]
+    return facts
 
 
 def _open(root: Path, environ: Mapping[str, str] | None) -> Ledger:
@@ -414,11 +422,7 @@ def _report_at(
         attribution = view.ref(ref)
         digest = model["hashes"][number - 1] or ""
         if attribution is not None and attribution["status"] == "agent":
-            rows.append(
-                BlameLine(
-                    number, "", "agent", digest, {k: attribution.get(k) for k in AGENT_FIELDS}
-                )
-            )
+            rows.append(BlameLine(number, "", "agent", digest, _agent_facts(attribution)))
         else:
             rows.append(
                 BlameLine(

@@ -162,14 +162,38 @@ def test_unknown_old_side_is_never_guessed(tmp_path: Path) -> None:
     assert [x.status for x in rows] == ["unknown"] * 4
 
 
-def test_a_shell_command_with_unknown_previous_content_leaves_unknown_lines(tmp_path: Path) -> None:
-    """A generator script rewrites a file the analyzer cannot name: the stat snapshot sees
-    the change, the old bytes were not kept, so every line is unknown (with the reason)."""
+def test_a_shell_command_that_rewrites_an_unnamed_file_is_credited_with_its_lines(
+    tmp_path: Path,
+) -> None:
+    """A generator script rewrites a file the analyzer cannot name: the pre hook kept no copy,
+    but the stat tuple before the command is the one the last record left, so that version is
+    the old side (issue 16 part 1): the line the script changed is the Bash call's, the line it
+    kept stays the Write's."""
     from tests.blame.test_fuzz import Fuzz  # noqa: PLC0415
 
     fuzz = Fuzz(tmp_path, 5)
     w = fuzz.world
     w.write("s1", "gen.txt", "old 1\nold 2\n")
+    (w.root / "gen.sh").write_text("printf 'made 1\\nold 2\\n' > gen.txt\n", encoding="utf-8")
+    fuzz.shell("s2", "bash gen.sh")
+    change = next(f for f in _last_attribution(w)["files"] if f["path"] == "gen.txt")
+    assert change["exact"] is True
+    rows = w.blame("gen.txt").lines
+    assert [(x.status, x.facts.get("tool"), x.facts.get("session_id")) for x in rows] == [
+        ("agent", "Bash", "s2"),
+        ("agent", "Write", "s1"),
+    ]
+
+
+def test_a_shell_command_with_unknown_previous_content_leaves_unknown_lines(tmp_path: Path) -> None:
+    """The same script after a person changed the file: neither a kept copy nor the recorded
+    version is the old side, so every line is unknown (with the reason), never a guess."""
+    from tests.blame.test_fuzz import Fuzz  # noqa: PLC0415
+
+    fuzz = Fuzz(tmp_path, 5)
+    w = fuzz.world
+    w.write("s1", "gen.txt", "old 1\nold 2\n")
+    (w.root / "gen.txt").write_text("old 1\nold 2\nperson 3\n", encoding="utf-8")
     (w.root / "gen.sh").write_text("printf 'made 1\\nold 2\\n' > gen.txt\n", encoding="utf-8")
     fuzz.shell("s1", "bash gen.sh")
     change = next(f for f in _last_attribution(w)["files"] if f["path"] == "gen.txt")

@@ -4,15 +4,17 @@ Every generated line is unique, so a line's text is its identity. An independent
 ``text -> who created it``, kept by this test, not by the code under test) knows who wrote each
 line. Operations run through the real hook path (pre and post, in process) and the real disk
 and git: agent Write create/update, Edit, MultiEdit-style multi-region Write, shell ``sed -i``
-and ``>``, ``mv``, human edits on disk, commits, ``git checkout`` of an older version, and denied
+and ``>``, ``mv``, ``git mv``, ``cp``, ``cat a b > c``, a move and an edit in one command,
+human edits on disk, commits, ``git checkout`` of an older version, and denied
 writes (whose lines a human then types).
 
 Rules checked on every line of every file after every few operations:
 
 * ``agent`` must name the session that really wrote the line (a shell command counts as its
-  session); a line a human wrote or a denied write attempted is never ``agent``;
+  session, and its lines say tool ``Bash`` and the command; no other line does); a line a
+  human wrote or a denied write attempted is never ``agent``;
 * ``git`` is only claimed for a line that is unchanged since the commit (its text is in HEAD's
-  version of the file);
+  version of the file, or of the file git says it was renamed from);
 * ``unknown`` is a gap: allowed, counted.
 
 A failure prints the seed and the operation log (replay: ``BLAME_FUZZ_SEED=<seed>``).
@@ -36,23 +38,36 @@ FILES = ("src/a.py", "src/b.py", "c.txt")
 
 
 class Fuzz:
-    def __init__(self, tmp_path: Path, seed: int) -> None:
+    def __init__(self, tmp_path: Path, seed: int, *, git_ops: bool = False) -> None:
         self.rng = random.Random(seed)  # noqa: S311 -- replayable by seed, not a secret
+        self.git_ops = git_ops  # tier 2: a person's commits, rebases, stashes, resets too
         self.world = World(tmp_path)
         self.creator: dict[str, str] = {}
+        self.by_shell: set[str] = set()  # lines a shell command wrote
         self.counter = 0
         self.log: list[str] = []
         self.gaps: Counter[str] = Counter()
         self.checked = 0
+        # Gap figures on the lines an agent wrote (issue 16): all of them, those whose text the
+        # file's line model holds ("known"), and those in a file that arrived by a move or copy.
+        self.figures: Counter[str] = Counter()
+        self.moved: set[str] = set()
+        # Per file, the lines that came back outside every governed call (a `git checkout` of
+        # an older version restores lines the records had dropped): not "known" to the model.
+        self.outside: dict[str, set[str]] = {}
 
     # --- lines ------------------------------------------------------------------------------
 
     def fresh(self, who: str, n: int) -> list[str]:
+        """``n`` new lines by ``who`` (``agent:SESSION``, with ``:Bash`` when a shell command
+        of that session writes them, or ``human``)."""
         out = []
         for _ in range(n):
             self.counter += 1
             text = f"line {self.counter} {self.rng.randrange(10**6)}"
-            self.creator[text] = who
+            self.creator[text] = who.removesuffix(":Bash")
+            if who.endswith(":Bash"):
+                self.by_shell.add(text)
             out.append(text)
         return out
 
@@ -123,18 +138,70 @@ class Fuzz:
         if not old:
             return
         target = self.rng.choice(old)
-        (new,) = self.fresh(f"agent:{session}", 1)
+        (new,) = self.fresh(f"agent:{session}:Bash", 1)
         self.shell(session, f"sed -i 's/^{target}$/{new}/' {relative}")
 
     def op_redirect(self, session: str, relative: str) -> None:
-        lines = self.fresh(f"agent:{session}", 2)
-        self.shell(session, f"printf '%s\\n' '{lines[0]}' '{lines[1]}' > {relative}")
+        lines = self.fresh(f"agent:{session}:Bash", 2)
+        self.shell(
+            session, f"mkdir -p src && printf '%s\\n' '{lines[0]}' '{lines[1]}' > {relative}"
+        )
 
     def op_mv(self, session: str, relative: str) -> None:
         others = [f for f in FILES if f != relative and self.world.text(f) is None]
         if self.world.text(relative) is None or not others:
             return
-        self.shell(session, f"mv {relative} {others[0]}")
+        self.shell(session, f"mkdir -p src && mv {relative} {others[0]}")
+        self.outside[others[0]] = self.outside.pop(relative, set())
+        self.moved.discard(relative)
+        self.moved.add(others[0])
+
+    def op_cp(self, session: str, relative: str) -> None:
+        others = [f for f in FILES if f != relative]
+        if self.world.text(relative) is None:
+            return
+        target = self.rng.choice(others)
+        self.shell(session, f"mkdir -p src && cp {relative} {target}")
+        self.moved.add(target)
+        self.outside[target] = set(self.outside.get(relative, set()))
+
+    def op_cat(self, session: str, relative: str) -> None:
+        """Two files concatenated into a third: every line is copied, none is the command's."""
+        sources = [f for f in FILES if f != relative and self.world.text(f) is not None]
+        if len(sources) < 2:
+            return
+        first, second = sources
+        self.shell(session, f"mkdir -p src && cat {first} {second} > {relative}")
+        self.moved.add(relative)
+        self.outside[relative] = self.outside.get(first, set()) | self.outside.get(second, set())
+
+    def op_git_mv(self, session: str, relative: str) -> None:
+        others = [f for f in FILES if f != relative and self.world.text(f) is None]
+        if self.world.text(relative) is None or not others:
+            return
+        self.shell(
+            session, f"mkdir -p src && git add -- {relative} && git mv {relative} {others[0]}"
+        )
+        self.outside[others[0]] = self.outside.pop(relative, set())
+        self.moved.discard(relative)
+        self.moved.add(others[0])
+
+    def op_mv_sed(self, session: str, relative: str) -> None:
+        """Move and change in one command: the file's inode changes (``sed -i`` writes anew)."""
+        others = [f for f in FILES if f != relative and self.world.text(f) is None]
+        old = self.lines(relative)
+        if not old or not others:
+            return
+        target = self.rng.choice(old)
+        (new,) = self.fresh(f"agent:{session}:Bash", 1)
+        self.shell(
+            session,
+            f"mkdir -p src && mv {relative} {others[0]} "
+            f"&& sed -i 's/^{target}$/{new}/' {others[0]}",
+        )
+        self.outside[others[0]] = self.outside.pop(relative, set())
+        self.moved.discard(relative)
+        self.moved.add(others[0])
 
     def op_human(self, relative: str) -> None:
         old = self.lines(relative)
@@ -154,10 +221,12 @@ class Fuzz:
         if len(history) < 2:
             return
         commit = self.rng.choice(history[1:])
+        before = set(self.lines(relative))
         try:
             git(self.world.root, "checkout", commit, "--", relative)
         except subprocess.CalledProcessError:
             return
+        self.outside.setdefault(relative, set()).update(set(self.lines(relative)) - before)
 
     def op_denied(self, relative: str) -> None:
         """A session under a narrow intent tries to write: refused; a human types it in."""
@@ -170,15 +239,123 @@ class Fuzz:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.join(new), encoding="utf-8")
 
+    # --- tier 2: a person's git operations (issue 16 part 4) --------------------------------
+
+    def _git(self, *args: str) -> bool:
+        try:
+            git(self.world.root, *args)
+        except subprocess.CalledProcessError:
+            return False
+        return True
+
+    def _commits(self) -> list[str]:
+        try:
+            return git(self.world.root, "rev-list", "HEAD").split()
+        except subprocess.CalledProcessError:  # no commit yet
+            return []
+
+    def git_amend(self) -> None:
+        if self._commits():
+            self._git("add", "-A")
+            self._git("commit", "-q", "--amend", "--no-edit", "--allow-empty")
+
+    def git_fixup_rebase(self) -> None:
+        """Commit the work as a fixup of the commit before HEAD, and autosquash it in."""
+        if len(self._commits()) < 3:
+            return
+        self._git("add", "-A")
+        self._git("commit", "-q", "--allow-empty", "--fixup", "HEAD~1")
+        if not self._git("-c", "sequence.editor=:", "rebase", "-q", "-i", "--autosquash", "HEAD~3"):
+            self._git("rebase", "--abort")
+
+    def git_squash_merge(self) -> None:
+        """The work committed on a side branch, squash-merged back."""
+        if not self._commits():
+            return
+        self._git("checkout", "-q", "-b", "side")
+        self._git("add", "-A")
+        self._git("commit", "-q", "--allow-empty", "-m", "side")
+        self._git("checkout", "-q", "main")
+        self._git("merge", "-q", "--squash", "side")
+        self._git("commit", "-q", "--allow-empty", "-m", "squash")
+        self._git("branch", "-q", "-D", "side")
+
+    def git_cherry_pick(self) -> None:
+        """The work committed, dropped with a hard reset, and cherry-picked back."""
+        if not self._commits():
+            return
+        self._git("add", "-A")
+        self._git("commit", "-q", "--allow-empty", "-m", "pick")
+        self._git("branch", "-f", "pick", "HEAD")
+        self._git("reset", "-q", "--hard", "HEAD~1")
+        if not self._git("cherry-pick", "--allow-empty", "pick"):
+            self._git("cherry-pick", "--abort")
+        self._git("branch", "-q", "-D", "pick")
+
+    def git_stash(self) -> None:
+        self._git("stash", "push", "-u", "-q")
+
+    def git_stash_pop(self) -> None:
+        self._git("stash", "pop", "-q")
+
+    def git_reset(self) -> None:
+        commits = self._commits()
+        if commits:
+            self._git("reset", "-q", "--hard", commits[1] if len(commits) > 1 else "HEAD")
+
+    def git_checkout_tree(self) -> None:
+        """Every file as an older commit had it."""
+        commits = self._commits()
+        if len(commits) > 1:
+            self._git("checkout", "-q", self.rng.choice(commits[1:]), "--", ".")
+
+    def git_op(self, name: str) -> None:
+        """A person's git operation; lines it brings back are not known to the line model."""
+        before = {f: set(self.lines(f)) for f in FILES}
+        getattr(self, f"git_{name}")()
+        for relative in FILES:
+            now = set(self.lines(relative))
+            self.outside.setdefault(relative, set()).update(now - before[relative])
+
+    GIT_OPS = (
+        "amend",
+        "fixup_rebase",
+        "squash_merge",
+        "cherry_pick",
+        "stash",
+        "stash_pop",
+        "reset",
+        "checkout_tree",
+    )
+
     def step(self) -> None:
         relative = self.rng.choice(FILES)
         session = self.rng.choice(["s1", "s2"])
+        if self.git_ops and self.rng.random() < 0.25:
+            name = self.rng.choice(self.GIT_OPS)
+            self.log.append(f"git {name}")
+            self.git_op(name)
+            return
         name = self.rng.choices(
-            ["write", "edit", "sed", "redirect", "mv", "human", "commit", "checkout", "denied"],
-            [5, 5, 2, 1, 1, 3, 3, 1, 1],
+            [
+                "write",
+                "edit",
+                "sed",
+                "redirect",
+                "mv",
+                "human",
+                "commit",
+                "checkout",
+                "denied",
+                "cp",
+                "git_mv",
+                "mv_sed",
+                "cat",
+            ],
+            [5, 5, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1],
         )[0]
         self.log.append(f"{name} {relative} {session}")
-        if name in ("write", "edit", "sed", "redirect", "mv"):
+        if name in ("write", "edit", "sed", "redirect", "mv", "cp", "git_mv", "mv_sed", "cat"):
             getattr(self, f"op_{name}")(session, relative)
         elif name in ("human", "checkout", "denied"):
             getattr(self, f"op_{name}")(relative)
@@ -196,20 +373,37 @@ class Fuzz:
     def check(self, seed: int) -> None:
         for relative in FILES:
             if self.world.text(relative) is None:
+                self.moved.discard(relative)
                 continue
             report = self.world.blame(relative)
             committed = self.head_lines(relative)
             for row in report.lines:
                 truth = self.creator.get(row.text, "base")
                 self.checked += 1
+                if truth.startswith("agent"):
+                    gap = row.status == "unknown"
+                    buckets = ["agent lines"]
+                    if row.text not in self.outside.get(relative, set()):
+                        buckets.append("known")
+                        if relative in self.moved:
+                            buckets.append("moved")
+                    for bucket in buckets:
+                        self.figures[bucket] += 1
+                        self.figures[f"{bucket} gaps"] += gap
                 where = (
                     f"seed {seed}, {relative}:{row.line} {row.text!r} truth={truth} "
                     f"got={row.status} {row.facts}\nops:\n  " + "\n  ".join(self.log)
                 )
                 if row.status == "agent":
                     assert truth == f"agent:{row.facts['session_id']}", where
+                    # a shell command's lines are that call's: tool Bash, its command
+                    by_shell = row.facts["tool"] == "Bash" and bool(row.facts.get("command"))
+                    assert by_shell == (row.text in self.by_shell), where
                 elif row.status == "git":
-                    assert row.text in committed, where
+                    # git follows a rename (a staged `git mv` too): the line is in HEAD's
+                    # version of the file git names
+                    origin = row.facts.get("orig_file") or relative
+                    assert row.text in (committed | self.head_lines(origin)), where
                 else:
                     assert row.facts.get("reason"), where
                     self.gaps[truth.split(":")[0]] += 1
@@ -227,6 +421,68 @@ def test_no_wrong_attribution(tmp_path: Path, seed: int) -> None:
             fuzz.check(seed)
     fuzz.check(seed)
     print(f"seed {seed}: {fuzz.checked} line checks, gaps by truth {dict(fuzz.gaps)}")  # noqa: T201 -- the report
+
+
+def _rate(figures: Counter[str], bucket: str) -> str:
+    total, gaps = figures[bucket], figures[f"{bucket} gaps"]
+    return f"{gaps}/{total} = {gaps / total if total else 0:.2%}"
+
+
+GAP_SEEDS = range(1, 9)
+GAP_OPS = 120
+
+
+@pytest.mark.slow
+def test_gaps_stay_within_the_targets(tmp_path: Path) -> None:
+    """Issue 16 part 1: over seeded runs of people editing agents' files, moves, copies and
+    shell edits, gaps stay within 1% of the agent lines the line model knows and within 2% of
+    the agent lines in moved or copied files (0 wrong: the checks of every run)."""
+    figures: Counter[str] = Counter()
+    for seed in GAP_SEEDS:
+        (tmp_path / str(seed)).mkdir()
+        fuzz = Fuzz(tmp_path / str(seed), seed)
+        for _ in range(GAP_OPS):
+            fuzz.step()
+            if len(fuzz.log) % 4 == 0:
+                fuzz.check(seed)
+        figures.update(fuzz.figures)
+    report = (
+        f"seeds {GAP_SEEDS.start}-{GAP_SEEDS.stop - 1} x {GAP_OPS} ops: gaps on agent lines "
+        f"{_rate(figures, 'agent lines')}; on lines the model knows {_rate(figures, 'known')}; "
+        f"in moved or copied files {_rate(figures, 'moved')}"
+    )
+    print(report)  # noqa: T201 -- the figures (pytest -s)
+    assert figures["known gaps"] <= 0.01 * figures["known"], report
+    assert figures["moved gaps"] <= 0.02 * figures["moved"], report
+    assert figures["moved"] > 100, report  # the bucket is exercised
+
+
+GIT_SEEDS = [int(s) for s in os.environ.get("BLAME_FUZZ_GIT_SEED", "").split(",") if s] or [
+    101,
+    102,
+    103,
+    104,
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", GIT_SEEDS)
+def test_no_wrong_attribution_through_git_operations(tmp_path: Path, seed: int) -> None:
+    """Tier 2 (issue 16 part 4): a person also amends, rebases with a fixup, squash-merges,
+    cherry-picks, stashes and pops, resets hard and checks out an older tree between the
+    agents' calls. Replay: ``BLAME_FUZZ_GIT_SEED=<seed>``."""
+    fuzz = Fuzz(tmp_path, seed, git_ops=True)
+    for _ in range(OPS * 3):
+        fuzz.step()
+        if len(fuzz.log) % 4 == 0:
+            fuzz.check(seed)
+    fuzz.check(seed)
+    assert any(entry.startswith("git ") for entry in fuzz.log)
+    print(  # noqa: T201 -- the report
+        f"seed {seed} (git operations): {fuzz.checked} line checks; gaps on agent lines "
+        f"{_rate(fuzz.figures, 'agent lines')}, on lines the model knows "
+        f"{_rate(fuzz.figures, 'known')}"
+    )
 
 
 @pytest.mark.slow
