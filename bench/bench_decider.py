@@ -86,8 +86,13 @@ def _workspace(base: Path, ledger: str, env: dict[str, str]) -> tuple[Path, dict
     return root, commands
 
 
+def _target(root: Path, session: str, n: int) -> Path:
+    """Each session writes its own files: two sessions editing one file is a stale write."""
+    return root / "src" / session / f"f{n % 50}.ts"
+
+
 def _payload(root: Path, event: str, session: str, tool_use_id: str, n: int) -> bytes:
-    target = root / "src" / f"f{n % 50}.ts"
+    target = _target(root, session, n)
     data: dict[str, object] = {
         "session_id": session,
         "transcript_path": f"/home/dev/.claude/projects/-bench/{session}.jsonl",
@@ -138,7 +143,8 @@ def _tool_call(
     commands: dict[str, str], env: dict[str, str], root: Path, session: str, n: int
 ) -> None:
     tool_use_id = f"toolu_{session}_{n}"
-    target = root / "src" / f"f{n % 50}.ts"
+    target = _target(root, session, n)
+    target.parent.mkdir(exist_ok=True)
     _call(commands["PreToolUse"], env, _payload(root, "PreToolUse", session, tool_use_id, n), root)
     target.write_text(f"export const n = {n};\n", encoding="utf-8")
     _call(

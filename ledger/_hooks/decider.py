@@ -77,6 +77,9 @@ MAX_REQUEST: Final = 8 * 1024 * 1024 + 1 + 1024 * 1024
 READ_TIMEOUT: Final = 5.0
 #: A decider with nothing to do for this long exits (the next hook call starts one again).
 DEFAULT_IDLE_SECONDS: Final = 1800.0
+#: Hook calls decided at once; the rest wait their turn. Python runs one at a time anyway (the
+#: GIL) and appends to one ledger one at a time (its lock): more only adds memory.
+CONCURRENT_CALLS: Final = 4
 #: How often the decider checks that its own code on disk is the code it runs.
 _CODE_CHECK_SECONDS: Final = 1.0
 _SOCKET_PATH_MAX: Final = 100  # sun_path is 108 bytes on Linux, 104 on macOS
@@ -351,6 +354,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, path: Path, state: _State) -> None:
         self.state = state
+        self.slots = threading.BoundedSemaphore(CONCURRENT_CALLS)
         super().__init__(str(path), _Handler)
 
     def answer(self, request: Request, abandoned: Callable[[], bool]) -> bytes:
@@ -374,15 +378,16 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             return encode_response("refuse", 0, "the decider's code changed on disk\n", "")
 
         fields = request.fields
-        response = run_hook(
-            fields.get("client", ""),
-            request.payload,
-            expected_event=fields.get("event") or None,
-            root=fields.get("root") or None,
-            environ=request.env,
-            cwd=fields.get("cwd") or None,
-            abandoned=abandoned,
-        )
+        with self.slots:
+            response = run_hook(
+                fields.get("client", ""),
+                request.payload,
+                expected_event=fields.get("event") or None,
+                root=fields.get("root") or None,
+                environ=request.env,
+                cwd=fields.get("cwd") or None,
+                abandoned=abandoned,
+            )
         with state.lock:
             if len(state.roots) < 10_000:
                 state.roots.add(fields.get("root") or fields.get("cwd") or "")
