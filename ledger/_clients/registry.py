@@ -25,14 +25,19 @@ if TYPE_CHECKING:
 __all__ = [
     "CLIENTS",
     "CLIENT_NAMES",
+    "DECISIONS",
     "ClientAdapter",
     "ClientSpec",
+    "Decided",
+    "Delivery",
     "HookEntry",
     "Layout",
     "McpConfig",
     "actor_name",
     "adapter",
     "client_spec",
+    "delivery",
+    "enforcement",
     "markdown_table",
     "names_text",
 ]
@@ -46,6 +51,43 @@ Layout = Literal["nested", "flat", "scripts"]
   Copilot CLI, whose entries run ``bash``);
 * ``scripts``: one executable per hook, named after it, in a directory (Cline).
 """
+
+
+Decided = Literal["allow", "ask", "deny"]
+"""What ledger decided for one hook call (the ``decision`` of a ``hook.*`` record)."""
+
+#: ledger's decisions, in the order ``ledger doctor`` lists what each client does with them.
+DECISIONS: Final[tuple[Decided, ...]] = ("allow", "ask", "deny")
+
+
+class Delivery(NamedTuple):
+    """What a client does with one of ledger's decisions (issue 18: "what the client could
+    deliver"): the decision it enforces, and one line for people saying how."""
+
+    decision: Decided
+    how: str
+
+
+def _gate(allow: str, ask: Delivery, deny: str) -> Mapping[Decided, Delivery]:
+    return {"allow": Delivery("allow", allow), "ask": ask, "deny": Delivery("deny", deny)}
+
+
+_RUNS: Final = "the call runs; the client's own permission rules still apply"
+_BLOCKED: Final = "the call is blocked; the model reads ledger's reason"
+
+
+#: Claude Code's events that take a block [CC §1.7], ledger's blockable ones (Codex renders as it).
+_CLAUDE_BLOCKS: Final = frozenset(
+    {"UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "PermissionRequest"}
+)
+
+
+def _asks(title: str) -> Delivery:
+    return Delivery("ask", f"{title} asks the person, who approves or refuses the call")
+
+
+def _cannot_ask(why: str) -> Delivery:
+    return Delivery("deny", f"delivered as deny: {why}; the reason says a person must approve")
 
 
 class HookEntry(NamedTuple):
@@ -107,6 +149,11 @@ class ClientSpec(NamedTuple):
             Copilot's ``bash``.
         pre_handler_fields: extra fields of the handlers of tool-gating events (``flat``
             layout): Cursor fails open on a crashed hook unless ``failClosed`` is set.
+        gate: what the client does with each decision on its tool-gating events (the
+            enforcement matrix ``ledger doctor`` shows, recorded as ``delivered``).
+        gate_by_event: client events where the client does otherwise than :attr:`gate`.
+        blocks: the client's non-tool events (a prompt, a stop) where a deny is delivered as a
+            block; elsewhere the client ignores it and the call is only recorded.
     """
 
     name: str
@@ -125,8 +172,11 @@ class ClientSpec(NamedTuple):
     sandbox: str
     trust: str | None
     mcp: McpConfig
+    gate: Mapping[Decided, Delivery]
+    blocks: frozenset[str]
     command_key: str = "command"
     pre_handler_fields: Mapping[str, object] = {}
+    gate_by_event: Mapping[str, Mapping[Decided, Delivery]] = {}
 
 
 class ClientAdapter(Protocol):
@@ -186,6 +236,8 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="sandboxed Bash (bubblewrap/Seatbelt) + permission deny rules",
             trust=None,
+            gate=_gate(_RUNS, _asks("Claude Code"), _BLOCKED),
+            blocks=_CLAUDE_BLOCKS,
             mcp=McpConfig(
                 project_file=".mcp.json",
                 user_file=".claude.json",
@@ -227,6 +279,17 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none: sandbox.json cannot deny a path inside the workspace",
             trust="project hooks run in trusted workspaces only",
+            gate=_gate(
+                _RUNS,
+                # Cursor's hooks docs: preToolUse accepts "ask" but does not enforce it.
+                _cannot_ask("Cursor does not enforce ask at preToolUse"),
+                _BLOCKED,
+            ),
+            gate_by_event={
+                event: _gate(_RUNS, _asks("Cursor"), _BLOCKED)
+                for event in ("beforeShellExecution", "beforeMCPExecution")
+            },
+            blocks=frozenset({"beforeSubmitPrompt", "stop", "subagentStop"}),
             pre_handler_fields={"failClosed": True},
             mcp=McpConfig(
                 project_file=".cursor/mcp.json",
@@ -259,6 +322,8 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="container sandbox (`tools.sandbox`); the workspace stays writable",
             trust="the folder must be trusted (trusted folders)",
+            gate=_gate(_RUNS, _cannot_ask("Gemini CLI's hooks cannot ask"), _BLOCKED),
+            blocks=frozenset({"BeforeAgent", "AfterAgent"}),
             mcp=McpConfig(
                 project_file=".gemini/settings.json",
                 user_file=".gemini/settings.json",
@@ -290,6 +355,13 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="permission profile in `.codex/config.toml` (read-only protected paths)",
             trust="trusted project, and each hook's definition trusted by a person (`/hooks`)",
+            gate=_gate(
+                _RUNS,
+                # Measured with Codex 0.169.0 (tests/conformance): an ask answer runs the call.
+                _cannot_ask("Codex does not enforce ask (the call would run)"),
+                _BLOCKED,
+            ),
+            blocks=_CLAUDE_BLOCKS,
             mcp=McpConfig(
                 project_file=".codex/config.toml",
                 user_file=".codex/config.toml",
@@ -327,6 +399,8 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=True,
             sandbox="none (Cline has no OS sandbox)",
             trust=None,
+            gate=_gate(_RUNS, _cannot_ask("Cline's hooks cannot ask"), _BLOCKED),
+            blocks=frozenset({"UserPromptSubmit", "PreCompact"}),
             mcp=McpConfig(
                 project_file=None,
                 user_file=".cline/data/settings/cline_mcp_settings.json",
@@ -366,6 +440,13 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none (not configured by ledger)",
             trust="the folder must be trusted (Copilot asks on first start there)",
+            gate=_gate(
+                _RUNS,
+                # findings-2026-11-24 §1.2: prompts since 1.0.24; the cloud agent denies instead.
+                _asks("Copilot CLI"),
+                _BLOCKED,
+            ),
+            blocks=frozenset({"agentStop", "subagentStop"}),
             mcp=McpConfig(
                 project_file=".github/mcp.json",
                 user_file=".copilot/mcp-config.json",
@@ -416,6 +497,40 @@ def actor_name(name: str | None) -> str | None:
     """``actor.client`` for client ``name``; an unregistered name is kept as given."""
     spec = CLIENTS.get(name or "")
     return spec.actor if spec is not None else name
+
+
+def enforcement(spec: ClientSpec, client_event: str | None = None) -> Mapping[Decided, Delivery]:
+    """What ``spec``'s client does with each decision on a tool-gating event (``client_event``,
+    default the client's usual one): the matrix ``ledger doctor`` shows."""
+    if client_event is not None and client_event in spec.gate_by_event:
+        return spec.gate_by_event[client_event]
+    return spec.gate
+
+
+def delivery(
+    client: str | None, client_event: str | None, phase: str, decided: str
+) -> dict[str, str] | None:
+    """The ``delivered`` field of a ``hook.*`` record: what the client could do with what
+    ledger ``decided`` (issue 18), with ``why`` when that is not the decision itself.
+
+    On a tool-gating event (``phase`` ``pre``) the client's :func:`enforcement` says; after a
+    tool call nothing is left to block; elsewhere a deny blocks only at the client's
+    :attr:`ClientSpec.blocks` events. ``None`` for a client not in the registry.
+    """
+    spec = CLIENTS.get(client or "")
+    if spec is None or decided not in DECISIONS:
+        return None
+    if phase == "pre":
+        given = enforcement(spec, client_event)[decided]
+        if given.decision == decided:
+            return {"decision": given.decision}
+        return {"decision": given.decision, "why": given.how}
+    if decided == "deny" and client_event not in spec.blocks:
+        return {
+            "decision": "allow",
+            "why": f"{spec.title} does not act on a block at {client_event}; recorded only",
+        }
+    return {"decision": decided}
 
 
 def markdown_table() -> str:
