@@ -57,6 +57,7 @@ _CLIENT_EXECUTABLES: Final = {
     "codex": ("codex",),
     "cline": ("cline",),
     "copilot": ("copilot",),
+    "antigravity": ("agy",),
 }
 
 
@@ -185,7 +186,7 @@ def _client_found(spec: ClientSpec, root: Path) -> str | None:
     # `.github`, which most repositories have without using Copilot CLI.
     shared = Path(spec.shared_file)
     folder = str(shared.parent if shared.suffix else Path(shared.parts[0]))
-    if (root / folder).exists():
+    if not spec.user_only and (root / folder).exists():  # a per-user client has no folder here
         return f"{folder}/ exists"
     for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
         if shutil.which(name):
@@ -210,7 +211,7 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Chec
             "fail" if "exists" in why else "warn",
             f"{why}, but ledger's hooks are not installed: {spec.title}'s tool calls "
             "are not governed",
-            f"run `ledger install {spec.name}`",
+            f"run `ledger install {spec.name}{' --user' if spec.user_only else ''}`",
         )
         return missing, False
     if status.problems:

@@ -42,14 +42,17 @@ __all__ = [
     "names_text",
 ]
 
-Layout = Literal["nested", "flat", "scripts"]
+Layout = Literal["nested", "flat", "scripts", "bundle"]
 """How a client's hook settings are laid out.
 
 * ``nested``: ``{"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}`` (Claude Code, Codex,
   Gemini CLI);
 * ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor; GitHub
   Copilot CLI, whose entries run ``bash``);
-* ``scripts``: one executable per hook, named after it, in a directory (Cline).
+* ``scripts``: one executable per hook, named after it, in a directory (Cline);
+* ``bundle``: ``{"<bundle>": {"enabled": true, Event: [...]}}``, named bundles at the top level,
+  tool events as ``{"matcher", "hooks": [handler]}`` groups and the others as plain handler lists
+  (Antigravity CLI); ledger's bundle is :attr:`ClientSpec.hooks_key`.
 """
 
 
@@ -154,6 +157,10 @@ class ClientSpec(NamedTuple):
         gate_by_event: client events where the client does otherwise than :attr:`gate`.
         blocks: the client's non-tool events (a prompt, a stop) where a deny is delivered as a
             block; elsewhere the client ignores it and the call is only recorded.
+        hooks_key: the key holding ledger's hooks: ``hooks``, or the ``bundle`` layout's
+            bundle name.
+        user_only: the client reads hooks only per user (one file for every project), so
+            ``ledger install`` needs ``--user``.
     """
 
     name: str
@@ -177,6 +184,8 @@ class ClientSpec(NamedTuple):
     command_key: str = "command"
     pre_handler_fields: Mapping[str, object] = {}
     gate_by_event: Mapping[str, Mapping[Decided, Delivery]] = {}
+    hooks_key: str = "hooks"
+    user_only: bool = False
 
 
 class ClientAdapter(Protocol):
@@ -459,6 +468,49 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             ),
             command_key="bash",
         ),
+        ClientSpec(
+            # Antigravity CLI (`agy`), Gemini CLI's successor (findings-2026-11-24 §1.2; the
+            # sources are named in ledger/_clients/antigravity.py): one global hooks file of
+            # named bundles, five events, and `{}` read as deny.
+            name="antigravity",
+            actor="antigravity-cli",
+            title="Antigravity CLI",
+            module="ledger._clients.antigravity",
+            layout="bundle",
+            shared_file=".gemini/config/hooks.json",
+            local_file=None,
+            user_file=".gemini/config/hooks.json",
+            sandbox_file=None,
+            hooks=(
+                HookEntry("PreToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PostToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PreInvocation"),
+                HookEntry("PostInvocation"),
+                HookEntry("Stop"),
+            ),
+            handler_fields={"type": "command"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust="nothing (hooks run for every `agy` of this user)",
+            gate=_gate(
+                # `{}` is a deny (ai-memory#54), so ledger answers every allow explicitly.
+                "the call runs: ledger answers allow explicitly, as Antigravity reads {} as deny",
+                _asks("Antigravity CLI"),
+                _BLOCKED,
+            ),
+            blocks=frozenset(),  # Stop's block is documented both ways (Irrlicht#1723)
+            mcp=McpConfig(
+                project_file=None,
+                user_file=".gemini/config/mcp_config.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="rohitg00/agentmemory#1146 (agy reads ~/.gemini/config/mcp_config.json)",
+            ),
+            hooks_key="ledger",
+            user_only=True,
+        ),
     )
 }
 
@@ -543,6 +595,10 @@ def markdown_table() -> str:
     ]
     for spec in CLIENTS.values():
         local = f"`{spec.local_file}`" if spec.local_file else "none (the shared file)"
+        shared = f"`{spec.shared_file}`"
+        if spec.user_only:
+            local = "none (per user only)"
+            shared = f"`~/{spec.user_file}` (`--user` only: every project)"
         mcp = (
             f"`{spec.mcp.project_file}`; `--user`: `~/{spec.mcp.user_file}`"
             if spec.mcp.project_file
@@ -551,7 +607,7 @@ def markdown_table() -> str:
         if spec.mcp.key != "mcpServers":
             mcp += f" (`[{spec.mcp.key}.ledger]`)"
         rows.append(
-            f"| {spec.title} | `{spec.name}` | `{spec.actor}` | `{spec.shared_file}` | {local} "
+            f"| {spec.title} | `{spec.name}` | `{spec.actor}` | {shared} | {local} "
             f"| {spec.sandbox} | {spec.trust or 'nothing'} | {mcp} |"
         )
     return "\n".join(rows)

@@ -19,7 +19,7 @@ def fixture_id(path: Path) -> str:
 
 #: Clients whose payloads do not name their event: the installed command passes it
 #: (``ledger hook copilot --event preToolUse``), so a fixture's file name does.
-NAMELESS_EVENTS = frozenset({"copilot"})
+NAMELESS_EVENTS = frozenset({"copilot", "antigravity"})
 
 
 def fixture_event(path: Path) -> str | None:
@@ -53,6 +53,9 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
         return out.get("decision") in ("deny", "block") or out.get("continue") is False
     if event.client == "copilot":
         return out.get("permissionDecision") == "deny" or out.get("decision") == "block"
+    if event.client == "antigravity":
+        # `{}` at PreToolUse is a deny (akitaonrails/ai-memory#54).
+        return out.get("decision") == "deny" or (event.client_event == "PreToolUse" and not out)
     assert event.client == "cline"
     return out["cancel"] is True
 
@@ -65,8 +68,8 @@ def asks(event: HookEvent, response: HookResponse) -> bool:
         return permission == "ask"
     if event.client == "cursor":
         return out.get("permission") == "ask"
-    if event.client == "copilot":
-        return out.get("permissionDecision") == "ask"
+    if event.client in ("copilot", "antigravity"):
+        return out.get("permissionDecision", out.get("decision")) == "ask"
     return False
 
 

@@ -46,10 +46,53 @@ SESSIONS = {
     "gemini": "b5e2d7c1-4a93-4f08-8e6b-2c1d9f7a3e50",
     "cline": "1746093512345",
     "copilot": "0f6a2c4e-8b1d-4e37-9a5c-2d7e1b3f9c80",
+    "antigravity": "2bb3613b-f2a2-4573-9282-e389ac224bda",
 }
 
 # fixture -> (neutral event, phase, neutral tool, {dotted field path: expected value}).
 EXPECTED: dict[str, tuple[str, str, str | None, dict[str, Any]]] = {
+    # --- Antigravity CLI (camelCase, toolCall; sources in each file and the README beside) -----
+    "antigravity/PreToolUse-run-command": (
+        "PreToolUse",
+        "pre",
+        "Bash",
+        {"tool_input.command": "rm -rf dist", "cwd": "/home/dev/app", "model": "gemini-3.5-flash"},
+    ),
+    "antigravity/PreToolUse-write-to-file": (
+        "PreToolUse",
+        "pre",
+        "Write",
+        {
+            "tool_input.file_path": "/home/dev/app/src/auth/jwt.ts",
+            "tool_input.content": "export const ttl = 60;\n",
+            "tool_input.TargetFile": ABSENT,
+        },
+    ),
+    "antigravity/PreToolUse-replace-file-content": (
+        "PreToolUse",
+        "pre",
+        "Edit",
+        {
+            "tool_input.file_path": "/home/dev/app/src/auth/jwt.ts",
+            "tool_input.old_string": "ttl = 60",
+            "tool_input.new_string": "ttl = 30",
+        },
+    ),
+    "antigravity/PreToolUse-view-file": (
+        "PreToolUse",
+        "pre",
+        "Read",
+        {"tool_input.file_path": "/home/dev/app/README.md", "cwd": None},
+    ),
+    "antigravity/PostToolUse-run-command": (
+        "PostToolUse",
+        "post",
+        "Bash",
+        {"error": None, "tool_input.command": "npm test"},
+    ),
+    "antigravity/PreInvocation-first-turn": ("UserPromptSubmit", "other", None, {}),
+    "antigravity/PostInvocation-basic": ("PostInvocation", "other", None, {}),
+    "antigravity/Stop-no-tool-call": ("Stop", "other", None, {"event_reason": "NO_TOOL_CALL"}),
     # --- GitHub Copilot CLI (camelCase; fixtures from GitHub's docs, sources in each file) -----
     "copilot/agentStop-end-turn": ("Stop", "other", None, {}),
     "copilot/errorOccurred-timeout": ("errorOccurred", "other", None, {"error": "Network timeout"}),
@@ -629,7 +672,7 @@ def test_fixture_renders_each_permission(fixture_file: Path, permission: str):
         assert blocks(event, response)
         assert "policy says so" in json.dumps(out)
     elif asks(event, response):
-        assert event.client in ("claude", "codex", "cursor", "copilot")
+        assert event.client in ("claude", "codex", "cursor", "copilot", "antigravity")
     else:
         assert blocks(event, response)
         assert "human must approve" in json.dumps(out)

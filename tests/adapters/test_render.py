@@ -491,13 +491,14 @@ def test_fail_closed_recovers_a_pre_event_from_unparseable_bytes(client: str):
     key = "hookName" if client == "cline" else "hook_event_name"
     pre = {"claude": "PreToolUse", "codex": "PreToolUse", "cursor": "beforeShellExecution",
            "gemini": "BeforeTool", "cline": "PreToolUse",
-           "copilot": "preToolUse"}[client]  # fmt: skip
+           "copilot": "preToolUse", "antigravity": "PreToolUse"}[client]  # fmt: skip
     raw = f'{{"{key}": "{pre}", "tool_input": {{"command": "rm -rf'.encode()
     response = fail_closed_response(client, None, "payload is not valid JSON", raw=raw)
     tools: dict[str, dict[str, object]] = {
         "cline": {"preToolUse": {"toolName": "execute_command"}},
         "cursor": {"command": "ls"},
         "copilot": {"toolName": "bash"},
+        "antigravity": {"toolCall": {"name": "run_command"}},
     }
     tool = tools.get(client, {"tool_name": "Bash"})
     stub = parse_payload(client, json.dumps({key: pre, **tool}).encode())
