@@ -113,6 +113,7 @@ _PROTECTED_SUBSTRINGS: Final = (
     ".clinerules/hooks",
     ".github/hooks",
     ".copilot/hooks",
+    ".gemini/config",
     ".mcp.json",
     "/mcp.json",
     "mcp-config.json",

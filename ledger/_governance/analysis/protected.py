@@ -71,6 +71,10 @@ _CONFIG_AREAS: Final = (
     # user (github/docs content/copilot/reference/hooks-reference.md, "Hooks locations").
     ((".github", "hooks"), "GitHub Copilot's hooks", True),
     ((".copilot", "hooks"), "GitHub Copilot's hooks", True),
+    # Antigravity CLI: one `~/.gemini/config/hooks.json` of named bundles for every project
+    # (findings-2026-11-24 §1.2; ledger/_clients/antigravity.py names the sources).
+    ((".gemini", "config", "hooks.json"), "Antigravity CLI's hooks", False),
+    ((".gemini", "config", "mcp_config.json"), "an MCP server configuration", False),
     # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
     # a client starts the servers these files name outside any sandbox, so an agent that
     # rewrote one would run its own code at the next start (issue 18). Gemini CLI's and
