@@ -58,6 +58,7 @@ _CLIENT_EXECUTABLES: Final = {
     "cline": ("cline",),
     "copilot": ("copilot",),
     "antigravity": ("agy",),
+    "windsurf": ("windsurf",),
 }
 
 

@@ -147,8 +147,9 @@ def _save(path: Path, data: dict[str, Any]) -> None:
 def _is_empty(spec: ClientSpec, data: dict[str, Any]) -> bool:
     """Nothing left but what ledger itself adds (Cursor's ``version``)."""
     rest = {k: v for k, v in data.items() if not (k == spec.hooks_key and v == {})}
-    if spec.layout == "flat":
-        rest.pop("version", None)
+    for key, value in spec.file_fields.items():
+        if rest.get(key) == value:
+            del rest[key]
     return not rest
 
 
@@ -215,8 +216,8 @@ def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
 
 
 def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> list[Change]:
-    if spec.layout == "flat":
-        data.setdefault("version", 1)
+    for key, value in spec.file_fields.items():  # Cursor's and Copilot's "version": 1
+        data.setdefault(key, value)
     changes = []
     for event, matcher, entries in _hook_lists(spec, data, create=True):
         command = hook_command(spec, event, ledger_cmd)

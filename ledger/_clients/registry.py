@@ -48,7 +48,7 @@ Layout = Literal["nested", "flat", "scripts", "bundle"]
 * ``nested``: ``{"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}`` (Claude Code, Codex,
   Gemini CLI);
 * ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor; GitHub
-  Copilot CLI, whose entries run ``bash``);
+  Copilot CLI, whose entries run ``bash``; Windsurf, without ``version``);
 * ``scripts``: one executable per hook, named after it, in a directory (Cline);
 * ``bundle``: ``{"<bundle>": {"enabled": true, Event: [...]}}``, named bundles at the top level,
   tool events as ``{"matcher", "hooks": [handler]}`` groups and the others as plain handler lists
@@ -161,6 +161,8 @@ class ClientSpec(NamedTuple):
             bundle name.
         user_only: the client reads hooks only per user (one file for every project), so
             ``ledger install`` needs ``--user``.
+        file_fields: top-level fields the hooks file carries (``flat`` layout), e.g.
+            ``version``.
     """
 
     name: str
@@ -186,6 +188,7 @@ class ClientSpec(NamedTuple):
     gate_by_event: Mapping[str, Mapping[Decided, Delivery]] = {}
     hooks_key: str = "hooks"
     user_only: bool = False
+    file_fields: Mapping[str, object] = {}
 
 
 class ClientAdapter(Protocol):
@@ -300,6 +303,7 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             },
             blocks=frozenset({"beforeSubmitPrompt", "stop", "subagentStop"}),
             pre_handler_fields={"failClosed": True},
+            file_fields={"version": 1},
             mcp=McpConfig(
                 project_file=".cursor/mcp.json",
                 user_file=".cursor/mcp.json",
@@ -467,6 +471,7 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
                 source="github/docs cli-config-dir-reference.md (.github/mcp.json)",
             ),
             command_key="bash",
+            file_fields={"version": 1},
         ),
         ClientSpec(
             # Antigravity CLI (`agy`), Gemini CLI's successor (findings-2026-11-24 §1.2; the
@@ -510,6 +515,62 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             ),
             hooks_key="ledger",
             user_only=True,
+        ),
+        ClientSpec(
+            # Windsurf's Cascade hooks (docs.windsurf.com/windsurf/cascade/hooks): system, user
+            # and workspace hooks.json merged; snake_case actions; exit 2 blocks a pre-hook and
+            # nothing else answers: a hook cannot prompt.
+            name="windsurf",
+            actor="windsurf",
+            title="Windsurf (Cascade)",
+            module="ledger._clients.windsurf",
+            layout="flat",
+            shared_file=".windsurf/hooks.json",
+            local_file=None,
+            user_file=".codeium/windsurf/hooks.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "pre_read_code",
+                    "post_read_code",
+                    "pre_write_code",
+                    "post_write_code",
+                    "pre_run_command",
+                    "post_run_command",
+                    "pre_mcp_tool_use",
+                    "post_mcp_tool_use",
+                    "pre_user_prompt",
+                    "post_cascade_response",
+                )
+            ),
+            handler_fields={},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust=None,
+            gate=_gate(
+                _RUNS,
+                Delivery(
+                    "deny",
+                    "delivered as a block (exit 2): Windsurf's hooks cannot prompt; the reason "
+                    "says a person must approve",
+                ),
+                "the call is blocked (exit 2); Cascade shows ledger's reason",
+            ),
+            # pre_user_prompt blocks on exit 2 too, but the installed guard turns any failure of
+            # a non-tool event into the non-blocking exit, so a prompt is never blocked.
+            blocks=frozenset(),
+            # show_output: the block's reason is shown in Cascade (docs, "Configuration").
+            pre_handler_fields={"show_output": True},
+            mcp=McpConfig(
+                project_file=None,
+                user_file=".codeium/windsurf/mcp_config.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="docs.windsurf.com/windsurf/cascade/mcp (mcp_config.json)",
+            ),
         ),
     )
 }

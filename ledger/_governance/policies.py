@@ -114,6 +114,8 @@ _PROTECTED_SUBSTRINGS: Final = (
     ".github/hooks",
     ".copilot/hooks",
     ".gemini/config",
+    ".windsurf/hooks",
+    ".codeium/windsurf",
     ".mcp.json",
     "/mcp.json",
     "mcp-config.json",

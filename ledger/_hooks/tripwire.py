@@ -108,6 +108,9 @@ _CLIENT_FILES: Final = (
     (".copilot", "mcp-config.json", False),
     (".gemini/config", "hooks.json", False),  # Antigravity CLI's, per user
     (".gemini/config", "mcp_config.json", False),
+    (".windsurf", "hooks.json", False),
+    (".codeium/windsurf", "hooks.json", False),
+    (".codeium/windsurf", "mcp_config.json", False),
     (".mcp.json", None, False),
 )
 #: What a client writes into its own settings as the person uses it, and which runs nothing:

@@ -27,8 +27,15 @@ def fixture_event(path: Path) -> str | None:
     return path.stem.split("-")[0] if path.parent.name in NAMELESS_EVENTS else None
 
 
+#: Clients that read only the exit code (and stderr): ledger prints nothing on stdout.
+EXIT_CODE_CLIENTS = frozenset({"windsurf"})
+
+
 def output(response: HookResponse) -> dict[str, Any]:
-    """The JSON object a response writes on stdout (asserting it is one)."""
+    """The JSON object a response writes on stdout (asserting it is one); ``{}`` for no output
+    (what exit-code clients get)."""
+    if response.stdout == "":
+        return {}
     value = json.loads(response.stdout)
     assert isinstance(value, dict), response.stdout
     return value
@@ -53,6 +60,8 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
         return out.get("decision") in ("deny", "block") or out.get("continue") is False
     if event.client == "copilot":
         return out.get("permissionDecision") == "deny" or out.get("decision") == "block"
+    if event.client in EXIT_CODE_CLIENTS:
+        return False  # exit 0: nothing else blocks
     if event.client == "antigravity":
         # `{}` at PreToolUse is a deny (akitaonrails/ai-memory#54).
         return out.get("decision") == "deny" or (event.client_event == "PreToolUse" and not out)

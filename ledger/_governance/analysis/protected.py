@@ -75,6 +75,11 @@ _CONFIG_AREAS: Final = (
     # (findings-2026-11-24 §1.2; ledger/_clients/antigravity.py names the sources).
     ((".gemini", "config", "hooks.json"), "Antigravity CLI's hooks", False),
     ((".gemini", "config", "mcp_config.json"), "an MCP server configuration", False),
+    # Windsurf: `.windsurf/hooks.json` in the workspace, `~/.codeium/windsurf/` per user
+    # (docs.windsurf.com/windsurf/cascade/hooks, "Configuration").
+    ((".windsurf", "hooks.json"), "Windsurf's hooks", False),
+    ((".codeium", "windsurf", "hooks.json"), "Windsurf's hooks", False),
+    ((".codeium", "windsurf", "mcp_config.json"), "an MCP server configuration", False),
     # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
     # a client starts the servers these files name outside any sandbox, so an agent that
     # rewrote one would run its own code at the next start (issue 18). Gemini CLI's and
