@@ -59,7 +59,11 @@ _CLIENT_EXECUTABLES: Final = {
     "copilot": ("copilot",),
     "antigravity": ("agy",),
     "windsurf": ("windsurf",),
+    "vscode": ("code", "code-insiders"),
 }
+#: The folder that shows a client is used in a workspace, where its hooks folder does not:
+#: VS Code's hooks share `.github/hooks/` with GitHub Copilot CLI.
+_CLIENT_FOLDERS: Final = {"vscode": ".vscode"}
 
 
 class Check(NamedTuple):
@@ -186,7 +190,9 @@ def _client_found(spec: ClientSpec, root: Path) -> str | None:
     # The folder holding its hooks: `.claude`, `.clinerules`, ... and `.github/hooks`, not
     # `.github`, which most repositories have without using Copilot CLI.
     shared = Path(spec.shared_file)
-    folder = str(shared.parent if shared.suffix else Path(shared.parts[0]))
+    folder = _CLIENT_FOLDERS.get(
+        spec.name, str(shared.parent if shared.suffix else Path(shared.parts[0]))
+    )
     if not spec.user_only and (root / folder).exists():  # a per-user client has no folder here
         return f"{folder}/ exists"
     for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):

@@ -517,6 +517,46 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             user_only=True,
         ),
         ClientSpec(
+            # VS Code's agent hooks, Local harness (microsoft/vscode-docs docs/agent-customization/
+            # hooks.md): Claude-shaped, read from .github/hooks/*.json, which GitHub Copilot CLI
+            # reads too; ask prompts the person.
+            name="vscode",
+            actor="vscode",
+            title="VS Code agent hooks",
+            module="ledger._clients.vscode",
+            layout="flat",
+            shared_file=".github/hooks/ledger-vscode.json",
+            local_file=None,
+            user_file=".copilot/hooks/ledger-vscode.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "PreToolUse",
+                    "PostToolUse",
+                    "SessionStart",
+                    "UserPromptSubmit",
+                    "SubagentStop",
+                    "Stop",
+                )
+            ),
+            handler_fields={"type": "command"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust="hooks must be allowed (organisations can disable them)",
+            gate=_gate(_RUNS, _asks("VS Code"), _BLOCKED),
+            blocks=frozenset({"Stop", "SubagentStop"}),
+            mcp=McpConfig(
+                project_file=".vscode/mcp.json",
+                user_file=".config/Code/User/mcp.json",
+                format="json",
+                key="servers",
+                enable=None,
+                source="code.visualstudio.com/docs/copilot/customization/mcp-servers",
+            ),
+        ),
+        ClientSpec(
             # Windsurf's Cascade hooks (docs.windsurf.com/windsurf/cascade/hooks): system, user
             # and workspace hooks.json merged; snake_case actions; exit 2 blocks a pre-hook and
             # nothing else answers: a hook cannot prompt.

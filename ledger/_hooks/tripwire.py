@@ -111,6 +111,8 @@ _CLIENT_FILES: Final = (
     (".windsurf", "hooks.json", False),
     (".codeium/windsurf", "hooks.json", False),
     (".codeium/windsurf", "mcp_config.json", False),
+    (".vscode", "mcp.json", False),
+    (".config/Code/User", "mcp.json", False),
     (".mcp.json", None, False),
 )
 #: What a client writes into its own settings as the person uses it, and which runs nothing:

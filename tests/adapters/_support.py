@@ -46,10 +46,16 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
     if response.exit_code == 2:
         return True
     out = output(response)
-    if event.client in ("claude", "codex"):
+    if event.client in ("claude", "codex", "vscode"):
         specific = out.get("hookSpecificOutput", {})
         if specific.get("permissionDecision") == "deny":
             return True
+        if event.client == "vscode":
+            # VS Code reads a stop's block inside hookSpecificOutput, a subagent's at the top
+            # level, and nothing of the kind at UserPromptSubmit (microsoft/vscode-docs).
+            if event.client_event == "Stop":
+                return specific.get("decision") == "block"
+            return event.client_event == "SubagentStop" and out.get("decision") == "block"
         verdict = specific.get("decision")
         if isinstance(verdict, dict) and verdict.get("behavior") == "deny":
             return True
@@ -72,7 +78,7 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
 def asks(event: HookEvent, response: HookResponse) -> bool:
     """Whether the client would ask a human (the native ``ask``)."""
     out = output(response)
-    if event.client in ("claude", "codex"):
+    if event.client in ("claude", "codex", "vscode"):
         permission: object = out.get("hookSpecificOutput", {}).get("permissionDecision")
         return permission == "ask"
     if event.client == "cursor":

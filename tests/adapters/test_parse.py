@@ -49,10 +49,39 @@ SESSIONS = {
     "copilot": "0f6a2c4e-8b1d-4e37-9a5c-2d7e1b3f9c80",
     "antigravity": "2bb3613b-f2a2-4573-9282-e389ac224bda",
     "windsurf": "a3f9c2e1-5b7d-4e8a-9c10-2d6f0b8e4a71",
+    "vscode": "7d2e9c41-3b5a-4f68-8e10-6c2b9f4a1d35",
 }
 
 # fixture -> (neutral event, phase, neutral tool, {dotted field path: expected value}).
 EXPECTED: dict[str, tuple[str, str, str | None, dict[str, Any]]] = {
+    # --- VS Code's agent hooks (microsoft/vscode-docs; sources in each file) ------------------
+    "vscode/PreToolUse-editFiles": (
+        "PreToolUse",
+        "pre",
+        "editFiles",
+        {"tool_input.files": ["src/auth/jwt.ts"], "tool_use_id": "tool-123", "cwd": CWD},
+    ),
+    "vscode/PreToolUse-runInTerminal": (
+        "PreToolUse",
+        "pre",
+        "Bash",
+        {"tool_input.command": "rm -rf dist"},
+    ),
+    "vscode/PostToolUse-editFiles": (
+        "PostToolUse",
+        "post",
+        "editFiles",
+        {"tool_response": "File edited successfully"},
+    ),
+    "vscode/SessionStart-new": ("SessionStart", "other", None, {"source": "new"}),
+    "vscode/UserPromptSubmit-prompt": (
+        "UserPromptSubmit",
+        "other",
+        None,
+        {"prompt": "Harden the JWT code"},
+    ),
+    "vscode/Stop-basic": ("Stop", "other", None, {}),
+    "vscode/SubagentStop-plan": ("SubagentStop", "other", None, {"agent_type": "Plan"}),
     # --- Windsurf's Cascade hooks (docs.windsurf.com/windsurf/cascade/hooks) -------------------
     "windsurf/pre_run_command-rm": (
         "PreToolUse",
@@ -689,6 +718,7 @@ def test_fixture_neutral_fields(fixture_file: Path):
     assert event.client_event == (
         fixture_event(fixture_file)
         or raw.get("hook_event_name", raw.get("hookName", raw.get("agent_action_name")))
+        or raw.get("hookEventName")
     )
     assert (event.event, event.phase, event.tool_name) == (name, phase, tool)
     assert event.phase == event_phase(client, event.client_event)
@@ -733,7 +763,7 @@ def test_fixture_renders_each_permission(fixture_file: Path, permission: str):
         assert blocks(event, response)
         assert "policy says so" in json.dumps(out)
     elif asks(event, response):
-        assert event.client in ("claude", "codex", "cursor", "copilot", "antigravity")
+        assert event.client in ("claude", "codex", "cursor", "copilot", "antigravity", "vscode")
     else:
         assert blocks(event, response)
         assert "human must approve" in json.dumps(out)

@@ -492,7 +492,7 @@ def test_fail_closed_recovers_a_pre_event_from_unparseable_bytes(client: str):
     pre = {"claude": "PreToolUse", "codex": "PreToolUse", "cursor": "beforeShellExecution",
            "gemini": "BeforeTool", "cline": "PreToolUse",
            "copilot": "preToolUse", "antigravity": "PreToolUse",
-           "windsurf": "pre_run_command"}[client]  # fmt: skip
+           "windsurf": "pre_run_command", "vscode": "PreToolUse"}[client]  # fmt: skip
     raw = f'{{"{key}": "{pre}", "tool_input": {{"command": "rm -rf'.encode()
     response = fail_closed_response(client, None, "payload is not valid JSON", raw=raw)
     tools: dict[str, dict[str, object]] = {

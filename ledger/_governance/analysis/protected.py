@@ -80,6 +80,10 @@ _CONFIG_AREAS: Final = (
     ((".windsurf", "hooks.json"), "Windsurf's hooks", False),
     ((".codeium", "windsurf", "hooks.json"), "Windsurf's hooks", False),
     ((".codeium", "windsurf", "mcp_config.json"), "an MCP server configuration", False),
+    # VS Code's agent hooks live in `.github/hooks/` (above); its MCP servers in
+    # `.vscode/mcp.json` and the user profile's `mcp.json` (code.visualstudio.com, MCP servers).
+    ((".vscode", "mcp.json"), "an MCP server configuration", False),
+    ((".config", "Code", "User", "mcp.json"), "an MCP server configuration", False),
     # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
     # a client starts the servers these files name outside any sandbox, so an agent that
     # rewrote one would run its own code at the next start (issue 18). Gemini CLI's and
