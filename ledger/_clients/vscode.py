@@ -13,7 +13,8 @@ PostToolUse and SubagentStart; a block of a stop goes *inside* ``hookSpecificOut
 and at the top level for SubagentStop; UserPromptSubmit reads the common output only.
 
 Tool names are VS Code's (``editFiles`` with ``files``, the documented example; the terminal
-tool is read as a shell call, :data:`TOOLS`); a call's paths are checked whatever its tool (:mod:`ledger._governance.analysis.tool_input`).
+tool is read as a shell call, :data:`TOOLS`); a call's paths are checked whatever its tool
+(:mod:`ledger._governance.analysis.tool_input`).
 """
 
 from __future__ import annotations
