@@ -54,7 +54,7 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
             # VS Code reads a stop's block inside hookSpecificOutput, a subagent's at the top
             # level, and nothing of the kind at UserPromptSubmit (microsoft/vscode-docs).
             if event.client_event == "Stop":
-                return specific.get("decision") == "block"
+                return bool(specific.get("decision") == "block")
             return event.client_event == "SubagentStop" and out.get("decision") == "block"
         verdict = specific.get("decision")
         if isinstance(verdict, dict) and verdict.get("behavior") == "deny":
