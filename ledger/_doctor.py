@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
 from ledger._clients.install import hook_status
-from ledger._clients.registry import CLIENTS, ClientSpec
+from ledger._clients.registry import CLIENTS, DECISIONS, ClientSpec, enforcement
 from ledger._errors import ConfigError, KeyNotFoundError, LedgerError
 from ledger._evidence.keys import load_signing_key
 from ledger._evidence.ledger import Ledger
@@ -57,7 +57,13 @@ _CLIENT_EXECUTABLES: Final = {
     "codex": ("codex",),
     "cline": ("cline",),
     "copilot": ("copilot",),
+    "antigravity": ("agy",),
+    "windsurf": ("windsurf",),
+    "vscode": ("code", "code-insiders"),
 }
+#: The folder that shows a client is used in a workspace, where its hooks folder does not:
+#: VS Code's hooks share `.github/hooks/` with GitHub Copilot CLI.
+_CLIENT_FOLDERS: Final = {"vscode": ".vscode"}
 
 
 class Check(NamedTuple):
@@ -184,8 +190,10 @@ def _client_found(spec: ClientSpec, root: Path) -> str | None:
     # The folder holding its hooks: `.claude`, `.clinerules`, ... and `.github/hooks`, not
     # `.github`, which most repositories have without using Copilot CLI.
     shared = Path(spec.shared_file)
-    folder = str(shared.parent if shared.suffix else Path(shared.parts[0]))
-    if (root / folder).exists():
+    folder = _CLIENT_FOLDERS.get(
+        spec.name, str(shared.parent if shared.suffix else Path(shared.parts[0]))
+    )
+    if not spec.user_only and (root / folder).exists():  # a per-user client has no folder here
         return f"{folder}/ exists"
     for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
         if shutil.which(name):
@@ -193,33 +201,36 @@ def _client_found(spec: ClientSpec, root: Path) -> str | None:
     return None
 
 
-def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> Check | None:
-    """The installed hooks of one client, as the clients layer sees them (``hook_status``)."""
+def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Check, bool] | None:
+    """The installed hooks of one client, as the clients layer sees them (``hook_status``),
+    and whether any are installed."""
     name = f"hooks: {spec.name}"
     try:
         status = hook_status(spec.name, root, home=home)
     except LedgerError as exc:
-        return Check(name, "fail", str(exc), f"fix it, then `ledger install {spec.name}`")
+        return Check(name, "fail", str(exc), f"fix it, then `ledger install {spec.name}`"), False
     if status.command_runs is None:  # nothing installed
         why = _client_found(spec, root)
         if why is None:
             return None  # and no sign the client is used here
-        return Check(
+        missing = Check(
             name,
             "fail" if "exists" in why else "warn",
             f"{why}, but ledger's hooks are not installed: {spec.title}'s tool calls "
             "are not governed",
-            f"run `ledger install {spec.name}`",
+            f"run `ledger install {spec.name}{' --user' if spec.user_only else ''}`",
         )
+        return missing, False
     if status.problems:
         message, _, fix = status.problems[0].rpartition(": run ")
         more = f" (and {len(status.problems) - 1} more)" if len(status.problems) > 1 else ""
-        return Check(
+        broken = Check(
             name,
             "fail",
             f"{message or status.problems[0]}{more}",
             f"run {fix}" if message else None,
         )
+        return broken, True
     installed = f"installed in {status.path}; the command starts" + (
         "; trusted" if status.trusted else ""
     )
@@ -229,14 +240,32 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> Check | No
         # Hooks alone govern; without the server the agent has no select_active_intent tool
         # (issue 18), only `ledger intent select` in its shell.
         scope = " --user" if spec.mcp.project_file is None else ""
-        return Check(
+        unregistered = Check(
             name,
             "warn",
             f"{installed}; but `ledger mcp` is not registered, so the agent has no "
             "select_active_intent tool",
             f"run `ledger install {spec.name}{scope}`",
         )
-    return Check(name, "ok", f"{installed}; `ledger mcp` registered")
+        return unregistered, True
+    return Check(name, "ok", f"{installed}; `ledger mcp` registered"), True
+
+
+def _enforcement(spec: ClientSpec) -> list[Check]:
+    """The enforcement matrix of one client, one line per decision: what the client does when
+    ledger decides allow, ask or deny on a tool call (the registry's data, issue 18)."""
+    checks = []
+    for decided in DECISIONS:
+        given = enforcement(spec)[decided]
+        message = f"{decided} -> {given.decision}: {given.how}"
+        others = sorted(
+            event for event, gate in spec.gate_by_event.items() if gate[decided] != given
+        )
+        for event in others:
+            there = spec.gate_by_event[event][decided]
+            message += f"; at {event}: {there.decision} ({there.how})"
+        checks.append(Check(f"{spec.name} {decided}", "ok", message))
+    return checks
 
 
 def _stored_checkpoints(
@@ -329,9 +358,13 @@ def run_checks(
         checks.append(Check("signing key", "fail", str(exc), "see the ledger line above"))
     checks.append(_intents(base))
     checks.append(_hooks_config(base, environ))
-    client_checks = [
-        c for c in (_client_hooks(spec, base, home) for spec in CLIENTS.values()) if c is not None
-    ]
+    client_checks = []
+    for spec in CLIENTS.values():
+        found = _client_hooks(spec, base, home)
+        if found is not None:
+            client_checks.append(found[0])
+            if found[1]:  # installed: what the client does with each decision
+                client_checks += _enforcement(spec)
     checks += client_checks or [
         Check(
             "hooks",

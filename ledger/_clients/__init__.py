@@ -142,7 +142,9 @@ def _recovery_patterns() -> tuple[Pattern[bytes], Pattern[bytes]]:
     global _recovery  # noqa: PLW0603 - a lazily built module constant
     if _recovery is None:
         _recovery = (
-            re.compile(rb'"(?:hook_event_name|hookName)"\s*:\s*"([A-Za-z_]+)"'),
+            re.compile(
+                rb'"(?:hook_event_name|hookName|agent_action_name|hookEventName)"\s*:\s*"([A-Za-z_]+)"'
+            ),
             re.compile(rb'"([A-Za-z_]{3,40})"'),
         )
     return _recovery

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
 from ledger._clients.registry import ClientSpec, adapter, client_spec
-from ledger._errors import ConfigError, StorageError
+from ledger._errors import ConfigError, InputError, StorageError
 
 __all__ = [
     "Action",
@@ -86,10 +86,11 @@ def hook_command(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
     when it cannot open the script), into the client's non-blocking exit.
     """
     base = f"{ledger_cmd} hook {spec.name} --event {event}"
+    again = f"ledger install {spec.name}" + (" --user" if spec.user_only else "")
     if adapter(spec.name).native_phase(event) == "pre":
         return (
             f'{base} || {{ s=$?; [ "$s" = 2 ] || echo "ledger: the hook could not run (exit'
-            f' $s), so this tool call is blocked; run: ledger install {spec.name}" >&2; exit 2; }}'
+            f' $s), so this tool call is blocked; run: {again}" >&2; exit 2; }}'
         )
     return f"{base} || exit {spec.nonblocking_exit}"
 
@@ -145,9 +146,10 @@ def _save(path: Path, data: dict[str, Any]) -> None:
 
 def _is_empty(spec: ClientSpec, data: dict[str, Any]) -> bool:
     """Nothing left but what ledger itself adds (Cursor's ``version``)."""
-    rest = {k: v for k, v in data.items() if not (k == "hooks" and v == {})}
-    if spec.layout == "flat":
-        rest.pop("version", None)
+    rest = {k: v for k, v in data.items() if not (k == spec.hooks_key and v == {})}
+    for key, value in spec.file_fields.items():
+        if rest.get(key) == value:
+            del rest[key]
     return not rest
 
 
@@ -165,11 +167,15 @@ def _hook_lists(
     spec: ClientSpec, data: dict[str, Any], *, create: bool
 ) -> Iterator[tuple[str, str | None, list[Any]]]:
     """(event, matcher, list of entries) for each installed event, validating shapes."""
-    hooks = data.setdefault("hooks", {}) if create else data.get("hooks")
+    key = spec.hooks_key
+    if create and spec.layout == "bundle":
+        hooks = data.setdefault(key, {"enabled": True})  # ledger's own named bundle
+    else:
+        hooks = data.setdefault(key, {}) if create else data.get(key)
     if hooks is None:
         return
     if not isinstance(hooks, dict):
-        raise ConfigError("settings: hooks must be an object of event names")
+        raise ConfigError(f"settings: {key} must be an object of event names")
     events = (
         [(e.event, e.matcher) for e in spec.hooks]
         if create
@@ -181,7 +187,7 @@ def _hook_lists(
             if create:
                 raise ConfigError(f"settings: hooks.{event} must be a list")
             continue
-        if spec.layout == "nested":
+        if spec.layout in ("nested", "bundle"):
             for group in entries:
                 if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
                     raise ConfigError(
@@ -200,7 +206,9 @@ def _command_key(spec: ClientSpec) -> str:
 def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
     """Every handler object in one event's list (nested groups flattened)."""
     for entry in entries:
-        if spec.layout == "flat":
+        if spec.layout == "flat" or (
+            spec.layout == "bundle" and isinstance(entry, dict) and "hooks" not in entry
+        ):
             if isinstance(entry, dict):
                 yield entry
         elif isinstance(entry, dict):
@@ -208,8 +216,8 @@ def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
 
 
 def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> list[Change]:
-    if spec.layout == "flat":
-        data.setdefault("version", 1)
+    for key, value in spec.file_fields.items():  # Cursor's and Copilot's "version": 1
+        data.setdefault(key, value)
     changes = []
     for event, matcher, entries in _hook_lists(spec, data, create=True):
         command = hook_command(spec, event, ledger_cmd)
@@ -228,6 +236,8 @@ def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> li
             if adapter(spec.name).native_phase(event) == "pre":
                 entry.update(spec.pre_handler_fields)  # Cursor: failClosed
             entries.append(entry)
+        elif spec.layout == "bundle" and matcher is None:  # lifecycle events: plain handlers
+            entries.append({"type": "command", "command": command, **spec.handler_fields})
         else:
             handler = {"type": "command", "command": command, **spec.handler_fields}
             group: dict[str, Any] = {"hooks": [handler]}
@@ -238,11 +248,13 @@ def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> li
 
 def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
     changes = []
-    hooks = data.get("hooks")
+    hooks = data.get(spec.hooks_key)
     for event, _, entries in list(_hook_lists(spec, data, create=False)):
         kept: list[Any] = []
         for entry in entries:
-            if spec.layout == "flat":
+            if spec.layout == "flat" or (
+                spec.layout == "bundle" and isinstance(entry, dict) and "hooks" not in entry
+            ):
                 if isinstance(entry, dict) and _ours(entry.get(_command_key(spec)), spec.name):
                     changes.append(Change("removed", event, "ledger hook"))
                 else:
@@ -267,6 +279,12 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
             del hooks[event]
     if isinstance(hooks, dict) and not hooks and spec.layout == "nested":
         del data["hooks"]
+    if (
+        spec.layout == "bundle"
+        and isinstance(hooks, dict)
+        and not any(isinstance(v, list) for v in hooks.values())
+    ):
+        del data[spec.hooks_key]  # ledger's bundle holds no hook any more
     return changes
 
 
@@ -347,7 +365,18 @@ def _notes(spec: ClientSpec, *, user: bool, root: Path) -> list[Change]:
     from ledger._clients.hardening import trust_instructions  # noqa: PLC0415
 
     notes = []
-    if not user and spec.local_file is None:
+    if spec.user_only:
+        notes.append(
+            Change(
+                "note",
+                spec.title,
+                f"{spec.title} reads hooks only per user, so ledger now governs every project "
+                "its agent opens: in one without `ledger init` a tool call is denied "
+                f"(HOOK_ERROR) until you run `ledger init` there or `ledger uninstall "
+                f"{spec.name} --user`",
+            )
+        )
+    elif not user and spec.local_file is None:
         notes.append(
             Change(
                 "note",
@@ -361,6 +390,21 @@ def _notes(spec: ClientSpec, *, user: bool, root: Path) -> list[Change]:
         Change("note", spec.title, line) for line in trust_instructions(spec, root=root, user=user)
     )
     return notes
+
+
+def _require_user(spec: ClientSpec, user: bool) -> None:
+    """A client that reads hooks only per user is installed with ``--user``, never silently:
+    its hooks then govern every project of this user (and deny in one without a ledger).
+
+    Raises:
+        InputError: ``spec`` is such a client and ``user`` is false.
+    """
+    if spec.user_only and not user:
+        raise InputError(
+            f"{spec.title} reads hooks only from ~/{spec.user_file}, for every project: run "
+            f"`ledger install {spec.name} --user` (projects without `ledger init` then deny "
+            "tool calls)"
+        )
 
 
 def install(
@@ -393,6 +437,7 @@ def install(
         StorageError: a file cannot be read or written.
     """
     spec = client_spec(client)
+    _require_user(spec, user)
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
@@ -439,6 +484,7 @@ def uninstall(
     from ledger._clients.mcp_config import unregister_server  # noqa: PLC0415
 
     spec = client_spec(client)
+    _require_user(spec, user)
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
@@ -504,7 +550,7 @@ def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
     except (ConfigError, StorageError):
         return {}
     found = {}
-    hooks = data.get("hooks")
+    hooks = data.get(spec.hooks_key)
     if isinstance(hooks, dict):
         for event, entries in hooks.items():
             if isinstance(entries, list):
@@ -555,7 +601,8 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
 
     spec = client_spec(client)
     home = home or Path.home()
-    candidates = [root / f for f in (spec.local_file, spec.shared_file) if f]
+    project = () if spec.user_only else (spec.local_file, spec.shared_file)
+    candidates = [root / f for f in project if f]
     candidates.append(home / spec.user_file)
     path, commands = candidates[0], {}
     for candidate in candidates:

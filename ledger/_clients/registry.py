@@ -25,27 +25,72 @@ if TYPE_CHECKING:
 __all__ = [
     "CLIENTS",
     "CLIENT_NAMES",
+    "DECISIONS",
     "ClientAdapter",
     "ClientSpec",
+    "Decided",
+    "Delivery",
     "HookEntry",
     "Layout",
     "McpConfig",
     "actor_name",
     "adapter",
     "client_spec",
+    "delivery",
+    "enforcement",
     "markdown_table",
     "names_text",
 ]
 
-Layout = Literal["nested", "flat", "scripts"]
+Layout = Literal["nested", "flat", "scripts", "bundle"]
 """How a client's hook settings are laid out.
 
 * ``nested``: ``{"hooks": {Event: [{"matcher"?, "hooks": [handler]}]}}`` (Claude Code, Codex,
   Gemini CLI);
 * ``flat``: ``{"version": 1, "hooks": {event: [{"command", "failClosed"?}]}}`` (Cursor; GitHub
-  Copilot CLI, whose entries run ``bash``);
-* ``scripts``: one executable per hook, named after it, in a directory (Cline).
+  Copilot CLI, whose entries run ``bash``; Windsurf, without ``version``);
+* ``scripts``: one executable per hook, named after it, in a directory (Cline);
+* ``bundle``: ``{"<bundle>": {"enabled": true, Event: [...]}}``, named bundles at the top level,
+  tool events as ``{"matcher", "hooks": [handler]}`` groups and the others as plain handler lists
+  (Antigravity CLI); ledger's bundle is :attr:`ClientSpec.hooks_key`.
 """
+
+
+Decided = Literal["allow", "ask", "deny"]
+"""What ledger decided for one hook call (the ``decision`` of a ``hook.*`` record)."""
+
+#: ledger's decisions, in the order ``ledger doctor`` lists what each client does with them.
+DECISIONS: Final[tuple[Decided, ...]] = ("allow", "ask", "deny")
+
+
+class Delivery(NamedTuple):
+    """What a client does with one of ledger's decisions (issue 18: "what the client could
+    deliver"): the decision it enforces, and one line for people saying how."""
+
+    decision: Decided
+    how: str
+
+
+def _gate(allow: str, ask: Delivery, deny: str) -> Mapping[Decided, Delivery]:
+    return {"allow": Delivery("allow", allow), "ask": ask, "deny": Delivery("deny", deny)}
+
+
+_RUNS: Final = "the call runs; the client's own permission rules still apply"
+_BLOCKED: Final = "the call is blocked; the model reads ledger's reason"
+
+
+#: Claude Code's events that take a block [CC §1.7], ledger's blockable ones (Codex renders as it).
+_CLAUDE_BLOCKS: Final = frozenset(
+    {"UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "PermissionRequest"}
+)
+
+
+def _asks(title: str) -> Delivery:
+    return Delivery("ask", f"{title} asks the person, who approves or refuses the call")
+
+
+def _cannot_ask(why: str) -> Delivery:
+    return Delivery("deny", f"delivered as deny: {why}; the reason says a person must approve")
 
 
 class HookEntry(NamedTuple):
@@ -107,6 +152,17 @@ class ClientSpec(NamedTuple):
             Copilot's ``bash``.
         pre_handler_fields: extra fields of the handlers of tool-gating events (``flat``
             layout): Cursor fails open on a crashed hook unless ``failClosed`` is set.
+        gate: what the client does with each decision on its tool-gating events (the
+            enforcement matrix ``ledger doctor`` shows, recorded as ``delivered``).
+        gate_by_event: client events where the client does otherwise than :attr:`gate`.
+        blocks: the client's non-tool events (a prompt, a stop) where a deny is delivered as a
+            block; elsewhere the client ignores it and the call is only recorded.
+        hooks_key: the key holding ledger's hooks: ``hooks``, or the ``bundle`` layout's
+            bundle name.
+        user_only: the client reads hooks only per user (one file for every project), so
+            ``ledger install`` needs ``--user``.
+        file_fields: top-level fields the hooks file carries (``flat`` layout), e.g.
+            ``version``.
     """
 
     name: str
@@ -125,8 +181,14 @@ class ClientSpec(NamedTuple):
     sandbox: str
     trust: str | None
     mcp: McpConfig
+    gate: Mapping[Decided, Delivery]
+    blocks: frozenset[str]
     command_key: str = "command"
     pre_handler_fields: Mapping[str, object] = {}
+    gate_by_event: Mapping[str, Mapping[Decided, Delivery]] = {}
+    hooks_key: str = "hooks"
+    user_only: bool = False
+    file_fields: Mapping[str, object] = {}
 
 
 class ClientAdapter(Protocol):
@@ -186,6 +248,8 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="sandboxed Bash (bubblewrap/Seatbelt) + permission deny rules",
             trust=None,
+            gate=_gate(_RUNS, _asks("Claude Code"), _BLOCKED),
+            blocks=_CLAUDE_BLOCKS,
             mcp=McpConfig(
                 project_file=".mcp.json",
                 user_file=".claude.json",
@@ -227,7 +291,19 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none: sandbox.json cannot deny a path inside the workspace",
             trust="project hooks run in trusted workspaces only",
+            gate=_gate(
+                _RUNS,
+                # Cursor's hooks docs: preToolUse accepts "ask" but does not enforce it.
+                _cannot_ask("Cursor does not enforce ask at preToolUse"),
+                _BLOCKED,
+            ),
+            gate_by_event={
+                event: _gate(_RUNS, _asks("Cursor"), _BLOCKED)
+                for event in ("beforeShellExecution", "beforeMCPExecution")
+            },
+            blocks=frozenset({"beforeSubmitPrompt", "stop", "subagentStop"}),
             pre_handler_fields={"failClosed": True},
+            file_fields={"version": 1},
             mcp=McpConfig(
                 project_file=".cursor/mcp.json",
                 user_file=".cursor/mcp.json",
@@ -259,6 +335,8 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="container sandbox (`tools.sandbox`); the workspace stays writable",
             trust="the folder must be trusted (trusted folders)",
+            gate=_gate(_RUNS, _cannot_ask("Gemini CLI's hooks cannot ask"), _BLOCKED),
+            blocks=frozenset({"BeforeAgent", "AfterAgent"}),
             mcp=McpConfig(
                 project_file=".gemini/settings.json",
                 user_file=".gemini/settings.json",
@@ -290,6 +368,13 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="permission profile in `.codex/config.toml` (read-only protected paths)",
             trust="trusted project, and each hook's definition trusted by a person (`/hooks`)",
+            gate=_gate(
+                _RUNS,
+                # Measured with Codex 0.169.0 (tests/conformance): an ask answer runs the call.
+                _cannot_ask("Codex does not enforce ask (the call would run)"),
+                _BLOCKED,
+            ),
+            blocks=_CLAUDE_BLOCKS,
             mcp=McpConfig(
                 project_file=".codex/config.toml",
                 user_file=".codex/config.toml",
@@ -327,6 +412,8 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=True,
             sandbox="none (Cline has no OS sandbox)",
             trust=None,
+            gate=_gate(_RUNS, _cannot_ask("Cline's hooks cannot ask"), _BLOCKED),
+            blocks=frozenset({"UserPromptSubmit", "PreCompact"}),
             mcp=McpConfig(
                 project_file=None,
                 user_file=".cline/data/settings/cline_mcp_settings.json",
@@ -366,6 +453,13 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             blocks_when_unsure=False,
             sandbox="none (not configured by ledger)",
             trust="the folder must be trusted (Copilot asks on first start there)",
+            gate=_gate(
+                _RUNS,
+                # findings-2026-11-24 §1.2: prompts since 1.0.24; the cloud agent denies instead.
+                _asks("Copilot CLI"),
+                _BLOCKED,
+            ),
+            blocks=frozenset({"agentStop", "subagentStop"}),
             mcp=McpConfig(
                 project_file=".github/mcp.json",
                 user_file=".copilot/mcp-config.json",
@@ -377,6 +471,146 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
                 source="github/docs cli-config-dir-reference.md (.github/mcp.json)",
             ),
             command_key="bash",
+            file_fields={"version": 1},
+        ),
+        ClientSpec(
+            # Antigravity CLI (`agy`), Gemini CLI's successor (findings-2026-11-24 §1.2; the
+            # sources are named in ledger/_clients/antigravity.py): one global hooks file of
+            # named bundles, five events, and `{}` read as deny.
+            name="antigravity",
+            actor="antigravity-cli",
+            title="Antigravity CLI",
+            module="ledger._clients.antigravity",
+            layout="bundle",
+            shared_file=".gemini/config/hooks.json",
+            local_file=None,
+            user_file=".gemini/config/hooks.json",
+            sandbox_file=None,
+            hooks=(
+                HookEntry("PreToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PostToolUse", _TOOL_MATCH_ALL),
+                HookEntry("PreInvocation"),
+                HookEntry("PostInvocation"),
+                HookEntry("Stop"),
+            ),
+            handler_fields={"type": "command"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust="nothing (hooks run for every `agy` of this user)",
+            gate=_gate(
+                # `{}` is a deny (ai-memory#54), so ledger answers every allow explicitly.
+                "the call runs: ledger answers allow explicitly, as Antigravity reads {} as deny",
+                _asks("Antigravity CLI"),
+                _BLOCKED,
+            ),
+            blocks=frozenset(),  # Stop's block is documented both ways (Irrlicht#1723)
+            mcp=McpConfig(
+                project_file=None,
+                user_file=".gemini/config/mcp_config.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="rohitg00/agentmemory#1146 (agy reads ~/.gemini/config/mcp_config.json)",
+            ),
+            hooks_key="ledger",
+            user_only=True,
+        ),
+        ClientSpec(
+            # VS Code's agent hooks, Local harness (microsoft/vscode-docs docs/agent-customization/
+            # hooks.md): Claude-shaped, read from .github/hooks/*.json, which GitHub Copilot CLI
+            # reads too; ask prompts the person.
+            name="vscode",
+            actor="vscode",
+            title="VS Code agent hooks",
+            module="ledger._clients.vscode",
+            layout="flat",
+            shared_file=".github/hooks/ledger-vscode.json",
+            local_file=None,
+            user_file=".copilot/hooks/ledger-vscode.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "PreToolUse",
+                    "PostToolUse",
+                    "SessionStart",
+                    "UserPromptSubmit",
+                    "SubagentStop",
+                    "Stop",
+                )
+            ),
+            handler_fields={"type": "command"},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust="hooks must be allowed (organisations can disable them)",
+            gate=_gate(_RUNS, _asks("VS Code"), _BLOCKED),
+            blocks=frozenset({"Stop", "SubagentStop"}),
+            mcp=McpConfig(
+                project_file=".vscode/mcp.json",
+                user_file=".config/Code/User/mcp.json",
+                format="json",
+                key="servers",
+                enable=None,
+                source="code.visualstudio.com/docs/copilot/customization/mcp-servers",
+            ),
+        ),
+        ClientSpec(
+            # Windsurf's Cascade hooks (docs.windsurf.com/windsurf/cascade/hooks): system, user
+            # and workspace hooks.json merged; snake_case actions; exit 2 blocks a pre-hook and
+            # nothing else answers: a hook cannot prompt.
+            name="windsurf",
+            actor="windsurf",
+            title="Windsurf (Cascade)",
+            module="ledger._clients.windsurf",
+            layout="flat",
+            shared_file=".windsurf/hooks.json",
+            local_file=None,
+            user_file=".codeium/windsurf/hooks.json",
+            sandbox_file=None,
+            hooks=tuple(
+                HookEntry(event)
+                for event in (
+                    "pre_read_code",
+                    "post_read_code",
+                    "pre_write_code",
+                    "post_write_code",
+                    "pre_run_command",
+                    "post_run_command",
+                    "pre_mcp_tool_use",
+                    "post_mcp_tool_use",
+                    "pre_user_prompt",
+                    "post_cascade_response",
+                )
+            ),
+            handler_fields={},
+            nonblocking_exit=1,
+            blocks_when_unsure=False,
+            sandbox="none (not configured by ledger)",
+            trust=None,
+            gate=_gate(
+                _RUNS,
+                Delivery(
+                    "deny",
+                    "delivered as a block (exit 2): Windsurf's hooks cannot prompt; the reason "
+                    "says a person must approve",
+                ),
+                "the call is blocked (exit 2); Cascade shows ledger's reason",
+            ),
+            # pre_user_prompt blocks on exit 2 too, but the installed guard turns any failure of
+            # a non-tool event into the non-blocking exit, so a prompt is never blocked.
+            blocks=frozenset(),
+            # show_output: the block's reason is shown in Cascade (docs, "Configuration").
+            pre_handler_fields={"show_output": True},
+            mcp=McpConfig(
+                project_file=None,
+                user_file=".codeium/windsurf/mcp_config.json",
+                format="json",
+                key="mcpServers",
+                enable=None,
+                source="docs.windsurf.com/windsurf/cascade/mcp (mcp_config.json)",
+            ),
         ),
     )
 }
@@ -418,6 +652,40 @@ def actor_name(name: str | None) -> str | None:
     return spec.actor if spec is not None else name
 
 
+def enforcement(spec: ClientSpec, client_event: str | None = None) -> Mapping[Decided, Delivery]:
+    """What ``spec``'s client does with each decision on a tool-gating event (``client_event``,
+    default the client's usual one): the matrix ``ledger doctor`` shows."""
+    if client_event is not None and client_event in spec.gate_by_event:
+        return spec.gate_by_event[client_event]
+    return spec.gate
+
+
+def delivery(
+    client: str | None, client_event: str | None, phase: str, decided: str
+) -> dict[str, str] | None:
+    """The ``delivered`` field of a ``hook.*`` record: what the client could do with what
+    ledger ``decided`` (issue 18), with ``why`` when that is not the decision itself.
+
+    On a tool-gating event (``phase`` ``pre``) the client's :func:`enforcement` says; after a
+    tool call nothing is left to block; elsewhere a deny blocks only at the client's
+    :attr:`ClientSpec.blocks` events. ``None`` for a client not in the registry.
+    """
+    spec = CLIENTS.get(client or "")
+    if spec is None or decided not in DECISIONS:
+        return None
+    if phase == "pre":
+        given = enforcement(spec, client_event)[decided]
+        if given.decision == decided:
+            return {"decision": given.decision}
+        return {"decision": given.decision, "why": given.how}
+    if decided == "deny" and client_event not in spec.blocks:
+        return {
+            "decision": "allow",
+            "why": f"{spec.title} does not act on a block at {client_event}; recorded only",
+        }
+    return {"decision": decided}
+
+
 def markdown_table() -> str:
     """The README's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
     rows = [
@@ -428,6 +696,10 @@ def markdown_table() -> str:
     ]
     for spec in CLIENTS.values():
         local = f"`{spec.local_file}`" if spec.local_file else "none (the shared file)"
+        shared = f"`{spec.shared_file}`"
+        if spec.user_only:
+            local = "none (per user only)"
+            shared = f"`~/{spec.user_file}` (`--user` only: every project)"
         mcp = (
             f"`{spec.mcp.project_file}`; `--user`: `~/{spec.mcp.user_file}`"
             if spec.mcp.project_file
@@ -436,7 +708,7 @@ def markdown_table() -> str:
         if spec.mcp.key != "mcpServers":
             mcp += f" (`[{spec.mcp.key}.ledger]`)"
         rows.append(
-            f"| {spec.title} | `{spec.name}` | `{spec.actor}` | `{spec.shared_file}` | {local} "
+            f"| {spec.title} | `{spec.name}` | `{spec.actor}` | {shared} | {local} "
             f"| {spec.sandbox} | {spec.trust or 'nothing'} | {mcp} |"
         )
     return "\n".join(rows)

@@ -211,6 +211,18 @@ class ConfigChangedBody(_Strict):
     )
 
 
+class Delivered(_Strict):
+    """What the client could do with ledger's decision (issue 18)."""
+
+    decision: Literal["allow", "deny", "ask"] = Field(
+        description="The decision the client enforces: the decided one, or what the client "
+        "makes of it (an ask delivered as deny by a client that cannot ask)."
+    )
+    why: StrictStr | None = Field(
+        default=None, description="Why it differs from the decision; absent when it does not."
+    )
+
+
 class _HookBody(_Strict):
     invocation: StrictStr = Field(
         description="Invocation id; the pre and post records of one tool call share it."
@@ -237,6 +249,11 @@ class _HookBody(_Strict):
     )
     config: ConfigDigests | None = Field(
         default=None, description="The governance configuration this decision used."
+    )
+    delivered: Delivered | None = Field(
+        default=None,
+        description="What the client could deliver of the decision (from the client registry); "
+        "absent for clients ledger does not know and in records before issue 18.",
     )
 
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 from typing import Any, Final
 
+from ledger._clients.registry import delivery
 from ledger._evidence.ledger import MAX_RECORD_BYTES
 from ledger._governance.engine import Invocation
 from ledger._governance.policies import edit_payload
@@ -67,6 +68,10 @@ def hook_body(
     }
     if inv.client_event:
         full["client_event"] = inv.client_event
+    phase = "pre" if kind == "hook.pre" else "post" if kind == "hook.post" else "other"
+    delivered = delivery(inv.client, inv.client_event, phase, decided["decision"])
+    if delivered is not None:
+        full["delivered"] = delivered
     if kind == "hook.pre":
         full["tool_input"] = _clip(inv.tool_input, _INPUT_STRING_LIMIT)
     elif kind == "hook.post":

@@ -106,6 +106,13 @@ _CLIENT_FILES: Final = (
     (".github", "mcp.json", False),
     (".copilot/hooks", "*.json", False),
     (".copilot", "mcp-config.json", False),
+    (".gemini/config", "hooks.json", False),  # Antigravity CLI's, per user
+    (".gemini/config", "mcp_config.json", False),
+    (".windsurf", "hooks.json", False),
+    (".codeium/windsurf", "hooks.json", False),
+    (".codeium/windsurf", "mcp_config.json", False),
+    (".vscode", "mcp.json", False),
+    (".config/Code/User", "mcp.json", False),
     (".mcp.json", None, False),
 )
 #: What a client writes into its own settings as the person uses it, and which runs nothing:

@@ -19,7 +19,7 @@ def fixture_id(path: Path) -> str:
 
 #: Clients whose payloads do not name their event: the installed command passes it
 #: (``ledger hook copilot --event preToolUse``), so a fixture's file name does.
-NAMELESS_EVENTS = frozenset({"copilot"})
+NAMELESS_EVENTS = frozenset({"copilot", "antigravity"})
 
 
 def fixture_event(path: Path) -> str | None:
@@ -27,8 +27,15 @@ def fixture_event(path: Path) -> str | None:
     return path.stem.split("-")[0] if path.parent.name in NAMELESS_EVENTS else None
 
 
+#: Clients that read only the exit code (and stderr): ledger prints nothing on stdout.
+EXIT_CODE_CLIENTS = frozenset({"windsurf"})
+
+
 def output(response: HookResponse) -> dict[str, Any]:
-    """The JSON object a response writes on stdout (asserting it is one)."""
+    """The JSON object a response writes on stdout (asserting it is one); ``{}`` for no output
+    (what exit-code clients get)."""
+    if response.stdout == "":
+        return {}
     value = json.loads(response.stdout)
     assert isinstance(value, dict), response.stdout
     return value
@@ -39,10 +46,16 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
     if response.exit_code == 2:
         return True
     out = output(response)
-    if event.client in ("claude", "codex"):
+    if event.client in ("claude", "codex", "vscode"):
         specific = out.get("hookSpecificOutput", {})
         if specific.get("permissionDecision") == "deny":
             return True
+        if event.client == "vscode":
+            # VS Code reads a stop's block inside hookSpecificOutput, a subagent's at the top
+            # level, and nothing of the kind at UserPromptSubmit (microsoft/vscode-docs).
+            if event.client_event == "Stop":
+                return bool(specific.get("decision") == "block")
+            return event.client_event == "SubagentStop" and out.get("decision") == "block"
         verdict = specific.get("decision")
         if isinstance(verdict, dict) and verdict.get("behavior") == "deny":
             return True
@@ -53,6 +66,11 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
         return out.get("decision") in ("deny", "block") or out.get("continue") is False
     if event.client == "copilot":
         return out.get("permissionDecision") == "deny" or out.get("decision") == "block"
+    if event.client in EXIT_CODE_CLIENTS:
+        return False  # exit 0: nothing else blocks
+    if event.client == "antigravity":
+        # `{}` at PreToolUse is a deny (akitaonrails/ai-memory#54).
+        return out.get("decision") == "deny" or (event.client_event == "PreToolUse" and not out)
     assert event.client == "cline"
     return out["cancel"] is True
 
@@ -60,13 +78,13 @@ def blocks(event: HookEvent, response: HookResponse) -> bool:
 def asks(event: HookEvent, response: HookResponse) -> bool:
     """Whether the client would ask a human (the native ``ask``)."""
     out = output(response)
-    if event.client in ("claude", "codex"):
+    if event.client in ("claude", "codex", "vscode"):
         permission: object = out.get("hookSpecificOutput", {}).get("permissionDecision")
         return permission == "ask"
     if event.client == "cursor":
         return out.get("permission") == "ask"
-    if event.client == "copilot":
-        return out.get("permissionDecision") == "ask"
+    if event.client in ("copilot", "antigravity"):
+        return out.get("permissionDecision", out.get("decision")) == "ask"
     return False
 
 

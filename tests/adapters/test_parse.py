@@ -24,6 +24,7 @@ from ledger._clients import (
 from ledger._errors import InputError
 
 from ._support import (
+    EXIT_CODE_CLIENTS,
     FIXTURE_FILES,
     FIXTURES,
     asks,
@@ -46,10 +47,136 @@ SESSIONS = {
     "gemini": "b5e2d7c1-4a93-4f08-8e6b-2c1d9f7a3e50",
     "cline": "1746093512345",
     "copilot": "0f6a2c4e-8b1d-4e37-9a5c-2d7e1b3f9c80",
+    "antigravity": "2bb3613b-f2a2-4573-9282-e389ac224bda",
+    "windsurf": "a3f9c2e1-5b7d-4e8a-9c10-2d6f0b8e4a71",
+    "vscode": "7d2e9c41-3b5a-4f68-8e10-6c2b9f4a1d35",
 }
 
 # fixture -> (neutral event, phase, neutral tool, {dotted field path: expected value}).
 EXPECTED: dict[str, tuple[str, str, str | None, dict[str, Any]]] = {
+    # --- VS Code's agent hooks (microsoft/vscode-docs; sources in each file) ------------------
+    "vscode/PreToolUse-editFiles": (
+        "PreToolUse",
+        "pre",
+        "editFiles",
+        {"tool_input.files": ["src/auth/jwt.ts"], "tool_use_id": "tool-123", "cwd": CWD},
+    ),
+    "vscode/PreToolUse-runInTerminal": (
+        "PreToolUse",
+        "pre",
+        "Bash",
+        {"tool_input.command": "rm -rf dist"},
+    ),
+    "vscode/PostToolUse-editFiles": (
+        "PostToolUse",
+        "post",
+        "editFiles",
+        {"tool_response": "File edited successfully"},
+    ),
+    "vscode/SessionStart-new": ("SessionStart", "other", None, {"source": "new"}),
+    "vscode/UserPromptSubmit-prompt": (
+        "UserPromptSubmit",
+        "other",
+        None,
+        {"prompt": "Harden the JWT code"},
+    ),
+    "vscode/Stop-basic": ("Stop", "other", None, {}),
+    "vscode/SubagentStop-plan": ("SubagentStop", "other", None, {"agent_type": "Plan"}),
+    # --- Windsurf's Cascade hooks (docs.windsurf.com/windsurf/cascade/hooks) -------------------
+    "windsurf/pre_run_command-rm": (
+        "PreToolUse",
+        "pre",
+        "Bash",
+        {"tool_input.command": "rm -rf dist", "cwd": "/home/dev/app", "tool_use_id": "exec-101"},
+    ),
+    "windsurf/post_run_command-test": (
+        "PostToolUse",
+        "post",
+        "Bash",
+        {"tool_input.command": "npm test"},
+    ),
+    "windsurf/pre_write_code-edit": (
+        "PreToolUse",
+        "pre",
+        "Edit",
+        {
+            "tool_input.file_path": "/home/dev/app/src/auth/jwt.ts",
+            "tool_input.edits.0.new_string": "ttl = 30",
+        },
+    ),
+    "windsurf/post_write_code-edit": (
+        "PostToolUse",
+        "post",
+        "Edit",
+        {"tool_input.file_path": "/home/dev/app/src/auth/jwt.ts"},
+    ),
+    "windsurf/pre_read_code-file": (
+        "PreToolUse",
+        "pre",
+        "Read",
+        {"tool_input.file_path": "/home/dev/app/README.md"},
+    ),
+    "windsurf/pre_mcp_tool_use-github": (
+        "PreToolUse",
+        "pre",
+        "mcp__github__create_issue",
+        {"tool_input.title": "Bug"},
+    ),
+    "windsurf/post_mcp_tool_use-github": (
+        "PostToolUse",
+        "post",
+        "mcp__github__create_issue",
+        {"tool_response": "issue #12 created"},
+    ),
+    "windsurf/pre_user_prompt-prompt": (
+        "UserPromptSubmit",
+        "other",
+        None,
+        {"prompt": "Harden the JWT code"},
+    ),
+    "windsurf/post_cascade_response-response": ("Stop", "other", None, {}),
+    # --- Antigravity CLI (camelCase, toolCall; sources in each file and the README beside) -----
+    "antigravity/PreToolUse-run-command": (
+        "PreToolUse",
+        "pre",
+        "Bash",
+        {"tool_input.command": "rm -rf dist", "cwd": "/home/dev/app", "model": "gemini-3.5-flash"},
+    ),
+    "antigravity/PreToolUse-write-to-file": (
+        "PreToolUse",
+        "pre",
+        "Write",
+        {
+            "tool_input.file_path": "/home/dev/app/src/auth/jwt.ts",
+            "tool_input.content": "export const ttl = 60;\n",
+            "tool_input.TargetFile": ABSENT,
+        },
+    ),
+    "antigravity/PreToolUse-replace-file-content": (
+        "PreToolUse",
+        "pre",
+        "Edit",
+        {
+            "tool_input.file_path": "/home/dev/app/src/auth/jwt.ts",
+            "tool_input.old_string": "ttl = 60",
+            "tool_input.new_string": "ttl = 30",
+        },
+    ),
+    "antigravity/PreToolUse-view-file": (
+        "PreToolUse",
+        "pre",
+        "Read",
+        {"tool_input.file_path": "/home/dev/app/README.md", "cwd": None},
+    ),
+    "antigravity/PostToolUse-run-command": (
+        "PostToolUse",
+        "post",
+        "Bash",
+        {"error": None, "tool_input.command": "npm test"},
+    ),
+    "antigravity/PreInvocation-first-turn": ("UserPromptSubmit", "other", None, {}),
+    "antigravity/PostInvocation-basic": ("PostInvocation", "other", None, {}),
+    "antigravity/Stop-no-tool-call": ("Stop", "other", None, {"event_reason": "NO_TOOL_CALL"}),
     # --- GitHub Copilot CLI (camelCase; fixtures from GitHub's docs, sources in each file) -----
     "copilot/agentStop-end-turn": ("Stop", "other", None, {}),
     "copilot/errorOccurred-timeout": ("errorOccurred", "other", None, {"error": "Network timeout"}),
@@ -589,7 +716,9 @@ def test_fixture_neutral_fields(fixture_file: Path):
 
     assert event.client == client
     assert event.client_event == (
-        fixture_event(fixture_file) or raw.get("hook_event_name", raw.get("hookName"))
+        fixture_event(fixture_file)
+        or raw.get("hook_event_name", raw.get("hookName", raw.get("agent_action_name")))
+        or raw.get("hookEventName")
     )
     assert (event.event, event.phase, event.tool_name) == (name, phase, tool)
     assert event.phase == event_phase(client, event.client_event)
@@ -616,6 +745,11 @@ def test_fixture_renders_each_permission(fixture_file: Path, permission: str):
     event = _parse_fixture(fixture_file)
     decision = HookDecision(permission=permission, reason="policy says so")  # type: ignore[arg-type]
     response = render_response(event.client, event, decision)
+    if event.client in EXIT_CODE_CLIENTS and blocks(event, response):
+        assert (response.exit_code, response.stdout) == (2, "")
+        assert permission != "allow"
+        assert "policy says so" in response.stderr
+        return
     assert response.exit_code == 0
     assert response.stderr == ""
     out = output(response)
@@ -629,7 +763,7 @@ def test_fixture_renders_each_permission(fixture_file: Path, permission: str):
         assert blocks(event, response)
         assert "policy says so" in json.dumps(out)
     elif asks(event, response):
-        assert event.client in ("claude", "codex", "cursor", "copilot")
+        assert event.client in ("claude", "codex", "cursor", "copilot", "antigravity", "vscode")
     else:
         assert blocks(event, response)
         assert "human must approve" in json.dumps(out)
@@ -915,7 +1049,7 @@ def test_wrong_type_in_a_descriptive_field_is_ignored():
 
 def test_unknown_client_is_an_input_error():
     with pytest.raises(InputError, match="unknown hook client"):
-        parse_payload("windsurf", b"{}")
+        parse_payload("zed", b"{}")  # Zed has no hooks
 
 
 # --- properties ------------------------------------------------------------------------------

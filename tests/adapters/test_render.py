@@ -21,7 +21,7 @@ from ledger._clients import (
 )
 from ledger._errors import InputError
 
-from ._support import FIXTURES, blocks, output
+from ._support import EXIT_CODE_CLIENTS, FIXTURES, blocks, output
 
 CLAUDE_LIMIT = 10_000
 CLINE_LIMIT = 50 * 1024
@@ -393,7 +393,7 @@ def test_cline_ask_outside_a_tool_call_does_not_cancel():
 def test_render_rejects_unknown_client_and_permission():
     event = load("claude/PreToolUse-bash")
     with pytest.raises(InputError):
-        render_response("windsurf", event, HookDecision())
+        render_response("zed", event, HookDecision())
     with pytest.raises(ValueError, match="permission"):
         render_response("claude", event, HookDecision(permission="maybe"))  # type: ignore[arg-type]
 
@@ -491,18 +491,24 @@ def test_fail_closed_recovers_a_pre_event_from_unparseable_bytes(client: str):
     key = "hookName" if client == "cline" else "hook_event_name"
     pre = {"claude": "PreToolUse", "codex": "PreToolUse", "cursor": "beforeShellExecution",
            "gemini": "BeforeTool", "cline": "PreToolUse",
-           "copilot": "preToolUse"}[client]  # fmt: skip
+           "copilot": "preToolUse", "antigravity": "PreToolUse",
+           "windsurf": "pre_run_command", "vscode": "PreToolUse"}[client]  # fmt: skip
     raw = f'{{"{key}": "{pre}", "tool_input": {{"command": "rm -rf'.encode()
     response = fail_closed_response(client, None, "payload is not valid JSON", raw=raw)
     tools: dict[str, dict[str, object]] = {
         "cline": {"preToolUse": {"toolName": "execute_command"}},
         "cursor": {"command": "ls"},
         "copilot": {"toolName": "bash"},
+        "antigravity": {"toolCall": {"name": "run_command"}},
+        "windsurf": {"agent_action_name": pre, "tool_info": {"command_line": "ls"}},
     }
     tool = tools.get(client, {"tool_name": "Bash"})
     stub = parse_payload(client, json.dumps({key: pre, **tool}).encode())
     assert blocks(stub, response)
-    assert "HOOK_ERROR" in response.stdout
+    if client in EXIT_CODE_CLIENTS:  # the reason goes to stderr, where the client shows it
+        assert "hook error (tool call denied)" in response.stderr
+    else:
+        assert "HOOK_ERROR" in response.stdout
 
 
 def test_fail_closed_pre_token_anywhere_counts_as_pre():
@@ -549,8 +555,8 @@ def test_fail_closed_cline_without_evidence_blocks():
 
 
 def test_fail_closed_unknown_client_and_odd_messages():
-    assert fail_closed_response("windsurf", None, "x", expected_event="PreToolUse").exit_code == 2
-    assert fail_closed_response("windsurf", None, "x").exit_code == 1
+    assert fail_closed_response("zed", None, "x", expected_event="PreToolUse").exit_code == 2
+    assert fail_closed_response("zed", None, "x").exit_code == 1
     event = load("claude/PreToolUse-bash")
     response = fail_closed_response("claude", event, "\n\n")
     assert "internal error" in response.stderr

@@ -107,7 +107,7 @@ def test_no_flag_shows_a_bool_metavar() -> None:
         (["frobnicate"], "No such command 'frobnicate'", "hint: ledger --help"),
         (["key", "revoke"], "Missing argument 'KID'", "hint: ledger key revoke --help"),
         (["install", "claud"], "'claud' is not one of claude", "hint: ledger install --help"),
-        (["uninstall", "vscode"], "'vscode' is not one of", "hint: ledger uninstall --help"),
+        (["uninstall", "zed"], "'zed' is not one of", "hint: ledger uninstall --help"),
         (["log", "--decision", "maybe"], "invalid choice: 'maybe'", "hint: ledger log --help"),
         (
             ["intent", "list", "--bogus"],

@@ -105,7 +105,7 @@ def save_fixtures(ws: Workspace, scenario: str, version: str) -> Path:
 
 #: Clients whose payloads do not name their event: the installed command passes it (GitHub
 #: Copilot CLI's camelCase payloads), so it is given when a payload is parsed.
-NAMELESS_EVENTS = frozenset({"copilot"})
+NAMELESS_EVENTS = frozenset({"copilot", "antigravity"})
 
 
 def _parsed(client: str, payload: dict[str, Any], event: str | None) -> tuple[Any, ...] | None:

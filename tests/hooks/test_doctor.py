@@ -38,6 +38,9 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "intents",
         "hooks.yaml",
         "hooks: claude",
+        "claude allow",
+        "claude ask",
+        "claude deny",
         "checkpoint",
         "tripwire",
     ]
@@ -110,6 +113,28 @@ def test_each_problem_says_what_to_do(
     assert check.status == "fail", check
     assert fragment in check.message, check
     assert fix in str(check.fix), check
+
+
+def test_the_enforcement_matrix_of_each_installed_client(
+    healthy: Workspace, tmp_path: Path
+) -> None:
+    install("codex", root=healthy.root, ledger_cmd=str(LEDGER), home=tmp_path / "user-home")
+    found = checks(healthy, tmp_path)
+    assert found["claude ask"].message.startswith("ask -> ask: Claude Code asks the person")
+    assert found["codex ask"].message.startswith("ask -> deny: delivered as deny: Codex")
+    assert found["codex deny"].message.startswith("deny -> deny")
+    assert found["codex allow"].message.startswith("allow -> allow")
+    assert "cursor allow" not in found  # not installed, not shown
+
+
+def test_cursor_matrix_names_the_events_that_can_ask(tmp_path: Path) -> None:
+    from ledger._clients.registry import CLIENTS  # noqa: PLC0415
+    from ledger._doctor import _enforcement  # noqa: PLC0415
+
+    asked = {c.name: c.message for c in _enforcement(CLIENTS["cursor"])}["cursor ask"]
+    assert asked.startswith("ask -> deny")
+    assert "at beforeShellExecution: ask" in asked
+    assert "at beforeMCPExecution: ask" in asked
 
 
 def test_cli_report_and_exit_codes(healthy: Workspace) -> None:

@@ -56,16 +56,26 @@ def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _user(client: str) -> bool:
+    """Install per user where the client reads hooks only there (Antigravity CLI)."""
+    return CLIENTS[client].user_only
+
+
 def _installed(client: str, root: Path, home: Path) -> dict[str, str]:
     """event -> installed command, read back from what the installer wrote."""
     spec = CLIENTS[client]
-    path = root / (spec.local_file or spec.shared_file)
+    path = home / spec.user_file if spec.user_only else root / (spec.local_file or spec.shared_file)
     if spec.layout == "scripts":
         return {p.name: p.read_text(encoding="utf-8").splitlines()[-1] for p in path.iterdir()}
-    hooks = json.loads(path.read_text(encoding="utf-8"))["hooks"]
+    hooks = json.loads(path.read_text(encoding="utf-8"))[spec.hooks_key]
     if spec.layout == "flat":
         return {event: entries[0][spec.command_key] for event, entries in hooks.items()}
-    return {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()}
+    found = {}
+    for event, entries in hooks.items():
+        if isinstance(entries, list):  # a bundle's "enabled" is not an event
+            first = entries[0]
+            found[event] = first["hooks"][0]["command"] if "hooks" in first else first["command"]
+    return found
 
 
 BREAKAGES = {
@@ -86,7 +96,7 @@ def test_a_broken_ledger_blocks_tool_gating_events_and_never_observational_ones(
     exe = tmp_path / "venv" / "bin" / "ledger"
     exe.parent.mkdir(parents=True)
     cmd = _stub(exe, "echo '{\"ok\": true}'")
-    install(client, root=root, home=home, ledger_cmd=cmd)
+    install(client, root=root, home=home, ledger_cmd=cmd, user=_user(client))
     commands = _installed(client, root, home)
     spec = CLIENTS[client]
     gating = {e for e in commands if _gating(client, e)}
@@ -111,7 +121,7 @@ def test_a_working_ledger_passes_through_the_guard_unchanged(tmp_path: Path, cli
     root, home = _dirs(tmp_path)
     exe = tmp_path / "ledger"
     cmd = _stub(exe, "cat >/dev/null; echo '{\"answer\": 1}'; echo note >&2")
-    install(client, root=root, home=home, ledger_cmd=cmd)
+    install(client, root=root, home=home, ledger_cmd=cmd, user=_user(client))
     for command in _installed(client, root, home).values():
         ran = _run(command, root)
         assert (ran.returncode, ran.stdout, ran.stderr) == (0, '{"answer": 1}\n', "note\n")
@@ -187,9 +197,18 @@ def test_codex_and_gemini_installs_explain_their_trust_gates(tmp_path: Path) -> 
 def test_uninstall_leaves_nothing_it_created(tmp_path: Path, client: str, hardened: bool) -> None:
     root, home = _dirs(tmp_path)
     env = {"LEDGER_HOME": str(home / ".config" / "ledger")}
-    install(client, root=root, home=home, ledger_cmd="/x/ledger", hardened=hardened, environ=env)
-    install(client, root=root, home=home, ledger_cmd="/x/ledger", hardened=hardened, environ=env)
-    uninstall(client, root=root, home=home, environ=env)
+    user = _user(client)
+    for _ in range(2):
+        install(
+            client,
+            root=root,
+            home=home,
+            ledger_cmd="/x/ledger",
+            hardened=hardened,
+            environ=env,
+            user=user,
+        )
+    uninstall(client, root=root, home=home, environ=env, user=user)
     left = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
     assert left == [".orchestration"]
     # Only ledger's own per-user folders may stay, empty (the hardened install made them for

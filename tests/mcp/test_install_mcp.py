@@ -22,6 +22,7 @@ PROJECT: dict[str, tuple[str, str]] = {
     "gemini": (".gemini/settings.json", "mcpServers"),
     "codex": (".codex/config.toml", "mcp_servers"),
     "copilot": (".github/mcp.json", "mcpServers"),
+    "vscode": (".vscode/mcp.json", "servers"),
 }
 #: ... and relative to $HOME with --user.
 USER: dict[str, tuple[str, str]] = {
@@ -31,6 +32,9 @@ USER: dict[str, tuple[str, str]] = {
     "codex": (".codex/config.toml", "mcp_servers"),
     "cline": (".cline/data/settings/cline_mcp_settings.json", "mcpServers"),
     "copilot": (".copilot/mcp-config.json", "mcpServers"),
+    "antigravity": (".gemini/config/mcp_config.json", "mcpServers"),
+    "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers"),
+    "vscode": (".config/Code/User/mcp.json", "servers"),
 }
 
 

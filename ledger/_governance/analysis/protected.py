@@ -71,6 +71,19 @@ _CONFIG_AREAS: Final = (
     # user (github/docs content/copilot/reference/hooks-reference.md, "Hooks locations").
     ((".github", "hooks"), "GitHub Copilot's hooks", True),
     ((".copilot", "hooks"), "GitHub Copilot's hooks", True),
+    # Antigravity CLI: one `~/.gemini/config/hooks.json` of named bundles for every project
+    # (findings-2026-11-24 §1.2; ledger/_clients/antigravity.py names the sources).
+    ((".gemini", "config", "hooks.json"), "Antigravity CLI's hooks", False),
+    ((".gemini", "config", "mcp_config.json"), "an MCP server configuration", False),
+    # Windsurf: `.windsurf/hooks.json` in the workspace, `~/.codeium/windsurf/` per user
+    # (docs.windsurf.com/windsurf/cascade/hooks, "Configuration").
+    ((".windsurf", "hooks.json"), "Windsurf's hooks", False),
+    ((".codeium", "windsurf", "hooks.json"), "Windsurf's hooks", False),
+    ((".codeium", "windsurf", "mcp_config.json"), "an MCP server configuration", False),
+    # VS Code's agent hooks live in `.github/hooks/` (above); its MCP servers in
+    # `.vscode/mcp.json` and the user profile's `mcp.json` (code.visualstudio.com, MCP servers).
+    ((".vscode", "mcp.json"), "an MCP server configuration", False),
+    ((".config", "Code", "User", "mcp.json"), "an MCP server configuration", False),
     # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
     # a client starts the servers these files name outside any sandbox, so an agent that
     # rewrote one would run its own code at the next start (issue 18). Gemini CLI's and
