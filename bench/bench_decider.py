@@ -270,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 wroot, wcommands = _workspace(base / f"w{k}", ledger, env)
                 _call(wcommands["PreToolUse"], up, _select(wroot, f"m{k}"), wroot)
                 _tool_call(wcommands, up, wroot, f"m{k}", 1)
+            time.sleep(2.5)  # a quiet moment: the decider gives back what the burst left
             status = _status(ledger, env)
         finally:
             subprocess.run([ledger, "serve", "--stop"], env=env, capture_output=True, check=False)
@@ -321,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             verdict(chain_ok),
         ),
         Figure(
-            "decider RSS after serving 10 workspaces",
+            "decider RSS after serving 10 workspaces (and the concurrent run), 2.5 s idle",
             rss_mb,
             f"{rss_mb:.1f} MB",
             None,
