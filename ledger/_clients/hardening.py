@@ -48,9 +48,9 @@ from typing import Any, Final
 from ledger._clients.install import (
     Change,
     _installed_commands,
-    _load,
     _rewrite,
     default_ledger_command,
+    load_settings,
 )
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._clients.runs_outside import (
@@ -620,7 +620,7 @@ def unharden(
     shared = root / _CLAUDE_SETTINGS
     if spec.name == "claude" and found and shared.exists():
         try:
-            if not _load(shared):  # the {} that harden() created
+            if not load_settings(shared):  # the {} that harden() created
                 shared.unlink()
                 found.append(Change("removed", str(shared), "empty settings"))
         except (ConfigError, OSError):

@@ -116,7 +116,8 @@ def default_ledger_command() -> str:
 # --- JSON settings files ----------------------------------------------------------------------
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_settings(path: Path) -> dict[str, Any]:
+    """A JSON settings file as an object ({} when missing or empty); one line on bad JSON."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -134,7 +135,8 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _save(path: Path, data: dict[str, Any]) -> None:
+def save_settings(path: Path, data: dict[str, Any]) -> None:
+    """Write a JSON settings file atomically (indented, as people edit them)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.ledger-tmp")
@@ -293,7 +295,7 @@ def _rewrite(
 ) -> list[Change]:
     """Apply ``edit`` to one JSON settings file; save it, or remove it once nothing is left."""
     existed = path.exists()
-    data = _load(path)
+    data = load_settings(path)
     changes = edit(data)
     if not any(c.action in ("added", "updated", "removed") for c in changes):
         return changes
@@ -305,7 +307,7 @@ def _rewrite(
                 raise StorageError(f"cannot remove {path}: {exc.strerror}") from None
             _remove_empty_dirs(path.parent, stop)
     else:
-        _save(path, data)
+        save_settings(path, data)
     return changes
 
 
@@ -546,7 +548,7 @@ def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
                     found[entry.event] = text.splitlines()[-1]
         return found
     try:
-        data = _load(path)
+        data = load_settings(path)
     except (ConfigError, StorageError):
         return {}
     found = {}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._clients.hardening import HARDENED_CODEX_BEGIN
-from ledger._clients.install import Action, Change
+from ledger._clients.install import Action, Change, load_settings, save_settings
 from ledger._clients.registry import ClientSpec, McpConfig
 from ledger._errors import ConfigError, StorageError
 from ledger._governance.analysis.ledger_mcp import LEDGER_MCP_SERVER
@@ -75,34 +75,6 @@ def _ours(entry: object) -> bool:
 # --- JSON files --------------------------------------------------------------------------------
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it before installing") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: top level must be an object")
-    return data
-
-
-def _save(path: Path, data: dict[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.ledger-tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def _remove(path: Path, stop: Path) -> None:
     try:
         path.unlink()
@@ -118,7 +90,7 @@ def _remove(path: Path, stop: Path) -> None:
 
 
 def _json_register(path: Path, key: str, entry: dict[str, Any]) -> list[Change]:
-    data = _load(path)
+    data = load_settings(path)
     servers = data.setdefault(key, {})
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: {key} must be an object of servers")
@@ -135,7 +107,7 @@ def _json_register(path: Path, key: str, entry: dict[str, Any]) -> list[Change]:
             )
         ]
     servers[LEDGER_MCP_SERVER] = entry
-    _save(path, data)
+    save_settings(path, data)
     action: Action = "updated" if found is not None else "added"
     return [Change(action, str(path), f"MCP server {LEDGER_MCP_SERVER}: {_shown(entry)}")]
 
@@ -143,7 +115,7 @@ def _json_register(path: Path, key: str, entry: dict[str, Any]) -> list[Change]:
 def _json_unregister(path: Path, key: str, stop: Path) -> list[Change]:
     if not path.exists():
         return []
-    data = _load(path)
+    data = load_settings(path)
     servers = data.get(key)
     if not isinstance(servers, dict) or not _ours(servers.get(LEDGER_MCP_SERVER)):
         return []
@@ -151,7 +123,7 @@ def _json_unregister(path: Path, key: str, stop: Path) -> list[Change]:
     if not servers:
         del data[key]
     if data:
-        _save(path, data)
+        save_settings(path, data)
     else:
         _remove(path, stop)
     return [Change("removed", str(path), f"MCP server {LEDGER_MCP_SERVER}")]
@@ -161,7 +133,7 @@ def _enable(path: Path, key: str, *, on: bool, stop: Path) -> list[Change]:
     """Add (or remove) the server in the client's list of approved project servers."""
     if not on and not path.exists():
         return []
-    data = _load(path)
+    data = load_settings(path)
     listed = data.get(key, [])
     if not isinstance(listed, list):
         raise ConfigError(f"{path}: {key} must be a list of server names")
@@ -176,7 +148,7 @@ def _enable(path: Path, key: str, *, on: bool, stop: Path) -> list[Change]:
         else:
             del data[key]
     if data:
-        _save(path, data)
+        save_settings(path, data)
     else:
         _remove(path, stop)
     return [Change("added" if on else "removed", str(path), f"{key}: {LEDGER_MCP_SERVER}")]
@@ -290,7 +262,7 @@ def registered_in(spec: ClientSpec, *, root: Path, home: Path) -> Path | None:
             if config.format == "toml":
                 servers = tomllib.loads(_read(path)).get(config.key, {})
             else:
-                servers = _load(path).get(config.key, {})
+                servers = load_settings(path).get(config.key, {})
         except (ConfigError, StorageError, tomllib.TOMLDecodeError):
             continue
         if isinstance(servers, dict) and _ours(servers.get(LEDGER_MCP_SERVER)):

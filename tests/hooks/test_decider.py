@@ -326,14 +326,21 @@ def test_slow_decider_the_caller_decides_and_the_decider_records_nothing(rig: Ri
     assert [r["body"]["tool_use_id"] for r in pre] == ["t-slow"]
 
 
-def test_a_decider_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) -> None:
-    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-warm"))  # makes the secret
+def _listen_in_its_place(rig: Rig, warm: str = "t-warm") -> socket.socket:
+    """A socket of our own where the decider's goes (as any process of the user could bind),
+    after one hook call has made the per-user secret."""
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", warm))
     rig.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(rig.socket))
     rig.socket.chmod(0o600)
     listener.listen(1)
     listener.settimeout(30)
+    return listener
+
+
+def test_a_decider_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) -> None:
+    listener = _listen_in_its_place(rig)
 
     def half_answer() -> None:  # proves itself as the decider would, then dies mid-answer
         conn, _ = listener.accept()
@@ -484,13 +491,7 @@ def test_concurrent_sessions_through_the_decider_make_one_chain(rig: Rig) -> Non
 def test_an_impostor_on_the_deciders_socket_gets_no_payload_and_no_environment(rig: Rig) -> None:
     # An agent's shell (same user) binds a socket where the decider's goes and answers "allow":
     # it cannot prove it holds the per-user secret, so the hook never sends it anything.
-    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-secret"))  # makes the secret
-    rig.socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(rig.socket))
-    rig.socket.chmod(0o600)
-    listener.listen(1)
-    listener.settimeout(30)
+    listener = _listen_in_its_place(rig, warm="t-warm")
     received: list[bytes] = []
 
     def impostor() -> None:
