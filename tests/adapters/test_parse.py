@@ -1061,6 +1061,12 @@ _KNOWN_FIELDS = {
     "file_path", "edits", "output", "result_json", "tool_output", "error_message", "subagent_id",
     "subagent_type", "hookName", "taskId", "workspaceRoots", "preToolUse", "postToolUse",
     "userPromptSubmit", "taskStart", "taskResume", "taskCancel", "taskComplete", "preCompact",
+    # Copilot CLI, Antigravity CLI, Windsurf, VS Code and Gemini's MCP context (issue 18)
+    "toolName", "toolArgs", "toolResult", "sessionId", "hookEventName", "conversationId",
+    "transcriptPath", "toolCall", "workspacePaths", "modelName", "userMessage", "initialPrompt",
+    "terminationReason", "executionTimeMs", "taskMetadata", "agent_action_name", "tool_info",
+    "trajectory_id", "execution_id", "mcp_context", "parameters", "result", "success", "source",
+    "reason", "type",
 }  # fmt: skip
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
