@@ -376,7 +376,31 @@ def run_checks(
     ]
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
     checks.append(_tripwire(base, environ))
+    checks.append(_decider(environ))
     return checks
+
+
+def _decider(environ: Mapping[str, str] | None) -> Check:
+    """Whether the resident decider answers (it only makes hooks faster: never a failure)."""
+    from ledger._hooks.decider import decider_status  # noqa: PLC0415
+
+    env = os.environ if environ is None else environ
+    if env.get("LEDGER_DECIDER") == "off":
+        return Check(
+            "decider", "ok", "off (LEDGER_DECIDER=off): every hook decides in its own process"
+        )
+    found = decider_status(environ)
+    if not found.running:
+        return Check(
+            "decider",
+            "ok",
+            "not running: hooks decide in their own process; the next hook call starts one",
+        )
+    return Check(
+        "decider",
+        "ok",
+        f"running (pid {found.pid}, ledger {found.version}, {found.requests} calls served)",
+    )
 
 
 def _tripwire(base: Path, environ: Mapping[str, str] | None) -> Check:

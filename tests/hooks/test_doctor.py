@@ -43,6 +43,7 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "claude deny",
         "checkpoint",
         "tripwire",
+        "decider",
     ]
     for name in (
         "workspace",
@@ -52,6 +53,7 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "hooks.yaml",
         "hooks: claude",
         "tripwire",
+        "decider",
     ):
         assert found[name].status == "ok", found[name]
         assert found[name].fix is None
