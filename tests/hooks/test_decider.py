@@ -517,3 +517,28 @@ def test_an_impostor_on_the_deciders_socket_gets_no_payload_and_no_environment(r
     assert sent.startswith(b"LEDGER-DECIDE 1 hello ")
     assert b"do-not-leak" not in sent
     assert b"tool_input" not in sent
+
+
+def test_a_client_that_disconnects_mid_request_leaves_no_record_and_a_healthy_decider(
+    rig: Rig,
+) -> None:
+    rig.start()
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-first"))  # the secret
+    before = len(rig.records())
+    nonce = os.urandom(16)
+    home = Path(rig.env["LEDGER_HOME"])
+    payload = json.dumps(write_payload(rig.root, "s", "t-cut")).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(str(rig.socket))
+        sock.sendall(server.hello(nonce, home))
+        server._read_line(sock)
+        header = b"op=hook\0client=claude\0event=PreToolUse"
+        sock.sendall(
+            server.MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % len(payload)
+        )
+        sock.sendall(payload[: len(payload) // 2])  # then the caller is gone
+    done = rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-next"))
+    assert _decision(done) == "deny"
+    assert [r["body"].get("tool_use_id") for r in rig.records()[before:]] == ["t-next"]
+    assert server.decider_status(rig.env).requests == 1  # the next one (the first made the secret)
