@@ -79,7 +79,7 @@ READ_TIMEOUT: Final = 5.0
 DEFAULT_IDLE_SECONDS: Final = 1800.0
 #: Hook calls decided at once; the rest wait their turn. Python runs one at a time anyway (the
 #: GIL) and appends to one ledger one at a time (its lock): more only adds memory.
-CONCURRENT_CALLS: Final = 4
+CONCURRENT_CALLS: Final = 2
 #: How often the decider checks that its own code on disk is the code it runs.
 _CODE_CHECK_SECONDS: Final = 1.0
 _SOCKET_PATH_MAX: Final = 100  # sun_path is 108 bytes on Linux, 104 on macOS
@@ -456,6 +456,7 @@ def serve_decider(
             return False  # exactly one serves; this one leaves quietly
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a socket left by a decider that was killed
+        _few_heap_arenas()
         old_umask = os.umask(0o177)
         try:
             server = _Server(path, _State(install_dir(), idle_seconds))
@@ -493,6 +494,19 @@ def _watch_idle(server: _Server) -> None:
         if idle_for >= 1.0 and served != trimmed_at:
             trimmed_at = served
             _give_back_memory()
+
+
+def _few_heap_arenas() -> None:
+    """glibc gives each thread its own heap arena (up to 8 per core), and a burst of
+    concurrent calls leaves every arena holding pages: two are enough for two calls at once
+    (mallopt M_ARENA_MAX; a no-op off glibc)."""
+    import ctypes  # noqa: PLC0415 -- only in the decider, once at start
+    import ctypes.util  # noqa: PLC0415
+
+    name = ctypes.util.find_library("c")
+    if name and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).mallopt(-8, CONCURRENT_CALLS)  # -8: M_ARENA_MAX (malloc.h)
 
 
 def _give_back_memory() -> None:
