@@ -157,11 +157,11 @@ def answer(
         sock.settimeout(budget)
         nonce = os.urandom(16)
         sock.sendall(MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n")
-        expected = MAGIC + b" proof " + _hmac_sha256(secret, PROOF_PREFIX + nonce).encode() + b"\n"
-        if _read_line(sock, len(expected)) != expected:
+        why = _unproven(_read_line(sock, 200), secret, nonce, _peer(sock, _socket))
+        if why is not None:
             sys.stderr.write(
-                f"ledger: the process at {path} is not ledger's decider (its proof does not "
-                "verify); deciding in this process\n"
+                f"ledger: the process at {path} is not ledger's decider ({why}); deciding in "
+                "this process\n"
             )
             return None
         sock.sendall(_request(client, event, root, raw, install))
@@ -176,6 +176,33 @@ def answer(
     finally:
         sock.close()
     return _parse(b"".join(chunks), mode)
+
+
+def _peer(sock: object, module: object) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the process at the other end (Linux ``SO_PEERCRED``), else None."""
+    option = getattr(module, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        creds = sock.getsockopt(module.SOL_SOCKET, option, 12)  # type: ignore[attr-defined]
+    except OSError:
+        return None
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
+
+
+def _unproven(
+    answer: bytes, secret: bytes, nonce: bytes, peer: tuple[int, int] | None
+) -> str | None:
+    """Why the hello's answer does not prove the decider, or None when it does."""
+    parts = answer.rstrip(b"\n").split(b" ")
+    if len(parts) != 5 or b" ".join(parts[:3]) != MAGIC + b" proof" or not parts[3].isdigit():
+        return "it gave no proof"
+    pid = int(parts[3])
+    if parts[4] != _hmac_sha256(secret, PROOF_PREFIX + nonce + b"%d" % pid).encode():
+        return "its proof does not verify"
+    if peer is not None and peer != (pid, os.getuid()):
+        return f"the socket's peer is pid {peer[0]} of uid {peer[1]}, not the prover"
+    return None
 
 
 def _read_line(sock: object, limit: int) -> bytes:

@@ -22,9 +22,11 @@ Wire format (version 1), one request per connection::
     response = b"LEDGER-DECIDE 1 <ok|refuse> <exit code> <len stdout> <len stderr>\\n" + out + err
 
 Before anything else the caller sends ``LEDGER-DECIDE 1 hello <nonce> <ledger home>`` and the
-decider answers ``LEDGER-DECIDE 1 proof <HMAC-SHA256(per-user secret, prefix + nonce)>``: a
-process of the same user that bound a socket where the decider's goes (an agent's shell could)
-cannot read the secret, so the caller never sends it its payload or environment.
+decider answers ``LEDGER-DECIDE 1 proof <pid> <HMAC-SHA256(per-user secret, prefix + nonce +
+pid)>``: a process of the same user that bound a socket where the decider's goes (an agent's
+shell could) cannot read the secret, so the caller never sends it its payload or environment;
+on Linux the caller also checks that the pid and uid are those of the socket's peer
+(``SO_PEERCRED``), so a go-between relaying the real decider's proof is refused too.
 
 The socket lives in ``$XDG_RUNTIME_DIR/ledger/``, else the ledger home's ``run/`` (mode 0700
 folders, a 0600 socket); its name carries a hash of the installation, so two installations of
@@ -272,12 +274,14 @@ def _read_line(sock: socket.socket, limit: int = 8192) -> bytes:
     return data
 
 
-def proof(secret: bytes, nonce: bytes) -> str:
+def proof(secret: bytes, nonce: bytes, pid: int) -> str:
     """What the decider answers a hello with: HMAC-SHA256 under the caller's per-user secret
-    of the caller's nonce, with its own domain-separation prefix. A process that cannot read
-    the secret (an agent that bound a socket of its own where the decider's goes) cannot
-    produce it, so the caller never sends it a payload or its environment."""
-    return hmac.new(secret, PROOF_PREFIX + nonce, hashlib.sha256).hexdigest()
+    of the caller's nonce and the decider's own pid, with its own domain-separation prefix. A
+    process that cannot read the secret (an agent that bound a socket of its own where the
+    decider's goes) cannot produce it, so the caller never sends it a payload or its
+    environment; and the caller checks the pid against the socket's peer (``SO_PEERCRED``), so
+    a go-between relaying the real decider's proof is not the pid the proof names."""
+    return hmac.new(secret, PROOF_PREFIX + nonce + b"%d" % pid, hashlib.sha256).hexdigest()
 
 
 def hello(nonce: bytes, home: Path) -> bytes:
@@ -298,7 +302,8 @@ def prove(greeting: bytes) -> bytes:
     secret = cache_secret({"LEDGER_HOME": home}) if len(nonce) >= 16 else None
     if secret is None:
         raise InputError("no secret to prove with")
-    return MAGIC + b" proof " + proof(secret, nonce).encode() + b"\n"
+    pid = os.getpid()
+    return MAGIC + b" proof %d " % pid + proof(secret, nonce, pid).encode() + b"\n"
 
 
 def _read_exactly(sock: socket.socket, size: int) -> bytes:
@@ -541,7 +546,11 @@ def _ask(op: str, environ: Mapping[str, str] | None, timeout: float = 2.0) -> by
             sock.sendall(
                 MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n"
             )
-            if _read_line(sock) != MAGIC + b" proof " + proof(secret, nonce).encode() + b"\n":
+            answer = _read_line(sock).split(b" ")
+            if len(answer) != 5 or not answer[3].isdigit():
+                return None
+            pid = int(answer[3])
+            if answer[4] != proof(secret, nonce, pid).encode() + b"\n":
                 return None  # not ledger's decider
 
             sock.sendall(MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % 0)

@@ -542,3 +542,43 @@ def test_a_client_that_disconnects_mid_request_leaves_no_record_and_a_healthy_de
     assert _decision(done) == "deny"
     assert [r["body"].get("tool_use_id") for r in rig.records()[before:]] == ["t-next"]
     assert server.decider_status(rig.env).requests == 1  # the next one (the first made the secret)
+
+
+def test_a_go_between_relaying_the_real_deciders_proof_is_refused(rig: Rig) -> None:
+    # The real decider proves itself to whoever asks; a process of the same user that holds a
+    # connection to it, then takes its socket's place, could relay that proof. The proof names
+    # the decider's pid, and the caller checks it against the socket's peer.
+    if not hasattr(socket, "SO_PEERCRED"):
+        pytest.skip("SO_PEERCRED is Linux's")
+    rig.start()
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-warm"))  # the secret
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    upstream.connect(str(rig.socket))  # held open before the swap
+    rig.socket.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(rig.socket))
+    rig.socket.chmod(0o600)
+    listener.listen(1)
+    listener.settimeout(30)
+    leaked: list[bytes] = []
+
+    def relay() -> None:
+        conn, _ = listener.accept()
+        conn.settimeout(5)
+        upstream.sendall(server._read_line(conn))
+        conn.sendall(server._read_line(upstream))  # the genuine proof, relayed
+        with contextlib.suppress(OSError):
+            leaked.append(conn.recv(1 << 20))
+        conn.close()
+
+    thread = threading.Thread(target=relay)
+    thread.start()
+    try:
+        done = rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-relay"))
+    finally:
+        thread.join()
+        listener.close()
+        upstream.close()
+    assert _decision(done) == "deny"  # decided in its own process
+    assert b"not the prover" in done.stderr
+    assert b"tool_input" not in b"".join(leaked)
