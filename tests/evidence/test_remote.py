@@ -1,0 +1,239 @@
+"""Evidence that travels through git (issue 16 part 3): two clones share a bare remote; one
+pushes its ledger under ``refs/ledger/<id>``, the other fetches and verifies it. The attacks are
+named after what they break."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ledger import (
+    EvidenceRefusedError,
+    Ledger,
+    RemoteError,
+    SigningKey,
+    fetch_evidence,
+    push_evidence,
+    verify_against_remote,
+)
+
+KEY_A = SigningKey.from_seed(bytes([0xA1]) * 32)
+KEY_B = SigningKey.from_seed(bytes([0xB2]) * 32)
+INTRUDER = SigningKey.from_seed(bytes([0x66]) * 32)
+IDENTITY = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+
+
+def home(path: Path) -> dict[str, str]:
+    return {"LEDGER_HOME": str(path)}
+
+
+def git(cwd: Path, *args: str, data: bytes | None = None) -> str:
+    done = subprocess.run(
+        ["git", *IDENTITY, *args], cwd=cwd, input=data, capture_output=True, check=True
+    )
+    return done.stdout.decode().strip()
+
+
+class Team:
+    """A bare remote, clone A (pushes its agent's ledger), clone B (fetches it)."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.bare = base / "remote.git"
+        git(base, "init", "-q", "--bare", str(self.bare))
+        self.a_root = base / "a"
+        self.a_root.mkdir()
+        git(self.a_root, "init", "-q")
+        self.a = Ledger.init(
+            self.a_root, signing_key=KEY_A, environ={"LEDGER_HOME": str(base / "ha")}
+        )
+        self.a.append_many([("app.event", {"n": n}) for n in range(4)])
+        git(self.a_root, "add", ".orchestration")
+        git(self.a_root, "commit", "-q", "-m", "ledger keys")
+        git(self.a_root, "remote", "add", "origin", str(self.bare))
+        git(self.a_root, "push", "-q", "origin", "HEAD:refs/heads/main")
+        self.b_root = base / "b"
+        git(base, "clone", "-q", "-b", "main", str(self.bare), str(self.b_root))
+        self.b = Ledger.init(
+            self.b_root, signing_key=KEY_B, environ={"LEDGER_HOME": str(base / "hb")}
+        )
+
+    @property
+    def ref(self) -> str:
+        return f"refs/ledger/{self.a.ledger_id}"
+
+    def fetched(self) -> str:
+        return git(self.b_root, "for-each-ref", "--format=%(objectname)", "refs/ledger-remotes/")
+
+    def publish_raw(self, segment: bytes, checkpoint: str, parent: str | None) -> None:
+        """Write an evidence commit straight into the remote (what a hostile pusher could do)."""
+        seg = git(self.bare, "hash-object", "-w", "--stdin", data=segment)
+        note = git(self.bare, "hash-object", "-w", "--stdin", data=checkpoint.encode())
+        entries = f"100644 blob {seg}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
+        tree = git(self.bare, "mktree", data=entries.encode())
+        commit = git(self.bare, "commit-tree", tree, *(["-p", parent] if parent else []), data=b"x")
+        git(self.bare, "update-ref", self.ref, commit)
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Team:
+    return Team(tmp_path)
+
+
+def forged_ledger(base: Path, ledger_id: str, key: SigningKey, records: int) -> Ledger:
+    """A valid ledger with another clone's id: same id, different history."""
+    forged = Ledger.init(
+        base, signing_key=key, ledger_id=ledger_id, environ={"LEDGER_HOME": str(base / "h")}
+    )
+    forged.append_many([("app.event", {"forged": n}) for n in range(records - 1)])
+    return forged
+
+
+def test_push_then_fetch_verifies_a_teammates_evidence(team: Team) -> None:
+    pushed = push_evidence(team.a)
+    assert (pushed.status, pushed.records) == ("pushed", 5)
+    assert git(team.bare, "rev-parse", team.ref) == pushed.commit
+    assert push_evidence(team.a).status == "current"
+
+    [got] = fetch_evidence(team.b)
+    assert (got.ledger_id, got.records, got.status) == (team.a.ledger_id, 5, "new")
+    assert got.ref == f"refs/ledger-remotes/origin/{team.a.ledger_id}"
+    assert git(
+        team.b_root, "cat-file", "blob", f"{got.ref}:agent_trace.jsonl"
+    ).encode() + b"\n" == (team.a.file.path.read_bytes())
+    assert fetch_evidence(team.b)[0].status == "current"
+
+
+def test_each_push_fast_forwards_the_previous_one(team: Team) -> None:
+    first = push_evidence(team.a)
+    fetch_evidence(team.b)
+    team.a.append("app.event", {"n": 99})
+    second = push_evidence(team.a)
+    assert git(team.bare, "rev-parse", f"{second.commit}^") == first.commit
+    [got] = fetch_evidence(team.b)
+    assert (got.status, got.records) == ("updated", 6)
+
+
+def test_pushed_evidence_holds_no_private_key(team: Team) -> None:
+    pushed = push_evidence(team.a)
+    listing = git(team.bare, "ls-tree", "-r", "--name-only", pushed.commit).split()
+    assert listing == ["agent_trace.jsonl", "checkpoint.note"]
+    for name in listing:
+        assert (
+            b"PRIVATE" not in git(team.bare, "cat-file", "blob", f"{pushed.commit}:{name}").encode()
+        )
+
+
+def test_a_remote_without_evidence_gives_nothing(team: Team) -> None:
+    assert fetch_evidence(team.b) == []
+    assert team.fetched() == ""
+
+
+def test_an_unknown_remote_is_an_error(team: Team) -> None:
+    with pytest.raises(RemoteError, match="no git remote named 'audit'"):
+        push_evidence(team.a, "audit")
+    with pytest.raises(RemoteError, match="no git remote named 'nope'"):
+        fetch_evidence(team.b, "nope")
+
+
+def test_an_audit_remote_works_the_same(team: Team, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.git"
+    git(tmp_path, "init", "-q", "--bare", str(audit))
+    git(team.a_root, "remote", "add", "audit", str(audit))
+    push_evidence(team.a, "origin")
+    assert push_evidence(team.a, "audit").status == "pushed"
+    git(team.b_root, "remote", "add", "audit", str(audit))
+    [got] = fetch_evidence(team.b, "audit")
+    assert got.ref == f"refs/ledger-remotes/audit/{team.a.ledger_id}"
+
+
+# --- attacks ------------------------------------------------------------------------------------
+
+
+def test_rewritten_ref_force_pushed_with_other_history_is_refused(
+    team: Team, tmp_path: Path
+) -> None:
+    push_evidence(team.a)
+    [before] = fetch_evidence(team.b)
+    # The same clone's key re-signs a different history under the same ledger id, force-pushed.
+    forged = forged_ledger(tmp_path / "forged", team.a.ledger_id, KEY_A, 7)
+    segment, checkpoint = forged.segment()
+    team.publish_raw(segment, checkpoint.text(), parent=None)
+    with pytest.raises(EvidenceRefusedError, match="rewritten") as refused:
+        fetch_evidence(team.b)
+    assert refused.value.ledger_id == team.a.ledger_id
+    assert refused.value.seq == 0  # the genesis records differ (timestamps)
+    assert team.fetched() == before.commit  # the verified evidence stays, nothing new is kept
+
+
+def test_forked_ref_that_fast_forwards_in_git_is_refused(team: Team, tmp_path: Path) -> None:
+    pushed = push_evidence(team.a)
+    fetch_evidence(team.b)
+    # A descendant commit (git calls it a fast-forward) whose records fork after seq 2.
+    lines = team.a.file.path.read_bytes().splitlines(keepends=True)
+    fork = tmp_path / "fork"
+    (fork / ".orchestration").mkdir(parents=True)
+    (fork / ".orchestration" / "agent_trace.jsonl").write_bytes(b"".join(lines[:3]))
+    (fork / ".orchestration" / "keys").symlink_to(team.a.workspace.keys_dir)
+    forked = Ledger(
+        team.a.workspace.__class__(fork),
+        signing_key=KEY_A,
+        environ={"LEDGER_HOME": str(tmp_path / "hf")},
+    )
+    forked.append_many([("app.event", {"fork": n}) for n in range(4)])
+    segment, checkpoint = forked.segment()
+    team.publish_raw(segment, checkpoint.text(), parent=pushed.commit)
+    with pytest.raises(EvidenceRefusedError, match=r"refused at seq 3: .*forks") as refused:
+        fetch_evidence(team.b)
+    assert refused.value.seq == 3
+    assert team.fetched() == pushed.commit
+
+
+def test_segment_resigned_with_an_unpinned_key_is_refused(team: Team, tmp_path: Path) -> None:
+    forged = forged_ledger(tmp_path / "intruder", team.a.ledger_id, INTRUDER, 5)
+    segment, checkpoint = forged.segment()
+    team.publish_raw(segment, checkpoint.text(), parent=None)
+    with pytest.raises(EvidenceRefusedError, match=f"ledger {team.a.ledger_id} refused at seq 0"):
+        fetch_evidence(team.b)
+    assert team.fetched() == ""
+    assert git(team.b_root, "for-each-ref", "refs/ledger-incoming/") == ""
+
+
+def test_badly_signed_record_is_refused_at_its_seq(team: Team) -> None:
+    segment, checkpoint = team.a.segment()
+    lines = segment.splitlines(keepends=True)
+    lines[3] = lines[3].replace(b'"n":2', b'"n":7')
+    assert b'"n":7' in lines[3]
+    team.publish_raw(b"".join(lines), checkpoint.text(), parent=None)
+    with pytest.raises(EvidenceRefusedError, match="refused at seq 3") as refused:
+        fetch_evidence(team.b)
+    assert refused.value.seq == 3
+    assert team.fetched() == ""
+
+
+def test_local_truncation_after_push_fails_verify_remote(team: Team) -> None:
+    push_evidence(team.a)
+    assert verify_against_remote(team.a).ok
+    path = team.a.file.path
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
+    report = verify_against_remote(team.a)
+    assert not report.ok
+    assert {"truncated", "remote-diverged"} <= {p.code for p in report.problems}
+    with pytest.raises(EvidenceRefusedError, match="refused at seq 3"):
+        push_evidence(team.a)
+
+
+def test_local_rewrite_after_push_fails_verify_remote(team: Team, tmp_path: Path) -> None:
+    push_evidence(team.a)
+    forged = forged_ledger(tmp_path / "rewrite", team.a.ledger_id, KEY_A, 5)
+    team.a.file.path.write_bytes(forged.file.path.read_bytes())
+    report = verify_against_remote(team.a)
+    assert "remote-diverged" in {p.code for p in report.problems}
+    assert not report.ok
+
+
+def test_verify_remote_without_a_push_says_so(team: Team) -> None:
+    with pytest.raises(RemoteError, match="holds no evidence of ledger"):
+        verify_against_remote(team.a)
