@@ -429,7 +429,13 @@ def _verify_segment(
     )
     problem = report.first_problem()
     if problem is not None:
-        raise _refused(ledger_id, problem.seq, f"{problem.code}: {problem.message}")
+        hint = (
+            " (a teammate's key is pinned by committing its public key file, which their "
+            "`ledger init` wrote, to .orchestration/keys/)"
+            if problem.code == "unknown-key"
+            else ""
+        )
+        raise _refused(ledger_id, problem.seq, f"{problem.code}: {problem.message}{hint}")
     if report.ledger_id != ledger_id or checkpoint.ledger_id != ledger_id:
         raise _refused(ledger_id, 0, f"{name} holds another ledger ({report.ledger_id})")
     if bad_checkpoint is not None:

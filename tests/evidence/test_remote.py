@@ -4,6 +4,7 @@ named after what they break."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from ledger import (
     push_evidence,
     verify_against_remote,
 )
+from ledger._evidence.keys import store_private_key
+from ledger._workspace import Workspace
+from tests.cli.inprocess import run_in_process
 
 KEY_A = SigningKey.from_seed(bytes([0xA1]) * 32)
 KEY_B = SigningKey.from_seed(bytes([0xB2]) * 32)
@@ -46,6 +50,9 @@ class Team:
         self.a_root = base / "a"
         self.a_root.mkdir()
         git(self.a_root, "init", "-q")
+        # Each clone's private key where its own `ledger` commands find it.
+        store_private_key(KEY_A, home(base / "ha"))
+        store_private_key(KEY_B, home(base / "hb"))
         self.a = Ledger.init(
             self.a_root, signing_key=KEY_A, environ={"LEDGER_HOME": str(base / "ha")}
         )
@@ -178,9 +185,9 @@ def test_forked_ref_that_fast_forwards_in_git_is_refused(team: Team, tmp_path: P
     (fork / ".orchestration" / "agent_trace.jsonl").write_bytes(b"".join(lines[:3]))
     (fork / ".orchestration" / "keys").symlink_to(team.a.workspace.keys_dir)
     forked = Ledger(
-        team.a.workspace.__class__(fork),
+        Workspace(fork),
         signing_key=KEY_A,
-        environ={"LEDGER_HOME": str(tmp_path / "hf")},
+        environ=home(tmp_path / "hf"),
     )
     forked.append_many([("app.event", {"fork": n}) for n in range(4)])
     segment, checkpoint = forked.segment()
@@ -237,3 +244,56 @@ def test_local_rewrite_after_push_fails_verify_remote(team: Team, tmp_path: Path
 def test_verify_remote_without_a_push_says_so(team: Team) -> None:
     with pytest.raises(RemoteError, match="holds no evidence of ledger"):
         verify_against_remote(team.a)
+
+
+# --- the commands -------------------------------------------------------------------------------
+
+
+def ledger_cli(cwd: Path, home_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "LEDGER_HOME": str(home_dir)}
+    return run_in_process(list(args), stdin=b"", cwd=cwd, env=env)
+
+
+def test_cli_push_fetch_and_verify_remote(team: Team) -> None:
+    pushed = ledger_cli(team.a_root, team.base / "ha", "push")
+    assert pushed.returncode == 0, pushed.stderr
+    assert pushed.stdout.decode() == f"pushed 5 records to origin {team.ref}\n"
+    fetched = ledger_cli(team.b_root, team.base / "hb", "fetch", "origin")
+    assert fetched.returncode == 0, fetched.stderr
+    assert fetched.stdout.decode() == f"new: ledger {team.a.ledger_id}, 5 records, verified\n"
+    verified = ledger_cli(team.a_root, team.base / "ha", "verify", "--remote", "origin")
+    assert verified.returncode == 0, verified.stdout
+
+
+def test_cli_refusal_is_one_line_with_the_ledger_and_seq(team: Team, tmp_path: Path) -> None:
+    forged = forged_ledger(tmp_path / "intruder", team.a.ledger_id, INTRUDER, 5)
+    segment, checkpoint = forged.segment()
+    team.publish_raw(segment, checkpoint.text(), parent=None)
+    done = ledger_cli(team.b_root, team.base / "hb", "fetch")
+    assert done.returncode == 1
+    [line] = done.stderr.decode().splitlines()
+    assert f"ledger {team.a.ledger_id} refused at seq 0" in line
+
+
+def test_cli_bad_input_exit_codes(team: Team) -> None:
+    empty = ledger_cli(team.b_root, team.base / "hb", "fetch")
+    assert (empty.returncode, empty.stdout.decode()) == (
+        0,
+        "origin holds no ledger evidence (refs/ledger/*)\n",
+    )
+    unknown = ledger_cli(team.b_root, team.base / "hb", "fetch", "nowhere")
+    assert unknown.returncode == 2
+    assert len(unknown.stderr.decode().splitlines()) == 1
+    (team.b_root / ".git" / "config").open("a").write('[remote "gone"]\n\turl = /nonexistent\n')
+    gone = ledger_cli(team.b_root, team.base / "hb", "fetch", "gone")
+    assert gone.returncode == 2
+    assert len(gone.stderr.decode().splitlines()) == 1
+
+
+def test_cli_verify_remote_catches_a_truncation(team: Team) -> None:
+    assert ledger_cli(team.a_root, team.base / "ha", "push").returncode == 0
+    path = team.a.file.path
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:4]))
+    done = ledger_cli(team.a_root, team.base / "ha", "verify", "--remote", "origin")
+    assert done.returncode == 1
+    assert "remote-diverged" in done.stdout.decode()
