@@ -297,3 +297,15 @@ def test_cli_verify_remote_catches_a_truncation(team: Team) -> None:
     done = ledger_cli(team.a_root, team.base / "ha", "verify", "--remote", "origin")
     assert done.returncode == 1
     assert "remote-diverged" in done.stdout.decode()
+
+
+def test_planted_remote_commands_in_git_config_never_run(team: Team, tmp_path: Path) -> None:
+    # An agent's shell can write .git/config: the pack programs and helpers it names must not run.
+    marker = tmp_path / "ran"
+    for root in (team.a_root, team.b_root):
+        for key in ("remote.origin.uploadpack", "remote.origin.receivepack", "core.sshCommand"):
+            git(root, "config", key, f"touch {marker}; false")
+    assert push_evidence(team.a).status == "pushed"
+    assert len(fetch_evidence(team.b)) == 1
+    assert verify_against_remote(team.a).ok
+    assert not marker.exists()
