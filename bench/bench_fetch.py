@@ -62,9 +62,13 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="10,000 records, 2 runs")
+    parser.add_argument("--dir", help="Where to make the temporary clones (default: $TMPDIR).")
     args = parser.parse_args()
+    if args.quick:
+        args.records, args.runs = 10_000, 2
     precompile()
-    with tempfile.TemporaryDirectory(prefix="ledger-bench-fetch-") as folder:
+    with tempfile.TemporaryDirectory(prefix="ledger-bench-fetch-", dir=args.dir) as folder:
         base = Path(folder)
         env_a = isolated_env(base / "home-a")
         env_b = isolated_env(base / "home-b")

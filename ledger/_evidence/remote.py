@@ -331,6 +331,7 @@ def fetch_evidence(
     done = git.run(
         "fetch",
         "--no-tags",
+        "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
         "--no-write-fetch-head",
         "--upload-pack=git-upload-pack",
         url,
