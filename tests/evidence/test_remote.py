@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ledger import (
     EvidenceRefusedError,
@@ -309,3 +311,25 @@ def test_planted_remote_commands_in_git_config_never_run(team: Team, tmp_path: P
     assert len(fetch_evidence(team.b)) == 1
     assert verify_against_remote(team.a).ok
     assert not marker.exists()
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_any_flipped_byte_in_pushed_evidence_is_never_kept(team: Team, data: st.DataObject) -> None:
+    segment, checkpoint = team.a.segment()
+    note = checkpoint.text().encode()
+    blob = data.draw(st.sampled_from(["segment", "checkpoint"]))
+    target = bytearray(segment if blob == "segment" else note)
+    at = data.draw(st.integers(0, len(target) - 1))
+    target[at] ^= data.draw(st.integers(1, 255))
+    if blob == "segment":
+        team.publish_raw(bytes(target), checkpoint.text(), parent=None)
+    else:
+        team.publish_raw(segment, target.decode("utf-8", "replace"), parent=None)
+    with pytest.raises((EvidenceRefusedError, RemoteError)):
+        fetch_evidence(team.b)
+    assert team.fetched() == ""
