@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -333,3 +334,17 @@ def test_any_flipped_byte_in_pushed_evidence_is_never_kept(team: Team, data: st.
     with pytest.raises((EvidenceRefusedError, RemoteError)):
         fetch_evidence(team.b)
     assert team.fetched() == ""
+
+
+def test_two_clones_pushing_at_once_lose_no_ref(team: Team) -> None:
+    git(team.b_root, "remote", "set-url", "origin", str(team.bare))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(push_evidence, [team.a, team.b] * 3))
+    assert {r.ref for r in results} == {team.ref, f"refs/ledger/{team.b.ledger_id}"}
+    on_remote = git(team.bare, "for-each-ref", "--format=%(refname)", "refs/ledger/").split()
+    assert sorted(on_remote) == sorted({team.ref, f"refs/ledger/{team.b.ledger_id}"})
+    # A pulled B's committed public key: both ledgers verify in A.
+    for key_file in team.b.workspace.keys_dir.iterdir():
+        (team.a.workspace.keys_dir / key_file.name).write_bytes(key_file.read_bytes())
+    fetched = fetch_evidence(team.a)
+    assert {f.ledger_id for f in fetched} == {team.a.ledger_id, team.b.ledger_id}
