@@ -216,9 +216,11 @@ def _first_difference(old: Path, new: Path) -> int | None:
             seq += left.count(b"\n")
 
 
-def _refused(ledger_id: str, seq: int, why: str) -> EvidenceRefusedError:
+def _refused(
+    ledger_id: str, seq: int, why: str, outcome: str = "nothing was kept"
+) -> EvidenceRefusedError:
     return EvidenceRefusedError(
-        f"evidence of ledger {ledger_id} refused at seq {seq}: {why}; nothing was kept",
+        f"evidence of ledger {ledger_id} refused at seq {seq}: {why}; {outcome}",
         ledger_id,
         seq,
     )
@@ -242,7 +244,7 @@ def push_evidence(
     url = git.remote_url(remote)
     data, checkpoint = ledger.segment()
     ref = EVIDENCE_REFS + checkpoint.ledger_id
-    parent = git.rev(ref)
+    local = parent = git.rev(ref)
     listed = git.out("ls-remote", "--upload-pack=git-upload-pack", url, ref, transport=True)
     published = listed.split()[0] if listed else None
     if published is not None and (parent is None or not git.is_ancestor(published, parent)):
@@ -273,8 +275,8 @@ def push_evidence(
         commit = git.out(
             "commit-tree", tree, *(("-p", parent) if parent else ()), data=message.encode()
         )
-    if commit != git.rev(ref):
-        git.set_ref(ref, commit, git.rev(ref))
+    if commit != local:
+        git.set_ref(ref, commit, local)
     if published == commit:
         return PushResult(remote, ref, commit, checkpoint.size, "current")
     done = git.run(
@@ -304,6 +306,7 @@ def _check_extends(git: _Git, parent: str, data: bytes, ledger_id: str, remote: 
             seq,
             f"this ledger no longer holds what was pushed to {remote} (rewritten "
             "or truncated after a push; `ledger verify --remote` shows it)",
+            "nothing was pushed",
         )
 
 
@@ -369,6 +372,9 @@ def _verify_fetched(
         raise RemoteError(f"evidence ref {remote_ref} on {remote} is unreadable: not a ledger id")
     local_ref = f"{FETCHED_REFS}{remote}/{ledger_id}"
     previous = git.rev(local_ref)
+    if previous == commit:  # verified when it was kept, and unchanged since
+        records = int(git.out("cat-file", "-p", f"{commit}:{CHECKPOINT_FILE}").split("\n")[1])
+        return FetchedLedger(ledger_id, local_ref, commit, records, "current")
     blobs = git.blobs(commit, remote_ref)
     with tempfile.TemporaryDirectory(prefix="ledger-fetch-") as folder:
         segment = Path(folder, SEGMENT_FILE)
@@ -377,8 +383,6 @@ def _verify_fetched(
         records = _verify_segment(
             ledger, ledger_id, segment, text=text, name=f"{remote}:{remote_ref}", jobs=jobs
         )
-        if previous == commit:
-            return FetchedLedger(ledger_id, local_ref, commit, records, "current")
         if previous is not None:
             before = Path(folder, "previous")
             git.blob_to_file(git.blobs(previous, local_ref)[SEGMENT_FILE], before)
