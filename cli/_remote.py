@@ -11,7 +11,7 @@ import typer
 
 from cli._exit import OK
 from cli._options import JsonOption, RootOption, run_action
-from ledger import Ledger, fetch_evidence, push_evidence
+from ledger import Ledger, push_evidence
 
 RemoteArgument = Annotated[
     str, typer.Argument(help="The git remote (an audit repository works the same).")
@@ -49,7 +49,9 @@ def register(app: typer.Typer) -> None:
         refused (exit 1) and nothing of it is kept."""
 
         def action() -> int:
-            fetched = fetch_evidence(Ledger.open(root), remote)
+            from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
+
+            fetched = GovernedWorkspace(find_root(root)).fetch_evidence(remote)
             if as_json:
                 print(json.dumps([f._asdict() for f in fetched], indent=2, sort_keys=True))
             elif not fetched:

@@ -20,6 +20,7 @@ from ledger import (
     SigningKey,
     fetch_evidence,
     push_evidence,
+    run_checks,
     verify_against_remote,
 )
 from ledger._evidence.keys import store_private_key
@@ -276,6 +277,19 @@ def test_cli_refusal_is_one_line_with_the_ledger_and_seq(team: Team, tmp_path: P
     assert done.returncode == 1
     [line] = done.stderr.decode().splitlines()
     assert f"ledger {team.a.ledger_id} refused at seq 0" in line
+    # The refusal is a signed record in the fetching clone's ledger, and the ledger verifies.
+    [last] = team.b.tail(1)
+    assert last.kind == "governance.evidence_refused"
+    assert (last.body["ledger_id"], last.body["seq"], last.body["remote"]) == (
+        team.a.ledger_id,
+        0,
+        "origin",
+    )
+    assert team.b.verify(jobs=1).ok
+    checks = run_checks(team.b_root, environ=home(team.base / "hb"), home=team.base)
+    [named] = [c for c in checks if c.name == "evidence"]
+    assert named.status == "warn"
+    assert f"ledger {team.a.ledger_id} from origin at seq 0" in named.message
 
 
 def test_cli_bad_input_exit_codes(team: Team) -> None:
