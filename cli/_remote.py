@@ -14,7 +14,8 @@ from cli._options import JsonOption, RootOption, run_action
 from ledger import Ledger, push_evidence
 
 RemoteArgument = Annotated[
-    str, typer.Argument(help="The git remote (an audit repository works the same).")
+    str,
+    typer.Argument(metavar="REMOTE", help="The git remote (an audit repository works the same)."),
 ]
 
 
