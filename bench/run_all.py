@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         ("bench_cli_start.py", common),
         ("bench_mcp.py", common),
         ("bench_query.py", common),
+        ("bench_fetch.py", common),
     ]
 
     started = time.perf_counter()

@@ -11,10 +11,21 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import _append, _blame, _intent, _intents, _keys, _log, _mcp, _query, _tamper
-from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, reader_gone
+from cli import (
+    _append,
+    _blame,
+    _intent,
+    _intents,
+    _keys,
+    _log,
+    _mcp,
+    _query,
+    _remote,
+    _tamper,
+)
+from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, UsageError, reader_gone
 from cli._options import JsonOption, RootOption, run_action
-from ledger import Ledger, StorageError, VerifyReport
+from ledger import Ledger, StorageError, VerifyReport, verify_against_remote
 
 app = typer.Typer(
     name="ledger",
@@ -37,6 +48,7 @@ app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
 _tamper.register(app)
+_remote.register(app)
 
 
 _run = run_action
@@ -184,6 +196,14 @@ def verify(
         ),
     ] = None,
     jobs: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote",
+            help="Also compare with what `ledger push` published to this git remote: a "
+            "rewrite or truncation after the push fails.",
+        ),
+    ] = None,
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -197,7 +217,12 @@ def verify(
         from ledger import read_checkpoint_file  # noqa: PLC0415
 
         stored = [(str(path), read_checkpoint_file(path)) for path in checkpoint or []]
-        report = ledger.verify(checkpoints=stored, jobs=jobs, progress=_progress_printer())
+        if remote is not None:
+            if stored:
+                raise UsageError("--remote and --checkpoint: give one or the other")
+            report = verify_against_remote(ledger, remote, jobs=jobs, progress=_progress_printer())
+        else:
+            report = ledger.verify(checkpoints=stored, jobs=jobs, progress=_progress_printer())
         if as_json:
             _emit_json(report.to_json())
         else:

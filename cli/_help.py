@@ -17,6 +17,8 @@ COMMANDS: Final = (
     ("verify", "Verify every hash, signature, key, link and seq (and checkpoints)."),
     ("doctor", "Check this workspace: ledger, key, intents, hooks, checkpoint, tripwire."),
     ("checkpoint", "Sign a checkpoint of the head; keep it off this machine."),
+    ("push", "Publish this clone's signed evidence to refs/ledger/<id> on a git remote."),
+    ("fetch", "Fetch teammates' evidence from a git remote; verify it before keeping it."),
     ("repair", "Recover from a torn tail (crash mid-append)."),
     ("append", "Append one record whose body is the JSON object on stdin."),
     ("query", "One read-only SQL SELECT over the ledger (DuckDB, locked down)."),

@@ -376,6 +376,9 @@ def run_checks(
     ]
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
     checks.append(_tripwire(base, environ))
+    refused = _refused_evidence(ledger)
+    if refused is not None:
+        checks.append(refused)
     checks.append(_decider(environ))
     return checks
 
@@ -401,6 +404,35 @@ def _decider(environ: Mapping[str, str] | None) -> Check:
         "ok",
         f"running (pid {found.pid}, ledger {found.version}, {found.requests} calls served)",
     )
+
+
+#: How far back ``ledger doctor`` looks for a refused fetch: the recent records only, so doctor
+#: never reads a long ledger whole.
+REFUSAL_WINDOW: Final = 1000
+
+
+def _refused_evidence(ledger: Ledger) -> Check | None:
+    """The newest ``governance.evidence_refused`` record among the recent ones (``ledger fetch``
+    refused a teammate's rewritten, forked or badly signed evidence), or ``None``."""
+    from ledger._evidence.read import tail_records  # noqa: PLC0415
+
+    try:
+        recent = tail_records(ledger.file.path, REFUSAL_WINDOW)
+    except LedgerError:
+        return None  # the ledger line above says why
+    for stored in reversed(recent):
+        if stored.data.get("kind") != "governance.evidence_refused":
+            continue
+        body = stored.data.get("body") or {}
+        return Check(
+            "evidence",
+            "warn",
+            f"record {stored.data.get('seq')}: `ledger fetch` refused evidence of ledger "
+            f"{body.get('ledger_id')} from {body.get('remote')} at seq {body.get('seq')}",
+            "ask whoever pushes that ledger what happened to it; nothing of it was kept "
+            "(`ledger show SEQ` prints the record)",
+        )
+    return None
 
 
 def _tripwire(base: Path, environ: Mapping[str, str] | None) -> Check:

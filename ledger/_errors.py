@@ -25,12 +25,14 @@ __all__ = [
     "CanonicalizationError",
     "CheckpointError",
     "ConfigError",
+    "EvidenceRefusedError",
     "InputError",
     "IntegrityError",
     "KeyNotFoundError",
     "LedgerError",
     "NotInitializedError",
     "PolicyError",
+    "RemoteError",
     "RepairRefusedError",
     "StorageError",
     "TornTailError",
@@ -79,6 +81,20 @@ class CheckpointError(IntegrityError):
 # --- we could not check --------------------------------------------------------------------
 
 
+class EvidenceRefusedError(IntegrityError):
+    """Evidence fetched from a remote was rewritten, forked or badly signed, and is not kept.
+
+    Attributes:
+        ledger_id: the ledger whose evidence ref was refused.
+        seq: the first seq that is bad (changed, missing, or not validly signed).
+    """
+
+    def __init__(self, message: str, ledger_id: str, seq: int) -> None:
+        super().__init__(message)
+        self.ledger_id = ledger_id
+        self.seq = seq
+
+
 class UnverifiableError(LedgerError):
     """Something needed to check or write the evidence is missing or unreadable."""
 
@@ -104,6 +120,10 @@ class NotInitializedError(UnverifiableError):
 
 class ConfigError(UnverifiableError):
     """A workspace configuration file (YAML or JSON) is malformed or invalid."""
+
+
+class RemoteError(UnverifiableError):
+    """A git remote, or an evidence ref on it, cannot be read (``ledger push``/``fetch``)."""
 
 
 # --- the input is refused --------------------------------------------------------------------

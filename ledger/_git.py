@@ -187,15 +187,34 @@ def _settings_args() -> list[str]:
     return [arg for setting in _SAFE_SETTINGS for arg in ("-c", setting)]
 
 
-def git_command(root: Path, *args: str, env: Mapping[str, str]) -> list[str]:
+#: What a command that talks to a remote (``ledger push``/``fetch``, issue 16 part 3) needs
+#: on top of :data:`_SAFE_SETTINGS`: the transports git itself implements, and plain ``ssh``
+#: from PATH instead of a configured ``core.sshCommand``. A later ``-c`` wins, and
+#: ``protocol.<name>.allow`` beats ``protocol.allow`` [git-config(1) protocol.allow], so every
+#: other transport (``ext::``, remote helpers named by a URL or ``remote.*.vcs``) stays off.
+_TRANSPORT_SETTINGS: tuple[str, ...] = (
+    "protocol.file.allow=always",
+    "protocol.ssh.allow=always",
+    "protocol.https.allow=always",
+    "core.sshCommand=ssh",
+)
+
+
+def git_command(
+    root: Path, *args: str, env: Mapping[str, str], transport: bool = False
+) -> list[str]:
     """The argv that runs ``git -C root args…`` with nothing an agent planted in a config file
-    able to run (see the section comment); ``env`` is :func:`git_environment`'s."""
+    able to run (see the section comment); ``env`` is :func:`git_environment`'s. ``transport``
+    allows git's own transports (file, ssh, https) for a push or fetch; the caller names the
+    remote's URL and ``--upload-pack``/``--receive-pack`` itself, so no ``remote.*`` key runs."""
+    extra = [arg for setting in _TRANSPORT_SETTINGS for arg in ("-c", setting)] if transport else []
     return [
         "git",
         "--no-pager",
         "-C",
         str(root),
         *_settings_args(),
+        *extra,
         *_driver_overrides(root, env),
         *args,
     ]

@@ -31,7 +31,6 @@ under its own rules; new checkpoints are always written in the C2SP form.
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 from pathlib import Path
 from typing import Final, Literal, NamedTuple
@@ -175,7 +174,7 @@ def parse_checkpoint(text: str, name: str = "checkpoint") -> Checkpoint:
         raise CheckpointError(f"{name}: size {size_text!r} is not a decimal without leading zeros")
     try:
         head_raw = base64.b64decode(lines[2], validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or a non-ASCII str (base64 refuses those)
         head_raw = b""
     if len(head_raw) != 32:
         raise CheckpointError(f"{name}: head is not a base64 SHA-256")
@@ -189,7 +188,7 @@ def parse_checkpoint(text: str, name: str = "checkpoint") -> Checkpoint:
             raise CheckpointError(f"{name}: malformed signature line")
         try:
             blob = base64.b64decode(parts[2], validate=True)
-        except binascii.Error:
+        except ValueError:  # binascii.Error, or a non-ASCII str (base64 refuses those)
             raise CheckpointError(f"{name}: signature is not base64") from None
         if len(blob) != 68:
             continue  # another algorithm's signature (C2SP: unknown, ignored)

@@ -566,6 +566,17 @@ class Ledger:
             key = self._signing_key_for(tail)
         return sign_checkpoint(tail.ledger_id, tail.seq + 1, tail.hash, key)
 
+    def segment(self) -> tuple[bytes, Checkpoint]:
+        """The ledger's bytes and a checkpoint signed over exactly them, read under the lock
+        (what ``ledger push`` publishes: a record appended meanwhile is in neither)."""
+        from ledger._evidence.checkpoint import sign_checkpoint  # noqa: PLC0415
+
+        with self.file.transaction() as tx:
+            tail = tx.tail()
+            key = self._signing_key_for(tail)
+            data = tx.read_at(0, tail.size)
+        return data, sign_checkpoint(tail.ledger_id, tail.seq + 1, tail.hash, key)
+
     def auto_checkpoint(
         self,
         *,

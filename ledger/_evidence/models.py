@@ -34,6 +34,7 @@ __all__ = [
     "BorrowedLine",
     "ConfigChangedBody",
     "Drift",
+    "EvidenceRefusedBody",
     "FileChange",
     "GenesisBody",
     "KeyAddedBody",
@@ -531,6 +532,16 @@ class TripwireArmedBody(_Strict):
     files: SafeInt = Field(description="How many protected files were sealed.")
 
 
+class EvidenceRefusedBody(_Strict):
+    """``governance.evidence_refused``: ``ledger fetch`` refused a teammate's evidence ref
+    (rewritten, forked or badly signed); nothing of it was kept (issue 16 part 3)."""
+
+    remote: StrictStr = Field(description="The git remote it was fetched from.")
+    ledger_id: StrictStr = Field(description="The ledger whose evidence ref was refused.")
+    seq: SafeInt = Field(description="The first bad seq of that ledger.")
+    reason: StrictStr = Field(description="The one-line refusal, as the command printed it.")
+
+
 KIND_BODIES: dict[str, type[BaseModel]] = {
     GENESIS_KIND: GenesisBody,
     REPAIRED_KIND: LedgerRepairedBody,
@@ -542,6 +553,7 @@ KIND_BODIES: dict[str, type[BaseModel]] = {
     "governance.tamper_accepted": TamperResolvedBody,
     "governance.tamper_reverted": TamperResolvedBody,
     "governance.tripwire_armed": TripwireArmedBody,
+    "governance.evidence_refused": EvidenceRefusedBody,
     "hook.pre": HookPreBody,
     "hook.post": HookPostBody,
     "hook.event": HookEventBody,

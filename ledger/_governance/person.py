@@ -40,6 +40,7 @@ PersonCommandKind = Literal[
     "intent.scope_withdrawn",
     "governance.tamper_accepted",
     "governance.tamper_reverted",
+    "governance.evidence_refused",
 ]
 #: Of those, the approvals: only a person outside any agent may record them.
 APPROVAL_KINDS: Final = frozenset(

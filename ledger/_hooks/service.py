@@ -67,6 +67,7 @@ from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import Workspace, find_root
 
 if TYPE_CHECKING:
+    from ledger._evidence.remote import FetchedLedger
     from ledger._governance.person import PersonCommandKind
 
 __all__ = [
@@ -157,6 +158,31 @@ class GovernedWorkspace:
         if kind in APPROVAL_KINDS:
             self._require_person(kind)
         return self._append_person(kind, body, session=session, after=self._seal_head)
+
+    def fetch_evidence(
+        self, remote: str = "origin", *, jobs: int | None = None
+    ) -> list[FetchedLedger]:
+        """``ledger fetch``: :func:`ledger.fetch_evidence`, and a refusal recorded as a signed
+        ``governance.evidence_refused`` record in this ledger before it is raised, so the
+        refusal outlives the terminal it was printed on (``ledger doctor`` names it).
+
+        Raises:
+            EvidenceRefusedError: after recording it.
+        """
+        from ledger._errors import EvidenceRefusedError  # noqa: PLC0415
+        from ledger._evidence.remote import fetch_evidence  # noqa: PLC0415
+
+        try:
+            return fetch_evidence(self.ledger, remote, jobs=jobs)
+        except EvidenceRefusedError as refused:
+            body = {
+                "ledger_id": refused.ledger_id,
+                "reason": str(refused),
+                "remote": remote,
+                "seq": refused.seq,
+            }
+            self.record_person_command("governance.evidence_refused", body, session=None)
+            raise
 
     def _append_person(
         self,

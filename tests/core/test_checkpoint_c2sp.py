@@ -241,3 +241,14 @@ def test_checkpoint_file_read_is_bounded(tmp_path: Path) -> None:
         read_checkpoint_file(big)
     with pytest.raises(CheckpointError, match="control characters"):
         parse_checkpoint("ledger/x\n1\n" + "A" * 44 + "\n\n\u2014 k \x00\n")
+
+
+@pytest.mark.parametrize("line", [2, 4])
+def test_non_ascii_base64_in_a_checkpoint_is_a_checkpoint_error(tmp_path: Path, line: int) -> None:
+    # base64.b64decode raises a plain ValueError (not binascii.Error) on a non-ASCII str: found
+    # by flipping a byte of a pushed checkpoint (tests/evidence/test_remote.py).
+    ledger = Ledger.init(tmp_path / "ws", environ={"LEDGER_HOME": str(tmp_path / "home")})
+    lines = ledger.checkpoint().text().split("\n")
+    lines[line] = lines[line][:-5] + "\u00e9" + lines[line][-4:]  # in the base64
+    with pytest.raises(CheckpointError):
+        parse_checkpoint("\n".join(lines))

@@ -1440,6 +1440,10 @@ _LEDGER_WRITERS: Final = frozenset(
         "demo",
         "hook",
         "tamper",
+        "serve",
+        "push",
+        "fetch",
+        "mcp",
     }
 )
 

@@ -1,0 +1,64 @@
+"""``ledger push`` and ``ledger fetch``: evidence that travels through git (issue 16 part 3).
+The work is the library's (``ledger.push_evidence``, ``ledger.fetch_evidence``); this module
+parses the arguments and prints one line per ledger."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from cli._exit import OK
+from cli._options import JsonOption, RootOption, run_action
+from ledger import Ledger, push_evidence
+
+RemoteArgument = Annotated[
+    str,
+    typer.Argument(metavar="REMOTE", help="The git remote (an audit repository works the same)."),
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``push`` and ``fetch`` to the app."""
+
+    @app.command()
+    def push(
+        remote: RemoteArgument = "origin", root: RootOption = None, as_json: JsonOption = False
+    ) -> None:
+        """Publish this clone's signed evidence (its records and a checkpoint of them) to
+        refs/ledger/<ledger id> on REMOTE, as a fast-forward of the previous push."""
+
+        def action() -> int:
+            result = push_evidence(Ledger.open(root), remote)
+            if as_json:
+                print(json.dumps(result._asdict(), indent=2, sort_keys=True))
+            elif result.status == "current":
+                print(f"{remote} already holds {result.ref} ({result.records} records)")
+            else:
+                print(f"pushed {result.records} records to {remote} {result.ref}")
+            return OK
+
+        run_action(action)
+
+    @app.command()
+    def fetch(
+        remote: RemoteArgument = "origin", root: RootOption = None, as_json: JsonOption = False
+    ) -> None:
+        """Fetch teammates' evidence (refs/ledger/*) from REMOTE and verify it before keeping
+        it under refs/ledger-remotes/REMOTE/: a rewritten, forked or badly signed ref is
+        refused (exit 1) and nothing of it is kept."""
+
+        def action() -> int:
+            from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
+
+            fetched = GovernedWorkspace(find_root(root)).fetch_evidence(remote)
+            if as_json:
+                print(json.dumps([f._asdict() for f in fetched], indent=2, sort_keys=True))
+            elif not fetched:
+                print(f"{remote} holds no ledger evidence (refs/ledger/*)")
+            for item in [] if as_json else fetched:
+                print(f"{item.status}: ledger {item.ledger_id}, {item.records} records, verified")
+            return OK
+
+        run_action(action)

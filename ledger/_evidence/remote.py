@@ -1,0 +1,515 @@
+"""Evidence that travels through git itself (issue 16 part 3): ``ledger push``, ``ledger fetch``
+and ``ledger verify --remote``.
+
+Each clone publishes its ledger under ``refs/ledger/<ledger id>`` on a git remote, one ref per
+ledger, so clones never contend for a ref. The ref points at a commit whose tree holds two
+blobs:
+
+* ``agent_trace.jsonl``: the ledger's bytes, every record as written (signed, hash-chained);
+* ``checkpoint.note``: a C2SP signed note of exactly those records (``checkpoint.py``).
+
+No private key is ever in it. Each push's commit has the previous push as its parent, and the
+push is not forced: the remote itself refuses a push that is not a fast-forward.
+
+``ledger fetch`` copies the remote's refs into a quarantine namespace, verifies each, and only
+then moves it to ``refs/ledger-remotes/<remote>/<ledger id>``; the quarantine ref is deleted
+either way, so nothing unverified is ever kept under a name anything reads. A ref is verified:
+
+1. its segment verifies as a chain from genesis, against the keys in ``.orchestration/keys/``
+   (committed) and the trust pins (``anchors.py``), with the fold ``ledger verify`` uses;
+2. its checkpoint is signed by a known key and covers exactly that segment (size and head);
+3. it extends what was fetched before: the old commit is an ancestor of the new one and the old
+   segment is a byte prefix of the new one (a descendant commit could still carry a rewritten
+   history, so ancestry alone is not enough).
+
+git runs only through :func:`ledger._git.git_command`: the remote's URL is read once and named
+on the command line with ``--upload-pack``/``--receive-pack``, so no ``remote.*`` key an agent
+could plant in ``.git/config`` runs anything.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Final, Literal, NamedTuple
+
+from ledger._errors import (
+    CheckpointError,
+    EvidenceRefusedError,
+    RemoteError,
+)
+from ledger._evidence.checkpoint import MAX_CHECKPOINT_BYTES, parse_checkpoint
+from ledger._evidence.ledger import Ledger
+from ledger._evidence.store import LedgerFile
+from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
+from ledger._git import git_command, git_environment
+
+__all__ = [
+    "CHECKPOINT_FILE",
+    "EVIDENCE_REFS",
+    "FETCHED_REFS",
+    "SEGMENT_FILE",
+    "FetchedLedger",
+    "PushResult",
+    "fetch_evidence",
+    "push_evidence",
+    "verify_against_remote",
+]
+
+#: Where each clone publishes its ledger: ``refs/ledger/<ledger id>``.
+EVIDENCE_REFS: Final = "refs/ledger/"
+#: Where verified evidence fetched from a remote is kept: ``<prefix><remote>/<ledger id>``.
+FETCHED_REFS: Final = "refs/ledger-remotes/"
+#: Fetched, not yet verified: deleted after every fetch, whatever the outcome.
+_INCOMING: Final = "refs/ledger-incoming/"
+SEGMENT_FILE: Final = "agent_trace.jsonl"
+CHECKPOINT_FILE: Final = "checkpoint.note"
+# Ledger ids are UUIDs; anything else in a ref name is refused before it reaches a path or ref.
+_LEDGER_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# The identity of evidence commits: the commit says nothing the signed blobs do not.
+_IDENTITY: Final = {
+    "GIT_AUTHOR_NAME": "ledger",
+    "GIT_AUTHOR_EMAIL": "ledger@localhost",
+    "GIT_COMMITTER_NAME": "ledger",
+    "GIT_COMMITTER_EMAIL": "ledger@localhost",
+}
+_COMPARE_CHUNK: Final = 1024 * 1024
+
+PushStatus = Literal["pushed", "current"]
+FetchStatus = Literal["new", "updated", "current"]
+
+
+class PushResult(NamedTuple):
+    """What ``ledger push`` published."""
+
+    remote: str
+    ref: str
+    commit: str
+    records: int
+    status: PushStatus
+
+
+class FetchedLedger(NamedTuple):
+    """One ledger's evidence, fetched and verified."""
+
+    ledger_id: str
+    ref: str  # the local ref it is kept under
+    commit: str
+    records: int
+    status: FetchStatus
+
+
+class _Git:
+    """git on one repository, always through :func:`git_command`."""
+
+    def __init__(self, root: Path, environ: Mapping[str, str] | None = None) -> None:
+        self.root = root
+        self.env = {**git_environment(environ), **_IDENTITY}
+
+    def run(
+        self,
+        *args: str,
+        data: bytes | None = None,
+        transport: bool = False,
+        stdout: int | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(  # noqa: S603 -- argv built by git_command, never a shell
+                git_command(self.root, *args, env=self.env, transport=transport),
+                input=data,
+                stdout=subprocess.PIPE if stdout is None else stdout,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                check=False,
+            )
+        except OSError as exc:
+            raise RemoteError(f"cannot run git: {exc.strerror or exc}") from None
+
+    def out(self, *args: str, data: bytes | None = None, transport: bool = False) -> str:
+        done = self.run(*args, data=data, transport=transport)
+        if done.returncode != 0:
+            raise RemoteError(f"git {args[0]} failed: {_last_line(done.stderr)}")
+        return done.stdout.decode("utf-8", "replace").strip()
+
+    def remote_url(self, remote: str) -> str:
+        if not remote or remote.startswith("-") or "/" in remote:
+            raise RemoteError(f"{remote!r} is not a git remote name")
+        done = self.run("config", "--get", f"remote.{remote}.url")
+        if done.returncode == 1:
+            raise RemoteError(f"no git remote named {remote!r} (`git remote -v` lists them)")
+        if done.returncode != 0:
+            raise RemoteError(f"cannot read git remote {remote!r}: {_last_line(done.stderr)}")
+        return done.stdout.decode("utf-8", "replace").strip()
+
+    def rev(self, ref: str) -> str | None:
+        done = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return done.stdout.decode().strip() if done.returncode == 0 else None
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", old, new).returncode == 0
+
+    def refs(self, prefix: str) -> list[tuple[str, str]]:
+        listed = self.out("for-each-ref", "--format=%(objectname) %(refname)", prefix)
+        return [tuple(line.split(" ", 1)) for line in listed.splitlines() if line]  # type: ignore[misc]
+
+    def set_ref(self, ref: str, commit: str, old: str | None) -> None:
+        self.out("update-ref", ref, commit, old or "")
+
+    def delete_ref(self, ref: str) -> None:
+        self.run("update-ref", "-d", ref)
+
+    def blobs(self, commit: str, ref: str) -> dict[str, str]:
+        """The blobs of the evidence commit's tree, by name; refuses a tree without both."""
+        listed = self.run("ls-tree", "-z", commit)
+        found: dict[str, str] = {}
+        for entry in listed.stdout.split(b"\0"):
+            meta, _, raw_name = entry.partition(b"\t")
+            parts = meta.split(b" ")
+            if len(parts) == 3 and parts[1] == b"blob":
+                found[raw_name.decode("utf-8", "replace")] = parts[2].decode()
+        for wanted in (SEGMENT_FILE, CHECKPOINT_FILE):
+            if wanted not in found:
+                raise RemoteError(f"evidence ref {ref} is unreadable: it holds no {wanted}")
+        return found
+
+    def blob_to_file(self, sha: str, path: Path) -> None:
+        with path.open("wb") as handle:
+            done = self.run("cat-file", "blob", sha, stdout=handle.fileno())
+        if done.returncode != 0:
+            raise RemoteError(f"cannot read evidence blob {sha}: {_last_line(done.stderr)}")
+
+    def small_blob(self, sha: str, name: str) -> str:
+        size = self.out("cat-file", "-s", sha)
+        if not size.isdigit() or int(size) > MAX_CHECKPOINT_BYTES:
+            raise RemoteError(f"{name} is over {MAX_CHECKPOINT_BYTES} bytes")
+        data = self.run("cat-file", "blob", sha).stdout
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RemoteError(f"{name} is not UTF-8") from None
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no message"
+
+
+def _first_difference(old: Path, new: Path) -> int | None:
+    """The seq of the first record of ``old`` that ``new`` does not hold byte for byte, or
+    ``None`` when ``old`` is a prefix of ``new``."""
+    seq = 0
+    with old.open("rb") as a, new.open("rb") as b:
+        while True:
+            left = a.read(_COMPARE_CHUNK)
+            if not left:
+                return None
+            right = b.read(len(left))
+            if left != right:
+                common = next(
+                    (i for i, (x, y) in enumerate(zip(left, right, strict=False)) if x != y),
+                    min(len(left), len(right)),
+                )
+                return seq + left.count(b"\n", 0, common)
+            seq += left.count(b"\n")
+
+
+def _refused(
+    ledger_id: str, seq: int, why: str, outcome: str = "nothing was kept"
+) -> EvidenceRefusedError:
+    return EvidenceRefusedError(
+        f"evidence of ledger {ledger_id} refused at seq {seq}: {why}; {outcome}",
+        ledger_id,
+        seq,
+    )
+
+
+# --- push --------------------------------------------------------------------------------------
+
+
+def push_evidence(
+    ledger: Ledger, remote: str = "origin", *, environ: Mapping[str, str] | None = None
+) -> PushResult:
+    """Publish ``ledger``'s records and a checkpoint of them to ``refs/ledger/<id>`` on
+    ``remote``, as a fast-forward of what was pushed before.
+
+    Raises:
+        RemoteError: no such remote, not a git repository, or git could not push.
+        EvidenceRefusedError: the remote's evidence of this ledger is not a prefix of it (the
+            ledger was rewritten after a push, or the remote's evidence was).
+    """
+    git = _Git(ledger.workspace.root, environ)
+    url = git.remote_url(remote)
+    data, checkpoint = ledger.segment()
+    ref = EVIDENCE_REFS + checkpoint.ledger_id
+    local = parent = git.rev(ref)
+    listed = git.out("ls-remote", "--upload-pack=git-upload-pack", url, ref, transport=True)
+    published = listed.split()[0] if listed else None
+    if published is not None and (parent is None or not git.is_ancestor(published, parent)):
+        # The remote holds a push this repository has not recorded (another clone of the same
+        # workspace, or a lost local ref): build on it, if this ledger extends it.
+        incoming = f"{_INCOMING}push/{checkpoint.ledger_id}"
+        git.out(
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--upload-pack=git-upload-pack",
+            url,
+            f"+{ref}:{incoming}",
+            transport=True,
+        )
+        git.delete_ref(incoming)  # the objects stay; the commit is checked just below
+        parent = published
+    if parent is not None:
+        _check_extends(git, parent, data, checkpoint.ledger_id, remote)
+    segment = git.out("hash-object", "-w", "--stdin", data=data)
+    note = git.out("hash-object", "-w", "--stdin", data=checkpoint.text().encode())
+    entries = f"100644 blob {segment}\t{SEGMENT_FILE}\n100644 blob {note}\t{CHECKPOINT_FILE}\n"
+    tree = git.out("mktree", data=entries.encode())
+    if parent is not None and git.out("rev-parse", f"{parent}^{{tree}}") == tree:
+        commit = parent
+    else:
+        message = f"ledger {checkpoint.ledger_id}: {checkpoint.size} records\n"
+        commit = git.out(
+            "commit-tree", tree, *(("-p", parent) if parent else ()), data=message.encode()
+        )
+    if commit != local:
+        git.set_ref(ref, commit, local)
+    if published == commit:
+        return PushResult(remote, ref, commit, checkpoint.size, "current")
+    done = git.run(
+        "push",
+        "--porcelain",
+        "--receive-pack=git-receive-pack",
+        url,
+        f"{ref}:{ref}",
+        transport=True,
+    )
+    if done.returncode != 0:
+        why = _last_line(done.stderr + done.stdout)
+        raise RemoteError(f"cannot push {ref} to {remote}: {why}")
+    return PushResult(remote, ref, commit, checkpoint.size, "pushed")
+
+
+def _check_extends(git: _Git, parent: str, data: bytes, ledger_id: str, remote: str) -> None:
+    """Refuse to publish a ledger that no longer holds what was pushed before."""
+    with tempfile.TemporaryDirectory(prefix="ledger-push-") as folder:
+        before, now = Path(folder, "before"), Path(folder, "now")
+        git.blob_to_file(git.blobs(parent, EVIDENCE_REFS + ledger_id)[SEGMENT_FILE], before)
+        now.write_bytes(data)
+        seq = _first_difference(before, now)
+    if seq is not None:
+        raise _refused(
+            ledger_id,
+            seq,
+            f"this ledger no longer holds what was pushed to {remote} (rewritten "
+            "or truncated after a push; `ledger verify --remote` shows it)",
+            "nothing was pushed",
+        )
+
+
+# --- fetch -------------------------------------------------------------------------------------
+
+
+def fetch_evidence(
+    ledger: Ledger,
+    remote: str = "origin",
+    *,
+    jobs: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[FetchedLedger]:
+    """Fetch every ``refs/ledger/*`` of ``remote``, verify each, keep the verified ones under
+    ``refs/ledger-remotes/<remote>/``. An empty list: the remote holds no evidence.
+
+    Raises:
+        RemoteError: no such remote, or a ref that cannot be read (exit 2).
+        EvidenceRefusedError: a ref was rewritten, forked or badly signed (the first one; the
+            others that verified are kept).
+    """
+    git = _Git(ledger.workspace.root, environ)
+    url = git.remote_url(remote)
+    incoming = f"{_INCOMING}{remote}/"
+    done = git.run(
+        "fetch",
+        "--no-tags",
+        "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
+        "--no-write-fetch-head",
+        "--upload-pack=git-upload-pack",
+        url,
+        f"+{EVIDENCE_REFS}*:{incoming}*",
+        transport=True,
+    )
+    if done.returncode != 0:
+        raise RemoteError(f"cannot fetch evidence from {remote}: {_last_line(done.stderr)}")
+    fetched: list[FetchedLedger] = []
+    refusals: list[EvidenceRefusedError] = []
+    try:
+        for commit, name in git.refs(incoming):
+            ledger_id = name[len(incoming) :]
+            try:
+                fetched.append(
+                    _verify_fetched(
+                        git, ledger, remote, ledger_id=ledger_id, commit=commit, jobs=jobs
+                    )
+                )
+            except EvidenceRefusedError as exc:
+                refusals.append(exc)
+    finally:
+        for _, name in git.refs(incoming):
+            git.delete_ref(name)
+    if refusals:
+        raise refusals[0]
+    return fetched
+
+
+def _verify_fetched(
+    git: _Git, ledger: Ledger, remote: str, *, ledger_id: str, commit: str, jobs: int | None
+) -> FetchedLedger:
+    remote_ref = EVIDENCE_REFS + ledger_id
+    if not _LEDGER_ID.fullmatch(ledger_id):
+        raise RemoteError(f"evidence ref {remote_ref} on {remote} is unreadable: not a ledger id")
+    local_ref = f"{FETCHED_REFS}{remote}/{ledger_id}"
+    previous = git.rev(local_ref)
+    if previous == commit:  # verified when it was kept, and unchanged since
+        records = int(git.out("cat-file", "-p", f"{commit}:{CHECKPOINT_FILE}").split("\n")[1])
+        return FetchedLedger(ledger_id, local_ref, commit, records, "current")
+    blobs = git.blobs(commit, remote_ref)
+    with tempfile.TemporaryDirectory(prefix="ledger-fetch-") as folder:
+        segment = Path(folder, SEGMENT_FILE)
+        git.blob_to_file(blobs[SEGMENT_FILE], segment)
+        text = git.small_blob(blobs[CHECKPOINT_FILE], f"{remote_ref}:{CHECKPOINT_FILE}")
+        records = _verify_segment(
+            ledger, ledger_id, segment, text=text, name=f"{remote}:{remote_ref}", jobs=jobs
+        )
+        if previous is not None:
+            before = Path(folder, "previous")
+            git.blob_to_file(git.blobs(previous, local_ref)[SEGMENT_FILE], before)
+            seq = _first_difference(before, segment)
+            if not git.is_ancestor(previous, commit):
+                raise _refused(
+                    ledger_id,
+                    before.read_bytes().count(b"\n") if seq is None else seq,
+                    f"{remote_ref} on {remote} was rewritten (not a fast-forward of the "
+                    "evidence fetched before)",
+                )
+            if seq is not None:
+                raise _refused(
+                    ledger_id,
+                    seq,
+                    f"{remote_ref} on {remote} forks from the evidence fetched "
+                    "before (a record fetched before is changed or gone)",
+                )
+    git.set_ref(local_ref, commit, previous)
+    return FetchedLedger(
+        ledger_id, local_ref, commit, records, "new" if previous is None else "updated"
+    )
+
+
+def _verify_segment(
+    ledger: Ledger, ledger_id: str, segment: Path, *, text: str, name: str, jobs: int | None
+) -> int:
+    """Verify a fetched segment and its checkpoint; the number of records, or a refusal."""
+    from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
+
+    try:
+        checkpoint = parse_checkpoint(text, name)
+    except CheckpointError as exc:
+        raise _refused(ledger_id, 0, str(exc)) from None
+    keyring, trusted, _ = ledger._verification_keys(ledger_id)
+    target: CheckpointTarget | None = None
+    bad_checkpoint: str | None = None
+    try:
+        target = checkpoint.verified_target(keyring, name)
+    except CheckpointError as exc:
+        bad_checkpoint = str(exc)
+    report = verify_file(
+        LedgerFile(segment),
+        {e.kid: e.public_raw for e in keyring},
+        revoked_from={e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None},
+        checkpoints=[target] if target else [],
+        trusted=trusted,
+        jobs=jobs,
+    )
+    problem = report.first_problem()
+    if problem is not None:
+        hint = (
+            " (a teammate's key is pinned by committing its public key file, which their "
+            "`ledger init` wrote, to .orchestration/keys/)"
+            if problem.code == "unknown-key"
+            else ""
+        )
+        raise _refused(ledger_id, problem.seq, f"{problem.code}: {problem.message}{hint}")
+    if report.ledger_id != ledger_id or checkpoint.ledger_id != ledger_id:
+        raise _refused(ledger_id, 0, f"{name} holds another ledger ({report.ledger_id})")
+    if bad_checkpoint is not None:
+        raise _refused(ledger_id, max(checkpoint.size - 1, 0), bad_checkpoint)
+    if checkpoint.size != report.records:
+        raise _refused(
+            ledger_id,
+            min(checkpoint.size, report.records),
+            f"its checkpoint covers {checkpoint.size} records, the segment holds {report.records}",
+        )
+    return report.records
+
+
+# --- verify --remote ---------------------------------------------------------------------------
+
+
+def verify_against_remote(
+    ledger: Ledger,
+    remote: str = "origin",
+    *,
+    jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> VerifyReport:
+    """Verify ``ledger`` as ``ledger verify`` does, and against what it pushed to ``remote``:
+    the pushed segment must be a prefix of the local ledger and the pushed checkpoint's head
+    must be in it, so a rewrite or truncation after a push fails.
+
+    Raises:
+        RemoteError: no such remote, nothing of this ledger on it, or it cannot be read.
+    """
+    git = _Git(ledger.workspace.root, environ)
+    url = git.remote_url(remote)
+    ledger_id = ledger.ledger_id
+    ref = EVIDENCE_REFS + ledger_id
+    incoming = f"{_INCOMING}verify/{remote}/{ledger_id}"
+    listed = git.out("ls-remote", "--upload-pack=git-upload-pack", url, ref, transport=True)
+    if not listed:
+        raise RemoteError(
+            f"remote {remote} holds no evidence of ledger {ledger_id} (`ledger push {remote}`)"
+        )
+    git.out(
+        "fetch",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--upload-pack=git-upload-pack",
+        url,
+        f"+{ref}:{incoming}",
+        transport=True,
+    )
+    try:
+        blobs = git.blobs(incoming, ref)
+        name = f"{remote}:{ref}"
+        text = git.small_blob(blobs[CHECKPOINT_FILE], f"{name}:{CHECKPOINT_FILE}")
+        report = ledger.verify(checkpoints=[(name, text)], jobs=jobs, progress=progress)
+        with tempfile.TemporaryDirectory(prefix="ledger-verify-") as folder:
+            pushed = Path(folder, SEGMENT_FILE)
+            git.blob_to_file(blobs[SEGMENT_FILE], pushed)
+            seq = _first_difference(pushed, ledger.file.path)
+    finally:
+        git.delete_ref(incoming)
+    if seq is not None:
+        report.add(
+            Problem(
+                "remote-diverged",
+                seq,
+                0,
+                f"record seq {seq} pushed to {remote} is not in the local ledger any more "
+                "(rewritten or truncated after a push)",
+            )
+        )
+    return report
