@@ -570,11 +570,26 @@ def install(
             "write ledger's files or read its key (see the README's trust model).",
         ),
     ] = False,
+    pre_push: Annotated[
+        bool,
+        typer.Option(
+            "--pre-push",
+            help="Also add a git pre-push hook that runs `ledger push` with every git push "
+            "(the evidence travels with the code; a failed evidence push never blocks yours).",
+        ),
+    ] = False,
 ) -> None:
     """Add ledger's hooks to a client's settings (idempotent; keeps your other hooks)."""
     from ledger import install as do_install  # noqa: PLC0415
+    from ledger import install_pre_push  # noqa: PLC0415
 
-    _install_action(do_install, client, user, root, as_json, hardened=hardened)
+    def with_pre_push(client: str, **options: Any) -> tuple[Path, list[Any]]:  # noqa: ANN401
+        path, changes = do_install(client, **options)
+        if pre_push:
+            changes.append(install_pre_push(options["root"]))
+        return path, changes
+
+    _install_action(with_pre_push, client, user, root, as_json, hardened=hardened)
 
 
 @app.command()
@@ -584,10 +599,17 @@ def uninstall(
     root: RootOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Remove ledger's hooks from a client's settings, leaving other hooks alone."""
+    """Remove ledger's hooks from a client's settings, leaving other hooks alone (and the git
+    pre-push hook `--pre-push` added)."""
     from ledger import uninstall as do_uninstall  # noqa: PLC0415
+    from ledger import uninstall_pre_push  # noqa: PLC0415
 
-    _install_action(do_uninstall, client, user, root, as_json)
+    def with_pre_push(client: str, **options: Any) -> tuple[Path, list[Any]]:  # noqa: ANN401
+        path, changes = do_uninstall(client, **options)
+        removed = None if options.get("user") else uninstall_pre_push(options["root"])
+        return path, [*changes, *([removed] if removed else [])]
+
+    _install_action(with_pre_push, client, user, root, as_json)
 
 
 SessionOption = Annotated[

@@ -47,7 +47,14 @@ if TYPE_CHECKING:
         parse_payload,
         render_response,
     )
-    from ledger._clients.install import HookStatus, hook_status, install, uninstall
+    from ledger._clients.install import (
+        HookStatus,
+        hook_status,
+        install,
+        install_pre_push,
+        uninstall,
+        uninstall_pre_push,
+    )
     from ledger._clients.registry import CLIENT_NAMES, CLIENTS, ClientSpec
     from ledger._doctor import Check, run_checks
     from ledger._evidence.canonical import canonical_bytes, loads_ledger_json
@@ -248,6 +255,7 @@ __all__ = [
     "hook_status",
     "init_workspace",
     "install",
+    "install_pre_push",
     "intent_map_markdown",
     "intent_refusal",
     "intent_summaries",
@@ -274,6 +282,7 @@ __all__ = [
     "stop_decider",
     "tail_records",
     "uninstall",
+    "uninstall_pre_push",
     "verify_against_remote",
     "verify_export",
     "verify_lines",
@@ -361,6 +370,8 @@ _LAZY = {
     "intent_summaries": "ledger._projections.intent_state",
     "write_intent_map": "ledger._projections.intent_state",
     "install": "ledger._clients.install",
+    "install_pre_push": "ledger._clients.install",
+    "uninstall_pre_push": "ledger._clients.install",
     "HookStatus": "ledger._clients.install",
     "hook_status": "ledger._clients.install",
     "CLIENTS": "ledger._clients.registry",

@@ -639,3 +639,73 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
     if trusted is False and commands:
         problems.append(why)
     return HookStatus(client, path, installed, command_runs, trusted, tuple(problems))
+
+
+# --- the opt-in git pre-push hook (issue 16: evidence travels with the code) ------------------
+
+#: The marker line of the pre-push hook ledger writes (never another tool's hook).
+PRE_PUSH_MARK: Final = "# ledger: push this clone's signed evidence with the code"
+
+
+def _pre_push_path(root: Path) -> Path:
+    from ledger._git import repository_dirs  # noqa: PLC0415
+
+    dirs = repository_dirs(root)
+    if not dirs:
+        raise InputError(
+            f"{root} is not in a git repository: there is nothing to push evidence with"
+        )
+    return dirs[0] / "hooks" / "pre-push"
+
+
+def install_pre_push(root: Path, *, ledger_cmd: str | None = None) -> Change:
+    """Write ``.git/hooks/pre-push``: every ``git push`` also runs ``ledger push <remote>``.
+
+    A failed evidence push is said on stderr and never blocks the code's push. Another tool's
+    pre-push hook is left alone (one line says so); ours is rewritten when the command moved.
+
+    Raises:
+        InputError: ``root`` is not in a git repository.
+        StorageError: the hook cannot be written.
+    """
+    path = _pre_push_path(root)
+    cmd = shlex.quote(ledger_cmd or default_ledger_command())
+    text = (
+        "#!/bin/sh\n"
+        f"{PRE_PUSH_MARK} (ledger install --pre-push; ledger uninstall removes it)\n"
+        f'{cmd} push "$1" >&2 ||\n'
+        '  echo "ledger: the evidence was not pushed; run: ledger push $1" >&2\n'
+        "exit 0\n"
+    )
+    try:
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
+    if current == text:
+        return Change("unchanged", str(path), "pushes the evidence with the code")
+    if current is not None and PRE_PUSH_MARK not in current:
+        return Change(
+            "skipped",
+            str(path),
+            f'another pre-push hook is there; add this line to it: {cmd} push "$1"',
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        path.chmod(0o755)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror}") from None
+    return Change("updated" if current else "added", str(path), "pushes the evidence with the code")
+
+
+def uninstall_pre_push(root: Path) -> Change | None:
+    """Remove the pre-push hook ledger wrote (another tool's is left alone)."""
+    try:
+        path = _pre_push_path(root)
+        current = path.read_text(encoding="utf-8")
+    except (InputError, OSError):
+        return None
+    if PRE_PUSH_MARK not in current:
+        return None
+    path.unlink()
+    return Change("removed", str(path), "the evidence is no longer pushed with the code")

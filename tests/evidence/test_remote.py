@@ -362,3 +362,43 @@ def test_two_clones_pushing_at_once_lose_no_ref(team: Team) -> None:
         (team.a.workspace.keys_dir / key_file.name).write_bytes(key_file.read_bytes())
     fetched = fetch_evidence(team.a)
     assert {f.ledger_id for f in fetched} == {team.a.ledger_id, team.b.ledger_id}
+
+
+def test_pre_push_hook_pushes_the_evidence_with_the_code_and_uninstall_removes_it(
+    team: Team,
+) -> None:
+    from ledger import install_pre_push, uninstall_pre_push  # noqa: PLC0415
+
+    from ..hooks._support import LEDGER  # noqa: PLC0415
+
+    added = install_pre_push(team.a_root, ledger_cmd=str(LEDGER))
+    assert added.action == "added"
+    assert install_pre_push(team.a_root, ledger_cmd=str(LEDGER)).action == "unchanged"
+    (team.a_root / "README").write_text("x\n")
+    git(team.a_root, "add", "README")
+    git(team.a_root, "commit", "-q", "-m", "code")
+    env = {**os.environ, "LEDGER_HOME": str(team.base / "ha"), "LEDGER_DECIDER": "off"}
+    subprocess.run(
+        ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
+        cwd=team.a_root,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    assert git(team.bare, "for-each-ref", "--format=%(refname)", "refs/ledger/") == team.ref
+    removed = uninstall_pre_push(team.a_root)
+    assert removed is not None
+    assert removed.action == "removed"
+    assert not (team.a_root / ".git" / "hooks" / "pre-push").exists()
+
+
+def test_pre_push_install_leaves_another_tools_hook_alone(team: Team) -> None:
+    from ledger import install_pre_push, uninstall_pre_push  # noqa: PLC0415
+
+    theirs = team.a_root / ".git" / "hooks" / "pre-push"
+    theirs.write_text("#!/bin/sh\nnpx husky run pre-push\n")
+    skipped = install_pre_push(team.a_root, ledger_cmd="ledger")
+    assert skipped.action == "skipped"
+    assert 'ledger push "$1"' in skipped.detail
+    assert uninstall_pre_push(team.a_root) is None
+    assert theirs.read_text() == "#!/bin/sh\nnpx husky run pre-push\n"
