@@ -9,18 +9,12 @@ Both are signed records, and both seal the protected set as it then is.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import typer
 
 from cli._exit import INTEGRITY, OK
+from cli._intent import _workspace
 from cli._options import JsonOption, RootOption, run_action
-
-
-def _workspace(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
-    from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
-
-    return GovernedWorkspace(find_root(root))
 
 
 def run_status(root: str | None, as_json: bool) -> int:

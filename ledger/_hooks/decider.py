@@ -49,7 +49,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from ledger._errors import InputError, StorageError
 from ledger._fsutil import cache_secret
@@ -505,27 +505,36 @@ def _few_heap_arenas() -> None:
     """glibc gives each thread its own heap arena (up to 8 per core), and a burst of
     concurrent calls leaves every arena holding pages: two are enough for two calls at once
     (mallopt M_ARENA_MAX; a no-op off glibc)."""
-    import ctypes  # noqa: PLC0415 -- only in the decider, once at start
-    import ctypes.util  # noqa: PLC0415
-
-    name = ctypes.util.find_library("c")
-    if name and sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(name).mallopt(-8, CONCURRENT_CALLS)  # -8: M_ARENA_MAX (malloc.h)
+    libc = _glibc()
+    if libc is not None:
+        with contextlib.suppress(AttributeError):
+            libc.mallopt(-8, CONCURRENT_CALLS)  # -8: M_ARENA_MAX (malloc.h)
 
 
 def _give_back_memory() -> None:
     """After a burst of calls, return the heap's free pages to the system: many calls decided
     at once leave the allocator holding memory the next quiet hour does not need."""
-    import ctypes  # noqa: PLC0415 -- only in the decider, once a burst is over
-    import ctypes.util  # noqa: PLC0415
     import gc  # noqa: PLC0415
 
     gc.collect()
+    libc = _glibc()
+    if libc is not None:
+        with contextlib.suppress(AttributeError):
+            libc.malloc_trim(0)
+
+
+def _glibc() -> Any:  # noqa: ANN401 -- a ctypes library
+    """The C library on Linux (its heap tuning calls), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # noqa: PLC0415 -- only in the decider
+    import ctypes.util  # noqa: PLC0415
+
     name = ctypes.util.find_library("c")
-    if name and sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(name).malloc_trim(0)
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
 
 
 # --- talking to it (the CLI's --status and --stop; hooks use cli/_decider.py) -------------------

@@ -50,6 +50,7 @@ from typing import Any, Final, Literal, NamedTuple
 from ledger._evidence.keys import private_key_dir, trust_pins_dir
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._git import GIT_EXEC_KEYS, repository_dirs
+from ledger._governance.analysis.protected import watched_client_files
 from ledger._version import __version__
 from ledger._workspace import checkpoint_dir, state_home
 
@@ -92,29 +93,6 @@ COPY_LIMIT: Final = 1024 * 1024
 _SEAL_VERSION: Final = 1
 #: Files read in one directory of the protected set (a planted flood is itself a change).
 _DIR_LIMIT: Final = 512
-# Client configuration, relative to the workspace and to the home directory (the same places
-# ledger/_governance/analysis/protected.py protects): (directory, glob of names, recursive).
-_CLIENT_FILES: Final = (
-    (".claude", "settings*.json", False),
-    (".cursor", "hooks.json", False),
-    (".cursor", "mcp.json", False),
-    (".gemini", "settings.json", False),
-    (".codex", "*.toml", False),  # not its sessions, logs and state databases
-    (".codex", "hooks.json", False),
-    (".clinerules/hooks", "*", True),
-    (".github/hooks", "*.json", False),
-    (".github", "mcp.json", False),
-    (".copilot/hooks", "*.json", False),
-    (".copilot", "mcp-config.json", False),
-    (".gemini/config", "hooks.json", False),  # Antigravity CLI's, per user
-    (".gemini/config", "mcp_config.json", False),
-    (".windsurf", "hooks.json", False),
-    (".codeium/windsurf", "hooks.json", False),
-    (".codeium/windsurf", "mcp_config.json", False),
-    (".vscode", "mcp.json", False),
-    (".config/Code/User", "mcp.json", False),
-    (".mcp.json", None, False),
-)
 #: What a client writes into its own settings as the person uses it, and which runs nothing:
 #: left out of the settings' digest (everything else, unknown keys included, is held fixed).
 #: Claude Code adds ``permissions.allow`` rules ("Yes, and don't ask again"); Gemini CLI keeps
@@ -180,10 +158,10 @@ def protected_set(
         found[path] = "config"  # teammates' keys arrive by git pull, between calls
     home = Path(env.get("HOME") or Path.home())
     for base in (root, home):
-        for directory, pattern, recursive in _CLIENT_FILES:
+        for directory, pattern, recursive in watched_client_files():
             target = base / directory
-            if pattern is None:
-                found[str(target)] = "client-config"
+            if not recursive and not any(c in pattern for c in "*?["):
+                found[str(target / pattern)] = "client-config"  # one file: no listing
             else:
                 for path in _files_in(target, pattern, recursive=recursive):
                     found[path] = "client-config"
@@ -495,10 +473,6 @@ def restore(store: TripwireStore, change: Change, sealed: Seal) -> bool:
     except OSError:
         return False
     return True
-
-
-def current_version() -> str:
-    return __version__
 
 
 def encode_changes(changes: list[Change]) -> list[dict[str, Any]]:

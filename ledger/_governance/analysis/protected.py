@@ -47,6 +47,7 @@ __all__ = [
     "expand_glob",
     "has_glob",
     "named_in",
+    "watched_client_files",
 ]
 
 ORCHESTRATION: Final = ".orchestration"
@@ -99,6 +100,20 @@ _CONFIG_AREAS: Final = (
         False,
     ),
 )
+#: Of the client areas above, what the tripwire watches instead of the whole area
+#: (ledger/_hooks/tripwire.py), as (directory components, file glob, recursive) each: the
+#: parts of an area the client itself rewrites as it runs would trip it on every call. Areas
+#: not named here are watched as they are protected.
+_WATCHED_INSTEAD: Final[dict[tuple[str, ...], tuple[tuple[tuple[str, ...], str, bool], ...]]] = {
+    # Codex keeps its sessions, logs and state databases beside its configuration.
+    (".codex",): (((".codex",), "*.toml", False), ((".codex",), "hooks.json", False)),
+    (".github", "hooks"): (((".github", "hooks"), "*.json", False),),
+    (".copilot", "hooks"): (((".copilot", "hooks"), "*.json", False),),
+    # Claude Code's own state (history, counters) lives in ~/.claude.json beside its servers;
+    # Cline rewrites its MCP settings as the person toggles servers.
+    (".claude.json",): (),
+    (".cline", "data", "settings", "cline_mcp_settings.json"): (),
+}
 _GLOB_CHARS: Final = frozenset("*?[")
 _WALK_LIMIT: Final = 2000  # files looked at when searching protected areas for a hard link
 # A run-time expansion in a shell word ($X, ${X...}, $(...), `...`), as the scanner keeps it.
@@ -391,3 +406,19 @@ def expand_glob(pattern: str, base: str, limit: int = 512) -> list[str] | None:
         if len(found) > limit:
             return None
     return found
+
+
+def watched_client_files() -> tuple[tuple[str, str, bool], ...]:
+    """Every client's settings, hook and MCP files the tripwire watches, relative to the
+    workspace and to the home directory alike: ``(directory, file glob, recursive)``. Derived
+    from the protected areas (one table of where clients keep what runs), with the parts a
+    client rewrites itself left out (:data:`_WATCHED_INSTEAD`)."""
+    found: list[tuple[str, str, bool]] = []
+    for patterns, _name, below in _CONFIG_AREAS:
+        if patterns == (ORCHESTRATION,):
+            continue  # the tripwire names what it watches there itself
+        parts = _WATCHED_INSTEAD.get(
+            patterns, ((patterns, "*", True),) if below else ((patterns[:-1], patterns[-1], False),)
+        )
+        found.extend(("/".join(folder), glob, recursive) for folder, glob, recursive in parts)
+    return tuple(found)
