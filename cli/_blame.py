@@ -11,8 +11,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
 
-from cli._exit import OK, UNVERIFIABLE, guarded
-from ledger import BlameReport, InputError, blame_file
+from cli._exit import OK, UNVERIFIABLE, exit_code_for, guarded
+from ledger import BlameReport, CommandCall, InputError, LedgerError, blame_file
 
 if TYPE_CHECKING:
     import argparse
@@ -56,8 +56,7 @@ def _epoch(ts: str | None) -> float | None:
     return float(days * 86_400 + hour * 3600 + minute * 60 + second)
 
 
-def _human(report: BlameReport) -> str:
-    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+def _human(report: BlameReport, *, colour: bool) -> str:
     width = len(str(report.lines[-1].line)) if report.lines else 1
     out = []
     for row in report.lines:
@@ -134,6 +133,36 @@ def _porcelain(report: BlameReport) -> str:
     return "\n".join(out)
 
 
+def blame_text(
+    target: str,
+    *,
+    at: int | None = None,
+    porcelain: bool = False,
+    as_json: bool = False,
+    root: str | None = None,
+    colour: bool = False,
+    cwd: str | None = None,
+    environ: dict[str, str] | None = None,
+) -> str:
+    """What ``ledger blame`` prints for ``target``, for a caller in ``cwd`` (default: here).
+
+    Raises:
+        LedgerError: as :func:`ledger.blame_file` (InputError: bad path or range).
+    """
+    path, lines = target, None
+    match = _RANGE.match(target)
+    if match and not os.path.exists(os.path.join(cwd or "", target)):  # noqa: PTH110, PTH118 -- a file may contain ':'
+        path = match["path"]
+        first = int(match["first"])
+        lines = (first, int(match["last"] or first))
+    report = blame_file(path, root=root, lines=lines, at=at, environ=environ, cwd=cwd)
+    if as_json:
+        import json  # noqa: PLC0415
+
+        return json.dumps(report.to_json(), indent=2, sort_keys=True)
+    return _porcelain(report) if porcelain else _human(report, colour=colour)
+
+
 def run(
     target: str,
     *,
@@ -145,27 +174,52 @@ def run(
     """Blame ``target`` and print it; returns the exit code."""
 
     def action() -> int:
-        path, lines = target, None
-        match = _RANGE.match(target)
-        if match and not os.path.exists(target):  # noqa: PTH110 -- a file may contain ':'
-            path = match["path"]
-            first = int(match["first"])
-            lines = (first, int(match["last"] or first))
         try:
-            report = blame_file(path, root=root, lines=lines, at=at)
+            text = blame_text(
+                target,
+                at=at,
+                porcelain=porcelain,
+                as_json=as_json,
+                root=root,
+                colour=sys.stdout.isatty() and not os.environ.get("NO_COLOR"),
+            )
         except InputError as exc:  # a bad path or range is bad usage (exit 2)
             print(f"ledger: error: {exc}", file=sys.stderr)
             return UNVERIFIABLE
-        if as_json:
-            import json  # noqa: PLC0415
-
-            text = json.dumps(report.to_json(), indent=2, sort_keys=True)
-        else:
-            text = _porcelain(report) if porcelain else _human(report)
         print(text, flush=True)  # a reader gone early (`| head`): cli/_entry.py
         return OK
 
     return guarded(action)
+
+
+def served(call: CommandCall) -> tuple[int, str, str]:
+    """``ledger blame`` run by the resident decider for a caller (``cli/_serve.py`` registers
+    it): the same text and exit code as :func:`main` in the caller's own process, from an
+    interpreter that has everything imported (issue 17; ``bench/bench_blame.py --small``).
+
+    Raises:
+        ValueError: not one of the usual invocations (help, a usage error): the caller runs
+            it itself, and argparse words it.
+    """
+    values = fast_parse(call.args, call.environ)
+    if values is None:
+        raise ValueError("left to the caller")
+    try:
+        text = blame_text(
+            values["target"],
+            at=values["at"],
+            porcelain=values["porcelain"],
+            as_json=values["as_json"],
+            root=values["root"],
+            colour=call.tty and not call.environ.get("NO_COLOR"),
+            cwd=call.cwd,
+            environ=call.environ,
+        )
+    except InputError as exc:
+        return UNVERIFIABLE, "", f"ledger: error: {exc}\n"
+    except LedgerError as exc:
+        return exit_code_for(exc), "", f"ledger: error: {exc}\n"
+    return OK, text + "\n", ""
 
 
 _HELP = (
@@ -179,7 +233,7 @@ _FLAGS = {"--porcelain": "porcelain", "--json": "as_json"}
 _VALUED = {"--at": "at", "--root": "root"}
 
 
-def fast_parse(argv: list[str]) -> dict[str, Any] | None:
+def fast_parse(argv: list[str], environ: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The usual invocations (``PATH[:N]``, ``--json``, ``--porcelain``, ``--at N``, ``--root
     R``, each at most once) as :func:`parser` would parse them; ``None`` for anything else
     (help, abbreviations, ``--``, errors), which :func:`parser` then parses and words."""
@@ -188,7 +242,7 @@ def fast_parse(argv: list[str]) -> dict[str, Any] | None:
         "at": None,
         "porcelain": False,
         "as_json": False,
-        "root": os.environ.get("LEDGER_ROOT"),
+        "root": (os.environ if environ is None else environ).get("LEDGER_ROOT"),
     }
     seen: set[str] = set()
     items = iter(argv)

@@ -113,11 +113,40 @@ def answer(
 ) -> tuple[int, bytes, bytes] | None:
     """The decider's ``(exit code, stdout, stderr)`` for this hook call, or None: decide
     in-process (and, when none runs, start one for the next call)."""
-    environ = os.environ
     # auto: use the decider, starting one when none runs; on: use one if it runs; off: never.
-    mode = environ.get("LEDGER_DECIDER", "auto")
+    mode = os.environ.get("LEDGER_DECIDER", "auto")
     if mode == "off":
         return None
+    cwd = os.getcwd()  # noqa: PTH109 -- no pathlib on this path
+    fields = [
+        "op=hook",
+        f"client={client}",
+        f"event={event or ''}",
+        f"root={os.path.join(cwd, root) if root else ''}",  # noqa: PTH118 -- the decider's cwd is not ours
+    ]
+    return _exchange(fields, raw, mode, start=mode == "auto")
+
+
+def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes] | None:
+    """A running decider's ``(exit code, stdout, stderr)`` for ``ledger <name> <args>``, or
+    None: run it in this process. A command never starts a decider (hook calls do)."""
+    mode = os.environ.get("LEDGER_DECIDER", "auto")
+    if mode == "off":
+        return None
+    fields = [
+        "op=command",
+        f"command={name}",
+        f"tty={int(tty)}",
+        *(f"arg:{index}={arg}" for index, arg in enumerate(args)),
+    ]
+    return _exchange(fields, b"", mode, start=False)
+
+
+def _exchange(
+    fields: list[str], raw: bytes, mode: str, *, start: bool
+) -> tuple[int, bytes, bytes] | None:
+    """Authenticate the decider, send one request, return its answer (or None)."""
+    environ = os.environ
     install = _install_dir()
     path = socket_path(environ, install)
     try:
@@ -125,7 +154,8 @@ def answer(
             path, socket_file=True
         )
     except FileNotFoundError:
-        _start(mode)
+        if start:
+            _start(mode)
         return None
     except OSError:
         return None
@@ -148,7 +178,8 @@ def answer(
         try:
             sock.connect(path)
         except (ConnectionRefusedError, FileNotFoundError):
-            _start(mode)  # a socket left by a decider that died
+            if start:
+                _start(mode)  # a socket left by a decider that died
             return None
         try:
             budget = float(environ.get("LEDGER_DECIDER_BUDGET", ANSWER_BUDGET))
@@ -164,7 +195,7 @@ def answer(
                 "this process\n"
             )
             return None
-        sock.sendall(_request(client, event, root, raw, install))
+        sock.sendall(_request([f"version={_version(install)}", f"install={install}", *fields], raw))
         chunks = []
         while True:
             chunk = sock.recv(1 << 16)
@@ -175,7 +206,7 @@ def answer(
         return None
     finally:
         sock.close()
-    return _parse(b"".join(chunks), mode)
+    return _parse(b"".join(chunks), start=start)
 
 
 def _peer(sock: object, module: object) -> tuple[int, int] | None:
@@ -206,26 +237,20 @@ def _unproven(
 
 
 def _read_line(sock: object, limit: int) -> bytes:
+    # Whole reads, not a byte at a time: the decider sends nothing after its proof line until
+    # it has the request, so a read cannot take more than the line.
     data = b""
     while not data.endswith(b"\n") and len(data) <= limit:
-        chunk = sock.recv(1)  # type: ignore[attr-defined]
+        chunk = sock.recv(limit + 1 - len(data))  # type: ignore[attr-defined]
         if not chunk:
             break
         data += chunk
     return data
 
 
-def _request(client: str, event: str | None, root: str | None, raw: bytes, install: str) -> bytes:
+def _request(fields: list[str], raw: bytes) -> bytes:
     cwd = os.getcwd()  # noqa: PTH109 -- no pathlib on this path
-    fields = [
-        "op=hook",
-        f"version={_version(install)}",
-        f"install={install}",
-        f"client={client}",
-        f"event={event or ''}",
-        f"root={os.path.join(cwd, root) if root else ''}",  # noqa: PTH118 -- the decider's cwd is not ours
-        f"cwd={cwd}",
-    ]
+    fields = [*fields, f"cwd={cwd}"]
     for name, value in os.environ.items():
         if name == "LEDGER_ROOT" and value:
             value = os.path.join(cwd, value)  # noqa: PTH118, PLW2901
@@ -236,7 +261,7 @@ def _request(client: str, event: str | None, root: str | None, raw: bytes, insta
     return MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % len(raw) + raw
 
 
-def _parse(data: bytes, mode: str) -> tuple[int, bytes, bytes] | None:
+def _parse(data: bytes, *, start: bool) -> tuple[int, bytes, bytes] | None:
     line, newline, rest = data.partition(b"\n")
     parts = line.split(b" ")
     if not newline or len(parts) != 6 or b" ".join(parts[:2]) != MAGIC:
@@ -246,7 +271,8 @@ def _parse(data: bytes, mode: str) -> tuple[int, bytes, bytes] | None:
     except ValueError:
         return None
     if parts[2] == b"refuse":
-        _start(mode)  # the old decider retires; this version's starts for the next call
+        if start:  # the old decider retires; this version's starts for the next call
+            _start("auto")
         return None
     if parts[2] != b"ok" or len(rest) != out_len + err_len or out_len < 0 or err_len < 0:
         return None

@@ -53,6 +53,9 @@ def _dispatch(args: list[str], *, own_process: bool) -> int:
 
         return append_main(args[1:])
     if fast and args[0] == "blame":
+        served = _served("blame", args[1:], own_process=own_process)
+        if served is not None:
+            return served
         from cli._blame import main as blame_main  # noqa: PLC0415
 
         return blame_main(args[1:])
@@ -63,6 +66,24 @@ def _dispatch(args: list[str], *, own_process: bool) -> int:
     from cli._app import run_app  # noqa: PLC0415
 
     return run_app(args)
+
+
+def _served(name: str, args: list[str], *, own_process: bool) -> int | None:
+    """Print what a running resident decider answers for ``ledger <name> <args>`` (it has
+    everything imported: issue 17), or return None to run the command here."""
+    from cli._decider import command  # noqa: PLC0415 -- stdlib only
+
+    answered = command(name, args, tty=sys.stdout.isatty())
+    if answered is None:
+        return None
+    code, out, err = answered
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if own_process:
+        os._exit(code)  # nothing of ledger was imported: the interpreter's teardown is idle work
+    return code
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ non-blocking exit 0 for everything else, and is recorded when the ledger is writ
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 
@@ -63,6 +64,11 @@ def main(args: list[str], *, own_process: bool = False) -> int:
         sys.stdout.write(out)
         sys.stderr.write(err)
         sys.stdout.flush()
+        sys.stderr.flush()
+        if own_process:
+            # Nothing of ledger was imported and the answer is out: the interpreter's teardown
+            # (module and object finalisation, 1-2 ms of a ~14 ms call) has nothing to do.
+            os._exit(code)
         return code
     return _decide_here(client, expected, root, raw, own_process=own_process)
 

@@ -31,6 +31,8 @@ def run(*, status: bool, stop: bool, idle: float, as_json: bool) -> int:
         stopped = stop_decider()
         print("decider: stopped" if stopped else "decider: none was running")
         return OK
-    if not serve_decider(idle_seconds=idle):
+    from cli._blame import served as blame  # noqa: PLC0415
+
+    if not serve_decider(idle_seconds=idle, commands={"blame": blame}):
         print("decider: another one already serves this socket")
     return OK

@@ -117,6 +117,7 @@ if TYPE_CHECKING:
     )
     from ledger._governance.person import agent_marker, ancestor_chain
     from ledger._hooks.decider import (
+        CommandCall,
         DeciderStatus,
         decider_socket,
         decider_status,
@@ -178,6 +179,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointResult",
     "ClientSpec",
+    "CommandCall",
     "CommandHook",
     "ConfigError",
     "DeciderStatus",
@@ -304,6 +306,7 @@ _LAZY = {
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
     "TamperResolution": "ledger._hooks.service",
+    "CommandCall": "ledger._hooks.decider",
     "DeciderStatus": "ledger._hooks.decider",
     "decider_socket": "ledger._hooks.decider",
     "decider_status": "ledger._hooks.decider",

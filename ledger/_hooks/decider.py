@@ -19,6 +19,7 @@ Wire format (version 1), one request per connection::
     request  = b"LEDGER-DECIDE 1\\n" + b"%08d" % len(header) + header
                + b"%010d" % len(payload) + payload   # the caller then waits, socket open
     header   = b"\\0".join(b"key=value")  # op version install client event root cwd env:NAME
+               # op=command: command arg:0 arg:1 ... tty (a read-only command the CLI serves)
     response = b"LEDGER-DECIDE 1 <ok|refuse> <exit code> <len stdout> <len stderr>\\n" + out + err
 
 Before anything else the caller sends ``LEDGER-DECIDE 1 hello <nonce> <ledger home>`` and the
@@ -59,7 +60,9 @@ from ledger._workspace import ledger_home
 
 __all__ = [
     "DECIDER_OFF_ENV",
+    "CommandCall",
     "DeciderStatus",
+    "ServedCommand",
     "code_fingerprint",
     "decider_socket",
     "decider_status",
@@ -186,6 +189,31 @@ def parse_request(data: bytes) -> Request:
 def encode_response(status: str, exit_code: int, stdout: str, stderr: str) -> bytes:
     out, err = stdout.encode("utf-8"), stderr.encode("utf-8")
     return MAGIC + f" {status} {exit_code} {len(out)} {len(err)}\n".encode() + out + err
+
+
+class CommandCall(NamedTuple):
+    """A command line a caller asked the decider to run (``op=command``): its arguments, and
+    the caller's working directory, environment and whether its stdout is a terminal."""
+
+    args: list[str]
+    cwd: str
+    environ: dict[str, str]
+    tty: bool
+
+
+#: Runs one served command for a caller; returns ``(exit code, stdout, stderr)``. The CLI
+#: registers its read-only commands (``ledger blame``) when it starts the decider, so the
+#: library never imports the CLI.
+ServedCommand = Callable[[CommandCall], tuple[int, str, str]]
+
+
+def command_call(request: Request) -> CommandCall:
+    """The command line of an ``op=command`` request (arguments as ``arg:0``, ``arg:1``...)."""
+    fields = request.fields
+    args: list[str] = []
+    while f"arg:{len(args)}" in fields:
+        args.append(fields[f"arg:{len(args)}"])
+    return CommandCall(args, fields.get("cwd") or "/", request.env, fields.get("tty") == "1")
 
 
 # --- the server -------------------------------------------------------------------------------
@@ -357,8 +385,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = False
 
-    def __init__(self, path: Path, state: _State) -> None:
+    def __init__(self, path: Path, state: _State, commands: Mapping[str, ServedCommand]) -> None:
         self.state = state
+        self.commands = commands
         self.slots = threading.BoundedSemaphore(CONCURRENT_CALLS)
         super().__init__(str(path), _Handler)
 
@@ -383,6 +412,8 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             return encode_response("refuse", 0, "the decider's code changed on disk\n", "")
 
         fields = request.fields
+        if request.op == "command":
+            return self._command(fields.get("command", ""), command_call(request))
         with self.slots:
             response = run_hook(
                 fields.get("client", ""),
@@ -397,6 +428,17 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             if len(state.roots) < 10_000:
                 state.roots.add(fields.get("root") or fields.get("cwd") or "")
         return encode_response("ok", response.exit_code, response.stdout, response.stderr)
+
+    def _command(self, name: str, call: CommandCall) -> bytes:
+        served = self.commands.get(name)
+        if served is None:
+            return encode_response("refuse", 0, f"{name!r} is not served here\n", "")
+        try:
+            with self.slots:
+                code, stdout, stderr = served(call)
+        except Exception:  # noqa: BLE001 -- the caller runs the command itself and says why
+            return encode_response("refuse", 0, f"{name!r} failed in the decider\n", "")
+        return encode_response("ok", code, stdout, stderr)
 
     def _retire(self) -> None:
         if not self.state.stopping.is_set():
@@ -443,9 +485,10 @@ def serve_decider(
     environ: Mapping[str, str] | None = None,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
     ready: threading.Event | None = None,
+    commands: Mapping[str, ServedCommand] | None = None,
 ) -> bool:
-    """Serve hook calls until stopped, retired or idle. Returns False when another decider
-    already serves this socket (this one exits quietly).
+    """Serve hook calls, and the read-only ``commands`` given, until stopped, retired or idle.
+    Returns False when another decider already serves this socket (this one exits quietly).
 
     Raises:
         StorageError: the socket's folder is not this user's alone.
@@ -464,7 +507,7 @@ def serve_decider(
         _few_heap_arenas()
         old_umask = os.umask(0o177)
         try:
-            server = _Server(path, _State(install_dir(), idle_seconds))
+            server = _Server(path, _State(install_dir(), idle_seconds), commands or {})
         finally:
             os.umask(old_umask)
         path.chmod(0o600)

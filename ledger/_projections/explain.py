@@ -33,7 +33,7 @@ from ledger._errors import InputError, NotInitializedError
 from ledger._governance.attribution import line_hash, split_lines
 from ledger._projections.blame import BASE, BLAME, BlameState, FileView
 from ledger._projections.slices import read_slice
-from ledger._workspace import Workspace, find_root
+from ledger._workspace import ROOT_ENV, Workspace, find_root
 
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
@@ -124,10 +124,20 @@ def blame_state(
     return state
 
 
-def _resolve(root: Path, path: str) -> tuple[str, Path]:
+def _workspace(
+    root: str | os.PathLike[str] | None, here: Path, environ: Mapping[str, str] | None
+) -> Workspace:
+    """The workspace of a caller in ``here``: ``root`` (or ``$LEDGER_ROOT``) is relative to it,
+    and the search for ``.orchestration/`` starts there."""
+    env = os.environ if environ is None else environ
+    chosen = root if root is not None else env.get(ROOT_ENV)
+    explicit = here / Path(chosen).expanduser() if chosen else None
+    return Workspace(find_root(explicit, start=here, environ=environ))
+
+
+def _resolve(root: Path, path: str, cwd: Path) -> tuple[str, Path]:
     real_root = Path(os.path.realpath(root))
-    candidate = Path(path)
-    absolute = Path(os.path.realpath(candidate if candidate.is_absolute() else Path.cwd() / path))
+    absolute = Path(os.path.realpath(cwd / path))  # an absolute path stays itself
     try:
         relative = absolute.relative_to(real_root).as_posix()
     except ValueError:
@@ -247,23 +257,28 @@ def blame_file(
     lines: tuple[int, int] | None = None,
     at: int | None = None,
     environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> BlameReport:
-    """Blame ``path`` (relative to the current directory, or absolute) line by line.
+    """Blame ``path`` (relative to ``cwd``, or absolute) line by line.
 
     Args:
         lines: 1-based inclusive range to report (default: the whole file).
         at: report the model as of record ``at`` (no disk, no git: what the records said then).
+        cwd: the directory a relative ``path`` or ``root`` is relative to, and where the
+            workspace is searched from (default: this process's; the resident decider blames
+            for a caller in another directory).
 
     Raises:
         InputError: the path is outside the workspace, a directory, or missing; the range is
             outside the file.
         LedgerError: the workspace or ledger cannot be opened.
     """
-    workspace = Workspace(find_root(root, environ=environ))
+    here = Path(cwd).absolute() if cwd is not None else Path.cwd()
+    workspace = _workspace(root, here, environ)
     if not workspace.ledger_path.exists():
         raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
     root_path = workspace.root
-    relative, absolute = _resolve(root_path, path)
+    relative, absolute = _resolve(root_path, path, here)
     if at is not None:
         state = blame_state(_open(root_path, environ), at=at, environ=environ)
         return _report_at(relative, state.view(relative), lines, at)

@@ -1,0 +1,160 @@
+"""``ledger blame`` through the resident decider (issue 17, "beyond hooks"): the same bytes and
+exit code as in the caller's own process, for every usual invocation and its errors, from any
+directory; and the caller runs it itself whenever the decider cannot answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli import _decider as client
+from cli._blame import served
+from ledger import CommandCall
+
+from ._support import LEDGER
+from .test_decider import Rig, select_payload, with_timeout_kill, write_payload
+
+AGE = re.compile(rb"\d+(?:s|m|h|d|mo|y) ago")
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> Rig:
+    """A workspace where an agent rewrote ``src/app.py`` and a person committed it and added
+    a line of their own."""
+    rig = Rig(tmp_path, decider="on")
+    rig.hook("claude", "PreToolUse", select_payload(rig.root, "s1"))
+    rig.hook("claude", "PreToolUse", write_payload(rig.root, "s1", "t1"))
+    (rig.root / "src" / "app.py").write_text("x = 2\n", encoding="utf-8")
+    rig.hook("claude", "PostToolUse", write_payload(rig.root, "s1", "t1", "PostToolUse"))
+    git = ["git", "-C", str(rig.root), "-c", "user.name=Ann", "-c", "user.email=a@example.com"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "agent work"], check=True)
+    with (rig.root / "src" / "app.py").open("a", encoding="utf-8") as handle:
+        handle.write("y = 3  # by hand\n")
+    (rig.root / "src" / "pkg").mkdir()
+    return rig
+
+
+def _blame(
+    rig: Rig, args: list[str], *, cwd: Path, decider: str, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", LEDGER, "blame", *args],
+        cwd=cwd,
+        env={**rig.env, "LEDGER_DECIDER": decider, **(extra or {})},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _imported_blame(done: subprocess.CompletedProcess[bytes]) -> bool:
+    """Whether the process computed the blame itself (it imported the projections)."""
+    return b"ledger._projections.explain" in done.stderr
+
+
+def _answer(done: subprocess.CompletedProcess[bytes]) -> tuple[int, bytes, bytes]:
+    stderr = b"\n".join(
+        line for line in done.stderr.splitlines() if not line.startswith(b"import time:")
+    )
+    return done.returncode, AGE.sub(b"<age>", done.stdout), stderr
+
+
+INVOCATIONS: list[tuple[list[str], str, dict[str, str]]] = [
+    (["src/app.py"], ".", {}),
+    (["src/app.py:1"], ".", {}),
+    (["--json", "src/app.py"], ".", {}),
+    (["--porcelain", "src/app.py:1-2"], ".", {}),
+    (["app.py:2"], "src", {}),  # relative to the caller's directory
+    (["../app.py", "--json"], "src/pkg", {}),
+    (["--root", "..", "app.py:1"], "src", {}),  # --root relative to the caller
+    (["app.py:1"], "src", {"LEDGER_ROOT": ".."}),  # so is $LEDGER_ROOT
+    (["--at", "2", "src/app.py"], ".", {}),
+    (["src/app.py"], ".", {"NO_COLOR": "1"}),
+    # errors: the same line and exit code
+    (["src/missing.py"], ".", {}),
+    (["src/app.py:9"], ".", {}),
+    (["src/pkg"], ".", {}),
+    (["/etc/hostname"], ".", {}),
+    (["src/app.py"], "/", {}),  # no workspace here
+]
+
+
+@pytest.mark.slow
+def test_blame_through_the_decider_prints_exactly_what_the_caller_would(written: Rig) -> None:
+    proc = written.start()
+    try:
+        for args, where, extra in INVOCATIONS:
+            cwd = written.root / where
+            remote = _blame(written, args, cwd=cwd, decider="on", extra=extra)
+            local = _blame(written, args, cwd=cwd, decider="off", extra=extra)
+            assert _imported_blame(local), args
+            assert not _imported_blame(remote), (args, "the decider did not answer")
+            assert _answer(remote) == _answer(local), (args, where, extra)
+    finally:
+        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
+        with_timeout_kill(proc)
+
+
+@pytest.mark.slow
+def test_blame_usage_the_decider_does_not_serve_is_run_by_the_caller(written: Rig) -> None:
+    proc = written.start()
+    try:
+        for args in (["--help"], ["--jsn", "src/app.py"], ["src/app.py", "other.py"]):
+            remote = _blame(written, args, cwd=written.root, decider="on")
+            local = _blame(written, args, cwd=written.root, decider="off")
+            assert _answer(remote) == _answer(local), args
+    finally:
+        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
+        with_timeout_kill(proc)
+
+
+def test_blame_without_a_decider_is_computed_in_the_callers_process(written: Rig) -> None:
+    done = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
+    assert done.returncode == 0, done.stderr
+    assert _imported_blame(done)
+    assert b" agent " in done.stdout
+    assert not written.socket.exists(), "blame must not start a decider (hook calls do)"
+
+
+def test_blame_asked_of_a_decider_of_another_version_is_computed_by_the_caller(
+    written: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proc = written.start()
+    try:
+        monkeypatch.setattr(client, "_version", lambda _install: "0.0.0-old")
+        monkeypatch.setattr(os, "environ", {**written.env, "LEDGER_DECIDER": "on"})
+        monkeypatch.chdir(written.root)
+        assert client.command("blame", ["src/app.py"], tty=False) is None
+        proc.wait(timeout=10)  # it retired; the next hook call starts this version's
+    finally:
+        with_timeout_kill(proc)
+
+
+def test_served_blame_colours_only_a_terminal_without_no_color(written: Rig) -> None:
+    env = {**written.env, "LEDGER_DECIDER": "off"}
+    where = str(written.root)
+    plain = served(CommandCall(["src/app.py"], where, env, tty=False))
+    coloured = served(CommandCall(["src/app.py"], where, env, tty=True))
+    no_color = served(CommandCall(["src/app.py"], where, {**env, "NO_COLOR": "1"}, tty=True))
+    assert plain[0] == coloured[0] == 0
+    assert "\x1b[" not in plain[1]
+    assert "\x1b[32m" in coloured[1]
+    assert no_color == plain
+
+
+def test_served_blame_leaves_unusual_usage_to_the_caller(written: Rig) -> None:
+    env = {**written.env, "LEDGER_DECIDER": "off"}
+    for args in (["--help"], [], ["--at", "-1", "src/app.py"]):
+        with pytest.raises(ValueError, match="left to the caller"):
+            served(CommandCall(args, str(written.root), env, tty=False))
+    code, out, _err = served(CommandCall(["--json", "src/app.py"], str(written.root), env, False))
+    assert code == 0
+    assert json.loads(out)["file"] == "src/app.py"
