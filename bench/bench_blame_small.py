@@ -14,7 +14,7 @@ Then, in rotating order, each round times:
 FILE is the largest ``.py`` file at HEAD, N its middle line. Each is run once before timing
 (warm: the projection cache is built).
 
-    python bench/bench_blame_small.py [--repo PATH] [--runs N] [--json]
+    python bench/bench_blame_small.py [--repo PATH] [--runs N] [--commits N] [--quick] [--json]
 
 ``--repo`` defaults to this repository; the README's figure is ``pallets/itsdangerous``.
 """
@@ -61,8 +61,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--commits", type=int, default=0, help="replay only the last N (0: all)")
     parser.add_argument("--ledger-bin")
+    parser.add_argument("--quick", action="store_true", help="11 runs, the last 40 commits")
     parser.add_argument("--json", action="store_true")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.commits = 11, args.commits or 40
+    return args
 
 
 def _git(repo: Path, *args: str, data: bytes | None = None) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -166,6 +167,30 @@ def _start_decider(ledger: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
         time.sleep(0.05)
 
 
+_CANDIDATES = {
+    "python_client": "`sh -c` + the environment's Python with `site` (what the installed "
+    "`ledger` script pays before its first line)",
+    "shell_client": "`sh -c` + `cat` + `mkfifo` + `openssl dgst -hmac` (the least a POSIX "
+    "shell client must run to stay fail-closed: keep the payload for the in-process fallback, "
+    "a reply FIFO, check the answer's MAC)",
+}
+
+
+def _client_floors(base: Path) -> dict[str, list[str]]:
+    """The per-hook floors of the two client candidates issue 17 names, before any exchange
+    with the decider: a Python client, and a POSIX shell path."""
+    floors = {"python_client": ["sh", "-c", f"'{sys.executable}' -c pass"]}
+    if shutil.which("openssl") and shutil.which("mkfifo"):
+        spool = base / "spool"
+        floors["shell_client"] = [
+            "sh",
+            "-c",
+            f'cat > "{spool}.$$" && mkfifo "{spool}.f$$" && printf x | openssl dgst -sha256 '
+            f'-hmac k >/dev/null; rm -f "{spool}.$$" "{spool}.f$$"',
+        ]
+    return floors
+
+
 def _status(ledger: str, env: dict[str, str]) -> dict[str, object]:
     done = subprocess.run(
         [ledger, "serve", "--status", "--json"], env=env, capture_output=True, check=True
@@ -198,12 +223,15 @@ def main(argv: list[str] | None = None) -> int:
 
             say(f"bench_decider: {args.warmup} warm-up + {args.runs} rounds")
             bare = [sys.executable, "-I", "-S", "-c", "pass"]
-            times: dict[str, list[float]] = {"up": [], "down": [], "bare2": [], "floor": []}
+            candidates = _client_floors(base)
+            times: dict[str, list[float]] = {
+                name: [] for name in ("up", "down", "bare2", "floor", *candidates)
+            }
             key = next((base / "home" / "keys").glob("*.pem"))
             floor_cmd = [sys.executable, str(FLOOR), str(key), str(base / "floor.jsonl")]
             for round_no in range(args.warmup + args.runs):
-                order = ["up", "down", "bare2", "floor"]
-                order = order[round_no % 4 :] + order[: round_no % 4]
+                order = list(times)
+                order = order[round_no % len(order) :] + order[: round_no % len(order)]
                 for name in order:
                     meter.__enter__()
                     start = time.perf_counter()
@@ -214,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
                     elif name == "bare2":
                         subprocess.run(bare, check=True)
                         subprocess.run(bare, check=True)
+                    elif name in candidates:  # what each client candidate pays per hook
+                        for _hook in range(2):
+                            subprocess.run(candidates[name], input=b'{"a":1}', check=True)
                     else:
                         subprocess.run(floor_cmd, input=b'{"a":1}\n', env=env, check=True)
                     elapsed = time.perf_counter() - start
@@ -338,6 +369,11 @@ def main(argv: list[str] | None = None) -> int:
         f"({down_p50 / bare_p50:.1f}× two bare starts)",
         f"decider up p90 {ms(percentile(times['up'], 90))}; "
         f"bare start ×2 p99 {ms(percentile(times['bare2'], 99))}",
+        *(
+            f"client floor, {_CANDIDATES[name]}, ×2: {ms(median(times[name]))} "
+            f"({median(times[name]) / bare_p50:.2f}× two bare starts)"
+            for name in candidates
+        ),
         f"the decider served {status.get('requests')} calls "
         f"from {status.get('workspaces')} workspaces",
         *([f"errors: {errors[:3]}"] if errors else []),

@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         ("bench_mcp.py", common),
         ("bench_query.py", common),
         ("bench_fetch.py", common),
+        ("bench_decider.py", common),
+        ("bench_blame_small.py", [*common, "--commits", "60"]),
     ]
 
     started = time.perf_counter()
