@@ -73,7 +73,11 @@ def _served(name: str, args: list[str], *, own_process: bool) -> int | None:
     everything imported: issue 17), or return None to run the command here."""
     from cli._decider import command  # noqa: PLC0415 -- stdlib only
 
-    answered = command(name, args, tty=sys.stdout.isatty())
+    try:
+        tty = sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):  # no stdout, or a closed one
+        return None
+    answered = command(name, args, tty=tty)
     if answered is None:
         return None
     code, out, err = answered

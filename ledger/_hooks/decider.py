@@ -389,6 +389,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.state = state
         self.commands = commands
         self.slots = threading.BoundedSemaphore(CONCURRENT_CALLS)
+        # Commands take turns on a slot of their own: a cold blame (a second or more on a long
+        # ledger) must never hold a hook call past its answer budget.
+        self.command_slot = threading.Lock()
         super().__init__(str(path), _Handler)
 
     def answer(self, request: Request, abandoned: Callable[[], bool]) -> bytes:
@@ -434,7 +437,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         if served is None:
             return encode_response("refuse", 0, f"{name!r} is not served here\n", "")
         try:
-            with self.slots:
+            with self.command_slot:
                 code, stdout, stderr = served(call)
         except Exception:  # noqa: BLE001 -- the caller runs the command itself and says why
             return encode_response("refuse", 0, f"{name!r} failed in the decider\n", "")
