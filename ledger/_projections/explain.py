@@ -148,7 +148,11 @@ def _resolve(root: Path, path: str, cwd: Path) -> tuple[str, Path]:
 
 
 def _git_blame(
-    root: Path, relative: str, content: bytes, wanted: tuple[int, int]
+    root: Path,
+    relative: str,
+    content: bytes,
+    wanted: tuple[int, int],
+    environ: Mapping[str, str] | None,
 ) -> tuple[dict[int, dict[str, Any]], str | None]:
     """git's answer for the lines ``wanted`` of the file as on disk: final line -> commit facts
     (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
@@ -156,7 +160,7 @@ def _git_blame(
 
     from ledger._git import git_command, git_environment  # noqa: PLC0415
 
-    env = git_environment()
+    env = git_environment(environ)  # the caller's (a decider blames for another process)
     command = git_command(
         root,
         "blame",
@@ -322,7 +326,9 @@ def blame_file(
             facts["denied"] = denied[wanted[index]]
         rows.append(BlameLine(number, texts[index], status, wanted[index], facts))
     if needs_git:
-        _ask_git(root_path, relative, content, rows, needs_git=needs_git, first=first)
+        _ask_git(
+            root_path, relative, content, rows, needs_git=needs_git, first=first, environ=environ
+        )
     return BlameReport(relative, rows, fast, None)
 
 
@@ -365,9 +371,10 @@ def _ask_git(
     *,
     needs_git: list[int],
     first: int,
+    environ: Mapping[str, str] | None,
 ) -> None:
     """Turn the ``unknown`` rows that git explains into ``git`` rows (in place)."""
-    found, why = _git_blame(root, relative, content, (min(needs_git), max(needs_git)))
+    found, why = _git_blame(root, relative, content, (min(needs_git), max(needs_git)), environ)
     for row in list(rows):
         if row.status != "unknown":
             continue

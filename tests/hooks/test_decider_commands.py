@@ -33,6 +33,7 @@ def written(tmp_path: Path) -> Rig:
     rig.hook("claude", "PreToolUse", write_payload(rig.root, "s1", "t1"))
     (rig.root / "src" / "app.py").write_text("x = 2\n", encoding="utf-8")
     rig.hook("claude", "PostToolUse", write_payload(rig.root, "s1", "t1", "PostToolUse"))
+    (rig.root / "src" / "person.py").write_text("z = 0\n", encoding="utf-8")
     git = ["git", "-C", str(rig.root), "-c", "user.name=Ann", "-c", "user.email=a@example.com"]
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "agent work"], check=True)
@@ -78,6 +79,9 @@ INVOCATIONS: list[tuple[list[str], str, dict[str, str]]] = [
     (["app.py:1"], "src", {"LEDGER_ROOT": ".."}),  # so is $LEDGER_ROOT
     (["--at", "2", "src/app.py"], ".", {}),
     (["src/app.py"], ".", {"NO_COLOR": "1"}),
+    # git runs with the caller's environment (its global config maps Ann's name), not the
+    # environment of the hook that started the decider
+    (["--porcelain", "src/person.py"], ".", {"GIT_CONFIG_GLOBAL": "{mailmap_config}"}),
     # errors: the same line and exit code
     (["src/missing.py"], ".", {}),
     (["src/app.py:9"], ".", {}),
@@ -89,15 +93,26 @@ INVOCATIONS: list[tuple[list[str], str, dict[str, str]]] = [
 
 @pytest.mark.slow
 def test_blame_through_the_decider_prints_exactly_what_the_caller_would(written: Rig) -> None:
+    (written.root.parent / "mailmap").write_text(
+        "Annette <a@example.com> Ann <a@example.com>\n", encoding="utf-8"
+    )
+    mailmap_config = written.root.parent / "gitconfig"
+    mailmap_config.write_text(f"[mailmap]\n\tfile = {written.root.parent / 'mailmap'}\n", "utf-8")
     proc = written.start()
     try:
-        for args, where, extra in INVOCATIONS:
+        for args, where, template in INVOCATIONS:
+            extra = {
+                name: value.format(mailmap_config=mailmap_config)
+                for name, value in template.items()
+            }
             cwd = written.root / where
             remote = _blame(written, args, cwd=cwd, decider="on", extra=extra)
             local = _blame(written, args, cwd=cwd, decider="off", extra=extra)
             assert _imported_blame(local), args
             assert not _imported_blame(remote), (args, "the decider did not answer")
             assert _answer(remote) == _answer(local), (args, where, extra)
+            if "GIT_CONFIG_GLOBAL" in extra:
+                assert b"author Annette" in remote.stdout, remote.stdout
     finally:
         subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
         with_timeout_kill(proc)
