@@ -20,7 +20,8 @@ Wire format (version 1), one request per connection::
                + b"%010d" % len(payload) + payload   # the caller then waits, socket open
     header   = b"\\0".join(b"key=value")  # op version install client event root cwd env:NAME
                # op=command: command arg:0 arg:1 ... tty (a read-only command the CLI serves)
-    response = b"LEDGER-DECIDE 1 <ok|refuse> <exit code> <len stdout> <len stderr>\\n" + out + err
+    response = b"LEDGER-DECIDE 1 <ok|refuse|decline> <exit code> <len stdout> <len stderr>\\n"
+               + out + err   # refuse: retiring (another version); decline: not this call
 
 Before anything else the caller sends ``LEDGER-DECIDE 1 hello <nonce> <ledger home>`` and the
 decider answers ``LEDGER-DECIDE 1 proof <pid> <HMAC-SHA256(per-user secret, prefix + nonce +
@@ -85,6 +86,11 @@ DEFAULT_IDLE_SECONDS: Final = 1800.0
 #: Hook calls decided at once; the rest wait their turn. Python runs one at a time anyway (the
 #: GIL) and appends to one ledger one at a time (its lock): more only adds memory.
 CONCURRENT_CALLS: Final = 2
+#: What code on the hook path may read from the process's own environment rather than the
+#: caller's (``~`` in scope globs, protected paths and matchers: ``os.path.expanduser``). A
+#: caller whose value differs is declined, so a decision never depends on whose hook started
+#: the decider.
+PROCESS_ENVIRONMENT: Final = ("HOME",)
 #: How often the decider checks that its own code on disk is the code it runs.
 _CODE_CHECK_SECONDS: Final = 1.0
 _SOCKET_PATH_MAX: Final = 100  # sun_path is 108 bytes on Linux, 104 on macOS
@@ -413,6 +419,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         if state.stale():
             self._retire()
             return encode_response("refuse", 0, "the decider's code changed on disk\n", "")
+        if any(request.env.get(name) != os.environ.get(name) for name in PROCESS_ENVIRONMENT):
+            # Decided where that environment is the process's own: the caller, this time.
+            return encode_response("decline", 0, "another home\n", "")
 
         fields = request.fields
         if request.op == "command":

@@ -582,3 +582,24 @@ def test_a_go_between_relaying_the_real_deciders_proof_is_refused(rig: Rig) -> N
     assert _decision(done) == "deny"  # decided in its own process
     assert b"not the prover" in done.stderr
     assert b"tool_input" not in b"".join(leaked)
+
+
+def test_a_caller_with_another_home_is_declined_and_decides_in_its_own_process(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~`` in scope globs and protected paths is the process's HOME: a decider started by a
+    hook with another HOME must not decide for this caller (nor retire, nor start another)."""
+    proc = rig.start()
+    rig.hook("claude", "PreToolUse", select_payload(rig.root, "s"))  # the secret exists
+    monkeypatch.setattr(os, "environ", {**rig.env, "LEDGER_DECIDER": "on", "HOME": "/elsewhere"})
+    payload = json.dumps(write_payload(rig.root, "s", "t-home")).encode()
+
+    def recorded() -> int:
+        return sum(r["body"].get("tool_use_id") == "t-home" for r in rig.records())
+
+    assert client.answer("claude", "PreToolUse", None, payload) is None
+    assert recorded() == 0, "the decider decided for a caller with another HOME"
+    assert proc.poll() is None, "a declined call must not retire the decider"
+    monkeypatch.setattr(os, "environ", {**rig.env, "LEDGER_DECIDER": "on"})
+    assert client.answer("claude", "PreToolUse", None, payload) is not None
+    assert recorded() == 1
