@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
 
-from cli._exit import OK, UNVERIFIABLE, exit_code_for, guarded
+from cli._exit import OK, UNVERIFIABLE, NotServedError, exit_code_for, guarded
 from ledger import BlameReport, CommandCall, InputError, LedgerError, blame_file
 
 if TYPE_CHECKING:
@@ -198,12 +198,12 @@ def served(call: CommandCall) -> tuple[int, str, str]:
     interpreter that has everything imported (issue 17; ``bench/bench_blame.py --small``).
 
     Raises:
-        ValueError: not one of the usual invocations (help, a usage error): the caller runs
-            it itself, and argparse words it.
+        NotServedError: not one of the usual invocations (help, a usage error): the caller
+            runs it itself, and argparse words it.
     """
     values = fast_parse(call.args, call.environ)
     if values is None:
-        raise ValueError("left to the caller")
+        raise NotServedError("ledger blame: left to the caller")
     try:
         text = blame_text(
             values["target"],

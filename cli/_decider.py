@@ -133,10 +133,17 @@ def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes
     mode = os.environ.get("LEDGER_DECIDER", "auto")
     if mode == "off":
         return None
+    columns = 0
+    if tty:
+        try:
+            columns = os.get_terminal_size(1).columns
+        except OSError:
+            columns = 0
     fields = [
         "op=command",
         f"command={name}",
         f"tty={int(tty)}",
+        f"columns={columns}",
         *(f"arg:{index}={arg}" for index, arg in enumerate(args)),
     ]
     return _exchange(fields, b"", mode, start=False)

@@ -1,10 +1,10 @@
-"""Console-script entry point.
+"""Entry point of the ``ledger`` command (``cli/_launcher.py``).
 
 ``ledger append`` and ``ledger hook`` run on every agent tool call, ``mcp`` serves a client that
 waits for it, and ``log``, ``show``, ``intent list``, ``blame`` and the top-level help are
 interactive, so they are dispatched here without importing Typer, Click, Rich or pydantic
-(~100 ms together). Every other command goes to
-the Typer app in ``cli._app``.
+(~100 ms together); a running resident decider answers the interactive ones (``_served``).
+Every other command goes to the Typer app in ``cli._app``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ def _dispatch(args: list[str], *, own_process: bool) -> int:
         print(f"ledger {__version__}")
         return 0
     if args and args[0] in ("log", "show"):  # they parse (and print --help) themselves
+        served = _served(args[0], args[1:], own_process=own_process)
+        if served is not None:
+            return served
         from cli import _log  # noqa: PLC0415
 
         return (_log.log_main if args[0] == "log" else _log.show_main)(args[1:])
@@ -44,6 +47,9 @@ def _dispatch(args: list[str], *, own_process: bool) -> int:
 
         return mcp_main(args[1:])
     if args[:2] == ["intent", "list"]:
+        served = _served("intent list", args[2:], own_process=own_process)
+        if served is not None:
+            return served
         from cli._intent import list_main  # noqa: PLC0415
 
         return list_main(args[2:])

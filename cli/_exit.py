@@ -22,7 +22,7 @@ import io
 import os
 import sys
 from collections.abc import Callable
-from typing import Final
+from typing import Final, TextIO
 
 from ledger import InputError, IntegrityError, LedgerError
 
@@ -67,23 +67,29 @@ class UsageError(Exception):
     """Bad command-line usage: one line, then optionally a ``hint: ...`` line (exit 2)."""
 
 
-def guarded(action: Callable[[], int]) -> int:
-    """Run ``action``; a :class:`LedgerError` becomes one stderr line and its exit code, a
-    :class:`UsageError` one line and a hint (exit 2).
+class NotServedError(ValueError):
+    """The resident decider does not answer this command line (help, a usage error it cannot
+    word the caller's way, ``log --follow``): the caller runs it in its own process."""
+
+
+def guarded(action: Callable[[], int], err: TextIO | None = None) -> int:
+    """Run ``action``; a :class:`LedgerError` becomes one line on ``err`` (default stderr) and
+    its exit code, a :class:`UsageError` one line and a hint (exit 2).
 
     No traceback is printed for user errors, and none ever shows locals.
     """
+    stream = sys.stderr if err is None else err
     try:
         return action()
     except UsageError as error:
         message, _, hint = str(error).partition("\n")
-        print(f"ledger: error: {message}", file=sys.stderr)
+        print(f"ledger: error: {message}", file=stream)
         if hint:
-            print(hint, file=sys.stderr)
+            print(hint, file=stream)
         return UNVERIFIABLE
     except LedgerError as error:
-        print(f"ledger: error: {error}", file=sys.stderr)
+        print(f"ledger: error: {error}", file=stream)
         return exit_code_for(error)
     except KeyboardInterrupt:
-        print("ledger: interrupted", file=sys.stderr)
+        print("ledger: interrupted", file=stream)
         return 130

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import IO, Any
 
 from cli._exit import OK, UsageError, guarded
-from cli._log import CommandParser
-from ledger import ConfigError, InputError
+from cli._log import CommandParser, Output
+from ledger import CommandCall, ConfigError, InputError
 
 
 def _workspace(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported
@@ -40,8 +40,8 @@ def _intent(workspace: Any, intent_id: str) -> Any:  # noqa: ANN401 -- Intent
     return intent
 
 
-def _emit(value: object) -> None:
-    print(json.dumps(value, indent=2, sort_keys=True))
+def _emit(value: object, stream: IO[str] | None = None) -> None:
+    print(json.dumps(value, indent=2, sort_keys=True), file=stream)
 
 
 def _need_session(workspace: Any, session: str | None, command: str) -> str:  # noqa: ANN401
@@ -60,12 +60,12 @@ def _need_session(workspace: Any, session: str | None, command: str) -> str:  # 
 # --- list -----------------------------------------------------------------------------------
 
 
-def run_list(root: str | None, as_json: bool) -> int:
+def run_list(root: str | None, as_json: bool, output: Output | None = None) -> int:
     """The intents, their status, scope (with approved expansions) and the sessions on each.
 
     Reads only the cached intents and the cached state projection (an interactive command:
     neither the hook engine nor any key material is loaded)."""
-    from cli._log import ledger_path, line_at  # noqa: PLC0415
+    from cli._log import ledger_path, line_at, this_process  # noqa: PLC0415
     from ledger import (  # noqa: PLC0415
         GOVERNANCE_STATE,
         INTENTS_FILE,
@@ -74,15 +74,17 @@ def run_list(root: str | None, as_json: bool) -> int:
         missing_intents_message,
     )
 
-    path = ledger_path(root)
+    output = output or this_process()
+    stream, environ = output.stream, output.environ
+    path = ledger_path(root, output)
     orchestration = path.parent
     cache = orchestration / ".cache"
     if not (orchestration / INTENTS_FILE).exists():
         raise ConfigError(missing_intents_message(orchestration))
-    intents = load_intents_cached(orchestration / INTENTS_FILE, cache)
+    intents = load_intents_cached(orchestration / INTENTS_FILE, cache, environ=environ)
     genesis = line_at(path, 0)
     ledger_id = str(genesis.data.get("ledger")) if genesis else ""
-    state = ProjectionCache(path, cache, ledger_id).state(GOVERNANCE_STATE)
+    state = ProjectionCache(path, cache, ledger_id, environ=environ).state(GOVERNANCE_STATE)
     sessions: dict[str, list[str]] = {}
     for sid, info in state.sessions.items():
         if info.get("intent"):
@@ -99,43 +101,54 @@ def run_list(root: str | None, as_json: bool) -> int:
         for i in intents.intents
     ]
     if as_json:
-        _emit(rows)
+        _emit(rows, stream)
     elif not rows:
         print(
             f"no intents yet in {orchestration / INTENTS_FILE}: add one "
-            "under active_intents: (id, name, status: IN_PROGRESS, owned_scope)"
+            "under active_intents: (id, name, status: IN_PROGRESS, owned_scope)",
+            file=stream,
         )
     else:
         for row in rows:
-            print(f"{row['id']:<10} {row['status'].upper():<12} {row['name']}")
-            print(f"{'':<10} scope: {', '.join(row['owned_scope'])}")
+            print(f"{row['id']:<10} {row['status'].upper():<12} {row['name']}", file=stream)
+            print(f"{'':<10} scope: {', '.join(row['owned_scope'])}", file=stream)
             if row["expansions"]:
-                print(f"{'':<10} expanded: {', '.join(row['expansions'])}")
+                print(f"{'':<10} expanded: {', '.join(row['expansions'])}", file=stream)
             if row["sessions"]:
-                print(f"{'':<10} sessions: {', '.join(row['sessions'])}")
+                print(f"{'':<10} sessions: {', '.join(row['sessions'])}", file=stream)
     return OK
 
 
-def list_main(args: list[str]) -> int:
-    """``ledger intent list`` without Typer."""
+def _list(args: list[str], output: Output, *, for_caller: bool = False) -> int:
     parser = CommandParser(
         prog="ledger intent list",
         description="List intents, their status and scope, and the sessions working under each.",
     )
+    parser.for_caller = for_caller
     parser.add_argument(
         "--root",
-        default=os.environ.get("LEDGER_ROOT") or None,
+        default=None,  # find_root reads $LEDGER_ROOT (the caller's)
         help="Workspace root (default: nearest parent holding .orchestration/; env LEDGER_ROOT).",
     )
     parser.add_argument(
         "--json", dest="as_json", action="store_true", help="Print machine-readable JSON."
     )
+    ns = parser.parse_args(args)
+    return run_list(ns.root, ns.as_json, output)
 
-    def run() -> int:
-        ns = parser.parse_args(args)
-        return run_list(ns.root, ns.as_json)
 
-    return guarded(run)
+def list_main(args: list[str]) -> int:
+    """``ledger intent list`` without Typer."""
+    from cli._log import this_process  # noqa: PLC0415
+
+    return guarded(lambda: _list(args, this_process()))
+
+
+def served_list(call: CommandCall) -> tuple[int, str, str]:
+    """``ledger intent list`` for a caller of the resident decider (``cli/_serve.py``)."""
+    from cli._log import answer_for  # noqa: PLC0415
+
+    return answer_for(call, lambda args, output: _list(args, output, for_caller=True))
 
 
 # --- select, clear --------------------------------------------------------------------------

@@ -22,9 +22,16 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Final, NamedTuple, NoReturn
+from typing import IO, TYPE_CHECKING, Any, Final, NamedTuple, NoReturn
 
-from cli._exit import OK, UsageError, guarded
+from cli._exit import OK, NotServedError, UsageError, guarded
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from _typeshed import SupportsWrite
+
+    from ledger import CommandCall
 
 #: The kinds ledger itself writes; application kinds are whatever ``ledger append`` recorded.
 KNOWN_KINDS: Final = (
@@ -68,11 +75,65 @@ _COLORS: Final = {
 class CommandParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line plus a hint instead of the usage block."""
 
+    #: Parsing for a caller of the resident decider: anything argparse would print itself
+    #: (help, usage) is left to the caller's own process.
+    for_caller = False
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if self.for_caller:
+            raise NotServedError(self.prog)
+        super()._print_message(message, file)
+
     def error(self, message: str) -> NoReturn:
         extra = message.removeprefix("unrecognized arguments: ")
         if extra != message and extra.startswith("-"):
             message = f"No such option: {extra}"  # as Click words it for the other commands
         raise UsageError(f"{message}\nhint: {self.prog} --help")
+
+
+class Output(NamedTuple):
+    """Where a command prints, and whose terminal, directory and environment it answers for:
+    this process's (:func:`this_process`), or a caller's the resident decider answers for
+    (``cli/_entry.py``: ``log``, ``show``, ``intent list``)."""
+
+    stream: IO[str]
+    environ: Mapping[str, str]
+    tty: bool
+    #: the terminal's width as the caller's stdout reports it (0: unknown)
+    terminal_columns: int
+    #: the directory relative paths and the workspace search start from (None: this process's)
+    cwd: str | None = None
+
+    @property
+    def color(self) -> bool:
+        """Colour on a terminal only, and never with ``NO_COLOR`` set (to anything non-empty)."""
+        env = self.environ
+        return self.tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+
+    @property
+    def width(self) -> int:
+        """The terminal's width on a terminal (``$COLUMNS`` first, as ``shutil`` reads it),
+        else ``$COLUMNS`` when set, else 0 (no terminal: no width to fit)."""
+        columns = self.environ.get("COLUMNS", "")
+        if self.tty:
+            wanted = int(columns) if columns.strip().lstrip("-").isdigit() else 0
+            return wanted if wanted > 0 else self.terminal_columns or 80
+        return int(columns) if columns.isdigit() else 0
+
+
+def this_process(out: IO[str] | None = None) -> Output:
+    """This process's stdout (or ``out``), environment and directory."""
+    stream = out or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    tty = bool(isatty and isatty())
+    columns = 0
+    stdout = sys.__stdout__
+    if tty and stdout is not None:
+        try:
+            columns = os.get_terminal_size(stdout.fileno()).columns  # as shutil does
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return Output(stream, os.environ, tty, columns)
 
 
 # --- what a record says ---------------------------------------------------------------------
@@ -416,7 +477,7 @@ def matches(data: Mapping[str, Any], row: Summary, options: LogOptions, since: s
     return not (since and row.ts[:19] < since)
 
 
-def log_parser() -> argparse.ArgumentParser:
+def log_parser() -> CommandParser:
     """The options of ``ledger log``."""
     parser = CommandParser(
         prog="ledger log",
@@ -459,7 +520,7 @@ def log_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def show_parser() -> argparse.ArgumentParser:
+def show_parser() -> CommandParser:
     """The options of ``ledger show``."""
     parser = CommandParser(
         prog="ledger show", description="Print one record in full (default: the last one)."
@@ -478,7 +539,7 @@ def show_parser() -> argparse.ArgumentParser:
 def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
-        default=os.environ.get("LEDGER_ROOT") or None,
+        default=None,  # find_root reads $LEDGER_ROOT (the caller's)
         help="Workspace root (default: nearest parent holding .orchestration/; env LEDGER_ROOT).",
     )
     parser.add_argument(
@@ -538,11 +599,14 @@ class Line(NamedTuple):
     data: dict[str, Any]
 
 
-def ledger_path(root: str | None) -> Path:
-    """The workspace's ledger file (found like git), or why there is none."""
+def ledger_path(root: str | None, output: Output | None = None) -> Path:
+    """The workspace's ledger file (found like git, from the caller's directory), or why there
+    is none."""
     from ledger import NotInitializedError, Workspace, find_root  # noqa: PLC0415
 
-    workspace = Workspace(find_root(root))
+    start = Path(output.cwd) if output is not None and output.cwd is not None else None
+    environ = output.environ if output is not None else None
+    workspace = Workspace(find_root(root, start=start, environ=environ))
     if not workspace.ledger_path.exists():
         raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
     return workspace.ledger_path
@@ -581,16 +645,6 @@ def tail_lines(path: Path, count: int) -> list[Line]:
 # --- the commands ---------------------------------------------------------------------------
 
 
-def _terminal_width(stream: IO[str]) -> int:
-    isatty = getattr(stream, "isatty", None)
-    if isatty and isatty():
-        import shutil  # noqa: PLC0415
-
-        return shutil.get_terminal_size().columns
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() else 0
-
-
 def _remember(targets: dict[str, str], data: Mapping[str, Any], row: Summary) -> None:
     if data.get("kind") == "hook.pre" and row.target:
         targets[str(_dict(data.get("body")).get("invocation"))] = row.target
@@ -598,12 +652,13 @@ def _remember(targets: dict[str, str], data: Mapping[str, Any], row: Summary) ->
             del targets[next(iter(targets))]
 
 
-def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
+def run_log(options: LogOptions, out: IO[str] | Output | None = None) -> int:
     """``ledger log``: print the matching records, then follow the file if asked."""
-    stream = out or sys.stdout
+    output = out if isinstance(out, Output) else this_process(out)
+    stream = output.stream
     _check_kinds(options.kinds)
     since = _since_bound(options.since) if options.since else None
-    path = ledger_path(options.root)
+    path = ledger_path(options.root, output)
     targets: dict[str, str] = {}
     seen: set[str] = set()
     picked: deque[tuple[Line, Summary]] = deque(maxlen=options.limit)
@@ -624,8 +679,7 @@ def run_log(options: LogOptions, out: IO[str] | None = None) -> int:
             f"{did_you_mean(unknown[0], (*KNOWN_KINDS, *seen))}\n"
             f"hint: kinds here: {', '.join(sorted(seen))}"
         )
-    color = color_enabled(stream)
-    width = _terminal_width(stream)
+    color, width = output.color, output.width
     layout = layout_for([row for _, row in picked], width)
     for record, row in picked:
         print(
@@ -727,10 +781,13 @@ def render_record(data: Mapping[str, Any], width: int = 100) -> str:
     return "\n".join(out)
 
 
-def run_show(seq: int | None, root: str | None, as_json: bool, out: IO[str] | None = None) -> int:
+def run_show(
+    seq: int | None, root: str | None, as_json: bool, out: IO[str] | Output | None = None
+) -> int:
     """``ledger show [SEQ]``: one record in full (``--json``: the stored line itself)."""
-    stream = out or sys.stdout
-    path = ledger_path(root)
+    output = out if isinstance(out, Output) else this_process(out)
+    stream = output.stream
+    path = ledger_path(root, output)
     if seq is None:
         found = tail_lines(path, 1)
         record = found[0] if found else None
@@ -743,39 +800,71 @@ def run_show(seq: int | None, root: str | None, as_json: bool, out: IO[str] | No
     if as_json:
         print(record.raw.decode(), file=stream)
     else:
-        print(render_record(record.data, _terminal_width(stream) or 100), file=stream)
+        print(render_record(record.data, output.width or 100), file=stream)
     return OK
+
+
+def _log(args: list[str], output: Output, *, for_caller: bool = False) -> int:
+    parser = log_parser()
+    parser.for_caller = for_caller
+    ns = parser.parse_args(args)
+    if ns.follow and for_caller:
+        raise NotServedError("ledger log --follow")  # it never ends: the caller's own process
+    return run_log(
+        LogOptions(
+            ns.count,
+            tuple(ns.kind),
+            ns.session,
+            ns.intent,
+            ns.decision,
+            ns.code,
+            ns.tool,
+            ns.since,
+            ns.follow,
+            ns.root,
+            ns.as_json,
+        ),
+        output,
+    )
+
+
+def _show(args: list[str], output: Output, *, for_caller: bool = False) -> int:
+    parser = show_parser()
+    parser.for_caller = for_caller
+    ns = parser.parse_args(args)
+    return run_show(ns.seq, ns.root, ns.as_json, output)
 
 
 def log_main(args: list[str]) -> int:
     """``ledger log`` without Typer."""
-
-    def run() -> int:
-        ns = log_parser().parse_args(args)
-        return run_log(
-            LogOptions(
-                ns.count,
-                tuple(ns.kind),
-                ns.session,
-                ns.intent,
-                ns.decision,
-                ns.code,
-                ns.tool,
-                ns.since,
-                ns.follow,
-                ns.root,
-                ns.as_json,
-            )
-        )
-
-    return guarded(run)
+    return guarded(lambda: _log(args, this_process()))
 
 
 def show_main(args: list[str]) -> int:
     """``ledger show`` without Typer."""
+    return guarded(lambda: _show(args, this_process()))
 
-    def run() -> int:
-        ns = show_parser().parse_args(args)
-        return run_show(ns.seq, ns.root, ns.as_json)
 
-    return guarded(run)
+def answer_for(call: CommandCall, run: Callable[[list[str], Output], int]) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr)`` of a command run for a caller of the resident decider,
+    exactly as :func:`guarded` would print them in the caller's own process.
+
+    Raises:
+        NotServedError: a command line the decider leaves to the caller (help, ``--follow``).
+    """
+    import io  # noqa: PLC0415
+
+    out, err = io.StringIO(), io.StringIO()
+    output = Output(out, call.environ, call.tty, call.columns, call.cwd)
+    code = guarded(lambda: run(call.args, output), err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def served_log(call: CommandCall) -> tuple[int, str, str]:
+    """``ledger log`` for a caller of the resident decider (``cli/_serve.py`` registers it)."""
+    return answer_for(call, lambda args, output: _log(args, output, for_caller=True))
+
+
+def served_show(call: CommandCall) -> tuple[int, str, str]:
+    """``ledger show`` for a caller of the resident decider."""
+    return answer_for(call, lambda args, output: _show(args, output, for_caller=True))

@@ -32,7 +32,11 @@ def run(*, status: bool, stop: bool, idle: float, as_json: bool) -> int:
         print("decider: stopped" if stopped else "decider: none was running")
         return OK
     from cli._blame import served as blame  # noqa: PLC0415
+    from cli._intent import served_list  # noqa: PLC0415
+    from cli._log import served_log, served_show  # noqa: PLC0415
 
-    if not serve_decider(idle_seconds=idle, commands={"blame": blame}):
+    # The read-only commands it answers for their callers (cli/_entry.py asks it first).
+    commands = {"blame": blame, "log": served_log, "show": served_show, "intent list": served_list}
+    if not serve_decider(idle_seconds=idle, commands=commands):
         print("decider: another one already serves this socket")
     return OK

@@ -142,16 +142,18 @@ def find_root(
     """Locate the workspace root like git does.
 
     Order: ``explicit`` (``--root``), then ``$LEDGER_ROOT``, then the nearest directory from
-    ``start`` (default: the current directory) upwards that contains ``.orchestration/``.
+    ``start`` (default: the current directory) upwards that contains ``.orchestration/``. A
+    relative ``explicit`` or ``$LEDGER_ROOT`` is relative to ``start`` too (the resident
+    decider finds the workspace of a caller in another directory).
 
     Raises:
         WorkspaceNotFoundError: nothing was found.
     """
     env = os.environ if environ is None else environ
     chosen = explicit if explicit is not None else env.get(ROOT_ENV)
-    if chosen:
-        return Path(chosen).expanduser().absolute()
     here = (start or Path.cwd()).absolute()
+    if chosen:
+        return here / Path(chosen).expanduser()  # an absolute path stays itself
     for candidate in (here, *here.parents):
         if (candidate / ORCHESTRATION_DIR).is_dir():
             return candidate

@@ -19,7 +19,7 @@ Wire format (version 1), one request per connection::
     request  = b"LEDGER-DECIDE 1\\n" + b"%08d" % len(header) + header
                + b"%010d" % len(payload) + payload   # the caller then waits, socket open
     header   = b"\\0".join(b"key=value")  # op version install client event root cwd env:NAME
-               # op=command: command arg:0 arg:1 ... tty (a read-only command the CLI serves)
+               # op=command: command arg:0 arg:1 ... tty columns (a command the CLI serves)
     response = b"LEDGER-DECIDE 1 <ok|refuse|decline> <exit code> <len stdout> <len stderr>\\n"
                + out + err   # refuse: retiring (another version); decline: not this call
 
@@ -205,6 +205,8 @@ class CommandCall(NamedTuple):
     cwd: str
     environ: dict[str, str]
     tty: bool
+    #: the width of the caller's terminal as its stdout reports it (0: unknown, or no terminal)
+    columns: int = 0
 
 
 #: Runs one served command for a caller; returns ``(exit code, stdout, stderr)``. The CLI
@@ -219,7 +221,14 @@ def command_call(request: Request) -> CommandCall:
     args: list[str] = []
     while f"arg:{len(args)}" in fields:
         args.append(fields[f"arg:{len(args)}"])
-    return CommandCall(args, fields.get("cwd") or "/", request.env, fields.get("tty") == "1")
+    columns = fields.get("columns", "")
+    return CommandCall(
+        args,
+        fields.get("cwd") or "/",
+        request.env,
+        fields.get("tty") == "1",
+        int(columns) if columns.isascii() and columns.isdigit() else 0,
+    )
 
 
 # --- the server -------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from ledger._errors import InputError, NotInitializedError
 from ledger._governance.attribution import line_hash, split_lines
 from ledger._projections.blame import BASE, BLAME, BlameState, FileView
 from ledger._projections.slices import read_slice
-from ledger._workspace import ROOT_ENV, Workspace, find_root
+from ledger._workspace import Workspace, find_root
 
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
@@ -122,17 +122,6 @@ def blame_state(
             break
         BLAME.apply(state, stored.data)
     return state
-
-
-def _workspace(
-    root: str | os.PathLike[str] | None, here: Path, environ: Mapping[str, str] | None
-) -> Workspace:
-    """The workspace of a caller in ``here``: ``root`` (or ``$LEDGER_ROOT``) is relative to it,
-    and the search for ``.orchestration/`` starts there."""
-    env = os.environ if environ is None else environ
-    chosen = root if root is not None else env.get(ROOT_ENV)
-    explicit = here / Path(chosen).expanduser() if chosen else None
-    return Workspace(find_root(explicit, start=here, environ=environ))
 
 
 def _resolve(root: Path, path: str, cwd: Path) -> tuple[str, Path]:
@@ -278,7 +267,7 @@ def blame_file(
         LedgerError: the workspace or ledger cannot be opened.
     """
     here = Path(cwd).absolute() if cwd is not None else Path.cwd()
-    workspace = _workspace(root, here, environ)
+    workspace = Workspace(find_root(root, start=here, environ=environ))
     if not workspace.ledger_path.exists():
         raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
     root_path = workspace.root

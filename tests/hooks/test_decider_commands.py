@@ -1,10 +1,12 @@
-"""``ledger blame`` through the resident decider (issue 17, "beyond hooks"): the same bytes and
-exit code as in the caller's own process, for every usual invocation and its errors, from any
-directory; and the caller runs it itself whenever the decider cannot answer.
+"""``ledger blame``, ``log``, ``show`` and ``intent list`` through the resident decider (issue 17,
+"beyond hooks"): the same bytes and exit code as in the caller's own process, for every usual
+invocation and its errors, from any directory; and the caller runs them itself whenever the
+decider cannot answer (or will not: help, ``log --follow``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -16,6 +18,9 @@ import pytest
 
 from cli import _decider as client
 from cli._blame import served
+from cli._exit import NotServedError
+from cli._intent import served_list
+from cli._log import LogOptions, Output, run_log, served_log, served_show
 from ledger import CommandCall
 
 from ._support import LEDGER
@@ -46,8 +51,14 @@ def written(tmp_path: Path) -> Rig:
 def _blame(
     rig: Rig, args: list[str], *, cwd: Path, decider: str, extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
+    return _ledger(rig, ["blame", *args], cwd=cwd, decider=decider, extra=extra)
+
+
+def _ledger(
+    rig: Rig, args: list[str], *, cwd: Path, decider: str, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-X", "importtime", LEDGER, "blame", *args],
+        [sys.executable, "-X", "importtime", LEDGER, *args],
         cwd=cwd,
         env={**rig.env, "LEDGER_DECIDER": decider, **(extra or {})},
         capture_output=True,
@@ -59,6 +70,11 @@ def _blame(
 def _imported_blame(done: subprocess.CompletedProcess[bytes]) -> bool:
     """Whether the process computed the blame itself (it imported the projections)."""
     return b"ledger._projections.explain" in done.stderr
+
+
+def _imported_ledger(done: subprocess.CompletedProcess[bytes]) -> bool:
+    """Whether the process imported anything of ledger (it answered itself)."""
+    return re.search(rb"\| +ledger(\.|\n|$)", done.stderr, re.MULTILINE) is not None
 
 
 def _answer(done: subprocess.CompletedProcess[bytes]) -> tuple[int, bytes, bytes]:
@@ -168,8 +184,95 @@ def test_served_blame_colours_only_a_terminal_without_no_color(written: Rig) -> 
 def test_served_blame_leaves_unusual_usage_to_the_caller(written: Rig) -> None:
     env = {**written.env, "LEDGER_DECIDER": "off"}
     for args in (["--help"], [], ["--at", "-1", "src/app.py"]):
-        with pytest.raises(ValueError, match="left to the caller"):
+        with pytest.raises(NotServedError):
             served(CommandCall(args, str(written.root), env, tty=False))
     code, out, _err = served(CommandCall(["--json", "src/app.py"], str(written.root), env, False))
     assert code == 0
     assert json.loads(out)["file"] == "src/app.py"
+
+
+READ_COMMANDS: list[tuple[list[str], str, dict[str, str]]] = [
+    (["log"], ".", {}),
+    (["log", "-n", "3", "--json"], ".", {}),
+    (["log", "--kind", "hook.pre"], "src", {}),
+    (["log", "--decision", "allow", "--since", "1h"], ".", {"COLUMNS": "60"}),
+    (["log", "--root", ".."], "src", {}),
+    (["log"], "src/pkg", {"LEDGER_ROOT": "../.."}),
+    (["log", "--kind", "hook.prre"], ".", {}),  # a usage error and its hint
+    (["log", "-n", "0"], ".", {}),
+    (["show"], ".", {}),
+    (["show", "1"], "src", {"COLUMNS": "50"}),
+    (["show", "--json", "2"], ".", {}),
+    (["show", "999"], ".", {}),
+    (["intent", "list"], ".", {}),
+    (["intent", "list", "--json"], "src", {}),
+    (["intent", "list", "--bogus"], ".", {}),
+    (["log"], "/", {}),  # no workspace here
+]
+
+
+@pytest.mark.slow
+def test_log_show_and_intent_list_through_the_decider_print_exactly_what_the_caller_would(
+    written: Rig,
+) -> None:
+    proc = written.start()
+    try:
+        for args, where, extra in READ_COMMANDS:
+            cwd = written.root / where
+            remote = _ledger(written, args, cwd=cwd, decider="on", extra=extra)
+            local = _ledger(written, args, cwd=cwd, decider="off", extra=extra)
+            assert _imported_ledger(local), args
+            assert not _imported_ledger(remote), (args, "the decider did not answer")
+            assert _answer(remote) == _answer(local), (args, where, extra)
+        for args in (["log", "--help"], ["log", "--hel"], ["intent", "list", "-h"]):
+            remote = _ledger(written, args, cwd=written.root, decider="on")
+            assert _imported_ledger(remote), (args, "help is the caller's to print")
+            assert _answer(remote) == _answer(
+                _ledger(written, args, cwd=written.root, decider="off")
+            )
+    finally:
+        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
+        with_timeout_kill(proc)
+
+
+def test_a_terminal_callers_width_and_colour_reach_the_decider(
+    written: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = write_payload(written.root, "s1", "t-out")
+    outside["tool_input"]["file_path"] = str(written.root / "docs" / "notes.md")
+    denied = written.hook("claude", "PreToolUse", outside)  # a deny: a long reason to fit
+    assert b'"deny"' in denied.stdout
+    proc = written.start()
+    try:
+        # the terminal's own width, not $COLUMNS (which pytest's workers may carry)
+        environ = {k: v for k, v in written.env.items() if k not in ("COLUMNS", "LINES")}
+        monkeypatch.setattr(os, "environ", {**environ, "LEDGER_DECIDER": "on"})
+        monkeypatch.setattr(os, "get_terminal_size", lambda _fd=1: os.terminal_size((40, 20)))
+        monkeypatch.chdir(written.root)
+        answered = client.command("log", ["-n", "4"], tty=True)
+        assert answered is not None
+        code, out, _err = answered
+        local = io.StringIO()
+        run_log(LogOptions(limit=4), Output(local, dict(os.environ), True, 40, str(written.root)))
+        assert code == 0
+        assert out.decode() == local.getvalue()
+        assert "\x1b[" in local.getvalue()
+        wide = io.StringIO()
+        run_log(LogOptions(limit=4), Output(wide, dict(os.environ), True, 200, str(written.root)))
+        assert wide.getvalue() != local.getvalue(), "the width must shape the lines"
+    finally:
+        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
+        with_timeout_kill(proc)
+
+
+def test_log_follow_and_help_are_left_to_the_caller(written: Rig) -> None:
+    env = {**written.env, "LEDGER_DECIDER": "off"}
+    for served_command, args in (
+        (served_log, ["-f"]),
+        (served_log, ["--follow", "-n", "2"]),
+        (served_log, ["--help"]),
+        (served_show, ["-h"]),
+        (served_list, ["--help"]),
+    ):
+        with pytest.raises(NotServedError):
+            served_command(CommandCall(args, str(written.root), env, tty=False))
