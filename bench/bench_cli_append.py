@@ -118,20 +118,23 @@ def round_robin(
     runs: int,
     meter: LoadMeter,
     after_round: Callable[[], None] | None = None,
+    envs: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, list[float]]:
     """Time each command ``runs`` times, rotating the order every round so noise hits all
-    alike; the first ``warmup`` rounds are not counted."""
+    alike; the first ``warmup`` rounds are not counted. ``envs`` gives some commands an
+    environment of their own."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for round_no in range(warmup + runs):
         shift = round_no % len(names)
         for name in names[shift:] + names[:shift]:
             cmd, data = commands[name]
+            own = (envs or {}).get(name, env)
             if round_no < warmup:
-                timed(cmd, env, data)
+                timed(cmd, own, data)
                 continue
             with meter:
-                times[name].append(timed(cmd, env, data))
+                times[name].append(timed(cmd, own, data))
         if round_no >= warmup and after_round is not None:
             after_round()
     return times

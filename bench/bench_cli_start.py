@@ -1,8 +1,9 @@
 """Latency of the interactive commands (``log``, ``show``, ``intent list``, ``--help``) vs. a
 bare interpreter start-up.
 
-Ledger: each command as a fresh subprocess of the ``ledger`` console script, on a workspace
-whose ledger holds a governed session's worth of hook records (``--records``, default 2,000).
+Ledger: each command as a fresh subprocess of the ``ledger`` command, on a workspace whose
+ledger holds a governed session's worth of hook records (``--records``, default 2,000); the
+interactive ones both in their own process and answered by a running resident decider.
 
 Baseline, measured beside it: ``python -c pass`` with the same interpreter. Commands run
 round-robin (rotating the order each round) so noise hits them alike; the first rounds are
@@ -83,6 +84,18 @@ def import_profile(ledger_bin: str, root: Path, env: dict[str, str], top: int = 
     ]
 
 
+def _wait_for_decider(ledger_bin: str, env: dict[str, str]) -> None:
+    import time  # noqa: PLC0415
+
+    deadline = time.monotonic() + 30
+    while subprocess.run(
+        [ledger_bin, "serve", "--status"], env=env, capture_output=True, check=False
+    ).returncode:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the decider did not start")
+        time.sleep(0.05)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     records = 2000
@@ -116,20 +129,39 @@ def main(argv: list[str] | None = None) -> int:
         )
         seq = str(records // 2)
         base = ["--root", str(root)]
+        interactive = {
+            "ledger log -n 20": [ledger_bin, "log", "-n", "20", *base],
+            f"ledger show {seq}": [ledger_bin, "show", seq, *base],
+            "ledger intent list": [ledger_bin, "intent", "list", *base],
+        }
         commands = {
-            "ledger log -n 20": ([ledger_bin, "log", "-n", "20", *base], b""),
-            f"ledger show {seq}": ([ledger_bin, "show", seq, *base], b""),
-            "ledger intent list": ([ledger_bin, "intent", "list", *base], b""),
+            **{name: (argv, b"") for name, argv in interactive.items()},
+            **{f"{name}, decider up": (argv, b"") for name, argv in interactive.items()},
             "ledger --help": ([ledger_bin, "--help"], b""),
             "ledger verify --help": ([ledger_bin, "verify", "--help"], b""),
             "python -c pass": ([sys.executable, "-c", "pass"], b""),
         }
+        runtime = Path(tmp) / "run"
+        runtime.mkdir(mode=0o700)
+        env["XDG_RUNTIME_DIR"] = str(runtime)
+        up = {**env, "LEDGER_DECIDER": "on"}
+        envs = {f"{name}, decider up": up for name in interactive}
+        decider = subprocess.Popen([ledger_bin, "serve", "--idle", "600"], env=env)
+        _wait_for_decider(ledger_bin, env)
         say(
             f"bench_cli_start: {args.warmup} warm-up + {args.runs} timed rounds of "
             f"{len(commands)} commands, {records:,} records"
         )
         meter = LoadMeter()
-        times = round_robin(commands, env, warmup=args.warmup, runs=args.runs, meter=meter)
+        try:
+            times = round_robin(
+                commands, env, warmup=args.warmup, runs=args.runs, meter=meter, envs=envs
+            )
+        finally:
+            subprocess.run(
+                [ledger_bin, "serve", "--stop"], env=env, capture_output=True, check=False
+            )
+            decider.wait(timeout=30)
         profile = import_profile(ledger_bin, root, env)
 
     p50 = {k: median(v) for k, v in times.items()}

@@ -12,12 +12,14 @@ import time
 from typing import TYPE_CHECKING, Annotated, Any
 
 from cli._exit import OK, UNVERIFIABLE, NotServedError, exit_code_for, guarded
-from ledger import BlameReport, CommandCall, InputError, LedgerError, blame_file
+from ledger import BlameReport, InputError, LedgerError, blame_file
 
 if TYPE_CHECKING:
     import argparse
 
     import typer
+
+    from ledger import CommandCall
 
 _RANGE = re.compile(r"^(?P<path>.+?):(?P<first>\d+)(?:-(?P<last>\d+))?$")
 _NOT_COMMITTED = "0" * 40
@@ -192,7 +194,7 @@ def run(
     return guarded(action)
 
 
-def served(call: CommandCall) -> tuple[int, str, str]:
+def served(call: "CommandCall") -> tuple[int, str, str]:
     """``ledger blame`` run by the resident decider for a caller (``cli/_serve.py`` registers
     it): the same text and exit code as :func:`main` in the caller's own process, from an
     interpreter that has everything imported (issue 17; ``bench/bench_blame.py --small``).

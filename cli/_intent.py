@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cli._exit import OK, UsageError, guarded
 from cli._log import CommandParser, Output
-from ledger import CommandCall, ConfigError, InputError
+from ledger import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from ledger import CommandCall
 
 
 def _workspace(root: str | None) -> Any:  # noqa: ANN401 -- GovernedWorkspace, lazily imported

@@ -235,15 +235,21 @@ def test_interactive_commands_do_not_import_typer(ws: tuple[Path, dict[str, str]
     root, env = ws
     # The first read of a changed intents file parses YAML and caches it; then no more.
     assert run("intent", "list", "--root", str(root), env=env).returncode == 0
+    (root / "notes.txt").write_text("a line\n", encoding="utf-8")
     code = (
         "import sys, io, contextlib\nfrom cli._entry import main\n"
         "for args in (['--help'], ['--version'], ['intent', 'list', '--root', sys.argv[1]], "
-        "['log', '--root', sys.argv[1]], ['show', '--root', sys.argv[1]]):\n"
+        "['log', '--root', sys.argv[1]], ['show', '--root', sys.argv[1]], "
+        "['blame', '--root', sys.argv[1], sys.argv[1] + '/notes.txt']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert main(args) == 0, args\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('typer', 'click', 'rich', 'pydantic', 'duckdb', 'yaml')]\n"
         "assert not heavy, heavy\n"
+        # nor the hook engine (a name imported from ledger at module level can pull it in)
+        "engine = [m for m in sys.modules if m.startswith(('ledger._hooks', 'ledger._gover"
+        "nance.engine'))]\n"
+        "assert not engine, engine\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(root)],
