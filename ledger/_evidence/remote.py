@@ -55,7 +55,10 @@ __all__ = [
     "FetchedLedger",
     "PushResult",
     "fetch_evidence",
+    "fetched_ledgers",
     "push_evidence",
+    "segment_of",
+    "verified_segment",
     "verify_against_remote",
 ]
 
@@ -529,6 +532,66 @@ def _only_unpinned(
         fold.feed(facts._replace(problems=tuple(kept)))
     report = fold.finish()
     return list(unpinned) if report.ok and unpinned else []
+
+
+# --- what blame reads -------------------------------------------------------------------------
+
+
+def fetched_ledgers(
+    root: Path, environ: Mapping[str, str] | None = None
+) -> list[tuple[str, str, str]]:
+    """``(ledger id, remote, commit)`` of every fetched evidence ref
+    (``refs/ledger-remotes/<remote>/<ledger id>``); empty outside a git repository.
+
+    A ref here was verified when ``ledger fetch`` kept it, but anyone who can run git in this
+    clone can also point it elsewhere: readers verify a commit again (:func:`verified_segment`)
+    before they trust what they derive from it, and key what they derive by the commit."""
+    git = _Git(root, environ)
+    done = git.run("for-each-ref", "--format=%(objectname) %(refname)", FETCHED_REFS)
+    if done.returncode != 0:
+        return []
+    out = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        commit, _, name = line.partition(" ")
+        remote, _, ledger_id = name[len(FETCHED_REFS) :].rpartition("/")
+        if remote and _LEDGER_ID.fullmatch(ledger_id):
+            out.append((ledger_id, remote, commit))
+    return out
+
+
+def segment_of(
+    root: Path,
+    ledger_id: str,
+    commit: str,
+    folder: Path,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """Write the evidence commit's segment into ``folder``, unverified (for a caller that
+    verified this very commit itself); ``None`` when it cannot be read."""
+    git = _Git(root, environ)
+    try:
+        segment = folder / SEGMENT_FILE
+        git.blob_to_file(git.blobs(commit, EVIDENCE_REFS + ledger_id)[SEGMENT_FILE], segment)
+    except RemoteError:
+        return None
+    return segment
+
+
+def verified_segment(ledger: Ledger, ledger_id: str, commit: str, folder: Path) -> Path | None:
+    """Write the evidence commit's segment into ``folder`` and verify it (chain, pinned keys,
+    checkpoint) as ``ledger fetch`` does: its path, or ``None`` when it does not verify here
+    (unreadable, refused, or signed by a key not pinned)."""
+    git = _Git(ledger.workspace.root, ledger._environ)
+    ref = EVIDENCE_REFS + ledger_id
+    try:
+        blobs = git.blobs(commit, ref)
+        segment = folder / SEGMENT_FILE
+        git.blob_to_file(blobs[SEGMENT_FILE], segment)
+        text = git.small_blob(blobs[CHECKPOINT_FILE], f"{commit}:{CHECKPOINT_FILE}")
+        _, unpinned = _verify_segment(ledger, ledger_id, segment, text=text, name=ref, jobs=None)
+    except (RemoteError, EvidenceRefusedError):
+        return None
+    return None if unpinned else segment
 
 
 # --- verify --remote ---------------------------------------------------------------------------

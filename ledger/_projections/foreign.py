@@ -1,0 +1,220 @@
+"""Teammates' line models: blame in any clone (issue 16 part 3).
+
+``ledger fetch`` keeps each teammate's verified ledger under ``refs/ledger-remotes/<remote>/<id>``
+(:mod:`ledger._evidence.remote`). This module folds each such ledger into its own line model
+with the very fold local blame uses (:data:`~ledger._projections.blame.BLAME`, pure) and keeps
+one slice per file, so ``ledger blame`` reads only the slice of the file it explains:
+
+* ``<cache>/projections/foreign/<ledger id>/index.json``: sealed with the per-user cache secret
+  (:func:`ledger._fsutil.seal`, as the local slices): the ledger id, the evidence commit it was
+  folded from, the projection's version, the last seq and path -> slice digest;
+* ``<cache>/projections/foreign/<ledger id>/<sha256>.json``: one file's slice, named by the
+  SHA-256 of its bytes.
+
+An index is trusted only when its MAC verifies and it names this ledger, this projection
+version and the commit the fetched ref points at *now*. Anything else (no secret, a forged or
+stale index, a ref moved by hand) refolds from the commit, and only after verifying that
+commit's records again against this clone's pinned keys, as ``ledger fetch`` did: a ref anyone
+could move by hand is never trusted for being where fetched refs live. Commits are keys, never
+names of lines: a rebased, squashed or force-pushed branch changes no evidence commit.
+
+Slices are read with the stdlib ``json`` (blame's start-up path, see :mod:`.slices`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from ledger._fsutil import atomic_write, cache_secret, seal, unseal
+from ledger._projections.blame import BLAME, FileView
+
+if TYPE_CHECKING:
+    from ledger._evidence.ledger import Ledger
+
+__all__ = ["ForeignModel", "foreign_models", "prepare_foreign"]
+
+_FORMAT: Final = 1
+_INDEX: Final = "index.json"
+
+
+class ForeignModel(NamedTuple):
+    """One verified teammate ledger's models of the files asked for (path -> view)."""
+
+    ledger_id: str
+    commit: str
+    views: dict[str, FileView]
+
+
+def _folder(cache_dir: Path, ledger_id: str) -> Path:
+    return cache_dir / "projections" / "foreign" / ledger_id
+
+
+def _read_index(
+    cache_dir: Path, ledger_id: str, commit: str, secret: bytes | None
+) -> dict[str, Any] | None:
+    if secret is None:
+        return None
+    try:
+        raw = (_folder(cache_dir, ledger_id) / _INDEX).read_bytes()
+    except OSError:
+        return None
+    payload = unseal(raw, secret=secret)
+    if payload is None:
+        return None
+    try:
+        index = json.loads(payload)
+    except ValueError:
+        return None
+    expected = (_FORMAT, BLAME.version, ledger_id, commit)
+    if (
+        not isinstance(index, dict)
+        or (
+            index.get("format"),
+            index.get("version"),
+            index.get("ledger_id"),
+            index.get("commit"),
+        )
+        != expected
+    ):
+        return None
+    return index
+
+
+def _read_slice(cache_dir: Path, ledger_id: str, digest: str) -> Any:  # noqa: ANN401 -- JSON
+    try:
+        data = (_folder(cache_dir, ledger_id) / f"{digest}.json").read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None
+    return json.loads(data)
+
+
+def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
+    """The line model of a verified segment: ``(last seq, path -> slice JSON)``."""
+    from ledger._evidence.read import read_records  # noqa: PLC0415 -- the cold path's
+
+    state = BLAME.initial()
+    for stored in read_records(segment):
+        BLAME.apply(state, stored.data)
+    slices = {
+        path: json.dumps(state.file_slice(path), sort_keys=True, separators=(",", ":")).encode()
+        for path in BLAME.slice_keys(state)
+    }
+    return state.seq, slices
+
+
+def prepare_foreign(
+    ledger: Ledger,
+    ledger_id: str,
+    commit: str,
+    *,
+    verified: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, bytes] | None:
+    """Fold the evidence ``commit`` of ``ledger_id`` and cache its slices: path -> slice JSON,
+    or ``None`` when the commit does not verify here. ``verified``: the caller verified that
+    very commit a moment ago (``ledger fetch``); otherwise it is verified first."""
+    from ledger._evidence.remote import verified_segment  # noqa: PLC0415 -- the cold path's
+
+    with tempfile.TemporaryDirectory(prefix="ledger-foreign-") as name:
+        folder = Path(name)
+        if verified:
+            from ledger._evidence.remote import segment_of  # noqa: PLC0415
+
+            segment = segment_of(ledger.workspace.root, ledger_id, commit, folder, environ)
+        else:
+            segment = verified_segment(ledger, ledger_id, commit, folder)
+        if segment is None:
+            return None
+        seq, slices = _fold(segment)
+    secret = cache_secret(environ)
+    if secret is not None:
+        _write(ledger.workspace.cache_dir, ledger_id, commit, seq=seq, slices=slices, secret=secret)
+    return slices
+
+
+def _write(
+    cache_dir: Path,
+    ledger_id: str,
+    commit: str,
+    *,
+    seq: int,
+    slices: dict[str, bytes],
+    secret: bytes,
+) -> None:
+    folder = _folder(cache_dir, ledger_id)
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs a refold, no more
+        if folder.exists():
+            shutil.rmtree(folder)  # the slices of an older commit of this ledger
+        digests = {}
+        for path, data in slices.items():
+            digest = hashlib.sha256(data).hexdigest()
+            atomic_write(folder / f"{digest}.json", data)
+            digests[path] = digest
+        index = {
+            "commit": commit,
+            "format": _FORMAT,
+            "ledger_id": ledger_id,
+            "seq": seq,
+            "slices": digests,
+            "version": BLAME.version,
+        }
+        sealed = seal(json.dumps(index, sort_keys=True).encode(), secret=secret)
+        if sealed is not None:
+            atomic_write(folder / _INDEX, sealed)
+
+
+def foreign_models(
+    root: Path,
+    cache_dir: Path,
+    paths: list[str],
+    *,
+    own_ledger_id: str | None,
+    environ: Mapping[str, str] | None = None,
+) -> list[ForeignModel]:
+    """Every verified fetched ledger but this clone's own, with its models of ``paths`` (one
+    ref per ledger id: the first remote's)."""
+    from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
+
+    refs = fetched_ledgers(root, environ)
+    if not refs:
+        return []
+    secret = cache_secret(environ)
+    out: list[ForeignModel] = []
+    seen: set[str] = {own_ledger_id} if own_ledger_id else set()
+    ledger: Ledger | None = None
+    for ledger_id, _remote, commit in refs:
+        if ledger_id in seen:
+            continue
+        index = _read_index(cache_dir, ledger_id, commit, secret)
+        views: dict[str, FileView] = {}
+        if index is not None:
+            seen.add(ledger_id)
+            for path in paths:
+                digest = index["slices"].get(path)
+                data = None if digest is None else _read_slice(cache_dir, ledger_id, digest)
+                if data is not None:
+                    views[path] = FileView.from_slice(data, int(index["seq"]))
+            out.append(ForeignModel(ledger_id, commit, views))
+            continue
+        if ledger is None:
+            from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- the cold path's
+
+            ledger = Ledger.open(root, environ=environ)
+        slices = prepare_foreign(ledger, ledger_id, commit, environ=environ)
+        if slices is None:
+            continue  # does not verify here (moved by hand, or a key unpinned since)
+        seen.add(ledger_id)
+        for path in paths:
+            if path in slices:
+                views[path] = FileView.from_slice(json.loads(slices[path]), -1)
+        out.append(ForeignModel(ledger_id, commit, views))
+    return out

@@ -1,0 +1,150 @@
+"""Blame in any clone (issue 16 part 3): a teammate's clone, where no agent ever ran, resolves
+committed lines to the records of the verified ledger it fetched, by content."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from ledger._evidence.remote import fetch_evidence
+from tests.blame._clones import Clones
+from tests.blame._world import git
+
+
+def _git_in(root: Path, data: str, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], input=data.encode(), capture_output=True, check=True
+    )
+    return done.stdout.decode().strip()
+
+
+def _commit_all(clones: Clones, message: str = "work") -> None:
+    git(clones.a.root, "add", "-A")
+    git(clones.a.root, "commit", "-qm", message)
+
+
+def test_a_teammates_agent_lines_are_blamed_in_a_clone_where_no_agent_ran(
+    tmp_path: Path,
+) -> None:
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "src/app.py", "alpha = 1\nbeta = 2\ngamma = 3\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    report = clones.blame_b("src/app.py")
+    assert [row.status for row in report.lines] == ["agent"] * 3
+    a_id = clones.a_ledger.ledger_id
+    assert {row.facts["ledger_id"] for row in report.lines} == {a_id}
+    assert {row.facts["session_id"] for row in report.lines} == {"s1"}
+    assert report.ledger_id != a_id  # B's own ledger: these lines are a teammate's
+    # the git facts stay with the line (porcelain's header names the commit)
+    assert report.lines[0].facts["commit"] == git(clones.a.root, "rev-parse", "HEAD").strip()
+
+
+def test_lines_survive_squash_merge_and_force_push(tmp_path: Path) -> None:
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\ntwo\n")
+    _commit_all(clones, "first")
+    assert clones.push()
+    clones.pull()
+    # A person squashes everything into a new root commit and force-pushes: no commit B saw
+    # survives, the content does.
+    clones.a.edit("s2", "app.py", "two\n", "two\nthree\n")
+    git(clones.a.root, "checkout", "-q", "--orphan", "squashed")
+    git(clones.a.root, "add", "-A")
+    git(clones.a.root, "commit", "-qm", "squashed")
+    git(clones.a.root, "branch", "-q", "-M", "main")
+    assert clones.push(force=True)
+    clones.pull()
+    report = clones.blame_b("app.py")
+    assert [(row.status, row.facts.get("session_id")) for row in report.lines] == [
+        ("agent", "s1"),
+        ("agent", "s1"),
+        ("agent", "s2"),
+    ]
+
+
+def test_a_persons_line_and_an_uncommitted_line_in_the_clone_are_never_the_agents(
+    tmp_path: Path,
+) -> None:
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\ntwo\nthree\n")
+    (clones.a.root / "app.py").write_text("one\nperson\nthree\n", encoding="utf-8")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    (clones.b_root / "app.py").write_text("one\nperson\nthree\nlocal\n", encoding="utf-8")
+    report = clones.blame_b("app.py")
+    assert [row.status for row in report.lines] == ["agent", "git", "agent", "unknown"]
+
+
+def test_one_ledger_fetched_from_two_remotes_is_one_claim(tmp_path: Path) -> None:
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    # The same evidence fetched from an audit remote too: one ledger, not two claims (a gap).
+    audit = tmp_path / "audit.git"
+    git(tmp_path, "init", "-q", "--bare", str(audit))
+    git(clones.a.root, "remote", "add", "audit", str(audit))
+    from ledger._evidence.remote import push_evidence  # noqa: PLC0415
+
+    push_evidence(clones.a_ledger, "audit")
+    git(clones.b_root, "remote", "add", "audit", str(audit))
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415
+
+    fetch_evidence(Ledger.open(clones.b_root, environ=clones.b_env), "audit")
+    [row] = clones.blame_b("app.py").lines
+    assert row.status == "agent"
+
+
+def test_a_fetched_ref_moved_by_hand_to_unverified_evidence_is_never_used(
+    tmp_path: Path,
+) -> None:
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\ntwo\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    a_id = clones.a_ledger.ledger_id
+    ref = f"refs/ledger-remotes/origin/{a_id}"
+    # An agent in B plants a commit whose segment claims a forged record.
+    good = git(clones.b_root, "rev-parse", ref).strip()
+    segment = git(clones.b_root, "cat-file", "blob", f"{good}:agent_trace.jsonl")
+    forged = segment.replace('"session":"s1"', '"session":"s9"')
+    assert forged != segment
+    blob = _git_in(clones.b_root, forged, "hash-object", "-w", "--stdin")
+    note = git(clones.b_root, "rev-parse", f"{good}:checkpoint.note").strip()
+    entries = f"100644 blob {blob}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
+    tree = _git_in(clones.b_root, entries, "mktree")
+    commit = git(clones.b_root, "commit-tree", tree, "-m", "x").strip()
+    git(clones.b_root, "update-ref", ref, commit)
+    report = clones.blame_b("app.py")
+    assert [row.status for row in report.lines] == ["git", "git"]
+
+
+def test_json_names_the_ledger_of_every_agent_line(tmp_path: Path) -> None:
+    from tests.cli.inprocess import run_in_process  # noqa: PLC0415
+
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    import os  # noqa: PLC0415
+
+    env = {**os.environ, **clones.b_env}
+    done = run_in_process(["blame", "app.py", "--json"], stdin=b"", cwd=clones.b_root, env=env)
+    assert done.returncode == 0, done.stderr
+    [line] = json.loads(done.stdout)["lines"]
+    assert line["ledger_id"] == clones.a_ledger.ledger_id
+    porcelain = run_in_process(
+        ["blame", "app.py", "--porcelain"], stdin=b"", cwd=clones.b_root, env=env
+    )
+    text = porcelain.stdout.decode()
+    assert f"x-ledger-id {clones.a_ledger.ledger_id}\n" in text
+    assert text.startswith(git(clones.a.root, "rev-parse", "HEAD").strip())
+    table = run_in_process(["blame", "app.py"], stdin=b"", cwd=clones.b_root, env=env)
+    assert f"agent@{clones.a_ledger.ledger_id[:4]}" in table.stdout.decode()
