@@ -23,11 +23,9 @@ Slices are read with the stdlib ``json`` (blame's start-up path, see :mod:`.slic
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import shutil
-import tempfile
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -42,6 +40,9 @@ __all__ = ["ForeignModel", "foreign_models", "prepare_foreign"]
 
 _FORMAT: Final = 1
 _INDEX: Final = "index.json"
+_FETCHED: Final = "refs/ledger-remotes/"
+_OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_LEDGER_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class ForeignModel(NamedTuple):
@@ -122,6 +123,8 @@ def prepare_foreign(
     """Fold the evidence ``commit`` of ``ledger_id`` and cache its slices: path -> slice JSON,
     or ``None`` when the commit does not verify here. ``verified``: the caller verified that
     very commit a moment ago (``ledger fetch``); otherwise it is verified first."""
+    import tempfile  # noqa: PLC0415 -- the cold path's
+
     from ledger._evidence.remote import verified_segment  # noqa: PLC0415 -- the cold path's
 
     with tempfile.TemporaryDirectory(prefix="ledger-foreign-") as name:
@@ -150,6 +153,9 @@ def _write(
     slices: dict[str, bytes],
     secret: bytes,
 ) -> None:
+    import contextlib  # noqa: PLC0415 -- the cold path's
+    import shutil  # noqa: PLC0415
+
     folder = _folder(cache_dir, ledger_id)
     with contextlib.suppress(OSError):  # a cache that cannot be written costs a refold, no more
         if folder.exists():
@@ -182,9 +188,11 @@ def foreign_models(
 ) -> list[ForeignModel]:
     """Every verified fetched ledger but this clone's own, with its models of ``paths`` (one
     ref per ledger id: the first remote's)."""
-    from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
+    refs = _read_fetched_refs(root)
+    if refs is None:
+        from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
 
-    refs = fetched_ledgers(root, environ)
+        refs = fetched_ledgers(root, environ)
     if not refs:
         return []
     secret = cache_secret(environ)
@@ -217,4 +225,52 @@ def foreign_models(
             if path in slices:
                 views[path] = FileView.from_slice(json.loads(slices[path]), -1)
         out.append(ForeignModel(ledger_id, commit, views))
+    return out
+
+
+def _read_fetched_refs(root: Path) -> list[tuple[str, str, str]] | None:
+    """``(ledger id, remote, commit)`` of the fetched evidence refs, read from the repository's
+    ref files (loose refs over ``packed-refs``), as git reads them: two git processes (its
+    config, then ``for-each-ref``) cost more than the rest of a warm blame. ``None`` when the
+    layout is not the files backend this reads (reftable, an unreadable ``.git``): ask git.
+    Where a ref points is never trusted for being here (see the module docstring)."""
+    git_dir = root / ".git"
+    try:
+        if git_dir.is_file():
+            pointer = git_dir.read_text(encoding="utf-8").strip()
+            if not pointer.startswith("gitdir: "):
+                return None
+            git_dir = (root / pointer[len("gitdir: ") :]).resolve()
+        common = git_dir
+        if (git_dir / "commondir").is_file():
+            common = (
+                git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
+            ).resolve()
+        if (common / "reftable").exists() or not (common / "refs").is_dir():
+            return None
+        found: dict[str, str] = {}
+        try:
+            packed = (common / "packed-refs").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            packed = ""
+        for line in packed.splitlines():
+            oid, _, name = line.partition(" ")
+            if name.startswith(_FETCHED) and _OBJECT_ID.fullmatch(oid):
+                found[name] = oid
+        loose = common / _FETCHED
+        if loose.is_dir():
+            for folder in loose.iterdir():
+                if not folder.is_dir():
+                    continue
+                for ref in folder.iterdir():
+                    oid = ref.read_text(encoding="utf-8").strip() if ref.is_file() else ""
+                    if _OBJECT_ID.fullmatch(oid):
+                        found[f"{_FETCHED}{folder.name}/{ref.name}"] = oid
+    except (OSError, UnicodeDecodeError):
+        return None
+    out = []
+    for name in sorted(found):
+        remote, _, ledger_id = name[len(_FETCHED) :].rpartition("/")
+        if remote and "/" not in remote and _LEDGER_ID.fullmatch(ledger_id):
+            out.append((ledger_id, remote, found[name]))
     return out

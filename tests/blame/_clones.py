@@ -17,9 +17,11 @@ from tests.blame._world import World, git
 class Clones:
     """Clone A (a :class:`World`: agents and a person), a bare remote, clone B (a teammate)."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        (tmp_path / "a").mkdir()
-        self.a = World(tmp_path / "a")
+    def __init__(self, tmp_path: Path, a: World | None = None) -> None:
+        if a is None:
+            (tmp_path / "a").mkdir()
+            a = World(tmp_path / "a")
+        self.a = a
         self.bare = tmp_path / "remote.git"
         subprocess.run(["git", "init", "-q", "--bare", str(self.bare)], check=True)
         git(self.a.root, "remote", "add", "origin", str(self.bare))
@@ -37,7 +39,7 @@ class Clones:
         try:
             git(self.a.root, "push", "-q", *(["--force"] if force else []), "origin", "HEAD:main")
         except subprocess.CalledProcessError:
-            return False
+            return False  # not a fast-forward (an amend, a rebase): the caller forces it
         push_evidence(self.a_ledger)
         return True
 
