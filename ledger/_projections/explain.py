@@ -360,21 +360,28 @@ def _ask_teammates(
     disk = [line_hash(text) for text in texts]
     claims: dict[int, dict[tuple[str, Any], dict[str, Any]]] = {}
     for foreign in models:
-        for view in foreign.views.values():
-            model = view.model
-            if model is None:
-                continue
-            mapping, _ = _match(model, disk)
-            for row in committed:
-                index = mapping[row.line - 1]
-                if index is None:
-                    continue
-                attribution = view.ref(model["refs"][index])
-                if attribution is not None and attribution["status"] == "agent":
-                    key = (foreign.ledger_id, attribution["record_hash"])
-                    claims.setdefault(row.line, {})[key] = _agent_facts(
-                        attribution, foreign.ledger_id
-                    )
+        for file in foreign.views.values():
+            # Newest version first; the newest version that holds this very line (the diff
+            # keeps it unchanged) decides whether it is an agent's: an older one is asked only
+            # about lines every newer one changed.
+            open_rows = list(committed)
+            for model in file.models():
+                if not open_rows:
+                    break
+                mapping, _ = _match(model, disk)
+                still = []
+                for row in open_rows:
+                    index = mapping[row.line - 1]
+                    if index is None:
+                        still.append(row)
+                        continue
+                    attribution = file.view.ref(model["refs"][index])
+                    if attribution is not None and attribution["status"] == "agent":
+                        key = (foreign.ledger_id, attribution["record_hash"])
+                        claims.setdefault(row.line, {})[key] = _agent_facts(
+                            attribution, foreign.ledger_id
+                        )
+                open_rows = still
     first = rows[0].line
     for line, found in claims.items():
         if len(found) != 1:

@@ -31,26 +31,46 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._fsutil import atomic_write, cache_secret, seal, unseal
-from ledger._projections.blame import BLAME, FileView
+from ledger._projections.blame import BASE, BLAME, FileView
 
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
 
-__all__ = ["ForeignModel", "foreign_models", "prepare_foreign"]
+__all__ = ["VERSIONS", "ForeignFile", "ForeignModel", "foreign_models", "prepare_foreign"]
 
-_FORMAT: Final = 1
+VERSIONS: Final = 8
+"""Earlier versions of each file kept besides the last one the records describe."""
+_FORMAT: Final = 2
 _INDEX: Final = "index.json"
 _FETCHED: Final = "refs/ledger-remotes/"
 _OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _LEDGER_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
+class ForeignFile(NamedTuple):
+    """A teammate's model of one file: the last version the records describe (``view``), and
+    up to :data:`VERSIONS` earlier ones, newest first (``{"sha", "hashes", "refs"}``, refs
+    indexing ``view.refs``)."""
+
+    view: FileView
+    versions: list[dict[str, Any]]
+
+    @classmethod
+    def from_slice(cls, data: dict[str, Any], seq: int) -> ForeignFile:
+        """From a slice :func:`_fold` wrote."""
+        return cls(FileView.from_slice(data, seq), list(data.get("versions") or []))
+
+    def models(self) -> list[dict[str, Any]]:
+        """Every version, newest first."""
+        return ([self.view.model] if self.view.model else []) + self.versions
+
+
 class ForeignModel(NamedTuple):
-    """One verified teammate ledger's models of the files asked for (path -> view)."""
+    """One verified teammate ledger's models of the files asked for (path -> file)."""
 
     ledger_id: str
     commit: str
-    views: dict[str, FileView]
+    views: dict[str, ForeignFile]
 
 
 def _folder(cache_dir: Path, ledger_id: str) -> Path:
@@ -99,16 +119,59 @@ def _read_slice(cache_dir: Path, ledger_id: str, digest: str) -> Any:  # noqa: A
 
 
 def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
-    """The line model of a verified segment: ``(last seq, path -> slice JSON)``."""
+    """The line model of a verified segment: ``(last seq, path -> slice JSON)``. Each slice
+    also holds up to :data:`VERSIONS` earlier versions of its file as the records described
+    them (``versions``, newest first), since a teammate's clone often holds an older commit of
+    a file than the one the ledger reached."""
     from ledger._evidence.read import read_records  # noqa: PLC0415 -- the cold path's
 
     state = BLAME.initial()
+    # path -> earlier versions: (sha, hashes, attributions); an attribution is the ref table's
+    # own list, so a compaction of the state (which renumbers refs) cannot change it.
+    history: dict[str, list[tuple[str, list[Any], list[list[Any] | None]]]] = {}
     for stored in read_records(segment):
+        state.touched.clear()
         BLAME.apply(state, stored.data)
-    slices = {
-        path: json.dumps(state.file_slice(path), sort_keys=True, separators=(",", ":")).encode()
-        for path in BLAME.slice_keys(state)
-    }
+        for path in state.touched:
+            model = state.files.get(path)
+            if model is None or model["sha"] is None:
+                continue
+            versions = history.setdefault(path, [])
+            if versions and versions[-1][0] == model["sha"]:
+                continue
+            refs = state.refs
+            versions.append(
+                (
+                    model["sha"],
+                    list(model["hashes"]),
+                    [refs[r] if r >= 0 else None for r in model["refs"]],
+                )
+            )
+            del versions[: -(VERSIONS + 1)]
+    slices = {}
+    for path in BLAME.slice_keys(state):
+        data = state.file_slice(path)
+        if data is None:
+            continue
+        current = (data["model"] or {}).get("sha")
+        table: list[list[Any]] = data["refs"]
+        where = {id(ref): n for n, ref in enumerate(table)}
+        earlier: list[dict[str, Any]] = []
+        for sha, hashes, attributions in reversed(history.get(path, [])):
+            if sha == current or len(earlier) == VERSIONS:
+                continue
+            numbered = []
+            for attribution in attributions:
+                if attribution is None:
+                    numbered.append(BASE)
+                    continue
+                if id(attribution) not in where:
+                    where[id(attribution)] = len(table)
+                    table.append(attribution)
+                numbered.append(where[id(attribution)])
+            earlier.append({"hashes": hashes, "refs": numbered, "sha": sha})
+        data["versions"] = earlier
+        slices[path] = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     return state.seq, slices
 
 
@@ -203,14 +266,14 @@ def foreign_models(
         if ledger_id in seen:
             continue
         index = _read_index(cache_dir, ledger_id, commit, secret)
-        views: dict[str, FileView] = {}
+        views: dict[str, ForeignFile] = {}
         if index is not None:
             seen.add(ledger_id)
             for path in paths:
                 digest = index["slices"].get(path)
                 data = None if digest is None else _read_slice(cache_dir, ledger_id, digest)
                 if data is not None:
-                    views[path] = FileView.from_slice(data, int(index["seq"]))
+                    views[path] = ForeignFile.from_slice(data, int(index["seq"]))
             out.append(ForeignModel(ledger_id, commit, views))
             continue
         if ledger is None:
@@ -223,7 +286,7 @@ def foreign_models(
         seen.add(ledger_id)
         for path in paths:
             if path in slices:
-                views[path] = FileView.from_slice(json.loads(slices[path]), -1)
+                views[path] = ForeignFile.from_slice(json.loads(slices[path]), -1)
         out.append(ForeignModel(ledger_id, commit, views))
     return out
 

@@ -148,3 +148,39 @@ def test_json_names_the_ledger_of_every_agent_line(tmp_path: Path) -> None:
     assert text.startswith(git(clones.a.root, "rev-parse", "HEAD").strip())
     table = run_in_process(["blame", "app.py"], stdin=b"", cwd=clones.b_root, env=env)
     assert f"agent@{clones.a_ledger.ledger_id[:4]}" in table.stdout.decode()
+
+
+def test_fetched_refs_are_read_as_git_lists_them_loose_and_packed(tmp_path: Path) -> None:
+    from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
+    from ledger._projections.foreign import _read_fetched_refs  # noqa: PLC0415
+
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    loose = _read_fetched_refs(clones.b_root)
+    assert loose == fetched_ledgers(clones.b_root)
+    assert loose is not None
+    assert len(loose) == 1
+    git(clones.b_root, "pack-refs", "--all")
+    assert _read_fetched_refs(clones.b_root) == loose
+    assert clones.blame_b("app.py").lines[0].status == "agent"
+
+
+def test_an_older_committed_version_is_blamed_through_the_versions_the_records_kept(
+    tmp_path: Path,
+) -> None:
+    """The code is pushed, the agent keeps working and its ledger is pushed later: B holds an
+    older version of the file than the last one the records describe."""
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\ntwo\nthree\n")
+    _commit_all(clones)
+    git(clones.a.root, "push", "-q", "origin", "HEAD:main")
+    clones.a.write("s2", "app.py", "uno\ndos\ntres\n")  # every line rewritten, not committed
+    assert clones.push()  # the branch is current already; the ledger goes out
+    clones.pull()
+    report = clones.blame_b("app.py")
+    assert [(row.status, row.facts.get("session_id")) for row in report.lines] == [
+        ("agent", "s1")
+    ] * 3

@@ -690,11 +690,37 @@ class TwoClones(Fuzz):
             known[path] = agent - other
         return known
 
+    def known_to_a_versions(self) -> dict[str, set[str]]:
+        """Per path, the hashes of the lines any version B's blame can align with (the last
+        one and the earlier ones the teammate's model keeps) holds as an agent's, less the
+        texts the last version holds as nobody's."""
+        import json  # noqa: PLC0415
+
+        from ledger._evidence.ledger import Ledger  # noqa: PLC0415
+        from ledger._projections.foreign import ForeignFile, _fold  # noqa: PLC0415
+
+        ledger = Ledger.open(self.world.root, environ=self.world.ws.env)
+        _, slices = _fold(ledger.file.path)
+        known: dict[str, set[str]] = {}
+        for path, data in slices.items():
+            file = ForeignFile.from_slice(json.loads(data), -1)
+            agent, other = set(), set()
+            for n, model in enumerate(file.models()):
+                for digest, ref in zip(model["hashes"], model["refs"], strict=True):
+                    attribution = file.view.ref(ref)
+                    if attribution is not None and attribution["status"] == "agent":
+                        agent.add(digest)
+                    elif n == 0:
+                        other.add(digest)
+            known[path] = agent - other
+        return known
+
     def check_b(self, seed: int) -> None:
         from ledger._governance.attribution import line_hash  # noqa: PLC0415
 
         a_id = self.team.a_ledger.ledger_id
         known = self.known_to_a()
+        known_versions = self.known_to_a_versions()
         for relative in FILES:
             if self.team.text_b(relative) is None:
                 continue
@@ -712,6 +738,9 @@ class TwoClones(Fuzz):
                     if line_hash(row.text) in known.get(relative, set()):
                         self.figures_b["known"] += 1
                         self.figures_b["known gaps"] += row.status != "agent"
+                    if line_hash(row.text) in known_versions.get(relative, set()):
+                        self.figures_b["versions"] += 1
+                        self.figures_b["versions gaps"] += row.status != "agent"
                 if row.status == "agent":
                     assert truth == f"agent:{row.facts['session_id']}", where
                     assert row.facts["ledger_id"] == a_id, where
@@ -751,7 +780,8 @@ def test_no_wrong_attribution_in_a_teammates_clone(tmp_path: Path, seed: int) ->
     fuzz.run(seed, CLONE_OPS)
     print(  # noqa: T201 -- the report (pytest -s)
         f"seed {seed} (two clones): agent lines blamed in B {fuzz.figures_b['agent lines']}, "
-        f"gaps {_rate(fuzz.figures_b, 'agent lines')}; on lines A's model knows "
-        f"{_rate(fuzz.figures_b, 'known')}"
+        f"gaps {_rate(fuzz.figures_b, 'agent lines')}; on lines the last version of A's model "
+        f"knows {_rate(fuzz.figures_b, 'known')}, that a kept version knows "
+        f"{_rate(fuzz.figures_b, 'versions')}"
     )
     assert fuzz.figures_b["agent lines"] > 0
