@@ -379,6 +379,20 @@ def test_cli_bad_input_exit_codes(team: Team) -> None:
     assert len(gone.stderr.decode().splitlines()) == 1
 
 
+def test_cli_unreadable_evidence_ref_is_one_line_exit_2(team: Team) -> None:
+    # A ref whose commit holds no checkpoint: nothing to verify against, nothing kept.
+    segment, _ = team.a.segment()
+    seg = git(team.bare, "hash-object", "-w", "--stdin", data=segment)
+    tree = git(team.bare, "mktree", data=f"100644 blob {seg}\tagent_trace.jsonl\n".encode())
+    git(team.bare, "update-ref", team.ref, git(team.bare, "commit-tree", tree, data=b"x"))
+    done = ledger_cli(team.b_root, team.base / "hb", "fetch")
+    assert done.returncode == 2
+    [line] = done.stderr.decode().splitlines()
+    assert "unreadable" in line
+    assert "checkpoint.note" in line
+    assert team.fetched() == ""
+
+
 def test_cli_verify_remote_catches_a_truncation(team: Team) -> None:
     assert ledger_cli(team.a_root, team.base / "ha", "push").returncode == 0
     path = team.a.file.path
