@@ -637,6 +637,8 @@ def test_slices_answering_past_later_records_equal_the_full_fold(
 CLONE_SEEDS = [int(s) for s in os.environ.get("BLAME_FUZZ_CLONE_SEED", "").split(",") if s] or [
     201,
     202,
+    203,
+    204,
 ]
 CLONE_OPS = int(os.environ.get("BLAME_FUZZ_CLONE_OPS", "60"))
 
