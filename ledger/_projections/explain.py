@@ -372,7 +372,9 @@ def _ask_teammates(
                 still = []
                 for row in open_rows:
                     index = mapping[row.line - 1]
-                    if index is None:
+                    if index is None or model["hashes"][index] != disk[row.line - 1]:
+                        # Changed, or a line whose text the records do not name (an old
+                        # record without line hashes): never a teammate's by position alone.
                         still.append(row)
                         continue
                     attribution = file.view.ref(model["refs"][index])

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from ledger._evidence.remote import fetch_evidence
+from ledger._projections.blame import REF_FIELDS
 from tests.blame._clones import Clones
 from tests.blame._world import git
 
@@ -184,3 +188,33 @@ def test_an_older_committed_version_is_blamed_through_the_versions_the_records_k
     assert [(row.status, row.facts.get("session_id")) for row in report.lines] == [
         ("agent", "s1")
     ] * 3
+
+
+def test_a_line_two_teammates_ledgers_claim_is_a_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger._projections import foreign  # noqa: PLC0415
+
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\ntwo\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    real = foreign.foreign_models
+
+    def two_ledgers(*args: Any, **kwargs: Any) -> list[foreign.ForeignModel]:
+        [model] = real(*args, **kwargs)
+        view = model.views["app.py"].view
+        assert view.model is not None
+        # Another ledger whose model holds the first line (not the second), by another call.
+        table = [list(ref) for ref in view.refs]
+        for ref in table:
+            ref[REF_FIELDS.index("record_hash")] = "f" * 64
+        hashes = [view.model["hashes"][0], None]
+        other = view._replace(refs=table, model={**view.model, "hashes": hashes})
+        second = foreign.ForeignFile(other, [])
+        return [model, foreign.ForeignModel("other-ledger", "0" * 40, {"app.py": second})]
+
+    monkeypatch.setattr(foreign, "foreign_models", two_ledgers)
+    report = clones.blame_b("app.py")
+    assert [row.status for row in report.lines] == ["git", "agent"]
