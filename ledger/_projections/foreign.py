@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -123,15 +123,13 @@ def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
     also holds up to :data:`VERSIONS` earlier versions of its file as the records described
     them (``versions``, newest first), since a teammate's clone often holds an older commit of
     a file than the one the ledger reached."""
-    from ledger._evidence.read import read_records  # noqa: PLC0415 -- the cold path's
-
     state = BLAME.initial()
     # path -> earlier versions: (sha, hashes, attributions); an attribution is the ref table's
     # own list, so a compaction of the state (which renumbers refs) cannot change it.
     history: dict[str, list[tuple[str, list[Any], list[list[Any] | None]]]] = {}
-    for stored in read_records(segment):
+    for record in _hook_records(segment):
         state.touched.clear()
-        BLAME.apply(state, stored.data)
+        BLAME.apply(state, record)
         for path in state.touched:
             model = state.files.get(path)
             if model is None or model["sha"] is None:
@@ -173,6 +171,33 @@ def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
         data["versions"] = earlier
         slices[path] = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     return state.seq, slices
+
+
+_HOOK_KIND: Final = b'"kind":"hook.'
+
+
+def _hook_records(segment: Path) -> Iterator[dict[str, Any]]:
+    """The records of a verified segment the blame fold reads (``hook.*``), parsed; the others
+    are skipped unparsed (in canonical JSON, which verification checked, a record's kind is
+    those very bytes), then one last record-like mark carries the segment's last seq, which is
+    its line count less one (a verified chain numbers its records from 0)."""
+    from ledger._evidence import lightjson  # noqa: PLC0415 -- the cold path's
+    from ledger._evidence.read import parse_stored  # noqa: PLC0415
+    from ledger._evidence.store import LedgerFile  # noqa: PLC0415
+
+    lightjson.orjson()  # a bulk read: orjson's parser
+    lines = 0
+    for _, chunk in LedgerFile(segment).read_chunks(4 * 1024 * 1024):
+        end = chunk.rfind(b"\n") + 1
+        position = 0
+        while position < end:
+            newline = chunk.index(b"\n", position)
+            line = chunk[position:newline]
+            if _HOOK_KIND in line:
+                yield parse_stored(line)
+            lines += 1
+            position = newline + 1
+    yield {"seq": lines - 1}
 
 
 def prepare_foreign(

@@ -218,3 +218,27 @@ def test_a_line_two_teammates_ledgers_claim_is_a_gap(
     monkeypatch.setattr(foreign, "foreign_models", two_ledgers)
     report = clones.blame_b("app.py")
     assert [row.status for row in report.lines] == ["git", "agent"]
+
+
+def test_the_teammate_fold_skipping_other_kinds_equals_the_full_fold(tmp_path: Path) -> None:
+    import orjson  # noqa: PLC0415
+
+    from ledger._evidence.read import read_records  # noqa: PLC0415
+    from ledger._projections.blame import BLAME  # noqa: PLC0415
+    from ledger._projections.foreign import _hook_records  # noqa: PLC0415
+
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\ntwo\n")
+    clones.a.edit("s2", "app.py", "two\n", "zwei\n")
+    clones.a_ledger.append("app.event", {"n": 1})  # a kind the fold skips unparsed
+    path = clones.a_ledger.file.path
+    full, fast = BLAME.initial(), BLAME.initial()
+    for stored in read_records(path):
+        BLAME.apply(full, stored.data)
+    for record in _hook_records(path):
+        BLAME.apply(fast, record)
+    assert fast.seq == full.seq > 0
+    dump = orjson.OPT_SORT_KEYS
+    assert orjson.dumps(BLAME.dump(fast), option=dump) == orjson.dumps(
+        BLAME.dump(full), option=dump
+    )
