@@ -682,7 +682,8 @@ class TwoClones(Fuzz):
         state = blame_state(Ledger.open(self.world.root, environ=self.world.ws.env))
         known: dict[str, set[str]] = {}
         for path, model in state.files.items():
-            agent, other = set(), set()
+            agent: set[str] = set()
+            other: set[str] = set()
             for digest, ref in zip(model["hashes"], model["refs"], strict=True):
                 attribution = state.ref(ref)
                 mine = attribution is not None and attribution["status"] == "agent"
@@ -706,7 +707,8 @@ class TwoClones(Fuzz):
         known: dict[str, set[str]] = {}
         for path, data in slices.items():
             file = ForeignFile.from_slice(json.loads(data), -1)
-            agent, other = set(), set()
+            agent: set[str] = set()
+            other: set[str] = set()
             for n, model in enumerate(file.models()):
                 for digest, ref in zip(model["hashes"], model["refs"], strict=True):
                     attribution = file.view.ref(ref)
