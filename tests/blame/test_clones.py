@@ -242,3 +242,22 @@ def test_the_teammate_fold_skipping_other_kinds_equals_the_full_fold(tmp_path: P
     assert orjson.dumps(BLAME.dump(fast), option=dump) == orjson.dumps(
         BLAME.dump(full), option=dump
     )
+
+
+def test_fetched_refs_of_a_linked_worktree_are_the_repositorys(tmp_path: Path) -> None:
+    from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
+    from ledger._projections.foreign import _read_fetched_refs  # noqa: PLC0415
+
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q")
+    git(main, "commit", "-q", "--allow-empty", "-m", "x")
+    git(main, "update-ref", "refs/ledger-remotes/origin/abc-123", "HEAD")
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
+    expected = [("abc-123", "origin", git(main, "rev-parse", "HEAD").strip())]
+    for root in (main, tmp_path / "linked"):
+        assert _read_fetched_refs(root) == expected == fetched_ledgers(root)
+    # a workspace below the repository's top: git is asked
+    (main / "sub").mkdir()
+    assert _read_fetched_refs(main / "sub") is None
+    assert fetched_ledgers(main / "sub") == expected
