@@ -209,8 +209,9 @@ def prepare_foreign(
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, bytes] | None:
     """Fold the evidence ``commit`` of ``ledger_id`` and cache its slices: path -> slice JSON,
-    or ``None`` when the commit does not verify here. ``verified``: the caller verified that
-    very commit a moment ago (``ledger fetch``); otherwise it is verified first."""
+    or ``None`` when the commit does not verify here. ``verified``: that very commit was
+    verified by this user (``ledger fetch`` a moment ago, or an index sealed with this user's
+    secret names it); otherwise it is verified first."""
     import tempfile  # noqa: PLC0415 -- the cold path's
 
     from ledger._evidence.remote import verified_segment  # noqa: PLC0415 -- the cold path's
@@ -291,21 +292,21 @@ def foreign_models(
         if ledger_id in seen:
             continue
         index = _read_index(cache_dir, ledger_id, commit, secret)
-        views: dict[str, ForeignFile] = {}
-        if index is not None:
+        views = None if index is None else _cached_views(cache_dir, ledger_id, index, paths)
+        if views is not None:
             seen.add(ledger_id)
-            for path in paths:
-                digest = index["slices"].get(path)
-                data = None if digest is None else _read_slice(cache_dir, ledger_id, digest)
-                if data is not None:
-                    views[path] = ForeignFile.from_slice(data, int(index["seq"]))
             out.append(ForeignModel(ledger_id, commit, views))
             continue
         if ledger is None:
             from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- the cold path's
 
             ledger = Ledger.open(root, environ=environ)
-        slices = prepare_foreign(ledger, ledger_id, commit, environ=environ)
+        # A sealed index for this very commit: this user verified it before writing the index
+        # (only a slice went missing, e.g. two blames rewriting at once), so it is only refolded.
+        slices = prepare_foreign(
+            ledger, ledger_id, commit, verified=index is not None, environ=environ
+        )
+        views = {}
         if slices is None:
             continue  # does not verify here (moved by hand, or a key unpinned since)
         seen.add(ledger_id)
@@ -314,6 +315,22 @@ def foreign_models(
                 views[path] = ForeignFile.from_slice(json.loads(slices[path]), -1)
         out.append(ForeignModel(ledger_id, commit, views))
     return out
+
+
+def _cached_views(
+    cache_dir: Path, ledger_id: str, index: dict[str, Any], paths: list[str]
+) -> dict[str, ForeignFile] | None:
+    """The cached slices of ``paths``, or ``None`` when one the index names cannot be read."""
+    views: dict[str, ForeignFile] = {}
+    for path in paths:
+        digest = index["slices"].get(path)
+        if digest is None:
+            continue  # the teammate's records never described this file
+        data = _read_slice(cache_dir, ledger_id, digest)
+        if data is None:
+            return None
+        views[path] = ForeignFile.from_slice(data, int(index["seq"]))
+    return views
 
 
 def _read_fetched_refs(root: Path) -> list[tuple[str, str, str]] | None:

@@ -261,3 +261,19 @@ def test_fetched_refs_of_a_linked_worktree_are_the_repositorys(tmp_path: Path) -
     (main / "sub").mkdir()
     assert _read_fetched_refs(main / "sub") is None
     assert fetched_ledgers(main / "sub") == expected
+
+
+def test_a_missing_cached_slice_is_folded_again(tmp_path: Path) -> None:
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    folder = clones.b_root / ".orchestration" / ".cache" / "projections" / "foreign"
+    [ledger_dir] = folder.iterdir()
+    slices = [p for p in ledger_dir.iterdir() if p.name != "index.json"]
+    assert slices
+    for path in slices:
+        path.unlink()  # two blames rewriting at once, a cleaner
+    assert clones.blame_b("app.py").lines[0].status == "agent"
+    assert {p.name for p in ledger_dir.iterdir()} == {"index.json", *(p.name for p in slices)}
