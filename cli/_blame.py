@@ -60,8 +60,16 @@ def _epoch(ts: str | None) -> float | None:
 
 def _human(report: BlameReport, *, colour: bool) -> str:
     width = len(str(report.lines[-1].line)) if report.lines else 1
+    # A teammate's agent line (blame in any clone) shows whose ledger: agent@<short id>.
+    labels = [
+        f"agent@{str(row.facts['ledger_id'])[:4]}"
+        if row.status == "agent" and row.facts.get("ledger_id") not in (None, report.ledger_id)
+        else row.status
+        for row in report.lines
+    ]
+    label_width = max([7, *map(len, labels)])
     out = []
-    for row in report.lines:
+    for row, label in zip(report.lines, labels, strict=True):
         facts = row.facts
         if row.status == "agent":
             ident, who = (
@@ -79,7 +87,7 @@ def _human(report: BlameReport, *, colour: bool) -> str:
             age = _age(facts.get("author_time"))
         else:
             ident, who, age = "-" * 8, f"{'-':<8} {'-':<10} {'-':<16}", "-"
-        status = f"{row.status:<7}"
+        status = f"{label:<{label_width}}"
         if colour:
             status = f"{_COLOURS[row.status]}{status}\x1b[0m"
         mark = "!" if facts.get("denied") else " "
@@ -101,7 +109,7 @@ def _porcelain(report: BlameReport) -> str:
     out: list[str] = []
     for row in report.lines:
         facts = row.facts
-        if row.status == "git":
+        if facts.get("commit"):  # git's lines, and a teammate's agent lines (committed)
             out.append(f"{facts['commit']} {facts['orig_line']} {row.line} 1")
             author, when = str(facts.get("author")), facts.get("author_time") or 0
         else:
@@ -125,7 +133,8 @@ def _porcelain(report: BlameReport) -> str:
                 import json  # noqa: PLC0415
 
                 value = json.dumps(value)  # noqa: PLW2901 -- one header line (a shell command)
-            out.append(f"x-ledger-{key.replace('_', '-')} {value}")
+            name = "id" if key == "ledger_id" else key.replace("_", "-")
+            out.append(f"x-ledger-{name} {value}")
         if facts.get("denied"):
             import json  # noqa: PLC0415
 

@@ -5,6 +5,7 @@ parses the arguments and prints one line per ledger."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated
 
 import typer
@@ -47,7 +48,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fetch teammates' evidence (refs/ledger/*) from REMOTE and verify it before keeping
         it under refs/ledger-remotes/REMOTE/: a rewritten, forked or badly signed ref is
-        refused (exit 1) and nothing of it is kept."""
+        refused (exit 1) and nothing of it is kept. Evidence signed by a key not pinned here
+        is listed as unverified on stderr, with the file to commit (exit 0), and not kept."""
 
         def action() -> int:
             from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
@@ -58,7 +60,13 @@ def register(app: typer.Typer) -> None:
             elif not fetched:
                 print(f"{remote} holds no ledger evidence (refs/ledger/*)")
             for item in [] if as_json else fetched:
-                print(f"{item.status}: ledger {item.ledger_id}, {item.records} records, verified")
+                if item.status == "unverified":
+                    # Nothing is wrong with this clone: a teammate's key to pin (README).
+                    print(item.reason, file=sys.stderr)
+                else:
+                    print(
+                        f"{item.status}: ledger {item.ledger_id}, {item.records} records, verified"
+                    )
             return OK
 
         run_action(action)

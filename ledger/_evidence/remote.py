@@ -55,7 +55,10 @@ __all__ = [
     "FetchedLedger",
     "PushResult",
     "fetch_evidence",
+    "fetched_ledgers",
     "push_evidence",
+    "segment_of",
+    "verified_segment",
     "verify_against_remote",
 ]
 
@@ -79,7 +82,9 @@ _IDENTITY: Final = {
 _COMPARE_CHUNK: Final = 1024 * 1024
 
 PushStatus = Literal["pushed", "current"]
-FetchStatus = Literal["new", "updated", "current"]
+FetchStatus = Literal["new", "updated", "current", "unverified"]
+"""``unverified``: the records verify as a chain but are signed by keys this clone has not
+pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin)."""
 
 
 class PushResult(NamedTuple):
@@ -100,6 +105,8 @@ class FetchedLedger(NamedTuple):
     commit: str
     records: int
     status: FetchStatus
+    reason: str | None = None
+    """For ``unverified``: the one line that names the unpinned key and how to pin it."""
 
 
 class _Git:
@@ -380,7 +387,7 @@ def _verify_fetched(
         segment = Path(folder, SEGMENT_FILE)
         git.blob_to_file(blobs[SEGMENT_FILE], segment)
         text = git.small_blob(blobs[CHECKPOINT_FILE], f"{remote_ref}:{CHECKPOINT_FILE}")
-        records = _verify_segment(
+        records, unpinned = _verify_segment(
             ledger, ledger_id, segment, text=text, name=f"{remote}:{remote_ref}", jobs=jobs
         )
         if previous is not None:
@@ -401,6 +408,18 @@ def _verify_fetched(
                     f"{remote_ref} on {remote} forks from the evidence fetched "
                     "before (a record fetched before is changed or gone)",
                 )
+    if unpinned:
+        # Not tampering that this clone can see: a teammate whose key is not committed here
+        # yet. Listed, never kept under a name blame or anything else reads.
+        keys = ", ".join(unpinned)
+        files = " and ".join(f".orchestration/keys/{kid}.json" for kid in unpinned)
+        reason = (
+            f"unverified: ledger {ledger_id} is signed by key{'s' if len(unpinned) > 1 else ''} "
+            f"{keys}, which {'are' if len(unpinned) > 1 else 'is'} not pinned; pin it: commit "
+            f"{files} from the teammate's clone (their `ledger init` wrote it; `git pull` "
+            f"brings it once they commit it), then `ledger fetch {remote}`"
+        )
+        return FetchedLedger(ledger_id, local_ref, commit, records, "unverified", reason)
     git.set_ref(local_ref, commit, previous)
     return FetchedLedger(
         ledger_id, local_ref, commit, records, "new" if previous is None else "updated"
@@ -409,8 +428,11 @@ def _verify_fetched(
 
 def _verify_segment(
     ledger: Ledger, ledger_id: str, segment: Path, *, text: str, name: str, jobs: int | None
-) -> int:
-    """Verify a fetched segment and its checkpoint; the number of records, or a refusal."""
+) -> tuple[int, list[str]]:
+    """Verify a fetched segment and its checkpoint: ``(records, unpinned keys)``, or a refusal.
+    Unpinned keys (non-empty): the records verify as a chain whose only fault is that their
+    signers' public keys are not in this clone's keyring (the evidence is unverified, not
+    refused)."""
     from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
 
     try:
@@ -418,6 +440,8 @@ def _verify_segment(
     except CheckpointError as exc:
         raise _refused(ledger_id, 0, str(exc)) from None
     keyring, trusted, _ = ledger._verification_keys(ledger_id)
+    public = {e.kid: e.public_raw for e in keyring}
+    revoked = {e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None}
     target: CheckpointTarget | None = None
     bad_checkpoint: str | None = None
     try:
@@ -426,13 +450,24 @@ def _verify_segment(
         bad_checkpoint = str(exc)
     report = verify_file(
         LedgerFile(segment),
-        {e.kid: e.public_raw for e in keyring},
-        revoked_from={e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None},
+        public,
+        revoked_from=revoked,
         checkpoints=[target] if target else [],
         trusted=trusted,
         jobs=jobs,
     )
     problem = report.first_problem()
+    if problem is not None and problem.code == "unknown-key":
+        unpinned = _only_unpinned(segment, public, trusted, revoked)
+        if unpinned and report.ledger_id == ledger_id == checkpoint.ledger_id:
+            if checkpoint.size != report.records:
+                raise _refused(
+                    ledger_id,
+                    min(checkpoint.size, report.records),
+                    f"its checkpoint covers {checkpoint.size} records, the segment holds "
+                    f"{report.records}",
+                )
+            return report.records, unpinned
     if problem is not None:
         hint = (
             " (a teammate's key is pinned by committing its public key file, which their "
@@ -451,7 +486,112 @@ def _verify_segment(
             min(checkpoint.size, report.records),
             f"its checkpoint covers {checkpoint.size} records, the segment holds {report.records}",
         )
-    return report.records
+    return report.records, []
+
+
+_SIGNED_BY: Final = re.compile(r"signed by (\S+), which is not pinned")
+
+
+def _only_unpinned(
+    segment: Path,
+    keys: Mapping[str, bytes],
+    trusted: Mapping[str, int] | None,
+    revoked_from: Mapping[str, int],
+) -> list[str]:
+    """The key ids that signed ``segment`` without being pinned here, when that is all that is
+    wrong with it: every record's hash, link, seq and envelope check out, and with the unknown
+    signatures set aside the chain's key rules hold (its genesis key is the root, later keys
+    are introduced by its own records). Empty: something else is wrong (a refusal).
+
+    Runs only when verification found an unknown key first, so a second, in-process pass over
+    the records costs nothing on the usual path."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PublicKey,
+    )
+
+    from ledger._evidence.record import check_line  # noqa: PLC0415
+    from ledger._evidence.verify import ChainVerifier  # noqa: PLC0415
+
+    public = {kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in keys.items()}
+    fold = ChainVerifier(trusted=trusted, revoked_from=revoked_from)
+    unpinned: dict[str, None] = {}
+    with segment.open("rb") as handle:
+        data = handle.read()
+    lines = data.split(b"\n")
+    if lines[-1]:
+        return []  # a torn tail is damage, not an unpinned key
+    for line in lines[:-1]:
+        facts = check_line(line, public)
+        kept = []
+        for code, message in facts.problems:
+            found = _SIGNED_BY.search(message) if code == "unknown-key" else None
+            if found is None:
+                kept.append((code, message))
+            else:
+                unpinned[found.group(1)] = None
+        fold.feed(facts._replace(problems=tuple(kept)))
+    report = fold.finish()
+    return list(unpinned) if report.ok and unpinned else []
+
+
+# --- what blame reads -------------------------------------------------------------------------
+
+
+def fetched_ledgers(
+    root: Path, environ: Mapping[str, str] | None = None
+) -> list[tuple[str, str, str]]:
+    """``(ledger id, remote, commit)`` of every fetched evidence ref
+    (``refs/ledger-remotes/<remote>/<ledger id>``); empty outside a git repository.
+
+    A ref here was verified when ``ledger fetch`` kept it, but anyone who can run git in this
+    clone can also point it elsewhere: readers verify a commit again (:func:`verified_segment`)
+    before they trust what they derive from it, and key what they derive by the commit."""
+    git = _Git(root, environ)
+    done = git.run("for-each-ref", "--format=%(objectname) %(refname)", FETCHED_REFS)
+    if done.returncode != 0:
+        return []
+    out = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        commit, _, name = line.partition(" ")
+        remote, _, ledger_id = name[len(FETCHED_REFS) :].rpartition("/")
+        if remote and _LEDGER_ID.fullmatch(ledger_id):
+            out.append((ledger_id, remote, commit))
+    return out
+
+
+def segment_of(
+    root: Path,
+    ledger_id: str,
+    commit: str,
+    folder: Path,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """Write the evidence commit's segment into ``folder``, unverified (for a caller that
+    verified this very commit itself); ``None`` when it cannot be read."""
+    git = _Git(root, environ)
+    try:
+        segment = folder / SEGMENT_FILE
+        git.blob_to_file(git.blobs(commit, EVIDENCE_REFS + ledger_id)[SEGMENT_FILE], segment)
+    except RemoteError:
+        return None
+    return segment
+
+
+def verified_segment(ledger: Ledger, ledger_id: str, commit: str, folder: Path) -> Path | None:
+    """Write the evidence commit's segment into ``folder`` and verify it (chain, pinned keys,
+    checkpoint) as ``ledger fetch`` does: its path, or ``None`` when it does not verify here
+    (unreadable, refused, or signed by a key not pinned)."""
+    git = _Git(ledger.workspace.root, ledger._environ)
+    ref = EVIDENCE_REFS + ledger_id
+    try:
+        blobs = git.blobs(commit, ref)
+        segment = folder / SEGMENT_FILE
+        git.blob_to_file(blobs[SEGMENT_FILE], segment)
+        text = git.small_blob(blobs[CHECKPOINT_FILE], f"{commit}:{CHECKPOINT_FILE}")
+        _, unpinned = _verify_segment(ledger, ledger_id, segment, text=text, name=ref, jobs=None)
+    except (RemoteError, EvidenceRefusedError):
+        return None
+    return None if unpinned else segment
 
 
 # --- verify --remote ---------------------------------------------------------------------------

@@ -63,7 +63,16 @@ class BlameLineModel(_Strict):
         description="agent, written by a shell call (tool Bash ...): its command (first 1,000 "
         "characters). Absent otherwise.",
     )
-    commit: StrictStr | None = Field(default=None, description="git: the commit (40 hex).")
+    ledger_id: StrictStr | None = Field(
+        default=None,
+        description="agent: the ledger whose record wrote it: this clone's own, or a "
+        "teammate's verified ledger fetched with `ledger fetch` (blame in any clone).",
+    )
+    commit: StrictStr | None = Field(
+        default=None,
+        description="git: the commit (40 hex); also on a teammate's agent line, which is "
+        "committed.",
+    )
     author: StrictStr | None = None
     author_time: StrictInt | None = Field(default=None, description="git: Unix seconds.")
     orig_line: StrictInt | None = Field(

@@ -75,6 +75,8 @@ class BlameReport(NamedTuple):
     lines: list[BlameLine]
     fast_path: bool
     at: int | None
+    ledger_id: str | None = None
+    """This clone's ledger: an agent line whose ``ledger_id`` differs is a teammate's."""
 
     def summary(self) -> dict[str, Any]:
         """Counts and percentages per status."""
@@ -275,14 +277,7 @@ def blame_file(
     if at is not None:
         state = blame_state(_open(root_path, environ), at=at, environ=environ)
         return _report_at(relative, state.view(relative), lines, at)
-    if absolute.is_dir():
-        raise InputError(f"{path} is a directory; blame a file")
-    try:
-        content = absolute.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path} does not exist") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    content = _read(absolute, path)
     view = _view(workspace, relative, environ)
     model = view.model
     texts = split_lines(content.decode("utf-8", "replace"))
@@ -298,6 +293,7 @@ def blame_file(
     rows: list[BlameLine] = []
     needs_git: list[int] = []
     denied = _denied_index(view.denied)
+    own_id = _own_ledger_id(workspace.ledger_path)
     for number in range(first, last + 1):
         index = number - 1
         model_index = mapping[index]
@@ -305,8 +301,7 @@ def blame_file(
         facts: dict[str, Any] = {}
         attribution = view.ref(ref) if ref != BASE else None
         if attribution is not None and attribution["status"] == "agent":
-            facts = _agent_facts(attribution)
-            status = "agent"
+            facts, status = _agent_facts(attribution, own_id), "agent"
         else:
             status = "unknown"
             facts["reason"] = _why(model, model_index, attribution, view.seq)
@@ -318,12 +313,113 @@ def blame_file(
         _ask_git(
             root_path, relative, content, rows, needs_git=needs_git, first=first, environ=environ
         )
-    return BlameReport(relative, rows, fast, None)
+        _ask_teammates(workspace, relative, texts, rows, own_id=own_id, environ=environ)
+    return BlameReport(relative, rows, fast, None, own_id)
 
 
-def _agent_facts(attribution: dict[str, Any]) -> dict[str, Any]:
-    """An agent line's facts; a shell call's lines name its command too."""
+def _read(absolute: Path, path: str) -> bytes:
+    """The file's bytes, or the one-line reason there are none (a usage error)."""
+    if absolute.is_dir():
+        raise InputError(f"{path} is a directory; blame a file")
+    try:
+        return absolute.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path} does not exist") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _own_ledger_id(path: Path) -> str | None:
+    """This clone's ledger id, from its genesis record (one line read)."""
+    import json  # noqa: PLC0415
+
+    try:
+        with path.open("rb") as handle:
+            genesis = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    ledger_id = genesis.get("ledger") if isinstance(genesis, dict) else None
+    return ledger_id if isinstance(ledger_id, str) else None
+
+
+def _ask_teammates(
+    workspace: Workspace,
+    relative: str,
+    texts: list[str],
+    rows: list[BlameLine],
+    *,
+    own_id: str | None,
+    environ: Mapping[str, str] | None,
+) -> None:
+    """Blame in any clone (issue 16 part 3): a committed line no local record explains is a
+    teammate's agent's when a verified fetched ledger's model of the file (under this path, or
+    the path git says the line was committed under) keeps it unchanged in a diff against the
+    file on disk, exactly as local blame aligns the disk with its own model. Content is the key,
+    never a commit id, so this survives rebase, squash merge, cherry-pick, amend and
+    force-push. Two ledgers claiming one line is a gap, never a guess (in place)."""
+    from ledger._projections.foreign import foreign_models  # noqa: PLC0415 -- teammates only
+
+    committed = [row for row in rows if row.status == "git"]
+    if not committed:
+        return
+    paths = [relative]
+    for row in committed:
+        origin = row.facts.get("orig_file")
+        if isinstance(origin, str) and origin not in paths:
+            paths.append(origin)
+    models = foreign_models(
+        workspace.root, workspace.cache_dir, paths, own_ledger_id=own_id, environ=environ
+    )
+    if not any(m.views for m in models):
+        return
+    disk = [line_hash(text) for text in texts]
+    claims: dict[int, dict[tuple[str, Any], dict[str, Any]]] = {}
+    for foreign in models:
+        for file in foreign.views.values():
+            # Newest version first; the newest version that holds this very line (the diff
+            # keeps it unchanged) decides whether it is an agent's: an older one is asked only
+            # about lines every newer one changed.
+            open_rows = list(committed)
+            for model in file.models():
+                if not open_rows:
+                    break
+                mapping, _ = _match(model, disk)
+                still = []
+                for row in open_rows:
+                    index = mapping[row.line - 1]
+                    if index is None or model["hashes"][index] != disk[row.line - 1]:
+                        # Changed, or a line whose text the records do not name (an old
+                        # record without line hashes): never a teammate's by position alone.
+                        still.append(row)
+                        continue
+                    attribution = file.view.ref(model["refs"][index])
+                    if attribution is not None and attribution["status"] == "agent":
+                        key = (foreign.ledger_id, attribution["record_hash"])
+                        claims.setdefault(row.line, {})[key] = _agent_facts(
+                            attribution, foreign.ledger_id
+                        )
+                open_rows = still
+    first = rows[0].line
+    for line, found in claims.items():
+        if len(found) != 1:
+            continue  # two ledgers (or two calls) claim this line: a gap, never a guess
+        row = rows[line - first]
+        (facts,) = found.values()
+        git_facts: dict[str, Any] = {
+            k: row.facts[k]
+            for k in ("commit", "author", "author_time", "orig_line", "orig_file")
+            if k in row.facts
+        }
+        kept = {"denied": row.facts["denied"]} if "denied" in row.facts else {}
+        rows[line - first] = row._replace(status="agent", facts={**facts, **git_facts, **kept})
+
+
+def _agent_facts(attribution: dict[str, Any], ledger_id: str | None) -> dict[str, Any]:
+    """An agent line's facts (``ledger_id``: whose ledger; ``None`` under ``--at``, where it
+    is this clone's); a shell call's lines name its command too."""
     facts = {k: attribution.get(k) for k in AGENT_FIELDS}
+    if ledger_id is not None:
+        facts["ledger_id"] = ledger_id
     if attribution.get("command") is not None:
         facts["command"] = attribution["command"]
     return facts
@@ -433,7 +529,7 @@ def _report_at(
         attribution = view.ref(ref)
         digest = model["hashes"][number - 1] or ""
         if attribution is not None and attribution["status"] == "agent":
-            rows.append(BlameLine(number, "", "agent", digest, _agent_facts(attribution)))
+            rows.append(BlameLine(number, "", "agent", digest, _agent_facts(attribution, None)))
         else:
             rows.append(
                 BlameLine(

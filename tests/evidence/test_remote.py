@@ -202,14 +202,72 @@ def test_forked_ref_that_fast_forwards_in_git_is_refused(team: Team, tmp_path: P
     assert team.fetched() == pushed.commit
 
 
-def test_segment_resigned_with_an_unpinned_key_is_refused(team: Team, tmp_path: Path) -> None:
+def test_segment_resigned_with_an_unpinned_key_is_never_kept(team: Team, tmp_path: Path) -> None:
+    # Nothing fetched before: an unpinned signer is listed unverified (B cannot tell an intruder
+    # from a teammate whose key is not committed yet), and nothing of it is kept or used.
     forged = forged_ledger(tmp_path / "intruder", team.a.ledger_id, INTRUDER, 5)
     segment, checkpoint = forged.segment()
     team.publish_raw(segment, checkpoint.text(), parent=None)
-    with pytest.raises(EvidenceRefusedError, match=f"ledger {team.a.ledger_id} refused at seq 0"):
-        fetch_evidence(team.b)
+    [got] = fetch_evidence(team.b)
+    assert got.status == "unverified"
+    assert got.reason is not None
+    assert f".orchestration/keys/{INTRUDER.kid}.json" in got.reason
     assert team.fetched() == ""
     assert git(team.b_root, "for-each-ref", "refs/ledger-incoming/") == ""
+
+
+def test_unpinned_resigning_of_evidence_fetched_before_is_refused(
+    team: Team, tmp_path: Path
+) -> None:
+    push_evidence(team.a)
+    [before] = fetch_evidence(team.b)
+    forged = forged_ledger(tmp_path / "intruder", team.a.ledger_id, INTRUDER, 7)
+    segment, checkpoint = forged.segment()
+    team.publish_raw(segment, checkpoint.text(), parent=None)
+    with pytest.raises(EvidenceRefusedError, match="rewritten"):
+        fetch_evidence(team.b)
+    assert team.fetched() == before.commit
+
+
+def test_records_signed_midway_by_a_key_nobody_introduced_are_refused(
+    team: Team, tmp_path: Path
+) -> None:
+    # The genesis key is pinned; later records are signed by a key no record introduced: not a
+    # teammate to pin but a chain whose key rules fail.
+    lines = team.a.file.path.read_bytes().splitlines(keepends=True)
+    fork = tmp_path / "fork"
+    (fork / ".orchestration" / "keys").mkdir(parents=True)
+    (fork / ".orchestration" / "agent_trace.jsonl").write_bytes(b"".join(lines))
+    for key_file in team.a.workspace.keys_dir.iterdir():
+        (fork / ".orchestration" / "keys" / key_file.name).write_bytes(key_file.read_bytes())
+    Ledger(Workspace(fork), signing_key=INTRUDER, environ=home(tmp_path / "hi"))._pin(INTRUDER)
+    forked = Ledger(Workspace(fork), signing_key=INTRUDER, environ=home(tmp_path / "hi"))
+    forked.append_many([("app.event", {"intruder": n}) for n in range(3)])
+    segment, checkpoint = forked.segment()
+    team.publish_raw(segment, checkpoint.text(), parent=None)
+    with pytest.raises(EvidenceRefusedError, match=f"refused at seq {len(lines)}"):
+        fetch_evidence(team.b)
+    assert team.fetched() == ""
+
+
+def test_a_teammates_unpinned_key_is_listed_then_verified_once_pinned(team: Team) -> None:
+    push_evidence(team.a)
+    key_file = team.b.workspace.keys_dir / f"{KEY_A.kid}.json"
+    pinned = key_file.read_bytes()
+    key_file.unlink()  # B's clone does not have A's key committed yet
+    [got] = fetch_evidence(team.b)
+    assert (got.status, got.records) == ("unverified", 5)
+    assert got.reason == (
+        f"unverified: ledger {team.a.ledger_id} is signed by key {KEY_A.kid}, which is not "
+        f"pinned; pin it: commit .orchestration/keys/{KEY_A.kid}.json from the teammate's "
+        "clone (their `ledger init` wrote it; `git pull` brings it once they commit it), "
+        "then `ledger fetch origin`"
+    )
+    assert team.fetched() == ""
+    key_file.write_bytes(pinned)  # git pull
+    [again] = fetch_evidence(team.b)
+    assert (again.status, again.records) == ("new", 5)
+    assert team.fetched() == again.commit
 
 
 def test_badly_signed_record_is_refused_at_its_seq(team: Team) -> None:
@@ -269,27 +327,41 @@ def test_cli_push_fetch_and_verify_remote(team: Team) -> None:
     assert verified.returncode == 0, verified.stdout
 
 
-def test_cli_refusal_is_one_line_with_the_ledger_and_seq(team: Team, tmp_path: Path) -> None:
-    forged = forged_ledger(tmp_path / "intruder", team.a.ledger_id, INTRUDER, 5)
-    segment, checkpoint = forged.segment()
-    team.publish_raw(segment, checkpoint.text(), parent=None)
+def test_cli_refusal_is_one_line_with_the_ledger_and_seq(team: Team) -> None:
+    segment, checkpoint = team.a.segment()
+    lines = segment.splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"n":1', b'"n":9')
+    team.publish_raw(b"".join(lines), checkpoint.text(), parent=None)
     done = ledger_cli(team.b_root, team.base / "hb", "fetch")
     assert done.returncode == 1
     [line] = done.stderr.decode().splitlines()
-    assert f"ledger {team.a.ledger_id} refused at seq 0" in line
+    assert f"ledger {team.a.ledger_id} refused at seq 2" in line
     # The refusal is a signed record in the fetching clone's ledger, and the ledger verifies.
     [last] = team.b.tail(1)
     assert last.kind == "governance.evidence_refused"
     assert (last.body["ledger_id"], last.body["seq"], last.body["remote"]) == (
         team.a.ledger_id,
-        0,
+        2,
         "origin",
     )
     assert team.b.verify(jobs=1).ok
     checks = run_checks(team.b_root, environ=home(team.base / "hb"), home=team.base)
     [named] = [c for c in checks if c.name == "evidence"]
     assert named.status == "warn"
-    assert f"ledger {team.a.ledger_id} from origin at seq 0" in named.message
+    assert f"ledger {team.a.ledger_id} from origin at seq 2" in named.message
+
+
+def test_cli_unpinned_key_is_one_line_on_stderr_and_exit_0(team: Team) -> None:
+    push_evidence(team.a)
+    (team.b.workspace.keys_dir / f"{KEY_A.kid}.json").unlink()
+    done = ledger_cli(team.b_root, team.base / "hb", "fetch")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    [line] = done.stderr.decode().splitlines()
+    assert line.startswith(f"unverified: ledger {team.a.ledger_id} is signed by key {KEY_A.kid}")
+    assert f".orchestration/keys/{KEY_A.kid}.json" in line
+    # Not a refusal: nothing is recorded in B's ledger.
+    assert team.b.tail(1)[0].kind != "governance.evidence_refused"
 
 
 def test_cli_bad_input_exit_codes(team: Team) -> None:
@@ -305,6 +377,20 @@ def test_cli_bad_input_exit_codes(team: Team) -> None:
     gone = ledger_cli(team.b_root, team.base / "hb", "fetch", "gone")
     assert gone.returncode == 2
     assert len(gone.stderr.decode().splitlines()) == 1
+
+
+def test_cli_unreadable_evidence_ref_is_one_line_exit_2(team: Team) -> None:
+    # A ref whose commit holds no checkpoint: nothing to verify against, nothing kept.
+    segment, _ = team.a.segment()
+    seg = git(team.bare, "hash-object", "-w", "--stdin", data=segment)
+    tree = git(team.bare, "mktree", data=f"100644 blob {seg}\tagent_trace.jsonl\n".encode())
+    git(team.bare, "update-ref", team.ref, git(team.bare, "commit-tree", tree, data=b"x"))
+    done = ledger_cli(team.b_root, team.base / "hb", "fetch")
+    assert done.returncode == 2
+    [line] = done.stderr.decode().splitlines()
+    assert "unreadable" in line
+    assert "checkpoint.note" in line
+    assert team.fetched() == ""
 
 
 def test_cli_verify_remote_catches_a_truncation(team: Team) -> None:
