@@ -49,6 +49,16 @@ def _wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - start
 
 
+def _wait_for_decider(env: dict[str, str]) -> None:
+    deadline = time.monotonic() + 30
+    while subprocess.run(
+        [LEDGER, "serve", "--status"], env=env, capture_output=True, check=False
+    ).returncode:
+        if time.monotonic() > deadline:
+            raise SystemExit("the decider did not start")
+        time.sleep(0.05)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--writes", type=int, default=200)
@@ -86,11 +96,25 @@ def main() -> int:
             raise SystemExit(f"B does not blame {path}:{line} on A's agent: {row}")
         git_blame = ["git", "blame", "-L", f"{line},{line}", "--", path]
         blame = blame[:-1]
-        in_b, in_a, git = [], [], []
-        for _ in range(args.runs):
-            in_b.append(_wall(blame, env_b, b))
-            git.append(_wall(git_blame, env_b, b))
-            in_a.append(_wall(blame, env_a, a))
+        # B with a resident decider up too (issue 17): the command asks it.
+        runtime = tmp / "run"
+        runtime.mkdir(mode=0o700)
+        served_env = {**env_b, "XDG_RUNTIME_DIR": str(runtime)}
+        up_env = {**served_env, "LEDGER_DECIDER": "on"}
+        decider = subprocess.Popen([LEDGER, "serve", "--idle", "600"], env=served_env)
+        try:
+            _wait_for_decider(served_env)
+            if _run(blame, up_env, b) != _run(blame, env_b, b):
+                raise SystemExit("the decider's blame in B differs from B's own")
+            in_b, in_a, git, in_b_up = [], [], [], []
+            for _ in range(args.runs):
+                in_b.append(_wall(blame, env_b, b))
+                git.append(_wall(git_blame, env_b, b))
+                in_a.append(_wall(blame, env_a, a))
+                in_b_up.append(_wall(blame, up_env, b))
+        finally:
+            subprocess.run([LEDGER, "serve", "--stop"], env=served_env, check=False)
+            decider.wait(timeout=30)
         foreign = b / ".orchestration" / ".cache" / "projections" / "foreign"
         cold = []
         for _ in range(3):
@@ -104,6 +128,8 @@ def main() -> int:
             "blame_in_clone_ms": median(in_b) * 1000,
             "git_blame_ms": median(git) * 1000,
             "clone_vs_git": median(in_b) / median(git),
+            "blame_in_clone_decider_up_ms": median(in_b_up) * 1000,
+            "clone_decider_up_vs_git": median(in_b_up) / median(git),
             "blame_local_ms": median(in_a) * 1000,
             "blame_in_clone_cold_ms": median(cold) * 1000,
         }
@@ -118,6 +144,11 @@ def main() -> int:
                 f"`ledger blame F:N` warm in clone B (the line from A's fetched ledger): "
                 f"{figures['blame_in_clone_ms']:.1f} ms vs `git blame -L N,N` in B "
                 f"{figures['git_blame_ms']:.1f} ms = {figures['clone_vs_git']:.2f}x"
+            )
+            print(
+                f"the same in B with a resident decider up: "
+                f"{figures['blame_in_clone_decider_up_ms']:.1f} ms = "
+                f"{figures['clone_decider_up_vs_git']:.2f}x"
             )
             print(f"the same line blamed in clone A (local): {figures['blame_local_ms']:.1f} ms")
             print(
