@@ -149,7 +149,7 @@ def _git_blame(
     (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
     import subprocess  # noqa: PLC0415 -- only lines no record explains need git
 
-    from ledger._git import git_command, git_environment  # noqa: PLC0415
+    from ledger._git import git_command, git_environment, run_bounded  # noqa: PLC0415
 
     env = git_environment(environ)  # the caller's (a decider blames for another process)
     command = git_command(
@@ -166,14 +166,7 @@ def _git_blame(
         env=env,
     )
     try:
-        done = subprocess.run(  # noqa: S603
-            command,
-            input=content,
-            capture_output=True,
-            check=False,
-            timeout=60,
-            env=env,
-        )
+        done = run_bounded(command, data=content, env=env, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return {}, "git is not available"
     if done.returncode != 0:
