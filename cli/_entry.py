@@ -81,8 +81,13 @@ def _served(name: str, args: list[str], *, own_process: bool) -> int | None:
 
     try:
         tty = sys.stdout.isatty()
+        encodings = {
+            str(stream.encoding).lower().replace("-", "") for stream in (sys.stdout, sys.stderr)
+        }
     except (AttributeError, ValueError, OSError):  # no stdout, or a closed one
         return None
+    if encodings != {"utf8"}:
+        return None  # the decider answers in UTF-8; this process would print otherwise
     answered = command(name, args, tty=tty)
     if answered is None:
         return None

@@ -276,3 +276,18 @@ def test_log_follow_and_help_are_left_to_the_caller(written: Rig) -> None:
     ):
         with pytest.raises(NotServedError):
             served_command(CommandCall(args, str(written.root), env, tty=False))
+
+
+@pytest.mark.slow
+def test_a_caller_printing_in_another_encoding_runs_the_command_itself(written: Rig) -> None:
+    """The decider answers in UTF-8; a caller whose streams encode otherwise (``é`` in a
+    latin-1 terminal) must print what its own process would."""
+    proc = written.start()
+    try:
+        extra = {"PYTHONIOENCODING": "latin-1"}
+        remote = _ledger(written, ["log"], cwd=written.root, decider="on", extra=extra)
+        assert _imported_ledger(remote), "a latin-1 caller must not print the decider's UTF-8"
+        assert remote.returncode == 0
+    finally:
+        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
+        with_timeout_kill(proc)
