@@ -7,14 +7,16 @@ noisy machine slows both sides alike. Absolute numbers are printed beside every 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -435,3 +437,22 @@ ACTOR = {
     "model": "claude-sonnet-4-5",
     "session": "0b7d7f4e-5b2a-4c41-9a55-3f0c9e2d1a17",
 }
+
+
+@contextlib.contextmanager
+def running_decider(ledger: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A resident decider (``ledger serve``) for ``env``'s user, up until the block ends (the
+    caller gives ``env`` a private ``XDG_RUNTIME_DIR``, so it is this benchmark's own)."""
+    proc = subprocess.Popen([ledger, "serve", "--idle", "600"], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while subprocess.run(
+            [ledger, "serve", "--status"], env=env, capture_output=True, check=False
+        ).returncode:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the decider did not start")
+            time.sleep(0.05)
+        yield proc
+    finally:
+        subprocess.run([ledger, "serve", "--stop"], env=env, capture_output=True, check=False)
+        proc.wait(timeout=30)

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import isolated_env, median, precompile, say
+from _common import isolated_env, median, precompile, running_decider, say
 from bench_blame import _git_twin, _records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,16 +47,6 @@ def _wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
     _run(command, env, cwd)
     return time.perf_counter() - start
-
-
-def _wait_for_decider(env: dict[str, str]) -> None:
-    deadline = time.monotonic() + 30
-    while subprocess.run(
-        [LEDGER, "serve", "--status"], env=env, capture_output=True, check=False
-    ).returncode:
-        if time.monotonic() > deadline:
-            raise SystemExit("the decider did not start")
-        time.sleep(0.05)
 
 
 def main() -> int:
@@ -101,9 +91,7 @@ def main() -> int:
         runtime.mkdir(mode=0o700)
         served_env = {**env_b, "XDG_RUNTIME_DIR": str(runtime)}
         up_env = {**served_env, "LEDGER_DECIDER": "on"}
-        decider = subprocess.Popen([LEDGER, "serve", "--idle", "600"], env=served_env)
-        try:
-            _wait_for_decider(served_env)
+        with running_decider(LEDGER, served_env):
             if _run(blame, up_env, b) != _run(blame, env_b, b):
                 raise SystemExit("the decider's blame in B differs from B's own")
             in_b, in_a, git, in_b_up = [], [], [], []
@@ -112,9 +100,6 @@ def main() -> int:
                 git.append(_wall(git_blame, env_b, b))
                 in_a.append(_wall(blame, env_a, a))
                 in_b_up.append(_wall(blame, up_env, b))
-        finally:
-            subprocess.run([LEDGER, "serve", "--stop"], env=served_env, check=False)
-            decider.wait(timeout=30)
         foreign = b / ".orchestration" / ".cache" / "projections" / "foreign"
         cold = []
         for _ in range(3):

@@ -39,11 +39,11 @@ from _common import (
     noise_line,
     precompile,
     report,
+    running_decider,
     say,
     verdict,
 )
 from bench_cli_append import find_ledger_bin
-from bench_decider import _start_decider
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 3.0
@@ -246,8 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         env = isolated_env(base / "home")
         env.update({"XDG_RUNTIME_DIR": str(runtime), "HOME": str(base / "userhome")})
         times: dict[str, dict[str, list[float]]] = {}
-        proc = _start_decider(ledger, env)
-        try:
+        with running_decider(ledger, env):
             replay = Replay(base, args.repo, ledger, {**env, "LEDGER_DECIDER": "on"})
             started = time.perf_counter()
             for n, sha in enumerate(commits, 1):
@@ -281,9 +280,6 @@ def main(argv: list[str] | None = None) -> int:
                     runs=args.runs,
                     meter=meter,
                 )
-        finally:
-            subprocess.run([ledger, "serve", "--stop"], env=env, capture_output=True, check=False)
-            proc.wait(timeout=30)
 
     where = f"`{args.repo.resolve().name}` replayed ({len(commits)} commits, {writes} writes)"
     figures: list[Figure] = []

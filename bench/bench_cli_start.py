@@ -37,6 +37,7 @@ from _common import (
     percentile,
     precompile,
     report,
+    running_decider,
     say,
     verdict,
 )
@@ -82,18 +83,6 @@ def import_profile(ledger_bin: str, root: Path, env: dict[str, str], top: int = 
     return [f"all imports {total / 1000:.1f} ms self-time"] + [
         f"{name}: {self_us / 1000:.1f} ms" for self_us, _, name in rows[:top]
     ]
-
-
-def _wait_for_decider(ledger_bin: str, env: dict[str, str]) -> None:
-    import time  # noqa: PLC0415
-
-    deadline = time.monotonic() + 30
-    while subprocess.run(
-        [ledger_bin, "serve", "--status"], env=env, capture_output=True, check=False
-    ).returncode:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the decider did not start")
-        time.sleep(0.05)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,22 +135,16 @@ def main(argv: list[str] | None = None) -> int:
         env["XDG_RUNTIME_DIR"] = str(runtime)
         up = {**env, "LEDGER_DECIDER": "on"}
         envs = {f"{name}, decider up": up for name in interactive}
-        decider = subprocess.Popen([ledger_bin, "serve", "--idle", "600"], env=env)
-        _wait_for_decider(ledger_bin, env)
+
         say(
             f"bench_cli_start: {args.warmup} warm-up + {args.runs} timed rounds of "
             f"{len(commands)} commands, {records:,} records"
         )
         meter = LoadMeter()
-        try:
+        with running_decider(ledger_bin, env):
             times = round_robin(
                 commands, env, warmup=args.warmup, runs=args.runs, meter=meter, envs=envs
             )
-        finally:
-            subprocess.run(
-                [ledger_bin, "serve", "--stop"], env=env, capture_output=True, check=False
-            )
-            decider.wait(timeout=30)
         profile = import_profile(ledger_bin, root, env)
 
     p50 = {k: median(v) for k, v in times.items()}

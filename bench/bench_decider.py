@@ -39,6 +39,7 @@ from _common import (
     percentile,
     precompile,
     report,
+    running_decider,
     say,
     verdict,
 )
@@ -153,20 +154,6 @@ def _tool_call(
     )
 
 
-def _start_decider(ledger: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([ledger, "serve", "--idle", "600"], env=env)
-    deadline = time.monotonic() + 30
-    while True:
-        status = subprocess.run(
-            [ledger, "serve", "--status"], env=env, capture_output=True, check=False
-        )
-        if status.returncode == 0:
-            return proc
-        if time.monotonic() > deadline:
-            raise RuntimeError("the decider did not start")
-        time.sleep(0.05)
-
-
 _CANDIDATES = {
     "python_client": "`sh -c` + the environment's Python with `site` (what the installed "
     "`ledger` script pays before its first line)",
@@ -213,8 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         root, commands = _workspace(base / "one", ledger, env)
         up = {**env, "LEDGER_DECIDER": "on"}
         down = {**env, "LEDGER_DECIDER": "off"}
-        proc = _start_decider(ledger, env)
-        try:
+        with running_decider(ledger, env):
             _call(commands["PreToolUse"], up, _select(root, "bench"), root)
             counter = iter(range(10**9))
 
@@ -303,9 +289,6 @@ def main(argv: list[str] | None = None) -> int:
                 _tool_call(wcommands, up, wroot, f"m{k}", 1)
             time.sleep(2.5)  # a quiet moment: the decider gives back what the burst left
             status = _status(ledger, env)
-        finally:
-            subprocess.run([ledger, "serve", "--stop"], env=env, capture_output=True, check=False)
-            proc.wait(timeout=30)
 
     up_p50, down_p50 = median(times["up"]), median(times["down"])
     bare_p50, floor_p50 = median(times["bare2"]), median(times["floor"])
