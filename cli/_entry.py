@@ -92,8 +92,12 @@ def _served(name: str, args: list[str], *, own_process: bool) -> int | None:
     if answered is None:
         return None
     code, out, err = answered
-    sys.stdout.buffer.write(out)
-    sys.stderr.buffer.write(err)
+    for stream, data in ((sys.stdout, out), (sys.stderr, err)):
+        raw = getattr(stream, "buffer", None)  # a text-only stream (a test's capture) has none
+        if raw is not None:
+            raw.write(data)
+        else:
+            stream.write(data.decode("utf-8", "replace"))
     sys.stdout.flush()
     sys.stderr.flush()
     if own_process:
