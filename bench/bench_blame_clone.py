@@ -81,7 +81,10 @@ def main() -> int:
         last = entries[-1].body["attribution"]["files"][0]
         path, line = last["path"], last["lines"] // 2
         blame = [LEDGER, "blame", f"{path}:{line}", "--json"]
-        [row] = json.loads(_run(blame, env_b, b))["lines"]
+        started = time.perf_counter()
+        answer = _run(blame, env_b, b)  # the first blame after the fetch: it folds A's ledger
+        first_after_fetch = time.perf_counter() - started
+        [row] = json.loads(answer)["lines"]
         if row["status"] != "agent" or row.get("ledger_id") != ledger.ledger_id:
             raise SystemExit(f"B does not blame {path}:{line} on A's agent: {row}")
         git_blame = ["git", "blame", "-L", f"{line},{line}", "--", path]
@@ -92,7 +95,8 @@ def main() -> int:
         served_env = {**env_b, "XDG_RUNTIME_DIR": str(runtime)}
         up_env = {**served_env, "LEDGER_DECIDER": "on"}
         with running_decider(LEDGER, served_env):
-            if _run(blame, up_env, b) != _run(blame, env_b, b):
+            as_json = [*blame, "--json"]  # the table's ages may tick between the two
+            if _run(as_json, up_env, b) != _run(as_json, env_b, b):
                 raise SystemExit("the decider's blame in B differs from B's own")
             in_b, in_a, git, in_b_up = [], [], [], []
             for _ in range(args.runs):
@@ -117,6 +121,7 @@ def main() -> int:
             "clone_decider_up_vs_git": median(in_b_up) / median(git),
             "blame_local_ms": median(in_a) * 1000,
             "blame_in_clone_cold_ms": median(cold) * 1000,
+            "first_blame_after_fetch_ms": first_after_fetch * 1000,
         }
         if args.json:
             print(json.dumps(figures, indent=2))
@@ -136,6 +141,10 @@ def main() -> int:
                 f"{figures['clone_decider_up_vs_git']:.2f}x"
             )
             print(f"the same line blamed in clone A (local): {figures['blame_local_ms']:.1f} ms")
+            print(
+                f"the first blame in B after the fetch (folds A's ledger, verified by the "
+                f"fetch): {figures['first_blame_after_fetch_ms']:.0f} ms"
+            )
             print(
                 f"cold in B (teammate's model deleted: verified again, folded): "
                 f"{figures['blame_in_clone_cold_ms']:.0f} ms"

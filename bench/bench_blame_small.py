@@ -213,6 +213,19 @@ def _measure(
         name: subprocess.run(command, cwd=root, env=which, capture_output=True, check=True).stdout
         for name, (command, which) in commands.items()
     }
+    # Both in JSON too: the table's ages may tick between the two runs.
+    outputs.update(
+        {
+            name: subprocess.run(
+                [*commands[name][0], "--json"],
+                cwd=root,
+                env=commands[name][1],
+                capture_output=True,
+                check=True,
+            ).stdout
+            for name in ("up", "down")
+        }
+    )
     if outputs["up"] != outputs["down"]:
         raise RuntimeError(f"the decider's blame differs: {outputs['up']!r} {outputs['down']!r}")
     times: dict[str, list[float]] = {name: [] for name in commands}

@@ -1,7 +1,9 @@
 """``ledger fetch`` of a teammate's evidence, verify included, against ``ledger verify`` of the
 same records (issue 16 part 3: target ≤ 1.2×).
 
-1. Clone A makes a ledger of N records (default 100,000) and ``ledger push``es it to a bare
+1. Clone A makes a ledger of N records (default 100,000: a governed session's hook.pre and
+   hook.post records with line attribution, which ``ledger fetch`` also folds for blame in any
+   clone; ``--kind app`` for ``ledger append`` records) and ``ledger push``es it to a bare
    remote in a temporary directory.
 2. Each repetition, interleaved: ``ledger verify`` in clone A (the baseline), then
    ``ledger fetch`` in a fresh clone B of the remote (the objects cross the transport, are
@@ -19,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import (
     Figure,
@@ -57,6 +60,18 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     return seconds
 
 
+def _hook_records(led: Any, records: int) -> None:
+    """A governed session's records: a hook.pre and a hook.post with line attribution per
+    write, 200 files (``bench_blame``'s history), written as the hook service writes them."""
+    from bench_blame import _records  # noqa: PLC0415
+
+    from ledger._evidence.ledger import Entry, append_reserved  # noqa: PLC0415
+
+    entries = [Entry(k, body, actor) for k, body, actor in _records((records - 1) // 2, 200)]
+    for start in range(0, len(entries), 5000):
+        append_reserved(led, entries[start : start + 5000])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=100_000)
@@ -64,6 +79,13 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true", help="10,000 records, 2 runs")
     parser.add_argument("--dir", help="Where to make the temporary clones (default: $TMPDIR).")
+    parser.add_argument(
+        "--kind",
+        choices=("hook", "app"),
+        default="hook",
+        help="hook: a governed session's hook.pre/hook.post records with line attribution "
+        "(what fetch also folds for blame in any clone; default); app: ledger append records",
+    )
     args = parser.parse_args()
     if args.quick:
         args.records, args.runs = 10_000, 2
@@ -80,12 +102,15 @@ def main() -> int:
         from ledger import Ledger  # noqa: PLC0415
 
         led = Ledger.init(clone_a, environ=env_a)
-        bodies = hook_bodies(1000)
-        done = 1
-        while done < args.records:
-            n = min(5000, args.records - done)
-            led.append_many([("app.event", bodies[(done + i) % len(bodies)]) for i in range(n)])
-            done += n
+        if args.kind == "hook":
+            _hook_records(led, args.records)
+        else:
+            bodies = hook_bodies(1000)
+            done = 1
+            while done < args.records:
+                n = min(5000, args.records - done)
+                led.append_many([("app.event", bodies[(done + i) % len(bodies)]) for i in range(n)])
+                done += n
         git(clone_a, "add", ".orchestration")
         git(clone_a, "commit", "-q", "-m", "keys")
         git(clone_a, "remote", "add", "origin", str(bare))
@@ -120,7 +145,12 @@ def main() -> int:
     report(
         "bench_fetch",
         figures,
-        settings={"records": args.records, "runs": args.runs, "ledger_bytes": size},
+        settings={
+            "records": args.records,
+            "kind": args.kind,
+            "runs": args.runs,
+            "ledger_bytes": size,
+        },
         context=[
             f"fetch {spread(fetch_s, '{:.2f}')} s, verify {spread(verify_s, '{:.2f}')} s",
             noise_line(meter),

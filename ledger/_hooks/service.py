@@ -183,30 +183,18 @@ class GovernedWorkspace:
             }
             self.record_person_command("governance.evidence_refused", body, session=None)
             raise
-        self._fold_teammates(fetched)
+        self._note_verified(fetched)
         return fetched
 
-    def _fold_teammates(self, fetched: list[FetchedLedger]) -> None:
-        """Fold each newly verified ledger into its line model now, so the first ``ledger
-        blame`` after a fetch is warm (blame in any clone); a cache that cannot be written only
-        leaves that fold to blame."""
-        import contextlib  # noqa: PLC0415
-
-        from ledger._errors import LedgerError  # noqa: PLC0415
-        from ledger._projections.foreign import prepare_foreign  # noqa: PLC0415
+    def _note_verified(self, fetched: list[FetchedLedger]) -> None:
+        """Note each newly verified teammate ledger in the blame cache, so the first ``ledger
+        blame`` that needs it folds it without verifying it again (blame in any clone); a
+        note that cannot be written only leaves that blame to verify it too."""
+        from ledger._projections.foreign import mark_verified  # noqa: PLC0415
 
         for item in fetched:
             if item.status in ("new", "updated") and item.ledger_id != self.ledger.ledger_id:
-                # The evidence is kept and verified either way: a fold that fails here is
-                # done again by the first blame that needs it.
-                with contextlib.suppress(LedgerError, OSError):
-                    prepare_foreign(
-                        self.ledger,
-                        item.ledger_id,
-                        item.commit,
-                        verified=True,
-                        environ=self.environ,
-                    )
+                mark_verified(self.ledger, item.ledger_id, item.commit, environ=self.environ)
 
     def _append_person(
         self,

@@ -263,12 +263,35 @@ def test_fetched_refs_of_a_linked_worktree_are_the_repositorys(tmp_path: Path) -
     assert fetched_ledgers(main / "sub") == expected
 
 
+def test_fetch_notes_what_it_verified_and_the_first_blame_folds_it_without_verifying_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger._evidence import remote  # noqa: PLC0415
+
+    clones = Clones(tmp_path)
+    clones.a.write("s1", "app.py", "one\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    folder = clones.b_root / ".orchestration" / ".cache" / "projections" / "foreign"
+    [ledger_dir] = folder.iterdir()
+    assert {p.name for p in ledger_dir.iterdir()} == {"index.json"}, "fetch folds nothing"
+
+    def verify_again(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("a commit this user's fetch verified was verified again")
+
+    monkeypatch.setattr(remote, "verified_segment", verify_again)
+    assert clones.blame_b("app.py").lines[0].status == "agent"
+    assert len(list(ledger_dir.iterdir())) > 1, "the first blame keeps what it folded"
+
+
 def test_a_missing_cached_slice_is_folded_again(tmp_path: Path) -> None:
     clones = Clones(tmp_path)
     clones.a.write("s1", "app.py", "one\n")
     _commit_all(clones)
     assert clones.push()
     clones.pull()
+    assert clones.blame_b("app.py").lines[0].status == "agent"  # folds and keeps the slices
     folder = clones.b_root / ".orchestration" / ".cache" / "projections" / "foreign"
     [ledger_dir] = folder.iterdir()
     slices = [p for p in ledger_dir.iterdir() if p.name != "index.json"]
