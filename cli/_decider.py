@@ -129,7 +129,9 @@ def answer(
 
 def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes] | None:
     """A running decider's ``(exit code, stdout, stderr)`` for ``ledger <name> <args>``, or
-    None: run it in this process. A command never starts a decider (hook calls do)."""
+    None: run it in this process (and, with ``LEDGER_DECIDER=auto`` and none running, start
+    one for the next command, as a hook call does: where no agent works, in a reviewer's
+    clone or an editor asking for blame on every move, no hook call would)."""
     mode = os.environ.get("LEDGER_DECIDER", "auto")
     if mode == "off":
         return None
@@ -146,7 +148,7 @@ def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes
         f"columns={columns}",
         *(f"arg:{index}={arg}" for index, arg in enumerate(args)),
     ]
-    return _exchange(fields, b"", mode, start=False)
+    return _exchange(fields, b"", mode, start=mode == "auto")
 
 
 def _exchange(

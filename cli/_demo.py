@@ -36,6 +36,9 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
     base.mkdir(parents=True, exist_ok=True)
     environ = {k: v for k, v in os.environ.items() if k != "LEDGER_SIGNING_KEY"}
     environ["LEDGER_HOME"] = str(base / "home")  # the demo's private key stays in here
+    # Every hook decides in its own process: a decider the demo started would outlive it by
+    # its idle half hour, holding the demo's environment (and a deleted ledger home).
+    environ["LEDGER_DECIDER"] = "off"
     workspace = base / "workspace"
     try:
         _run(workspace, base, environ)

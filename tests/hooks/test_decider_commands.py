@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -147,12 +148,27 @@ def test_blame_usage_the_decider_does_not_serve_is_run_by_the_caller(written: Ri
         with_timeout_kill(proc)
 
 
-def test_blame_without_a_decider_is_computed_in_the_callers_process(written: Rig) -> None:
-    done = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
-    assert done.returncode == 0, done.stderr
-    assert _imported_blame(done)
-    assert b" agent " in done.stdout
-    assert not written.socket.exists(), "blame must not start a decider (hook calls do)"
+def test_blame_without_a_decider_is_computed_here_and_starts_one_for_the_next(
+    written: Rig,
+) -> None:
+    """Where no agent works (a reviewer's clone, an editor asking on every move) no hook call
+    starts a decider: the first command does, and answers in its own process meanwhile."""
+    try:
+        done = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
+        assert done.returncode == 0, done.stderr
+        assert _imported_blame(done)
+        assert b" agent " in done.stdout
+        deadline = time.monotonic() + 30
+        while not written.status().get("running"):
+            assert time.monotonic() < deadline, "the first command started no decider"
+            time.sleep(0.05)
+        again = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
+        assert not _imported_blame(again), "the next blame is the decider's"
+        assert _answer(again) == _answer(done)
+        off = _blame(written, ["src/app.py:1"], cwd=written.root, decider="off")
+        assert _imported_blame(off), "LEDGER_DECIDER=off: never the decider"
+    finally:
+        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
 
 
 def test_blame_asked_of_a_decider_of_another_version_is_computed_by_the_caller(
