@@ -108,7 +108,7 @@ class Output(NamedTuple):
     def color(self) -> bool:
         """Colour on a terminal only, and never with ``NO_COLOR`` set (to anything non-empty)."""
         env = self.environ
-        return self.tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+        return self.tty and not env.get("NO_COLOR") and env.get("TERM") != "dumb"  # no-color.org
 
     @property
     def width(self) -> int:
@@ -328,12 +328,10 @@ def shorten_path(text: str, width: int) -> str:
 
 
 def color_enabled(stream: IO[str], environ: Mapping[str, str] | None = None) -> bool:
-    """Colour on a terminal only, and never with ``NO_COLOR`` set (to anything non-empty)."""
-    env = os.environ if environ is None else environ
-    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
-        return False
+    """Colour on a terminal only, and never with ``NO_COLOR`` set (:attr:`Output.color`)."""
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    tty = bool(isatty and isatty())
+    return Output(stream, os.environ if environ is None else environ, tty, 0).color
 
 
 def _paint(text: str, style: str, color: bool) -> str:
