@@ -28,14 +28,21 @@ def _commit_all(clones: Clones, message: str = "work") -> None:
     git(clones.a.root, "commit", "-qm", message)
 
 
-def test_a_teammates_agent_lines_are_blamed_in_a_clone_where_no_agent_ran(
-    tmp_path: Path,
-) -> None:
+def _shared(tmp_path: Path, path: str, text: str) -> Clones:
+    """Clone A's agent writes ``path``; A commits, pushes code and evidence; B pulls and
+    fetches."""
     clones = Clones(tmp_path)
-    clones.a.write("s1", "src/app.py", "alpha = 1\nbeta = 2\ngamma = 3\n")
+    clones.a.write("s1", path, text)
     _commit_all(clones)
     assert clones.push()
     clones.pull()
+    return clones
+
+
+def test_a_teammates_agent_lines_are_blamed_in_a_clone_where_no_agent_ran(
+    tmp_path: Path,
+) -> None:
+    clones = _shared(tmp_path, "src/app.py", "alpha = 1\nbeta = 2\ngamma = 3\n")
     report = clones.blame_b("src/app.py")
     assert [row.status for row in report.lines] == ["agent"] * 3
     a_id = clones.a_ledger.ledger_id
@@ -84,11 +91,7 @@ def test_a_persons_line_and_an_uncommitted_line_in_the_clone_are_never_the_agent
 
 
 def test_one_ledger_fetched_from_two_remotes_is_one_claim(tmp_path: Path) -> None:
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\n")
     # The same evidence fetched from an audit remote too: one ledger, not two claims (a gap).
     audit = tmp_path / "audit.git"
     git(tmp_path, "init", "-q", "--bare", str(audit))
@@ -107,11 +110,7 @@ def test_one_ledger_fetched_from_two_remotes_is_one_claim(tmp_path: Path) -> Non
 def test_a_fetched_ref_moved_by_hand_to_unverified_evidence_is_never_used(
     tmp_path: Path,
 ) -> None:
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\ntwo\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\ntwo\n")
     a_id = clones.a_ledger.ledger_id
     ref = f"refs/ledger-remotes/origin/{a_id}"
     # An agent in B plants a commit whose segment claims a forged record.
@@ -132,11 +131,7 @@ def test_a_fetched_ref_moved_by_hand_to_unverified_evidence_is_never_used(
 def test_json_names_the_ledger_of_every_agent_line(tmp_path: Path) -> None:
     from tests.cli.inprocess import run_in_process  # noqa: PLC0415
 
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\n")
     import os  # noqa: PLC0415
 
     env = {**os.environ, **clones.b_env}
@@ -158,11 +153,7 @@ def test_fetched_refs_are_read_as_git_lists_them_loose_and_packed(tmp_path: Path
     from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
     from ledger._projections.foreign import _read_fetched_refs  # noqa: PLC0415
 
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\n")
     loose = _read_fetched_refs(clones.b_root)
     assert loose == fetched_ledgers(clones.b_root)
     assert loose is not None
@@ -195,11 +186,7 @@ def test_a_line_two_teammates_ledgers_claim_is_a_gap(
 ) -> None:
     from ledger._projections import foreign  # noqa: PLC0415
 
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\ntwo\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\ntwo\n")
     real = foreign.foreign_models
 
     def two_ledgers(*args: Any, **kwargs: Any) -> list[foreign.ForeignModel]:
@@ -268,11 +255,7 @@ def test_fetch_notes_what_it_verified_and_the_first_blame_folds_it_without_verif
 ) -> None:
     from ledger._evidence import remote  # noqa: PLC0415
 
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\n")
     folder = clones.b_root / ".orchestration" / ".cache" / "projections" / "foreign"
     [ledger_dir] = folder.iterdir()
     assert {p.name for p in ledger_dir.iterdir()} == {"index.json"}, "fetch folds nothing"
@@ -286,11 +269,7 @@ def test_fetch_notes_what_it_verified_and_the_first_blame_folds_it_without_verif
 
 
 def test_a_missing_cached_slice_is_folded_again(tmp_path: Path) -> None:
-    clones = Clones(tmp_path)
-    clones.a.write("s1", "app.py", "one\n")
-    _commit_all(clones)
-    assert clones.push()
-    clones.pull()
+    clones = _shared(tmp_path, "app.py", "one\n")
     assert clones.blame_b("app.py").lines[0].status == "agent"  # folds and keeps the slices
     folder = clones.b_root / ".orchestration" / ".cache" / "projections" / "foreign"
     [ledger_dir] = folder.iterdir()
