@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ AGE = re.compile(rb"\d+(?:s|m|h|d|mo|y) ago")
 
 
 @pytest.fixture
-def written(tmp_path: Path) -> Rig:
+def written(tmp_path: Path) -> Iterator[Rig]:
     """A workspace where an agent rewrote ``src/app.py`` and a person committed it and added
     a line of their own."""
     rig = Rig(tmp_path, decider="on")
@@ -46,7 +47,10 @@ def written(tmp_path: Path) -> Rig:
     with (rig.root / "src" / "app.py").open("a", encoding="utf-8") as handle:
         handle.write("y = 3  # by hand\n")
     (rig.root / "src" / "pkg").mkdir()
-    return rig
+    yield rig
+    subprocess.run([LEDGER, "serve", "--stop"], env=rig.env, capture_output=True, check=False)
+    for proc in rig.procs:
+        with_timeout_kill(proc)
 
 
 def _blame(
@@ -115,37 +119,28 @@ def test_blame_through_the_decider_prints_exactly_what_the_caller_would(written:
     )
     mailmap_config = written.root.parent / "gitconfig"
     mailmap_config.write_text(f"[mailmap]\n\tfile = {written.root.parent / 'mailmap'}\n", "utf-8")
-    proc = written.start()
-    try:
-        for args, where, template in INVOCATIONS:
-            extra = {
-                name: value.format(mailmap_config=mailmap_config)
-                for name, value in template.items()
-            }
-            cwd = written.root / where
-            remote = _blame(written, args, cwd=cwd, decider="on", extra=extra)
-            local = _blame(written, args, cwd=cwd, decider="off", extra=extra)
-            assert _imported_blame(local), args
-            assert not _imported_blame(remote), (args, "the decider did not answer")
-            assert _answer(remote) == _answer(local), (args, where, extra)
-            if "GIT_CONFIG_GLOBAL" in extra:
-                assert b"author Annette" in remote.stdout, remote.stdout
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
-        with_timeout_kill(proc)
+    written.start()
+    for args, where, template in INVOCATIONS:
+        extra = {
+            name: value.format(mailmap_config=mailmap_config) for name, value in template.items()
+        }
+        cwd = written.root / where
+        remote = _blame(written, args, cwd=cwd, decider="on", extra=extra)
+        local = _blame(written, args, cwd=cwd, decider="off", extra=extra)
+        assert _imported_blame(local), args
+        assert not _imported_blame(remote), (args, "the decider did not answer")
+        assert _answer(remote) == _answer(local), (args, where, extra)
+        if "GIT_CONFIG_GLOBAL" in extra:
+            assert b"author Annette" in remote.stdout, remote.stdout
 
 
 @pytest.mark.slow
 def test_blame_usage_the_decider_does_not_serve_is_run_by_the_caller(written: Rig) -> None:
-    proc = written.start()
-    try:
-        for args in (["--help"], ["--jsn", "src/app.py"], ["src/app.py", "other.py"]):
-            remote = _blame(written, args, cwd=written.root, decider="on")
-            local = _blame(written, args, cwd=written.root, decider="off")
-            assert _answer(remote) == _answer(local), args
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
-        with_timeout_kill(proc)
+    written.start()
+    for args in (["--help"], ["--jsn", "src/app.py"], ["src/app.py", "other.py"]):
+        remote = _blame(written, args, cwd=written.root, decider="on")
+        local = _blame(written, args, cwd=written.root, decider="off")
+        assert _answer(remote) == _answer(local), args
 
 
 def test_blame_without_a_decider_is_computed_here_and_starts_one_for_the_next(
@@ -153,36 +148,30 @@ def test_blame_without_a_decider_is_computed_here_and_starts_one_for_the_next(
 ) -> None:
     """Where no agent works (a reviewer's clone, an editor asking on every move) no hook call
     starts a decider: the first command does, and answers in its own process meanwhile."""
-    try:
-        done = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
-        assert done.returncode == 0, done.stderr
-        assert _imported_blame(done)
-        assert b" agent " in done.stdout
-        deadline = time.monotonic() + 30
-        while not written.status().get("running"):
-            assert time.monotonic() < deadline, "the first command started no decider"
-            time.sleep(0.05)
-        again = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
-        assert not _imported_blame(again), "the next blame is the decider's"
-        assert _answer(again) == _answer(done)
-        off = _blame(written, ["src/app.py:1"], cwd=written.root, decider="off")
-        assert _imported_blame(off), "LEDGER_DECIDER=off: never the decider"
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
+    done = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
+    assert done.returncode == 0, done.stderr
+    assert _imported_blame(done)
+    assert b" agent " in done.stdout
+    deadline = time.monotonic() + 30
+    while not written.status().get("running"):
+        assert time.monotonic() < deadline, "the first command started no decider"
+        time.sleep(0.05)
+    again = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
+    assert not _imported_blame(again), "the next blame is the decider's"
+    assert _answer(again) == _answer(done)
+    off = _blame(written, ["src/app.py:1"], cwd=written.root, decider="off")
+    assert _imported_blame(off), "LEDGER_DECIDER=off: never the decider"
 
 
 def test_blame_asked_of_a_decider_of_another_version_is_computed_by_the_caller(
     written: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     proc = written.start()
-    try:
-        monkeypatch.setattr(client, "_version", lambda _install: "0.0.0-old")
-        monkeypatch.setattr(os, "environ", {**written.env, "LEDGER_DECIDER": "on"})
-        monkeypatch.chdir(written.root)
-        assert client.command("blame", ["src/app.py"], tty=False) is None
-        proc.wait(timeout=10)  # it retired; the next hook call starts this version's
-    finally:
-        with_timeout_kill(proc)
+    monkeypatch.setattr(client, "_version", lambda _install: "0.0.0-old")
+    monkeypatch.setattr(os, "environ", {**written.env, "LEDGER_DECIDER": "on"})
+    monkeypatch.chdir(written.root)
+    assert client.command("blame", ["src/app.py"], tty=False) is None
+    proc.wait(timeout=10)  # it retired; the next call starts this version's
 
 
 def test_served_blame_colours_only_a_terminal_without_no_color(written: Rig) -> None:
@@ -231,24 +220,18 @@ READ_COMMANDS: list[tuple[list[str], str, dict[str, str]]] = [
 def test_log_show_and_intent_list_through_the_decider_print_exactly_what_the_caller_would(
     written: Rig,
 ) -> None:
-    proc = written.start()
-    try:
-        for args, where, extra in READ_COMMANDS:
-            cwd = written.root / where
-            remote = _ledger(written, args, cwd=cwd, decider="on", extra=extra)
-            local = _ledger(written, args, cwd=cwd, decider="off", extra=extra)
-            assert _imported_ledger(local), args
-            assert not _imported_ledger(remote), (args, "the decider did not answer")
-            assert _answer(remote) == _answer(local), (args, where, extra)
-        for args in (["log", "--help"], ["log", "--hel"], ["intent", "list", "-h"]):
-            remote = _ledger(written, args, cwd=written.root, decider="on")
-            assert _imported_ledger(remote), (args, "help is the caller's to print")
-            assert _answer(remote) == _answer(
-                _ledger(written, args, cwd=written.root, decider="off")
-            )
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
-        with_timeout_kill(proc)
+    written.start()
+    for args, where, extra in READ_COMMANDS:
+        cwd = written.root / where
+        remote = _ledger(written, args, cwd=cwd, decider="on", extra=extra)
+        local = _ledger(written, args, cwd=cwd, decider="off", extra=extra)
+        assert _imported_ledger(local), args
+        assert not _imported_ledger(remote), (args, "the decider did not answer")
+        assert _answer(remote) == _answer(local), (args, where, extra)
+    for args in (["log", "--help"], ["log", "--hel"], ["intent", "list", "-h"]):
+        remote = _ledger(written, args, cwd=written.root, decider="on")
+        assert _imported_ledger(remote), (args, "help is the caller's to print")
+        assert _answer(remote) == _answer(_ledger(written, args, cwd=written.root, decider="off"))
 
 
 def test_a_terminal_callers_width_and_colour_reach_the_decider(
@@ -258,27 +241,23 @@ def test_a_terminal_callers_width_and_colour_reach_the_decider(
     outside["tool_input"]["file_path"] = str(written.root / "docs" / "notes.md")
     denied = written.hook("claude", "PreToolUse", outside)  # a deny: a long reason to fit
     assert b'"deny"' in denied.stdout
-    proc = written.start()
-    try:
-        # the terminal's own width, not $COLUMNS (which pytest's workers may carry)
-        environ = {k: v for k, v in written.env.items() if k not in ("COLUMNS", "LINES")}
-        monkeypatch.setattr(os, "environ", {**environ, "LEDGER_DECIDER": "on"})
-        monkeypatch.setattr(os, "get_terminal_size", lambda _fd=1: os.terminal_size((40, 20)))
-        monkeypatch.chdir(written.root)
-        answered = client.command("log", ["-n", "4"], tty=True)
-        assert answered is not None
-        code, out, _err = answered
-        local = io.StringIO()
-        run_log(LogOptions(limit=4), Output(local, dict(os.environ), True, 40, str(written.root)))
-        assert code == 0
-        assert out.decode() == local.getvalue()
-        assert "\x1b[" in local.getvalue()
-        wide = io.StringIO()
-        run_log(LogOptions(limit=4), Output(wide, dict(os.environ), True, 200, str(written.root)))
-        assert wide.getvalue() != local.getvalue(), "the width must shape the lines"
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
-        with_timeout_kill(proc)
+    written.start()
+    # the terminal's own width, not $COLUMNS (which pytest's workers may carry)
+    environ = {k: v for k, v in written.env.items() if k not in ("COLUMNS", "LINES")}
+    monkeypatch.setattr(os, "environ", {**environ, "LEDGER_DECIDER": "on"})
+    monkeypatch.setattr(os, "get_terminal_size", lambda _fd=1: os.terminal_size((40, 20)))
+    monkeypatch.chdir(written.root)
+    answered = client.command("log", ["-n", "4"], tty=True)
+    assert answered is not None
+    code, out, _err = answered
+    local = io.StringIO()
+    run_log(LogOptions(limit=4), Output(local, dict(os.environ), True, 40, str(written.root)))
+    assert code == 0
+    assert out.decode() == local.getvalue()
+    assert "\x1b[" in local.getvalue()
+    wide = io.StringIO()
+    run_log(LogOptions(limit=4), Output(wide, dict(os.environ), True, 200, str(written.root)))
+    assert wide.getvalue() != local.getvalue(), "the width must shape the lines"
 
 
 def test_log_follow_and_help_are_left_to_the_caller(written: Rig) -> None:
@@ -298,12 +277,8 @@ def test_log_follow_and_help_are_left_to_the_caller(written: Rig) -> None:
 def test_a_caller_printing_in_another_encoding_runs_the_command_itself(written: Rig) -> None:
     """The decider answers in UTF-8; a caller whose streams encode otherwise (``é`` in a
     latin-1 terminal) must print what its own process would."""
-    proc = written.start()
-    try:
-        extra = {"PYTHONIOENCODING": "latin-1"}
-        remote = _ledger(written, ["log"], cwd=written.root, decider="on", extra=extra)
-        assert _imported_ledger(remote), "a latin-1 caller must not print the decider's UTF-8"
-        assert remote.returncode == 0
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=written.env, check=False)
-        with_timeout_kill(proc)
+    written.start()
+    extra = {"PYTHONIOENCODING": "latin-1"}
+    remote = _ledger(written, ["log"], cwd=written.root, decider="on", extra=extra)
+    assert _imported_ledger(remote), "a latin-1 caller must not print the decider's UTF-8"
+    assert remote.returncode == 0
