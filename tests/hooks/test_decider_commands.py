@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -89,6 +89,24 @@ def _answer(done: subprocess.CompletedProcess[bytes]) -> tuple[int, bytes, bytes
     return done.returncode, AGE.sub(b"<age>", done.stdout), stderr
 
 
+def _served_as_here(
+    rig: Rig,
+    args: list[str],
+    *,
+    cwd: Path,
+    extra: dict[str, str],
+    here: Callable[[subprocess.CompletedProcess[bytes]], bool],
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``ledger ARGS`` with the decider up and in its own process: the decider answered
+    the first, and both printed the same (ages aside)."""
+    remote = _ledger(rig, args, cwd=cwd, decider="on", extra=extra)
+    local = _ledger(rig, args, cwd=cwd, decider="off", extra=extra)
+    assert here(local), args
+    assert not here(remote), (args, "the decider did not answer")
+    assert _answer(remote) == _answer(local), (args, cwd, extra)
+    return remote
+
+
 INVOCATIONS: list[tuple[list[str], str, dict[str, str]]] = [
     (["src/app.py"], ".", {}),
     (["src/app.py:1"], ".", {}),
@@ -124,12 +142,9 @@ def test_blame_through_the_decider_prints_exactly_what_the_caller_would(written:
         extra = {
             name: value.format(mailmap_config=mailmap_config) for name, value in template.items()
         }
-        cwd = written.root / where
-        remote = _blame(written, args, cwd=cwd, decider="on", extra=extra)
-        local = _blame(written, args, cwd=cwd, decider="off", extra=extra)
-        assert _imported_blame(local), args
-        assert not _imported_blame(remote), (args, "the decider did not answer")
-        assert _answer(remote) == _answer(local), (args, where, extra)
+        remote = _served_as_here(
+            written, ["blame", *args], cwd=written.root / where, extra=extra, here=_imported_blame
+        )
         if "GIT_CONFIG_GLOBAL" in extra:
             assert b"author Annette" in remote.stdout, remote.stdout
 
@@ -222,12 +237,7 @@ def test_log_show_and_intent_list_through_the_decider_print_exactly_what_the_cal
 ) -> None:
     written.start()
     for args, where, extra in READ_COMMANDS:
-        cwd = written.root / where
-        remote = _ledger(written, args, cwd=cwd, decider="on", extra=extra)
-        local = _ledger(written, args, cwd=cwd, decider="off", extra=extra)
-        assert _imported_ledger(local), args
-        assert not _imported_ledger(remote), (args, "the decider did not answer")
-        assert _answer(remote) == _answer(local), (args, where, extra)
+        _served_as_here(written, args, cwd=written.root / where, extra=extra, here=_imported_ledger)
     for args in (["log", "--help"], ["log", "--hel"], ["intent", "list", "-h"]):
         remote = _ledger(written, args, cwd=written.root, decider="on")
         assert _imported_ledger(remote), (args, "help is the caller's to print")
