@@ -129,9 +129,11 @@ def answer(
 
 def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes] | None:
     """A running decider's ``(exit code, stdout, stderr)`` for ``ledger <name> <args>``, or
-    None: run it in this process (and, with ``LEDGER_DECIDER=auto`` and none running, start
-    one for the next command, as a hook call does: where no agent works, in a reviewer's
-    clone or an editor asking for blame on every move, no hook call would)."""
+    None: run it in this process. A command never starts a decider: an agent's shell runs
+    these read-only commands too (the shell analysis lets them through as reads, and counts
+    ``ledger serve`` as a writer), and a decider started with its environment (``PATH``,
+    ``PYTHONPATH``) would then decide the client's hook calls. Hook calls, which the client
+    runs with its own environment, and a person's ``ledger serve`` start one."""
     mode = os.environ.get("LEDGER_DECIDER", "auto")
     if mode == "off":
         return None
@@ -148,7 +150,7 @@ def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes
         f"columns={columns}",
         *(f"arg:{index}={arg}" for index, arg in enumerate(args)),
     ]
-    return _exchange(fields, b"", mode, start=mode == "auto")
+    return _exchange(fields, b"", mode, start=False)
 
 
 def _exchange(

@@ -186,6 +186,18 @@ def ledger_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "ledger"
 
 
+def decider_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders a resident decider's socket can be in for this user (``ledger serve``,
+    :func:`ledger._hooks.decider.decider_socket` picks one): ``$XDG_RUNTIME_DIR/ledger``, the
+    ledger home's ``run/``, and ``/tmp/ledger-<uid>`` when a path would be too long for a
+    socket. ``ledger install --hardened`` hides them from the agent's sandboxed shell: any
+    process that reaches the socket can ask the decider, which runs outside the sandbox."""
+    env = os.environ if environ is None else environ
+    runtime = env.get("XDG_RUNTIME_DIR")
+    found = [Path(runtime) / "ledger"] if runtime else []
+    return [*found, ledger_home(env) / "run", Path("/tmp") / f"ledger-{os.getuid()}"]  # noqa: S108
+
+
 def state_home(environ: Mapping[str, str] | None = None) -> Path:
     """This user's ledger state directory, outside every workspace: ``$LEDGER_HOME/state``,
     else ``$XDG_STATE_HOME/ledger``, else ``~/.local/state/ledger``. The stored checkpoints and

@@ -62,7 +62,7 @@ from ledger._clients.runs_outside import (
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
 from ledger._fsutil import cache_secret_path
-from ledger._workspace import ORCHESTRATION_DIR, state_home
+from ledger._workspace import ORCHESTRATION_DIR, decider_dirs, state_home
 
 __all__ = [
     "check_hardenable",
@@ -116,7 +116,18 @@ def trust_state_paths(environ: Mapping[str, str] | None = None) -> tuple[list[Pa
     """
     home, state = key_home(environ), state_home(environ)
     no_write = [home] if state == home or home in state.parents else [home, state]
-    return no_write, [private_key_dir(environ), cache_secret_path(environ)]
+    # Then the resident decider's socket folders: the decider runs outside the sandbox and
+    # answers any process that reaches its socket (its proof authenticates the decider to
+    # the caller, not the caller to it).
+    return no_write, [private_key_dir(environ), cache_secret_path(environ), *_decider_dirs(environ)]
+
+
+def _decider_dirs(environ: Mapping[str, str] | None) -> list[Path]:
+    """The decider's socket folders the sandbox can hide: the ones this user's decider uses
+    (made by :func:`_ensure_trust_state_dirs` when missing), and ``/tmp/ledger-<uid>`` only
+    when it exists (a sandbox hides only an existing path; a fallback for long paths)."""
+    *usual, fallback = decider_dirs(environ)
+    return [*usual, *([fallback] if fallback.is_dir() else [])]
 
 
 def runs_outside_paths(
@@ -178,7 +189,7 @@ def _ensure_trust_state_dirs(environ: Mapping[str, str] | None) -> list[Change]:
     only an existing path read-only (the first checkpoint would create the state folder later,
     unprotected until the client restarts)."""
     made: list[Change] = []
-    for folder in trust_state_paths(environ)[0]:
+    for folder in [*trust_state_paths(environ)[0], *_decider_dirs(environ)]:
         if not folder.is_dir():
             try:
                 folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -211,7 +222,7 @@ def claude_settings(
     protected = [*protected_paths(root), *outside]
     protected += [p for p in runs if p not in protected]
     writes = [_claude_path(p, home) for p in protected]
-    key, secret = (_claude_path(p, home) for p in secrets)
+    key, secret, *sockets = (_claude_path(p, home) for p in secrets)
     # Edit rules cover every file-writing tool (Write included); a folder needs its subtree.
     edits = [
         f"Edit({w}/**)"
@@ -224,7 +235,7 @@ def claude_settings(
             "enabled": True,
             "failIfUnavailable": True,
             "allowUnsandboxedCommands": False,
-            "filesystem": {"denyWrite": writes, "denyRead": [key, secret]},
+            "filesystem": {"denyWrite": writes, "denyRead": [key, secret, *sockets]},
         },
         "permissions": {"deny": [*edits, f"Read({key}/**)", f"Read({secret})"]},
     }

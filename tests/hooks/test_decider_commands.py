@@ -158,24 +158,17 @@ def test_blame_usage_the_decider_does_not_serve_is_run_by_the_caller(written: Ri
         assert _answer(remote) == _answer(local), args
 
 
-def test_blame_without_a_decider_is_computed_here_and_starts_one_for_the_next(
-    written: Rig,
-) -> None:
-    """Where no agent works (a reviewer's clone, an editor asking on every move) no hook call
-    starts a decider: the first command does, and answers in its own process meanwhile."""
-    done = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
-    assert done.returncode == 0, done.stderr
-    assert _imported_blame(done)
-    assert b" agent " in done.stdout
-    deadline = time.monotonic() + 30
-    while not written.status().get("running"):
-        assert time.monotonic() < deadline, "the first command started no decider"
-        time.sleep(0.05)
-    again = _blame(written, ["src/app.py:1"], cwd=written.root, decider="auto")
-    assert not _imported_blame(again), "the next blame is the decider's"
-    assert _answer(again) == _answer(done)
-    off = _blame(written, ["src/app.py:1"], cwd=written.root, decider="off")
-    assert _imported_blame(off), "LEDGER_DECIDER=off: never the decider"
+def test_a_command_never_starts_a_decider(written: Rig) -> None:
+    """An agent's shell runs the read-only commands too (the shell analysis lets them through
+    as reads): a decider they started would hold the agent's PATH and PYTHONPATH and decide
+    the client's hook calls. Only hook calls and a person's ``ledger serve`` start one."""
+    for args in (["blame", "src/app.py:1"], ["log"], ["show"], ["intent", "list"]):
+        done = _ledger(written, args, cwd=written.root, decider="auto")
+        assert done.returncode == 0, (args, done.stderr)
+        assert _imported_ledger(done), args
+    time.sleep(0.5)  # a decider started detached would have bound its socket by now
+    assert not written.socket.exists(), "a read-only command started a decider"
+    assert not written.status().get("running")
 
 
 def test_blame_asked_of_a_decider_of_another_version_is_computed_by_the_caller(

@@ -216,7 +216,14 @@ def test_uninstall_leaves_nothing_it_created(tmp_path: Path, client: str, harden
     kept = sorted(str(p.relative_to(home)) for p in home.rglob("*") if not p.is_dir())
     assert kept == []
     folders = {str(p.relative_to(home)) for p in home.rglob("*")}
-    assert folders <= {".config", ".config/ledger", ".local", ".local/state", ".local/state/ledger"}
+    assert folders <= {
+        ".config",
+        ".config/ledger",
+        ".config/ledger/run",  # the resident decider's socket folder, hidden from the sandbox
+        ".local",
+        ".local/state",
+        ".local/state/ledger",
+    }
     assert not folders or hardened
 
 

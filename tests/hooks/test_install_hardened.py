@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +24,7 @@ from ledger._clients.hardening import claude_settings, codex_block
 from ledger._clients.install import install, uninstall
 from ledger._errors import ConfigError
 from ledger._evidence.ledger import Ledger
+from ledger._hooks.decider import decider_socket
 
 # Claude Code settings, the parts --hardened writes. Written from the settings and sandboxing
 # docs (https://code.claude.com/docs/en/settings, /en/sandboxing, /en/permissions) and the zod
@@ -128,9 +131,10 @@ def test_claude_hardened_settings_match_the_documented_schema(tmp_path: Path) ->
     assert all(w.startswith(("//", "~/")) for w in writes)
     # $LEDGER_HOME holds the keys, the trust pins, the cache secret and (state/) the checkpoints
     assert "~/.config/ledger" in writes
-    assert sandbox["filesystem"]["denyRead"] == [
+    assert _without_tmp_fallback(sandbox["filesystem"]["denyRead"]) == [
         "~/.config/ledger/keys",
         "~/.config/ledger/cache.secret",
+        "~/.config/ledger/run",  # the resident decider's socket folder
     ]
     deny = settings["permissions"]["deny"]
     assert f"Edit(/{root}/.orchestration/**)" in deny
@@ -144,6 +148,12 @@ def test_claude_hardened_settings_match_the_documented_schema(tmp_path: Path) ->
         "claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env
     )[1]
     assert {c.action for c in again} <= {"unchanged", "note"}
+
+
+def _without_tmp_fallback(paths: list[str]) -> list[str]:
+    """``denyRead`` without ``/tmp/ledger-<uid>``, the decider's fallback folder for long
+    paths, which is named only when it exists on this machine."""
+    return [p for p in paths if p != f"//tmp/ledger-{os.getuid()}"]
 
 
 def xdg_env(home: Path) -> dict[str, str]:
@@ -167,9 +177,10 @@ def test_hardening_denies_writes_to_the_checkpoints_and_pins_outside_the_workspa
     jsonschema.validate(settings, CLAUDE_SCHEMA)
     writes = settings["sandbox"]["filesystem"]["denyWrite"]
     assert {"~/.config/ledger", "~/.local/state/ledger"} <= set(writes)
-    assert settings["sandbox"]["filesystem"]["denyRead"] == [
+    assert _without_tmp_fallback(settings["sandbox"]["filesystem"]["denyRead"]) == [
         "~/.config/ledger/keys",
         "~/.config/ledger/cache.secret",
+        "~/.config/ledger/run",
     ]
     deny = settings["permissions"]["deny"]
     assert {"Edit(~/.config/ledger/**)", "Edit(~/.local/state/ledger/**)"} <= set(deny)
@@ -357,6 +368,32 @@ def _claude_like_sandbox(
 def _refused(ran: subprocess.CompletedProcess[str], attack: str) -> None:
     assert ran.returncode != 0, attack
     assert "Read-only file system" in ran.stderr or "Permission denied" in ran.stderr, ran
+
+
+def test_a_sandboxed_shell_cannot_reach_the_deciders_socket(tmp_path: Path) -> None:
+    """The decider runs outside the sandbox and answers whoever reaches its socket (its proof
+    authenticates it to the caller, not the caller to it): a shell that could connect could
+    have it sign forged hook records, or run git and hooks.yaml commands with a PATH of its
+    choosing outside the sandbox."""
+    root, home, env = _workspace(tmp_path)
+    runtime = Path(tempfile.mkdtemp(prefix="ld-", dir="/tmp"))  # short: sun_path is 108 bytes
+    runtime.chmod(0o700)
+    env = {**env, "XDG_RUNTIME_DIR": str(runtime)}
+    install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
+    path = decider_socket(env)
+    assert path.parent.is_dir(), "the installer makes the folder, so the sandbox can hide it"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(path))
+        listener.listen(1)
+        connect = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""
+        assert subprocess.run(["sh", "-c", connect], check=False).returncode == 0  # reachable
+        ran = _claude_like_sandbox(root, home, env)(connect)
+        assert ran.returncode != 0, "the sandboxed shell reached the decider's socket"
+        assert "FileNotFoundError" in ran.stderr or "No such file" in ran.stderr, ran.stderr
+    finally:
+        listener.close()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_a_sandboxed_shell_cannot_write_orchestration_or_read_the_key(tmp_path: Path) -> None:
