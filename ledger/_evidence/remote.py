@@ -151,6 +151,23 @@ class _Git:
             raise RemoteError(f"cannot read git remote {remote!r}: {_last_line(done.stderr)}")
         return done.stdout.decode("utf-8", "replace").strip()
 
+    def published(self, url: str, ref: str) -> str | None:
+        """The commit ``ref`` points at on the remote at ``url``, or ``None`` (no such ref)."""
+        listed = self.out("ls-remote", "--upload-pack=git-upload-pack", url, ref, transport=True)
+        return listed.split()[0] if listed else None
+
+    def fetch_ref(self, url: str, ref: str, into: str) -> None:
+        """Fetch the remote's ``ref`` into the local ref ``into`` (forced: a holding name)."""
+        self.out(
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--upload-pack=git-upload-pack",
+            url,
+            f"+{ref}:{into}",
+            transport=True,
+        )
+
     def rev(self, ref: str) -> str | None:
         done = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         return done.stdout.decode().strip() if done.returncode == 0 else None
@@ -252,21 +269,12 @@ def push_evidence(
     data, checkpoint = ledger.segment()
     ref = EVIDENCE_REFS + checkpoint.ledger_id
     local = parent = git.rev(ref)
-    listed = git.out("ls-remote", "--upload-pack=git-upload-pack", url, ref, transport=True)
-    published = listed.split()[0] if listed else None
+    published = git.published(url, ref)
     if published is not None and (parent is None or not git.is_ancestor(published, parent)):
         # The remote holds a push this repository has not recorded (another clone of the same
         # workspace, or a lost local ref): build on it, if this ledger extends it.
         incoming = f"{_INCOMING}push/{checkpoint.ledger_id}"
-        git.out(
-            "fetch",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--upload-pack=git-upload-pack",
-            url,
-            f"+{ref}:{incoming}",
-            transport=True,
-        )
+        git.fetch_ref(url, ref, incoming)
         git.delete_ref(incoming)  # the objects stay; the commit is checked just below
         parent = published
     if parent is not None:
@@ -617,20 +625,11 @@ def verify_against_remote(
     ledger_id = ledger.ledger_id
     ref = EVIDENCE_REFS + ledger_id
     incoming = f"{_INCOMING}verify/{remote}/{ledger_id}"
-    listed = git.out("ls-remote", "--upload-pack=git-upload-pack", url, ref, transport=True)
-    if not listed:
+    if git.published(url, ref) is None:
         raise RemoteError(
             f"remote {remote} holds no evidence of ledger {ledger_id} (`ledger push {remote}`)"
         )
-    git.out(
-        "fetch",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--upload-pack=git-upload-pack",
-        url,
-        f"+{ref}:{incoming}",
-        transport=True,
-    )
+    git.fetch_ref(url, ref, incoming)
     try:
         blobs = git.blobs(incoming, ref)
         name = f"{remote}:{ref}"
