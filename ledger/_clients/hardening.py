@@ -51,6 +51,7 @@ from ledger._clients.install import (
     _rewrite,
     default_ledger_command,
     load_settings,
+    save_text,
 )
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._clients.runs_outside import (
@@ -396,13 +397,7 @@ def _harden_codex(
     tomllib.loads(text)  # what we write parses, or we raise before writing
     if text == existing:
         return [Change("unchanged", str(path), "permission profile already installed")]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.ledger-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror}") from None
+    save_text(path, text)
     changes = [
         Change(
             "updated" if _CODEX_BEGIN in existing else "added",

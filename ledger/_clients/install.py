@@ -137,10 +137,19 @@ def load_settings(path: Path) -> dict[str, Any]:
 
 def save_settings(path: Path, data: dict[str, Any]) -> None:
     """Write a JSON settings file atomically (indented, as people edit them)."""
+    save_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def save_text(path: Path, text: str) -> None:
+    """Write a client's settings file atomically (a temporary file beside it, then a rename).
+
+    Raises:
+        StorageError: it cannot be written (one line, the path named).
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.ledger-tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:
         raise StorageError(f"cannot write {path}: {exc.strerror}") from None

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._clients.hardening import HARDENED_CODEX_BEGIN
-from ledger._clients.install import Action, Change, load_settings, save_settings
+from ledger._clients.install import Action, Change, load_settings, save_settings, save_text
 from ledger._clients.registry import ClientSpec, McpConfig
 from ledger._errors import ConfigError, StorageError
 from ledger._governance.analysis.ledger_mcp import LEDGER_MCP_SERVER
@@ -193,16 +193,6 @@ def _read(path: Path) -> str:
         raise StorageError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.ledger-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def _toml_register(path: Path, key: str, entry: dict[str, Any]) -> list[Change]:
     existing = _read(path)
     rest = _strip_block(existing)
@@ -233,7 +223,7 @@ def _toml_register(path: Path, key: str, entry: dict[str, Any]) -> list[Change]:
     tomllib.loads(text)  # what we write parses, or we raise before writing
     if text == existing:
         return [Change("unchanged", str(path), "MCP server ledger already registered")]
-    _write(path, text)
+    save_text(path, text)
     action: Action = "updated" if _TOML_BEGIN in existing else "added"
     return [Change(action, str(path), f"MCP server {LEDGER_MCP_SERVER}: {_shown(entry)}")]
 
@@ -244,7 +234,7 @@ def _toml_unregister(path: Path, stop: Path) -> list[Change]:
         return []
     rest = _strip_block(existing).rstrip("\n")
     if rest.strip():
-        _write(path, rest + "\n")
+        save_text(path, rest + "\n")
     else:
         _remove(path, stop)
     return [Change("removed", str(path), f"MCP server {LEDGER_MCP_SERVER}")]
