@@ -195,7 +195,13 @@ def decider_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
     env = os.environ if environ is None else environ
     runtime = env.get("XDG_RUNTIME_DIR")
     found = [Path(runtime) / "ledger"] if runtime else []
-    return [*found, ledger_home(env) / "run", Path("/tmp") / f"ledger-{os.getuid()}"]  # noqa: S108
+    # The ledger home as the hook's thin client spells it (cli/_decider.py, no pathlib): from
+    # the environment given, never this process's home.
+    home = env.get(HOME_ENV) or os.path.join(  # noqa: PTH118
+        env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/", ".config"),  # noqa: PTH118
+        "ledger",
+    )
+    return [*found, Path(home) / "run", Path("/tmp") / f"ledger-{os.getuid()}"]  # noqa: S108
 
 
 def state_home(environ: Mapping[str, str] | None = None) -> Path:

@@ -57,7 +57,7 @@ from ledger._errors import InputError, StorageError
 from ledger._fsutil import cache_secret
 from ledger._hooks.service import CallAbandonedError, run_hook
 from ledger._version import __version__
-from ledger._workspace import ledger_home
+from ledger._workspace import decider_dirs, ledger_home
 
 __all__ = [
     "DECIDER_OFF_ENV",
@@ -112,21 +112,12 @@ def _fnv1a(text: str) -> str:
 def decider_socket(environ: Mapping[str, str] | None = None, install: str | None = None) -> Path:
     """Where this installation's decider listens for this user. ``cli/_decider.py`` computes
     the same path (tests/hooks/test_decider.py holds them equal)."""
-    env = os.environ if environ is None else environ
     name = f"decider-{_fnv1a(install or install_dir())}.sock"
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime:
-        candidate = Path(runtime) / "ledger" / name
-        if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
-            return candidate
-    home = env.get("LEDGER_HOME") or os.path.join(  # noqa: PTH118 -- as the client spells it
-        env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "/", ".config"),  # noqa: PTH118
-        "ledger",
-    )
-    candidate = Path(home) / "run" / name
-    if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
-        return candidate
-    return Path("/tmp") / f"ledger-{os.getuid()}" / name  # noqa: S108 -- a 0700 folder we own
+    *usual, fallback = decider_dirs(environ)  # fallback: a 0700 folder of ours under /tmp
+    for folder in usual:
+        if len(os.fsencode(folder / name)) <= _SOCKET_PATH_MAX:
+            return folder / name
+    return fallback / name
 
 
 def code_fingerprint(install: str | None = None) -> tuple[tuple[str, int, int], ...]:
