@@ -567,7 +567,7 @@ def install(
         typer.Option(
             "--hardened",
             help="Also configure the client's OS sandbox so shell commands cannot "
-            "write ledger's files or read its key (see the README's trust model).",
+            "write ledger's files or read its key (see docs/trust-model.md).",
         ),
     ] = False,
     pre_push: Annotated[

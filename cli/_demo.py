@@ -87,7 +87,7 @@ _GLOSSARY = {
 _NEXT_STEPS = """\
 next, in a real project:
   cd your-project && ledger init           # this clone's ledger and signing key
-  $EDITOR .orchestration/active_intents.yaml   # what agents may work on (README: The intents file)
+  $EDITOR .orchestration/active_intents.yaml   # what agents may work on (docs/governance.md)
   ledger install claude                    # or cursor, gemini, codex, cline
   ledger doctor                            # checks the ledger, key, intents and hooks
   ... work with your agent, then:

@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
                 print(f"{remote} holds no ledger evidence (refs/ledger/*)")
             for item in [] if as_json else fetched:
                 if item.status == "unverified":
-                    # Nothing is wrong with this clone: a teammate's key to pin (README).
+                    # Nothing is wrong with this clone: a teammate's key to pin (docs/team.md).
                     print(item.reason, file=sys.stderr)
                 else:
                     print(

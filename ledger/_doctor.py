@@ -152,7 +152,7 @@ def _intents(root: Path) -> Check:
             "intents",
             "fail",
             missing_intents_message(orchestration),
-            f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (README: The intents file)",
+            f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (docs/governance.md: the intents file)",
         )
     try:
         parsed = load_intents_file(path)

@@ -2,7 +2,7 @@
 
 Everything that depends on *which* clients exist reads it from :data:`CLIENTS`: the hook
 dispatcher (:func:`adapter`), the installer, the actor name in records, the CLI's choices and
-help, and the README's client table (a test checks it against :func:`markdown_table`). Adding a
+help, and docs/clients.md's client table (a test checks it: :func:`markdown_table`). Adding a
 client means one :class:`ClientSpec` here and one adapter module implementing
 :class:`ClientAdapter`.
 
@@ -687,7 +687,7 @@ def delivery(
 
 
 def markdown_table() -> str:
-    """The README's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
+    """docs/clients.md's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
     rows = [
         "| client | `ledger hook`/`install` name | `actor.client` | shared hooks file "
         "| machine-local file | `--hardened` configures | before hooks run "

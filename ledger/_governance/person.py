@@ -10,7 +10,7 @@ agent's process, and the clients mark the environment they give their shell.
 processes); :func:`ancestor_chain` reads that chain from ``/proc`` (or ``ps`` elsewhere).
 Neither is proof against an agent that can run arbitrary code and detach itself from its
 parent (double fork, ``setsid``, then ``env -i``): that is what ``--hardened`` (the sandbox
-cannot write the ledger) and the tripwire are for (README "Trust model").
+cannot write the ledger) and the tripwire are for (docs/trust-model.md).
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
 
 def _grant_is_approved(state: WorkspaceState, body: dict[str, Any]) -> bool:
     """A scope grant counts only with a human approval the agent cannot produce through the
-    governance path (README "Trust model"): ``approval == "person"`` -- ``ledger intent
+    governance path (docs/trust-model.md): ``approval == "person"`` -- ``ledger intent
     expand`` run outside any agent's process tree (:mod:`ledger._governance.person`; ``"tty"``
     on records before issue 15) -- or a ``tool_use_id`` naming an earlier ``hook.pre`` whose
     decision was ``ask``: the client asked a person and the command ran. ``Ledger.append`` and

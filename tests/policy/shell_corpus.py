@@ -124,7 +124,7 @@ EVERYDAY_BASE: tuple[str, ...] = (
 
 # Commands from real agent sessions (Claude Code, Codex, Gemini CLI transcripts of everyday
 # work: git, package managers, test runners, formatters, codegen, reads, cd chains, heredoc
-# commits). None may be asked; the false-ask budget is 1% (README "Shell commands").
+# commits). None may be asked; the false-ask budget is 1% (docs/governance.md, "Shell commands").
 SESSIONS: tuple[str, ...] = (
     # git
     "git status --porcelain", "git status -uno", "git diff --staged", "git diff --cached --stat",
