@@ -227,6 +227,8 @@ def verify(
             _emit_json(report.to_json())
         else:
             print(report.summary())
+            if remote is not None:  # which evidence this was checked against
+                print(f"  against {remote}: refs/ledger/{ledger.ledger_id}, as pushed there")
             for problem in report.problems[:50]:
                 where = f"line {problem.line}" if problem.line else "ledger"
                 print(f"  seq {problem.seq} ({where}): {problem.code}: {problem.message}")
