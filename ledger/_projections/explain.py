@@ -263,7 +263,8 @@ def blame_file(
     """
     here = Path(cwd).absolute() if cwd is not None else Path.cwd()
     workspace = Workspace(find_root(root, start=here, environ=environ))
-    if not workspace.ledger_path.exists():
+    own = workspace.ledger_path.exists()  # a clone that only reads teammates' evidence has none
+    if not own and at is not None:
         raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
     root_path = workspace.root
     relative, absolute = _resolve(root_path, path, here)
@@ -271,7 +272,7 @@ def blame_file(
         state = blame_state(_open(root_path, environ), at=at, environ=environ)
         return _report_at(relative, state.view(relative), lines, at)
     content = _read(absolute, path)
-    view = _view(workspace, relative, environ)
+    view = _view(workspace, relative, environ) if own else FileView(None, [], [], -1)
     model = view.model
     texts = split_lines(content.decode("utf-8", "replace"))
     first, last = _range(lines, len(texts), path)

@@ -315,7 +315,7 @@ def foreign_models(
         if ledger is None:
             from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- the cold path's
 
-            ledger = Ledger.open(root, environ=environ)
+            ledger = Ledger.reader(root, environ=environ)  # this clone may have none of its own
         # A sealed index for this very commit: this user verified it before writing the index
         # (only a slice went missing, e.g. two blames rewriting at once), so it is only refolded.
         slices = prepare_foreign(

@@ -53,6 +53,28 @@ def test_a_teammates_agent_lines_are_blamed_in_a_clone_where_no_agent_ran(
     assert report.lines[0].facts["commit"] == git(clones.a.root, "rev-parse", "HEAD").strip()
 
 
+def test_a_clone_that_only_reads_needs_no_init_and_no_key(tmp_path: Path) -> None:
+    clones = Clones(tmp_path, reading=True)
+    clones.a.write("s1", "src/app.py", "alpha = 1\nbeta = 2\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    assert not (clones.b_root / ".orchestration" / "agent_trace.jsonl").exists()
+    assert not (clones.b_home / "keys").exists()  # no key was made (only the cache secret)
+    report = clones.blame_b("src/app.py")
+    assert [row.status for row in report.lines] == ["agent", "agent"]
+    assert {row.facts["ledger_id"] for row in report.lines} == {clones.a_ledger.ledger_id}
+    # and through the commands a teammate types
+    from tests.hooks._support import clean_env, run_cli  # noqa: PLC0415
+
+    env = {**clean_env(clones.b_home), "HOME": str(tmp_path / "b-user")}
+    fetched = run_cli(["fetch"], env, cwd=clones.b_root)
+    assert fetched.returncode == 0, fetched.stderr
+    blamed = run_cli(["blame", "src/app.py", "--json"], env, cwd=clones.b_root)
+    assert blamed.returncode == 0, blamed.stderr
+    assert [x["status"] for x in json.loads(blamed.stdout)["lines"]] == ["agent", "agent"]
+
+
 def test_lines_survive_squash_merge_and_force_push(tmp_path: Path) -> None:
     clones = Clones(tmp_path)
     clones.a.write("s1", "app.py", "one\ntwo\n")
