@@ -476,7 +476,9 @@ def _range(lines: tuple[int, int] | None, count: int, path: str) -> tuple[int, i
     if lines is None:
         return 1, count
     first, last = lines
-    if first < 1 or last < first or last > count:
+    if last < first:
+        raise InputError(f"{first}-{last} is a reversed range: blame {path}:{last}-{first}")
+    if first < 1 or last > count:
         raise InputError(f"{path} has {count} lines; {first}-{last} is outside it")
     return first, last
 
