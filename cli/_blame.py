@@ -281,9 +281,9 @@ def fast_parse(argv: list[str], environ: dict[str, str] | None = None) -> dict[s
 
 def parser() -> "argparse.ArgumentParser":
     """``ledger blame``'s full command-line parser."""
-    import argparse  # noqa: PLC0415 -- see the module docstring
+    from cli._log import CommandParser  # noqa: PLC0415 -- see the module docstring
 
-    parser = argparse.ArgumentParser(prog="ledger blame", description=_HELP)
+    parser = CommandParser(prog="ledger blame", description=_HELP)
     parser.add_argument("target", metavar="PATH[:LINE[-END]]")
     parser.add_argument(
         "--at", type=int, metavar="SEQ", help="the line model as of a record (no disk, no git)"
@@ -304,10 +304,18 @@ def main(argv: list[str]) -> int:
     """``ledger blame`` without Typer (see the module docstring)."""
     values = fast_parse(argv)
     if values is None:
+        parsed: dict[str, Any] = {}
+
+        def parse() -> int:  # a usage error is one line and a hint, as for every command
+            parsed.update(vars(parser().parse_args(argv)))
+            return OK
+
         try:
-            values = vars(parser().parse_args(argv))
-        except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
+            if guarded(parse) != OK:
+                return 2
+        except SystemExit as exc:  # --help
             return int(exc.code or 0)
+        values = parsed
     if values["at"] is not None and values["at"] < 0:
         print("ledger: error: --at must be >= 0", file=sys.stderr)
         return UNVERIFIABLE

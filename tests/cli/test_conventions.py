@@ -285,3 +285,14 @@ def test_a_per_user_client_without_user_is_a_usage_error(tmp_path: Path) -> None
         [line] = done.stderr.splitlines()
         assert line.startswith("ledger: error: Antigravity CLI reads hooks only from")
         assert "add --user" in line
+
+
+def test_blame_usage_errors_are_one_line_like_every_command() -> None:
+    for args in (["blame"], ["blame", "a.py", "--bogus"]):
+        done = subprocess.run(
+            [str(LEDGER), *args], capture_output=True, text=True, check=False, timeout=60
+        )
+        assert done.returncode == 2
+        error, hint = done.stderr.splitlines()
+        assert error.startswith("ledger: error: ")
+        assert hint == "hint: ledger blame --help"
