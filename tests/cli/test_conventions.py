@@ -296,3 +296,11 @@ def test_blame_usage_errors_are_one_line_like_every_command() -> None:
         error, hint = done.stderr.splitlines()
         assert error.startswith("ledger: error: ")
         assert hint == "hint: ledger blame --help"
+
+
+def test_top_level_help_names_every_subcommand_of_each_group() -> None:
+    top = run("--help").stdout
+    for names in _all_commands(app):
+        if len(names) == 2:  # a group's subcommand: named on the group's line
+            line = next(x for x in top.splitlines() if x.strip().startswith(names[0] + " "))
+            assert names[1] in line, (names, line)
