@@ -17,7 +17,7 @@ _COLORS: Final = {
     "ask": "#d39b2a",
     "deny": "#c8453b",
     "agent": "#4a6fd1",
-    "human": "#3b8f5a",
+    "git": "#3b8f5a",
     "unknown": "#9aa3ad",
 }
 _CSS: Final = """
@@ -152,7 +152,7 @@ def render_report_html(report: dict[str, Any]) -> str:
         if r["decision"] == "deny"
     ]
     lines = [
-        (r["directory"], {k: r[k] for k in ("agent", "human", "unknown")})
+        (r["directory"], {k: r[k] for k in ("agent", "git", "unknown")})
         for r in report["lines_by_directory"]
     ]
     verified = all(item["verification"] == "verified" for item in report["ledgers"])
@@ -208,8 +208,8 @@ def render_report_html(report: dict[str, Any]) -> str:
 {_hbars_svg("chart-denials", "denials by code", denials, ("deny",))}
 <h2>Lines by status per directory</h2>
 <p class="muted">{escape(basis)}</p>
-{_legend(("agent", "human", "unknown"))}
-{_hbars_svg("chart-lines", "lines by status per directory", lines, ("agent", "human", "unknown"))}
+{_legend(("agent", "git", "unknown"))}
+{_hbars_svg("chart-lines", "lines by status per directory", lines, ("agent", "git", "unknown"))}
 <h2>Sessions</h2>
 {
         _table(

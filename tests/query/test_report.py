@@ -70,8 +70,8 @@ def test_lines_by_directory_count_the_last_write_while_the_file_is_unchanged(
     # alice's Edit rewrote one line and bob's Write added one; both are still there (the
     # attribution-only estimate could credit only the last write)
     assert row["agent"] == 2
-    assert row["human"] == 0
-    assert row["agent"] + row["unknown"] == 6  # the file has six lines
+    assert "human" not in row  # exactly blame's statuses: agent, git, unknown
+    assert row["agent"] + row["git"] + row["unknown"] == 6  # the file has six lines
 
 
 def _chromium() -> str:
@@ -111,6 +111,9 @@ def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_pa
         assert re.search(rf'<svg id="{chart}"[^>]*>.*?<rect', dom.stdout, re.S), chart
     assert '<table id="sessions">' in dom.stdout
     assert ALICE in dom.stdout
+    # the lines legend is blame's statuses, exactly
+    legends = re.findall(r'<div class="legend">(.*?)</div>', dom.stdout, re.S)
+    assert any(re.findall(r"</i>(\w+)</span>", x) == ["agent", "git", "unknown"] for x in legends)
     console = [
         line
         for line in dom.stderr.splitlines()
