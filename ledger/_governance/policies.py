@@ -88,7 +88,8 @@ from ledger._governance.state import WorkspaceState
 from ledger._governance.vocabulary import SHELL_TOOLS, Permission, hook_error
 
 if TYPE_CHECKING:
-    from ledger._governance.analysis.shell import CommandClass, IntentCommand
+    from ledger._governance.analysis.intent_command import IntentCommand
+    from ledger._governance.analysis.shell_core import CommandClass
 
 __all__ = ["FILE_WRITE_TOOLS", "SHELL_TOOLS", "Governance", "GovernanceConfig", "edit_payload"]
 
