@@ -62,8 +62,7 @@ from ledger._clients.runs_outside import (
 )
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
-from ledger._fsutil import cache_secret_path
-from ledger._workspace import ORCHESTRATION_DIR, decider_dirs, state_home
+from ledger._workspace import ORCHESTRATION_DIR, cache_secret_path, decider_dirs, state_home
 
 __all__ = [
     "check_hardenable",

@@ -32,7 +32,6 @@ from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.ledger import Entry, Ledger, append_reserved
 from ledger._evidence.read import tail_records
 from ledger._evidence.record import Record
-from ledger._fsutil import cache_secret_path
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
@@ -64,7 +63,7 @@ from ledger._hooks.tripwire import (
     restore,
 )
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
-from ledger._workspace import Workspace, find_root
+from ledger._workspace import Workspace, cache_secret_path, find_root
 
 if TYPE_CHECKING:
     from ledger._evidence.remote import FetchedLedger
