@@ -327,7 +327,7 @@ class GovernedWorkspace:
     def _tripwire_entries(self, verdict: Verdict, inv: Invocation) -> list[Entry]:
         """The records of what this call's check found: the tripwire armed (first call), or a
         tampering, recorded once while none is pending (the tripwire policy then denies every
-        call until a person resolves it, ledger/_governance/policies.py)."""
+        call until a person resolves it, ledger/_governance/pre_policies.py)."""
         found: list[Entry] = []
         if verdict.arm:
             found.append(Entry(ARMED_KIND, {"files": len(verdict.files)}, {"client": "ledger"}))

@@ -19,7 +19,7 @@ The protected set, each path with the rule for a change (:data:`Rule`):
   (:data:`_CLIENT_OWN_KEYS`: Claude Code's "don't ask again" ``permissions.allow`` rules ...).
 * ``git-config``: ``.git/config`` and ``config.worktree``, ``strict`` for the settings git
   *executes* (aliases, ``core.fsmonitor``, filters, hooks paths, includes ...: the same table
-  the command model refuses, ledger/_governance/analysis/shell.py). ``git remote add``,
+  the command model refuses, ledger/_governance/analysis/shell_git.py). ``git remote add``,
   ``git push -u`` and ``git config user.name`` change the file, not what it runs.
 * ``runtime``: the hook executable, its interpreter and the ``.pth`` files beside ledger's code;
   ``strict``, except that an upgrade of ledger itself (a new version runs) is accepted.
