@@ -190,3 +190,53 @@ def test_cli_report_compares_checkpoints(governed: Governed, tmp_path: Path) -> 
     done = cli(governed, "report", "--checkpoint", str(ckpt), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["checkpoints"][0]["ok"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_report_never_scrolls_the_page_sideways(
+    report: dict[str, Any], tmp_path: Path, width: int
+) -> None:
+    """At a desktop's and a phone's width the page is no wider than the window (wide tables
+    and charts scroll inside their own box) and chart text stays legible. Headless Chromium's
+    window is at least 500 px wide, so the page is opened in a frame of that width, by a probe
+    page whose script reads the frame's scrollWidth into the DOM it dumps."""
+    chromium = _chromium()
+    (tmp_path / "report.html").write_text(render_report_html(report), encoding="utf-8")
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        f'<!DOCTYPE html><html><body style="margin:0"><iframe id="f" src="report.html" '
+        f'width="{width}" height="900" style="border:0"></iframe><script>'
+        'document.getElementById("f").onload = function () {'
+        " var d = this.contentDocument, t = d.querySelector('svg text');"
+        " document.body.dataset.sw = d.documentElement.scrollWidth;"
+        " document.body.dataset.text = t ? t.getBoundingClientRect().height : 0; };"
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    dom = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--allow-file-access-from-files",
+            "--window-size=1400,1000",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'data-sw="(\d+)" data-text="([\d.]+)"', dom.stdout)
+    assert found is not None, dom.stdout[-500:]
+    assert int(found.group(1)) <= width
+    assert float(found.group(2)) >= 8  # chart labels a person can read (px)
+    page = render_report_html(report)
+    assert "</i>git</span>" in page  # the legend is blame's statuses
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page)
+    body = page.split("<body", 1)[1]
+    assert not re.search(r"T\d\d:\d\d:\d\d\.\d{6}Z", body)  # no microseconds to wrap
