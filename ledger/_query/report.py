@@ -180,10 +180,15 @@ _REJECTIONS: Final = """
     WHERE body->>'$.error.code' = 'HITL_REJECT'"""
 
 
+_BUCKETS: Final = ((120, "second"), (7_200, "minute"), (259_200, "hour"), (float("inf"), "day"))
+
+
 def _timeline(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    span = con.execute("SELECT date_diff('hour', min(ts), max(ts)) FROM decisions").fetchone()
-    hours = int(span[0]) if span and span[0] is not None else 0
-    unit = "minute" if hours < 3 else "hour" if hours <= 72 else "day"
+    # The bucket follows the span, so a chart has bars to compare: seconds for a session of a
+    # minute or two, minutes up to two hours, hours up to three days, then days.
+    span = con.execute("SELECT date_diff('second', min(ts), max(ts)) FROM decisions").fetchone()
+    seconds = int(span[0]) if span and span[0] is not None else 0
+    unit = next(u for limit, u in _BUCKETS if seconds <= limit)
     buckets = _rows(
         con,
         f"""

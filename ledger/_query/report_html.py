@@ -184,7 +184,10 @@ def render_report_html(report: dict[str, Any]) -> str:
         f"{escape(c['message'])}</li>"
         for c in report["checkpoints"]
     )
-    if not report["checkpoints"]:
+    # "no checkpoint" only when no ledger's own verification compared one (the stored ones)
+    if not report["checkpoints"] and not any(
+        "checkpoint" in item["summary"] for item in report["ledgers"]
+    ):
         status += (
             '<li class="muted">no checkpoint compared (pass --checkpoint FILE to prove '
             "the ledger was not truncated)</li>"

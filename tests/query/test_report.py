@@ -240,3 +240,42 @@ def test_report_never_scrolls_the_page_sideways(
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page)
     body = page.split("<body", 1)[1]
     assert not re.search(r"T\d\d:\d\d:\d\d\.\d{6}Z", body)  # no microseconds to wrap
+
+
+@pytest.mark.parametrize(
+    ("seconds", "unit"),
+    [(0, "second"), (45, "second"), (600, "minute"), (4 * 3600, "hour"), (9 * 86400, "day")],
+)
+def test_the_time_chart_bucket_follows_the_span(seconds: int, unit: str) -> None:
+    import duckdb  # noqa: PLC0415
+
+    from ledger._query.report import _timeline  # noqa: PLC0415
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE decisions (ts TIMESTAMP, decision VARCHAR)")
+    con.execute(
+        "INSERT INTO decisions VALUES (TIMESTAMP '2026-11-21 10:00:00', 'allow'), "
+        f"(TIMESTAMP '2026-11-21 10:00:00' + INTERVAL {seconds} SECOND, 'deny')"
+    )
+    timeline = _timeline(con)
+    assert timeline["unit"] == unit
+    assert sum(b["allow"] + b["deny"] for b in timeline["buckets"]) == 2
+
+
+def test_the_verification_section_never_contradicts_itself(report: dict[str, Any]) -> None:
+    stored = {
+        **report,
+        "ledgers": [
+            {
+                **report["ledgers"][0],
+                "summary": "ok: 9 records, head seq 8, 2 checkpoint(s) consistent",
+            }
+        ],
+    }
+    assert "no checkpoint compared" not in render_report_html(stored)
+    bare = {
+        **report,
+        "checkpoints": [],
+        "ledgers": [{**report["ledgers"][0], "summary": "ok: 9 records, head seq 8"}],
+    }
+    assert "no checkpoint compared" in render_report_html(bare)
