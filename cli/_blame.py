@@ -1,6 +1,6 @@
 """``ledger blame PATH[:LINE[-END]]``: who wrote each line, under which intent, or why not known.
 
-Run interactively and from editors, where start-up is most of the wall time (issue 9: within
+Run interactively and from editors, where start-up is most of the wall time (decision 0008: within
 ``git blame -L N,N``; ``bench/bench_blame.py``): no Typer, and argparse only for ``--help`` and
 for what the few-line parser of the usual invocations leaves to it (it also words the errors).
 """
@@ -206,7 +206,7 @@ def run(
 def served(call: "CommandCall") -> tuple[int, str, str]:
     """``ledger blame`` run by the resident decider for a caller (``cli/_serve.py`` registers
     it): the same text and exit code as :func:`main` in the caller's own process, from an
-    interpreter that has everything imported (issue 17; ``bench/bench_blame.py --small``).
+    interpreter that has everything imported (decision 0014; ``bench/bench_blame.py --small``).
 
     Raises:
         NotServedError: not one of the usual invocations (help, a usage error): the caller

@@ -1,4 +1,4 @@
-"""``ledger push`` and ``ledger fetch``: evidence that travels through git (issue 16 part 3).
+"""``ledger push`` and ``ledger fetch``: evidence that travels through git (decision 0018).
 The work is the library's (``ledger.push_evidence``, ``ledger.fetch_evidence``); this module
 parses the arguments and prints one line per ledger."""
 

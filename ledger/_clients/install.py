@@ -566,7 +566,7 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
     return HookStatus(client, path, installed, command_runs, trusted, tuple(problems))
 
 
-# --- the opt-in git pre-push hook (issue 16: evidence travels with the code) ------------------
+# --- the opt-in git pre-push hook (decision 0018: evidence travels with the code) -----------
 
 #: The marker line of the pre-push hook ledger writes (never another tool's hook).
 PRE_PUSH_MARK: Final = "# ledger: push this clone's signed evidence with the code"

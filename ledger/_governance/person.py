@@ -1,4 +1,4 @@
-"""Is a person running this command, or an agent? (issue 15 part 2)
+"""Is a person running this command, or an agent? (decision 0013)
 
 A scope grant, and accepting or reverting a tripwire, count only when a person did them. A
 terminal is not a person: an agent wraps any command in a pty (``script -qc``, ``unbuffer``,

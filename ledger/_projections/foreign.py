@@ -1,4 +1,4 @@
-"""Teammates' line models: blame in any clone (issue 16 part 3).
+"""Teammates' line models: blame in any clone (decision 0018).
 
 ``ledger fetch`` keeps each teammate's verified ledger under ``refs/ledger-remotes/<remote>/<id>``
 (:mod:`ledger._evidence.remote`). This module folds each such ledger into its own line model

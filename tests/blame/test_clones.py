@@ -1,4 +1,4 @@
-"""Blame in any clone (issue 16 part 3): a teammate's clone, where no agent ever ran, resolves
+"""Blame in any clone (decision 0018): a teammate's clone, where no agent ever ran, resolves
 committed lines to the records of the verified ledger it fetched, by content."""
 
 from __future__ import annotations

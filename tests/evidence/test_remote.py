@@ -1,4 +1,4 @@
-"""Evidence that travels through git (issue 16 part 3): two clones share a bare remote; one
+"""Evidence that travels through git (decision 0018): two clones share a bare remote; one
 pushes its ledger under ``refs/ledger/<id>``, the other fetches and verifies it. The attacks are
 named after what they break."""
 

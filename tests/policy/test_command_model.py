@@ -1,4 +1,4 @@
-"""The command model fails safe by construction (issue 15 part 1): attacks named after what they
+"""The command model fails safe by construction (decision 0003): attacks named after what they
 break, one family per category, through the same policies the hook runs."""
 
 from __future__ import annotations
