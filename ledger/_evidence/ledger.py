@@ -134,19 +134,6 @@ class Ledger:
         return cls(workspace, signing_key=signing_key, clock=clock, environ=environ)
 
     @classmethod
-    def reader(
-        cls, root: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
-    ) -> Ledger:
-        """The workspace's public keys, caches and fetched evidence, for a clone that only
-        reads teammates' evidence (``ledger fetch``, ``ledger blame``): it needs no ledger of
-        its own and no key, and its own ledger file need not exist (nothing is appended).
-
-        Raises:
-            WorkspaceNotFoundError: no ``.orchestration/`` was found.
-        """
-        return cls(Workspace(find_root(root, environ=environ)), environ=environ)
-
-    @classmethod
     def init(
         cls,
         root: str | os.PathLike[str],
@@ -514,3 +501,16 @@ def append_reserved(
         after: called with the new records while the append lock is still held.
     """
     return ledger._append_entries(entries, internal=True, after=after)
+
+
+def open_reader(
+    root: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> Ledger:
+    """The workspace's public keys, caches and fetched evidence, for a clone that only reads
+    teammates' evidence (``ledger fetch``, ``ledger blame``): it needs no ledger of its own and
+    no key, and its own ledger file need not exist (nothing is appended).
+
+    Raises:
+        WorkspaceNotFoundError: no ``.orchestration/`` was found.
+    """
+    return Ledger(Workspace(find_root(root, environ=environ)), environ=environ)

@@ -197,10 +197,11 @@ class GovernedWorkspace:
         Raises:
             EvidenceRefusedError: a ref was rewritten, forked or badly signed.
         """
+        from ledger._evidence.ledger import open_reader  # noqa: PLC0415
         from ledger._evidence.remote import fetch_evidence  # noqa: PLC0415
         from ledger._projections.foreign import mark_verified  # noqa: PLC0415
 
-        reader = Ledger.reader(root, environ=environ)
+        reader = open_reader(root, environ=environ)
         fetched = fetch_evidence(reader, remote, environ=environ)
         for item in fetched:
             if item.status in ("new", "updated"):
