@@ -48,6 +48,7 @@ __all__ = [
     "blame_state",
     "current_lines",
     "explain_lines",
+    "git_authors",
 ]
 
 STATUSES: Final = ("agent", "git", "unknown")
@@ -362,6 +363,20 @@ def explain_lines(
             workspace, relative, texts, rows, own_id=own_id, teammates=teammates, environ=environ
         )
     return rows, fast
+
+
+def git_authors(
+    root: Path,
+    relative: str,
+    numbers: list[int],
+    *,
+    rev: str,
+    environ: Mapping[str, str] | None = None,
+) -> dict[int, str]:
+    """The author of the commit git names for each of the lines ``numbers`` of ``relative`` as
+    committed in ``rev`` (lines git cannot explain are left out)."""
+    found, _ = _git_blame(root, relative, b"", _runs(numbers), environ, rev=rev)
+    return {line: str(facts.get("author")) for line, facts in found.items()}
 
 
 def _runs(numbers: list[int]) -> list[tuple[int, int]]:
