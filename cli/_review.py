@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,6 +16,7 @@ from ledger import (
     build_review,
     no_agent_line,
     parse_fail_on,
+    render_review_html,
     render_review_markdown,
     render_review_sarif,
     render_review_text,
@@ -58,10 +60,7 @@ def review(
     def action() -> int:
         if sum((as_json, markdown, sarif)) > 1:
             raise UsageError("choose one of --json, --markdown, --sarif\nhint: ledger review -h")
-        if by is not None and by not in GROUPINGS:
-            raise UsageError(
-                f"--by {by!r}: use one of {', '.join(GROUPINGS)}\nhint: ledger review -h"
-            )
+        _check_by(by)
         try:
             conditions = parse_fail_on(fail_on or "")
         except ValueError as exc:
@@ -88,6 +87,40 @@ def review(
         return OK
 
     run_action(action)
+
+
+def review_report(
+    spec: str,
+    *,
+    by: str | None,
+    out: Path | None,
+    force: bool,
+    as_json: bool,
+    root: str | None,
+) -> int:
+    """``ledger report --range``: the review as a page (``--out DIR``), or as the terminal
+    table, or its data (``--json``)."""
+    from cli._query import check_report_dir, write_report_dir  # noqa: PLC0415
+
+    _check_by(by)
+    if out is not None:
+        check_report_dir(out, force=force)
+    data = build_review(spec, root=root, by=by)
+    if out is not None:
+        write_report_dir(out, render_review_html(data))
+    if as_json:
+        print(json.dumps(data, indent=2, sort_keys=True))
+    else:
+        for line in render_review_text(data):
+            print(line)
+        if out is not None:
+            print(f"\nwrote {out / 'report.html'}")
+    return OK
+
+
+def _check_by(by: str | None) -> None:
+    if by is not None and by not in GROUPINGS:
+        raise UsageError(f"--by {by!r}: use one of {', '.join(GROUPINGS)}\nhint: ledger review -h")
 
 
 def register(app: typer.Typer) -> None:

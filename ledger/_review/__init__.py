@@ -8,6 +8,7 @@ governance fold and the evidence, and nothing below imports it.
 from __future__ import annotations
 
 from ledger._review.build import GROUPINGS, REVIEW_VERSION, build_review
+from ledger._review.html import render_review_html
 from ledger._review.render import (
     COMMENT_LIMIT,
     FailOn,
@@ -27,6 +28,7 @@ __all__ = [
     "build_review",
     "no_agent_line",
     "parse_fail_on",
+    "render_review_html",
     "render_review_markdown",
     "render_review_sarif",
     "render_review_text",

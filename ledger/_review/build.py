@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ledger._errors import ConfigError, NotInitializedError
+from ledger._errors import ConfigError, InputError, NotInitializedError
 from ledger._governance.attribution import split_lines
 from ledger._governance.state import WorkspaceState, apply_record
 from ledger._projections.explain import STATUSES, BlameLine, explain_lines, git_authors
@@ -70,7 +70,7 @@ def build_review(
     spec: str | None = None,
     *,
     root: str | os.PathLike[str] | None = None,
-    by: Grouping | None = None,
+    by: str | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
@@ -86,6 +86,8 @@ def build_review(
             clone: the message says to fetch deeper), no upstream to default to.
         NotInitializedError: no ledger in this clone (`ledger init`).
     """
+    if by is not None and by not in GROUPINGS:
+        raise InputError(f"--by {by!r}: use one of {', '.join(GROUPINGS)}")
     here = Path(cwd).absolute() if cwd is not None else Path.cwd()
     workspace = Workspace(find_root(root, start=here, environ=environ))
     if not workspace.ledger_path.exists():
