@@ -48,6 +48,7 @@ __all__ = [
     "blame_state",
     "current_lines",
     "explain_lines",
+    "file_view",
     "git_authors",
 ]
 
@@ -325,7 +326,7 @@ def explain_lines(
     if texts is None:
         texts = split_lines(content.decode("utf-8", "replace"))
     if view is None:
-        view = _view(workspace, relative, environ)
+        view = file_view(workspace, relative, environ)
     if own_id is None:
         own_id = _own_ledger_id(workspace.ledger_path)
     model = view.model
@@ -508,7 +509,9 @@ def _open(root: Path, environ: Mapping[str, str] | None) -> Ledger:
     return Ledger.open(root, environ=environ)
 
 
-def _view(workspace: Workspace, relative: str, environ: Mapping[str, str] | None) -> FileView:
+def file_view(
+    workspace: Workspace, relative: str, environ: Mapping[str, str] | None = None
+) -> FileView:
     """The file's model as of the whole ledger: its cache slice when that is current and
     verified, else through the full cache (which brings the slices up to date)."""
     found = read_slice(

@@ -21,8 +21,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -30,7 +32,13 @@ from typing import Any, Final, Literal
 from ledger._errors import ConfigError, InputError, NotInitializedError
 from ledger._governance.attribution import split_lines
 from ledger._governance.state import WorkspaceState, apply_record
-from ledger._projections.explain import STATUSES, BlameLine, explain_lines, git_authors
+from ledger._projections.explain import (
+    STATUSES,
+    BlameLine,
+    explain_lines,
+    file_view,
+    git_authors,
+)
 from ledger._projections.foreign import ForeignFile, ForeignModel, foreign_models
 from ledger._review.gitrange import ChangedFile, GitRange, Repository
 from ledger._workspace import Workspace, find_root, utc_now
@@ -63,6 +71,8 @@ _MARKERS: Final = (
     b"HITL_REJECT",
 )
 _POST: Final = b'"kind":"hook.post"'
+#: git blames at once: each is a process, so they overlap even on few cores.
+_WORKERS: Final = min(8, 2 * (os.cpu_count() or 1))
 _TOOL_USE_ID: Final = re.compile(rb'"tool_use_id":"([^"\\]{1,200})"')
 
 
@@ -180,8 +190,13 @@ class _Teammates:
         self.verified: dict[str, str] = {}  # ledger id -> the commit folded
         self.views: dict[str, dict[str, ForeignFile]] = {}
         self.asked: set[str] = set()
+        self.lock = threading.Lock()
 
     def __call__(self, paths: list[str]) -> list[ForeignModel]:
+        with self.lock:  # blames run side by side; each folds a ledger once
+            return self._models(paths)
+
+    def _models(self, paths: list[str]) -> list[ForeignModel]:
         missing = [p for p in paths if p not in self.asked]
         if missing and self.refs:
             for model in foreign_models(
@@ -229,38 +244,46 @@ def _files(
     counted = [f for f in inside if f.blob and f.added and not f.path.startswith(_ORCHESTRATION)]
     teammates([p for f in counted for p in (f.path, f.old_path) if p])  # one fold for all
     contents = repo.blobs(sorted({f.blob for f in counted if f.blob}))
+    # Each file's model first, one after the other (a stale slice index makes the first one
+    # rebuild the cache for all); then git's blames, which are processes, run side by side.
+    views = {f.path: file_view(workspace, f.path, environ) for f in counted}
+
+    def explain(file: ChangedFile) -> list[BlameLine]:
+        content = contents.get(file.blob or "", b"")
+        texts = split_lines(content.decode("utf-8", "replace"))
+        numbers = [n for n in file.added if 1 <= n <= len(texts)]
+        rows, _ = explain_lines(
+            workspace,
+            file.path,
+            content,
+            numbers,
+            texts=texts,
+            rev=span.head,
+            view=views[file.path],
+            own_id=own_id,
+            teammates=teammates,
+            environ=environ,
+        )
+        return rows if local_ok else [_unverified_if_own(row, own_id) for row in rows]
+
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        explained = dict(zip([f.path for f in counted], pool.map(explain, counted), strict=True))
     files: list[dict[str, Any]] = []
     rows_by_file: dict[str, list[BlameLine]] = {}
     for file in inside:
-        entry: dict[str, Any] = {
-            "path": file.path,
-            "old_path": file.old_path,
-            "change": file.change,
-            "added": len(file.added),
-            "removed": file.removed,
-            "note": _note(file),
-        }
-        rows: list[BlameLine] = []
-        if file in counted:
-            content = contents.get(file.blob or "", b"")
-            texts = split_lines(content.decode("utf-8", "replace"))
-            numbers = [n for n in file.added if 1 <= n <= len(texts)]
-            rows, _ = explain_lines(
-                workspace,
-                file.path,
-                content,
-                numbers,
-                texts=texts,
-                rev=span.head,
-                own_id=own_id,
-                teammates=teammates,
-                environ=environ,
-            )
-            if not local_ok:
-                rows = [_unverified_if_own(row, own_id) for row in rows]
+        rows = explained.get(file.path, [])
         rows_by_file[file.path] = rows
-        entry["lines"] = _count([_tally(rows)])
-        files.append(entry)
+        files.append(
+            {
+                "path": file.path,
+                "old_path": file.old_path,
+                "change": file.change,
+                "added": len(file.added),
+                "removed": file.removed,
+                "note": _note(file),
+                "lines": _count([_tally(rows)]),
+            }
+        )
     return files, rows_by_file, notes
 
 
