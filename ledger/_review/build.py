@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ledger._errors import ConfigError, InputError, NotInitializedError
+from ledger._errors import ConfigError, InputError, LedgerError, NotInitializedError
 from ledger._governance.attribution import split_lines
 from ledger._governance.state import WorkspaceState, apply_record
 from ledger._projections.explain import (
@@ -780,7 +780,7 @@ def _checkpoint_of(repo: Repository, commit: str) -> dict[str, Any] | None:
         return None
     try:
         note = parse_checkpoint(done.stdout.decode("utf-8"), "checkpoint.note")
-    except (ValueError, Exception):  # noqa: BLE001 -- any unreadable note is "none"
+    except (LedgerError, UnicodeDecodeError):  # an unreadable note: no checkpoint to name
         return None
     return {"size": note.size, "name": f"{commit[:12]}:checkpoint.note"}
 
