@@ -30,11 +30,14 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ledger._errors import ConfigError, InputError, LedgerError, NotInitializedError
+from ledger._git import git_environment, one_config_read
 from ledger._governance.attribution import split_lines
 from ledger._governance.state import WorkspaceState, apply_record
+from ledger._projections.blame import FileView
 from ledger._projections.explain import (
     STATUSES,
     BlameLine,
+    blame_state,
     explain_lines,
     file_view,
     git_authors,
@@ -71,6 +74,7 @@ _MARKERS: Final = (
     b"HITL_REJECT",
 )
 _POST: Final = b'"kind":"hook.post"'
+_FEW_FILES: Final = 16
 #: git blames at once: each is a process, so they overlap even on few cores.
 _WORKERS: Final = min(8, 2 * (os.cpu_count() or 1))
 _TOOL_USE_ID: Final = re.compile(rb'"tool_use_id":"([^"\\]{1,200})"')
@@ -95,6 +99,7 @@ def build_review(
         UnverifiableError: not a git repository, an unknown or unreachable revision (a shallow
             clone: the message says to fetch deeper), no upstream to default to.
         NotInitializedError: no ledger in this clone (`ledger init`).
+        InputError: an unknown ``by``.
     """
     if by is not None and by not in GROUPINGS:
         raise InputError(f"--by {by!r}: use one of {', '.join(GROUPINGS)}")
@@ -102,6 +107,18 @@ def build_review(
     workspace = Workspace(find_root(root, start=here, environ=environ))
     if not workspace.ledger_path.exists():
         raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
+    # git's executing settings are switched off once for the whole review (one config read).
+    with one_config_read(workspace.root, git_environment(environ)):
+        return _review(workspace, spec, by, environ)
+
+
+def _review(
+    workspace: Workspace,
+    spec: str | None,
+    by: Grouping | None,
+    environ: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """:func:`build_review` once the workspace is known."""
     repo = Repository(workspace.root, environ)
     span = repo.resolve(spec)
     prefix = repo.prefix()
@@ -246,7 +263,7 @@ def _files(
     contents = repo.blobs(sorted({f.blob for f in counted if f.blob}))
     # Each file's model first, one after the other (a stale slice index makes the first one
     # rebuild the cache for all); then git's blames, which are processes, run side by side.
-    views = {f.path: file_view(workspace, f.path, environ) for f in counted}
+    views = _views(workspace, [f.path for f in counted], environ)
 
     def explain(file: ChangedFile) -> list[BlameLine]:
         content = contents.get(file.blob or "", b"")
@@ -285,6 +302,19 @@ def _files(
             }
         )
     return files, rows_by_file, notes
+
+
+def _views(
+    workspace: Workspace, paths: list[str], environ: Mapping[str, str] | None
+) -> dict[str, FileView]:
+    """Each file's line model: its verified slice for a few files (as `ledger blame` reads
+    it), the whole verified state once for many (one read instead of a slice per file)."""
+    if len(paths) <= _FEW_FILES:
+        return {path: file_view(workspace, path, environ) for path in paths}
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415
+
+    state = blame_state(Ledger.open(workspace.root, environ=environ), environ=environ)
+    return {path: state.view(path) for path in paths}
 
 
 def _note(file: ChangedFile) -> str | None:
