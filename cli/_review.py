@@ -65,7 +65,8 @@ def review(
             conditions = parse_fail_on(fail_on or "")
         except ValueError as exc:
             raise UsageError(f"{exc}\nhint: ledger review -h") from None
-        data = build_review(spec, root=root, by=by)
+        # The comment and SARIF never name a git line's commit: git need not be asked for it.
+        data = build_review(spec, root=root, by=by, git_facts=not (markdown or sarif))
         if as_json:
             print(json.dumps(data, indent=2, sort_keys=True))
         elif markdown:

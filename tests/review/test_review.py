@@ -93,7 +93,9 @@ def _random_history(world: World, rng: random.Random, steps: int) -> list[str]:
         path = rng.choice(files)
         text = world.text(path)
         roll = rng.random()
-        if text is None or roll < 0.3:
+        if roll > 0.9:  # a person adds a file no ledger describes
+            (world.root / f"person_{step}.txt").write_text(f"p{step}\nq{step}\n", encoding="utf-8")
+        elif text is None or roll < 0.3:
             lines = [f"{path} v{step} line {n}\n" for n in range(rng.randint(1, 6))]
             world.write(rng.choice(["s1", "s2"]), path, "".join(lines))
         elif roll < 0.7:
@@ -137,6 +139,12 @@ def test_totals_equal_the_sum_of_per_line_blame_over_random_ranges(
         assert {s: totals[s] for s in ("agent", "git", "unknown")} == {
             s: summed.get(s, 0) for s in ("agent", "git", "unknown")
         }
+        # the comment's and SARIF's review, which asks git fewer questions, counts the same
+        quick = build_review(
+            f"{base}..{head}", root=world.root, environ=world.ws.env, git_facts=False
+        )
+        assert quick["totals"] == totals
+        assert [f["lines"] for f in quick["files"]] == [f["lines"] for f in review["files"]]
         git(world.root, "checkout", "-q", "main")
 
 
