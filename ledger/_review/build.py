@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ledger._errors import ConfigError, InputError, LedgerError, NotInitializedError
 from ledger._git import git_environment, one_config_read
@@ -45,6 +45,11 @@ from ledger._projections.explain import (
 from ledger._projections.foreign import ForeignFile, ForeignModel, foreign_models
 from ledger._review.gitrange import ChangedFile, GitRange, Repository
 from ledger._workspace import Workspace, find_root, utc_now
+
+if TYPE_CHECKING:
+    from ledger._evidence.ledger import Ledger
+    from ledger._evidence.verify import VerifyReport
+    from ledger._governance.intents import Intent
 
 __all__ = ["GROUPINGS", "REVIEW_VERSION", "build_review"]
 
@@ -130,7 +135,7 @@ def _review(
     span = repo.resolve(spec)
     prefix = repo.prefix()
     changed = repo.changed_files(span)
-    from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- pydantic-free, but heavy
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- once the range resolves
 
     ledger = Ledger.open(workspace.root, environ=environ)
     own_id = ledger.ledger_id
@@ -478,7 +483,7 @@ class _History:
 
 def _histories(
     workspace: Workspace,
-    ledger: Any,  # noqa: ANN401 -- Ledger
+    ledger: Ledger,
     teammates: _Teammates,
     wanted: set[str],
     environ: Mapping[str, str] | None,
@@ -568,7 +573,7 @@ def _intents(
 
 
 def _in_scope(
-    intent: Any,  # noqa: ANN401 -- Intent | None
+    intent: Intent | None,
     *,
     ledger_id: str,
     seq: int,
@@ -752,8 +757,8 @@ def _item(
 def _evidence(
     repo: Repository,
     workspace: Workspace,
-    ledger: Any,  # noqa: ANN401 -- Ledger
-    local: Any,  # noqa: ANN401 -- VerifyReport
+    ledger: Ledger,
+    local: VerifyReport,
     *,
     teammates: _Teammates,
     histories: dict[str, _History],
