@@ -301,8 +301,12 @@ def _files(
         )
         return rows if local_ok else [_unverified_if_own(row, own_id) for row in rows]
 
+    # The files git is asked about go to the pool; the others cost less than a task there.
+    quick = {f.path for f in counted if not git_facts and _nobodys(f, views[f.path], teammates)}
+    slow = [f for f in counted if f.path not in quick]
+    explained = {f.path: explain(f) for f in counted if f.path in quick}
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-        explained = dict(zip([f.path for f in counted], pool.map(explain, counted), strict=True))
+        explained.update(zip([f.path for f in slow], pool.map(explain, slow), strict=True))
     files: list[dict[str, Any]] = []
     rows_by_file: dict[str, list[BlameLine]] = {}
     for file in inside:
