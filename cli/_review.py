@@ -38,7 +38,7 @@ unknown>N%, agent>N%; exit 1 when one holds."""
 
 def review(
     spec: Annotated[
-        str | None, typer.Argument(metavar="[RANGE]", help="BASE..HEAD, BASE...HEAD or BASE.")
+        str | None, typer.Argument(metavar="RANGE", help="BASE..HEAD, BASE...HEAD or BASE.")
     ] = None,
     as_json: JsonOption = False,
     markdown: Annotated[
