@@ -260,14 +260,22 @@ def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | N
         return []  # the hooks line above names the broken file
     found = installed_version(spec.name, environ)
     if found.version is None:
-        if found.executable is None and not isinstance(sandbox, dict):
+        from ledger._clients.install import MCP_HOOK_MARK, hook_status  # noqa: PLC0415
+
+        through_mcp = MCP_HOOK_MARK in _installed_marks(hook_status(spec.name, root).path, spec)
+        if found.executable is None and not isinstance(sandbox, dict) and not through_mcp:
             return []  # not on PATH, and nothing written depends on its version
+        hooks = (
+            "hooks through `ledger mcp`, which fail closed only from 2.1.295"
+            if through_mcp
+            else "command hooks, which fail closed on any version"
+        )
         return [
             Check(
                 name,
                 "warn",
-                f"cannot read {spec.title}'s version ({found.how}): ledger wrote the settings "
-                "the newest version needs",
+                f"cannot read {spec.title}'s version ({found.how}): the settings hold the "
+                f"sandbox settings the newest version needs, and {hooks}",
                 f"put `{spec.name}` on PATH, then `ledger doctor` again",
             )
         ]
@@ -290,7 +298,47 @@ def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | N
             )
         ]
     hardened = "; the sandbox settings agree" if isinstance(sandbox, dict) else ""
+    transport = _transport_check(spec, root, found.version, shown)
+    if transport is not None:
+        return [Check(name, transport[0], transport[1], f"run `ledger install {spec.name}`")]
     return [Check(name, "ok", f"{shown}{hardened}")]
+
+
+def _transport_check(
+    spec: ClientSpec, root: Path, version: tuple[int, ...], shown: str
+) -> tuple[Status, str] | None:
+    """Whether the hooks installed are the transport ``version`` needs (``None``: they are):
+    mcp_tool hooks on a version that ignores ``onFailure`` fail open; command hooks on one
+    that honours it cost a process per call (the client was upgraded since the install)."""
+    from ledger._clients.install import MCP_HOOK_MARK, hook_status  # noqa: PLC0415
+    from ledger._clients.versions import CLAUDE_FEATURES, format_version  # noqa: PLC0415
+
+    try:
+        status = hook_status(spec.name, root)
+    except LedgerError:
+        return None
+    marks = set(_installed_marks(status.path, spec))
+    feature = CLAUDE_FEATURES["hook-on-failure"]
+    honours = version >= feature.since
+    since = format_version(feature.since)
+    if MCP_HOOK_MARK in marks and not honours:
+        return "fail", (
+            f"{shown} ignores onFailure (from {since}), but the hooks go through `ledger mcp`: "
+            "a dead server would let tool calls through (the client was downgraded since "
+            "`ledger install`)"
+        )
+    if marks and MCP_HOOK_MARK not in marks and honours:
+        return "warn", (
+            f"{shown} honours onFailure: block, but the hooks are commands (a process per "
+            "call; the client was upgraded since `ledger install`)"
+        )
+    return None
+
+
+def _installed_marks(path: Path, spec: ClientSpec) -> list[str]:
+    from ledger._clients.install import _installed_commands  # noqa: PLC0415
+
+    return list(_installed_commands(spec, path, with_mcp=True).values())
 
 
 def _enforcement(spec: ClientSpec) -> list[Check]:

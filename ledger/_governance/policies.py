@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError
-from ledger._governance.analysis.ledger_mcp import intent_command_of, ledger_tool
+from ledger._governance.analysis.ledger_mcp import intent_command_of, is_hook_tool, ledger_tool
 from ledger._governance.analysis.paths import (
     NormalizedPath,
     ScopeSpec,
@@ -646,6 +646,14 @@ class Governance:
 
     def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:
         """Deny any agent write to a protected path, and any read of the private keys."""
+        if is_hook_tool(inv.tool_name):
+            return _deny(
+                "ORCHESTRATION_PROTECTED",
+                "mcp__ledger__hook is the client's channel to ledger's hooks: no agent may "
+                "call it (it would record hook calls that never happened)",
+                inv,
+                risk="DESTRUCTIVE",
+            )
         analysis = self.analyze(inv)
         areas = self.protected()
         if inv.tool_name in READ_TOOLS:

@@ -18,6 +18,7 @@ import json
 import tempfile
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -63,8 +64,11 @@ def private_key(ws: Workspace) -> Path:
     return key
 
 
-def hardened_workspace(base: Path, binary: Path) -> Workspace:
-    ws = make_workspace(base, "claude", hardened=True, binary=binary)
+def hardened_workspace(base: Path) -> Workspace:
+    """The hardened workspace, on the command hooks (whose calls the harness captures): the
+    client's version is not on the installer's PATH, and the sandbox settings do not depend on
+    it."""
+    ws = make_workspace(base, "claude", hardened=True)
     ws.write("src/auth/gen.sh", GEN_SCRIPT)
     return ws
 
@@ -72,11 +76,13 @@ def hardened_workspace(base: Path, binary: Path) -> Workspace:
 def test_hardened_settings_carry_what_the_installed_version_needs(
     claude_binary: Path, short_tmp: Path
 ) -> None:
-    ws = hardened_workspace(short_tmp, claude_binary)
+    ws = hardened_workspace(short_tmp)
     settings = json.loads(ws.read(SETTINGS["claude"]) or "{}")
-    # The conformance PATH holds the pinned client, so install read its version.
     assert settings["sandbox"]["autoAllowBashIfSandboxed"] is True, settings["sandbox"]
-    doctor = ws.ledger("doctor", "--json", check=False)
+    # doctor reads the version of the client on the person's PATH.
+    doctor = replace(ws, bin_dirs=(str(claude_binary.parent),)).ledger(
+        "doctor", "--json", check=False
+    )
     line = next(
         c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "client version: claude"
     )
@@ -87,7 +93,7 @@ def test_hardened_settings_carry_what_the_installed_version_needs(
 def test_in_scope_build_script_runs_and_every_escape_fails(
     claude_binary: Path, short_tmp: Path
 ) -> None:
-    ws = hardened_workspace(short_tmp, claude_binary)
+    ws = hardened_workspace(short_tmp)
     intents = ws.read(".orchestration/active_intents.yaml")
     settings = ws.read(SETTINGS["claude"])
     shared = ws.read(".claude/settings.json")

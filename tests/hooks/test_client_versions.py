@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger._clients.install import install
+from ledger._clients.install import hook_status, install, uninstall
+from ledger._clients.mcp_hook import MCP_TOOL_EVENTS, hook_handler
 from ledger._clients.versions import (
     CLAUDE_FEATURES,
     feature_applies,
@@ -199,3 +200,78 @@ def test_changing_auto_allow_needs_a_person(
     ws.write(".claude/settings.local.json", sandbox(after))
     target = {"file_path": str(ws.path("src/auth/login.ts")), "content": "y\n"}
     assert session.pre("Write", target).code == "TAMPER"
+
+
+# --- the hook transport follows the version: mcp_tool from onFailure's version -----------------
+
+
+def handlers(ws: Workspace) -> dict[str, list[dict[str, object]]]:
+    settings = json.loads(ws.path(".claude/settings.local.json").read_text())
+    return {
+        event: [h for group in groups for h in group["hooks"]]
+        for event, groups in settings["hooks"].items()
+    }
+
+
+def transports(ws: Workspace) -> dict[str, str]:
+    return {event: str(found[0]["type"]) for event, found in handlers(ws).items()}
+
+
+def installed_at(tmp_path: Path, ws: Workspace, version: str) -> dict[str, str]:
+    bin_dir = npm_claude(tmp_path / f"client-{version}", version)
+    env = env_with(bin_dir, LEDGER_HOME=str(ws.home))
+    install("claude", root=ws.root, ledger_cmd=str(LEDGER), home=tmp_path / "h", environ=env)
+    return env
+
+
+def test_a_client_that_honours_on_failure_gets_mcp_tool_hooks_for_the_gating_events(
+    tmp_path: Path,
+) -> None:
+    ws = make_workspace(tmp_path)
+    installed_at(tmp_path, ws, "2.1.332")
+    by_event = transports(ws)
+    assert {e for e, t in by_event.items() if t == "mcp_tool"} == MCP_TOOL_EVENTS
+    # The events the transport ignores onFailure on keep the command and its guard.
+    for event in ("SessionStart", "Stop", "SubagentStop", "SessionEnd"):
+        assert by_event[event] == "command"
+    (pre,) = handlers(ws)["PreToolUse"]
+    assert pre == hook_handler("PreToolUse")
+    assert pre["onFailure"] == "block"
+    assert pre["server"] == "ledger"
+    assert hook_status("claude", ws.root, home=tmp_path / "h").problems == ()
+
+
+def test_a_client_below_on_failure_keeps_command_hooks(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    installed_at(tmp_path, ws, "2.1.294")
+    assert set(transports(ws).values()) == {"command"}
+
+
+def test_install_switches_on_upgrade_and_downgrade_and_doctor_notices(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    home = tmp_path / "h"
+    old = installed_at(tmp_path, ws, "2.1.290")
+    new_bin = npm_claude(tmp_path / "new", "2.1.332")
+    new = env_with(new_bin, LEDGER_HOME=str(ws.home))
+    # Upgraded after the install: the commands still govern, at a process per call.
+    status, message, fix = version_check(ws, new, home)
+    assert (status, fix) == ("warn", "run `ledger install claude`")
+    assert "upgraded" in message
+    install("claude", root=ws.root, ledger_cmd=str(LEDGER), home=home, environ=new)
+    assert transports(ws)["PreToolUse"] == "mcp_tool"
+    assert version_check(ws, new, home)[0] == "ok"
+    # Downgraded below onFailure: mcp_tool hooks would fail open on a dead server.
+    status, message, fix = version_check(ws, old, home)
+    assert (status, fix) == ("fail", "run `ledger install claude`")
+    assert "ignores onFailure" in message
+    install("claude", root=ws.root, ledger_cmd=str(LEDGER), home=home, environ=old)
+    assert set(transports(ws).values()) == {"command"}
+    assert version_check(ws, old, home)[0] == "ok"
+    # Installing again changes nothing, and uninstall removes the mcp_tool hooks too.
+    install("claude", root=ws.root, ledger_cmd=str(LEDGER), home=home, environ=new)
+    _, again = install("claude", root=ws.root, ledger_cmd=str(LEDGER), home=home, environ=new)
+    assert {c.action for c in again if c.target in MCP_TOOL_EVENTS} == {"unchanged"}
+    uninstall("claude", root=ws.root, home=home)
+    assert not ws.path(".claude/settings.local.json").exists() or "hooks" not in json.loads(
+        ws.path(".claude/settings.local.json").read_text()
+    )
