@@ -243,7 +243,7 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Chec
 def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | None) -> list[Check]:
     """Whether the installed client's version and the settings ledger wrote agree (only for
     clients whose versions change what ledger writes: ``versions.CLAUDE_FEATURES``)."""
-    from ledger._clients.install import load_settings  # noqa: PLC0415
+    from ledger._clients.settings import load_settings  # noqa: PLC0415
     from ledger._clients.versions import (  # noqa: PLC0415
         CLAUDE_FEATURES,
         feature_applies,
@@ -260,7 +260,8 @@ def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | N
         return []  # the hooks line above names the broken file
     found = installed_version(spec.name, environ)
     if found.version is None:
-        from ledger._clients.install import MCP_HOOK_MARK, hook_status  # noqa: PLC0415
+        from ledger._clients.install import hook_status  # noqa: PLC0415
+        from ledger._clients.settings import MCP_HOOK_MARK  # noqa: PLC0415
 
         through_mcp = MCP_HOOK_MARK in _installed_marks(hook_status(spec.name, root).path, spec)
         if found.executable is None and not isinstance(sandbox, dict) and not through_mcp:
@@ -310,7 +311,8 @@ def _transport_check(
     """Whether the hooks installed are the transport ``version`` needs (``None``: they are):
     mcp_tool hooks on a version that ignores ``onFailure`` fail open; command hooks on one
     that honours it cost a process per call (the client was upgraded since the install)."""
-    from ledger._clients.install import MCP_HOOK_MARK, hook_status  # noqa: PLC0415
+    from ledger._clients.install import hook_status  # noqa: PLC0415
+    from ledger._clients.settings import MCP_HOOK_MARK  # noqa: PLC0415
     from ledger._clients.versions import CLAUDE_FEATURES, format_version  # noqa: PLC0415
 
     try:
@@ -336,7 +338,7 @@ def _transport_check(
 
 
 def _installed_marks(path: Path, spec: ClientSpec) -> list[str]:
-    from ledger._clients.install import _installed_commands  # noqa: PLC0415
+    from ledger._clients.settings import _installed_commands  # noqa: PLC0415
 
     return list(_installed_commands(spec, path, with_mcp=True).values())
 
