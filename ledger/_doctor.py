@@ -240,10 +240,20 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Chec
     return Check(name, "ok", f"{installed}; `ledger mcp` registered"), True
 
 
-def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | None) -> list[Check]:
+def _client_version(
+    spec: ClientSpec, root: Path, environ: Mapping[str, str] | None, home: Path | None
+) -> list[Check]:
     """Whether the installed client's version and the settings ledger wrote agree (only for
-    clients whose versions change what ledger writes: ``versions.CLAUDE_FEATURES``)."""
-    from ledger._clients.settings import load_settings  # noqa: PLC0415
+    clients whose versions change what ledger writes: ``versions.CLAUDE_FEATURES``): the
+    sandbox settings ``--hardened`` wrote, and the hook transport (mcp_tool hooks on a version
+    that ignores ``onFailure`` fail open; command hooks on one that honours it cost a process
+    per call)."""
+    from ledger._clients.install import hook_status  # noqa: PLC0415
+    from ledger._clients.settings import (  # noqa: PLC0415
+        MCP_HOOK_MARK,
+        _installed_commands,
+        load_settings,
+    )
     from ledger._clients.versions import (  # noqa: PLC0415
         CLAUDE_FEATURES,
         feature_applies,
@@ -256,18 +266,19 @@ def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | N
     name = f"client version: {spec.name}"
     try:
         sandbox = load_settings(root / spec.sandbox_file).get("sandbox")
+        path = hook_status(spec.name, root, home=home).path
     except LedgerError:
         return []  # the hooks line above names the broken file
+    marks = set(_installed_commands(spec, path, with_mcp=True).values())
+    through_mcp = MCP_HOOK_MARK in marks
+    on_failure = CLAUDE_FEATURES["hook-on-failure"]
+    since = format_version(on_failure.since)
     found = installed_version(spec.name, environ)
     if found.version is None:
-        from ledger._clients.install import hook_status  # noqa: PLC0415
-        from ledger._clients.settings import MCP_HOOK_MARK  # noqa: PLC0415
-
-        through_mcp = MCP_HOOK_MARK in _installed_marks(hook_status(spec.name, root).path, spec)
         if found.executable is None and not isinstance(sandbox, dict) and not through_mcp:
             return []  # not on PATH, and nothing written depends on its version
         hooks = (
-            "hooks through `ledger mcp`, which fail closed only from 2.1.295"
+            f"hooks through `ledger mcp`, which fail closed only from {since}"
             if through_mcp
             else "command hooks, which fail closed on any version"
         )
@@ -298,49 +309,24 @@ def _client_version(spec: ClientSpec, root: Path, environ: Mapping[str, str] | N
                 f"run `ledger install {spec.name} --hardened`",
             )
         ]
-    hardened = "; the sandbox settings agree" if isinstance(sandbox, dict) else ""
-    transport = _transport_check(spec, root, found.version, shown)
-    if transport is not None:
-        return [Check(name, transport[0], transport[1], f"run `ledger install {spec.name}`")]
-    return [Check(name, "ok", f"{shown}{hardened}")]
-
-
-def _transport_check(
-    spec: ClientSpec, root: Path, version: tuple[int, ...], shown: str
-) -> tuple[Status, str] | None:
-    """Whether the hooks installed are the transport ``version`` needs (``None``: they are):
-    mcp_tool hooks on a version that ignores ``onFailure`` fail open; command hooks on one
-    that honours it cost a process per call (the client was upgraded since the install)."""
-    from ledger._clients.install import hook_status  # noqa: PLC0415
-    from ledger._clients.settings import MCP_HOOK_MARK  # noqa: PLC0415
-    from ledger._clients.versions import CLAUDE_FEATURES, format_version  # noqa: PLC0415
-
-    try:
-        status = hook_status(spec.name, root)
-    except LedgerError:
-        return None
-    marks = set(_installed_marks(status.path, spec))
-    feature = CLAUDE_FEATURES["hook-on-failure"]
-    honours = version >= feature.since
-    since = format_version(feature.since)
-    if MCP_HOOK_MARK in marks and not honours:
-        return "fail", (
+    fix = f"run `ledger install {spec.name}`"
+    honours = found.version >= on_failure.since
+    if through_mcp and not honours:
+        message = (
             f"{shown} ignores onFailure (from {since}), but the hooks go through `ledger mcp`: "
             "a dead server would let tool calls through (the client was downgraded since "
             "`ledger install`)"
         )
-    if marks and MCP_HOOK_MARK not in marks and honours:
-        return "warn", (
+        return [Check(name, "fail", message, fix)]
+    if marks and not through_mcp and honours:
+        message = (
             f"{shown} honours onFailure: block, but the hooks are commands (a process per "
             "call; the client was upgraded since `ledger install`)"
         )
-    return None
-
-
-def _installed_marks(path: Path, spec: ClientSpec) -> list[str]:
-    from ledger._clients.settings import _installed_commands  # noqa: PLC0415
-
-    return list(_installed_commands(spec, path, with_mcp=True).values())
+        return [Check(name, "warn", message, fix)]
+    hardened = "; the sandbox settings agree" if isinstance(sandbox, dict) else ""
+    transport = "; hooks through `ledger mcp`" if through_mcp else ""
+    return [Check(name, "ok", f"{shown}{hardened}{transport}")]
 
 
 def _enforcement(spec: ClientSpec) -> list[Check]:
@@ -457,7 +443,7 @@ def run_checks(
             client_checks.append(found[0])
             if found[1]:  # installed: what the client does with each decision
                 client_checks += _enforcement(spec)
-                client_checks += _client_version(spec, base, environ)
+                client_checks += _client_version(spec, base, environ, home)
     checks += client_checks or [
         Check(
             "hooks",
