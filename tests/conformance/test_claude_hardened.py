@@ -18,7 +18,6 @@ import json
 import tempfile
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -76,18 +75,25 @@ def hardened_workspace(base: Path) -> Workspace:
 def test_hardened_settings_carry_what_the_installed_version_needs(
     claude_binary: Path, short_tmp: Path
 ) -> None:
-    ws = hardened_workspace(short_tmp)
+    # Installed as a person does, with the client on PATH: the sandbox key and the hooks
+    # through `ledger mcp` that 2.1.332 honours, and doctor finds them agreeing.
+    ws = make_workspace(short_tmp, "claude", hardened=True, binary=claude_binary)
     settings = json.loads(ws.read(SETTINGS["claude"]) or "{}")
     assert settings["sandbox"]["autoAllowBashIfSandboxed"] is True, settings["sandbox"]
-    # doctor reads the version of the client on the person's PATH.
-    doctor = replace(ws, bin_dirs=(str(claude_binary.parent),)).ledger(
-        "doctor", "--json", check=False
-    )
+    doctor = ws.ledger("doctor", "--json", check=False)
     line = next(
         c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "client version: claude"
     )
     assert line["status"] == "ok", line
     assert version_of(CLIENTS["claude"]) in line["message"]
+    # The same settings from an older ledger (no key) are named, with the fix.
+    del settings["sandbox"]["autoAllowBashIfSandboxed"]
+    ws.write(SETTINGS["claude"], json.dumps(settings))
+    doctor = ws.ledger("doctor", "--json", check=False)
+    line = next(
+        c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "client version: claude"
+    )
+    assert (line["status"], line["fix"]) == ("warn", "run `ledger install claude --hardened`")
 
 
 def test_in_scope_build_script_runs_and_every_escape_fails(
