@@ -24,12 +24,20 @@ Tools (:data:`MCP_TOOL_NAMES`):
 
 Every call opens the workspace afresh (the hooks append between calls). A server started where
 no workspace is found still starts, and answers each tool with the one-line reason.
+
+One more tool is not listed: ``hook``, the channel of Claude Code's ``mcp_tool`` hooks
+(``ledger/_clients/mcp_hook.py``). It rebuilds the hook input from its arguments and answers
+what ``ledger hook claude`` answers for it (:meth:`McpTools.hook`), recording as the command
+path does; the hook path is imported before the server answers, so no call pays for it. The
+model never sees it in ``tools/list``, and its PreToolUse denies a call of it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import InputError, LedgerError
@@ -66,6 +74,10 @@ class McpTools:
             the current directory, at each call.
         environ: where ``$LEDGER_ROOT``/``$LEDGER_HOME`` are read (default: this process's).
     """
+
+    #: The installed ledger's version file: a server started before an upgrade refuses to
+    #: answer hooks for code it no longer matches.
+    version_file: Path = Path(__file__).with_name("_version.py")
 
     def __init__(self, root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
         self._root = root
@@ -165,6 +177,45 @@ class McpTools:
             "`ledger install <client>` installs the hooks.)"
         )
 
+    def hook(self, arguments: Mapping[str, Any]) -> str:
+        """The answer of ``ledger hook claude`` to the hook input ``arguments`` carry (an
+        ``mcp_tool`` hook's call): its JSON, ``{}`` where the command prints nothing.
+
+        Raises:
+            InputError: the hook path answered with an exit code alone (a block the tool can
+                only deliver as a failed call, which Claude Code's ``onFailure: "block"``
+                turns into the block).
+        """
+        from ledger._clients.mcp_hook import payload_from_arguments  # noqa: PLC0415
+        from ledger._hooks.service import run_hook  # noqa: PLC0415
+
+        self._refuse_if_upgraded()
+        raw, event = payload_from_arguments(arguments)
+        response = run_hook(
+            "claude", raw, expected_event=event, root=self._root, environ=self._environ
+        )
+        if response.exit_code != 0 and not response.stdout:
+            raise InputError(response.stderr.strip() or f"ledger hook exited {response.exit_code}")
+        return response.stdout or "{}"
+
+    def _refuse_if_upgraded(self) -> None:
+        """Raise when the ledger installed now is another version than this server's: its
+        decisions and records would be an old version's (the client failed closed on the
+        error, and the person restarts the server)."""
+        from ledger._version import __version__  # noqa: PLC0415
+
+        try:
+            text = self.version_file.read_text(encoding="utf-8")
+        except OSError:
+            return  # nothing installed there to compare with (a zipped or frozen install)
+        found = re.search(r'__version__\s*=\s*"([^"]+)"', text)
+        if found is not None and found.group(1) != __version__:
+            raise InputError(
+                f"this `ledger mcp` server is ledger {__version__}, but ledger "
+                f"{found.group(1)} is installed now: restart the server (Claude Code: /mcp, "
+                "then reconnect ledger; or start a new session)"
+            )
+
     def explain_line(self, path: str, line: int) -> str:
         """Blame of one line of ``path`` (relative to the workspace root, or absolute)."""
         from ledger._projections.explain import blame_file  # noqa: PLC0415
@@ -212,18 +263,44 @@ def _one_line(exc: LedgerError) -> str:
 def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
     """Run the MCP server on stdin/stdout until the client closes it.
 
-    Only here is the SDK imported. The governance modules the first call needs are imported
-    before the server answers, so the first ``tools/call`` pays no import.
+    Only here is the SDK imported. The governance and hook modules the first call needs (the
+    hook tool's too: the client adapter, the policies, the shell reader) are imported once,
+    before the server answers, so no ``tools/call`` pays an import.
     """
     from mcp.server import MCPServer  # noqa: PLC0415
     from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+    from mcp_types import CallToolResult, TextContent  # noqa: PLC0415
 
     from ledger import __version__  # noqa: PLC0415
+    from ledger._clients import claude as _claude  # noqa: F401, PLC0415
+    from ledger._clients.mcp_hook import HOOK_TOOL  # noqa: PLC0415
     from ledger._governance import intents as _intents  # noqa: F401, PLC0415
+    from ledger._governance import policies as _policies  # noqa: F401, PLC0415
+    from ledger._governance.analysis import shell as _shell  # noqa: F401, PLC0415
     from ledger._hooks import service as _service  # noqa: F401, PLC0415
 
     tools = McpTools(root, environ)
-    server: MCPServer[Any] = MCPServer(
+
+    class LedgerServer(MCPServer[Any]):
+        """The SDK's server, plus the unlisted hook tool (registered tools are all listed)."""
+
+        async def call_tool(
+            self,
+            name: str,
+            arguments: dict[str, Any],
+            context: Any = None,  # noqa: ANN401 -- the SDK's request context
+        ) -> Any:  # noqa: ANN401 -- the SDK's result types
+            if name != HOOK_TOOL:
+                return await super().call_tool(name, arguments, context)
+            try:
+                text = tools.hook(arguments)
+            except LedgerError as exc:
+                return CallToolResult(
+                    content=[TextContent(type="text", text=_one_line(exc))], is_error=True
+                )
+            return CallToolResult(content=[TextContent(type="text", text=text)])
+
+    server = LedgerServer(
         MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
 

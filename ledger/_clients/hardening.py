@@ -235,6 +235,10 @@ def claude_settings(
             "enabled": True,
             "failIfUnavailable": True,
             "allowUnsandboxedCommands": False,
+            # From 2.1.3xx a sandboxed command otherwise goes through the permission flow, and
+            # a person is asked (headless: refused) where ledger's hook did not ask
+            # (ledger._clients.versions.CLAUDE_FEATURES); older versions defaulted it to true.
+            "autoAllowBashIfSandboxed": True,
             "filesystem": {"denyWrite": writes, "denyRead": [key, secret, *sockets]},
         },
         "permissions": {"deny": [*edits, f"Read({key}/**)", f"Read({secret})"]},

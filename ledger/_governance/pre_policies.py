@@ -9,6 +9,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from ledger._errors import InputError
+from ledger._governance.analysis.ledger_mcp import is_hook_tool
 from ledger._governance.analysis.paths import (
     check_write_scope,
 )
@@ -87,6 +88,14 @@ class Guards:
 
     def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:
         """Deny any agent write to a protected path, and any read of the private keys."""
+        if is_hook_tool(inv.tool_name):
+            return _deny(
+                "ORCHESTRATION_PROTECTED",
+                "mcp__ledger__hook is the client's channel to ledger's hooks: no agent may "
+                "call it (it would record hook calls that never happened)",
+                inv,
+                risk="DESTRUCTIVE",
+            )
         analysis = self.gov.analyze(inv)
         areas = self.gov.protected()
         if inv.tool_name in READ_TOOLS:
