@@ -27,7 +27,7 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import InputError, LedgerError, NotAPersonError
+from ledger._errors import InputError, LedgerError, LockTimeoutError, NotAPersonError
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.ledger import Entry, Ledger, append_reserved
 from ledger._evidence.read import tail_records
@@ -582,7 +582,8 @@ def run_hook(
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
-        _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
+        if not isinstance(exc, LockTimeoutError):  # recording would wait on the same lock
+            _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
         return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 
 
