@@ -468,13 +468,14 @@ def install(
             changes += [
                 c._replace(target=f"{shared}: {c.target}", detail=f"moved to {path}") for c in moved
             ]
+    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
+
+    # The MCP registration first: the sandbox protects only files that exist (.mcp.json).
+    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     if hardened:
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
         changes += harden(spec, root=root, user=user, home=home, environ=environ, ledger_cmd=cmd)
-    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
-
-    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     return path, changes + _notes(spec, user=user, root=root)
 
 
@@ -499,12 +500,14 @@ def uninstall(
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
-    # The MCP entry first: it may share the hooks' file (Gemini CLI), which is removed once
-    # nothing but ledger's hooks is left in it.
+    # The sandbox's entries first, while the files they name (.mcp.json) still exist; then the
+    # MCP entry: it may share the hooks' file (Gemini CLI), which is removed once nothing but
+    # ledger's hooks is left in it.
+    hardening = unharden(spec, root=root, user=user, home=home, environ=environ)
     server = unregister_server(spec, root=root, user=user, home=home)
     if spec.layout == "scripts":
-        return path, server + _scripts(spec, path, "", remove=True, stop=stop)
-    changes = server + unharden(spec, root=root, user=user, home=home, environ=environ)
+        return path, hardening + server + _scripts(spec, path, "", remove=True, stop=stop)
+    changes = server + hardening
     targets = [path]
     if not user and spec.local_file is not None:
         targets.append(root / spec.shared_file)  # hooks an older ledger wrote there
