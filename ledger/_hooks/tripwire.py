@@ -338,14 +338,23 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     return sorted(changes)
 
 
-def tampering(changes: list[Change], *, during_call: bool, upgraded: bool) -> list[Change]:
-    """The changes no legitimate actor explains (pure): a person's edit of the intents or
-    ``hooks.yaml`` between calls is accepted (and recorded as ``governance.config_changed``);
-    the runtime's files change with an upgrade of ledger itself."""
+def tampering(
+    changes: list[Change],
+    *,
+    during_call: bool,
+    upgraded: bool,
+    loosens: Callable[[Change], list[str]] | None = None,
+) -> list[Change]:
+    """The changes no legitimate actor explains (pure but for ``loosens``): a person's edit of
+    the intents or ``hooks.yaml`` between calls is accepted (and recorded as
+    ``governance.config_changed``) unless it loosens governance (``loosens`` says why: code the
+    agent left running can edit between calls too, so a loosening waits for a person's
+    ``ledger tamper accept``); the runtime's files change with an upgrade of ledger itself."""
     return [
         c
         for c in changes
-        if not (c.rule == "config" and not during_call) and not (c.rule == "runtime" and upgraded)
+        if not (c.rule == "config" and not during_call and not (loosens and loosens(c)))
+        and not (c.rule == "runtime" and upgraded)
     ]
 
 
@@ -599,9 +608,11 @@ def inspect(
     armed: bool,
     during_call: bool,
     reserved: tuple[str, ...],
+    loosens: Callable[[Change], list[str]] | None = None,
 ) -> Verdict:
     """Compare the seal with the disk and the ledger's tail (pure but for ``records_after``,
-    which reads the records from a seq on, or ``None`` when there are too many to read)."""
+    which reads the records from a seq on, or ``None`` when there are too many to read, and
+    ``loosens``, which says why a change of the configuration loosens governance)."""
     if sealed is None:
         if not armed:
             return Verdict([], [], now, arm=True)
@@ -609,8 +620,10 @@ def inspect(
     if sealed == "forged":
         return Verdict(["the tripwire's seal does not verify"], [], now, arm=False)
     upgraded = sealed.version != __version__
-    found = tampering(compare(sealed.files, now), during_call=during_call, upgraded=upgraded)
-    problems = [f"{c.path} was {c.what}" for c in found]
+    found = tampering(
+        compare(sealed.files, now), during_call=during_call, upgraded=upgraded, loosens=loosens
+    )
+    problems = [_problem(c, during_call, loosens) for c in found]
     seq = tail[0]
     if (seq, tail[1]) != (sealed.head_seq, sealed.head_hash) and seq >= sealed.head_seq:
         records = records_after(sealed.head_seq)
@@ -627,6 +640,19 @@ def inspect(
         else:
             files.pop(change.path, None)
     return Verdict(problems, found, files, arm=False)
+
+
+def _problem(
+    change: Change, during_call: bool, loosens: Callable[[Change], list[str]] | None
+) -> str:
+    why = loosens(change) if loosens and change.rule == "config" and not during_call else []
+    if not why:
+        return f"{change.path} was {change.what}"
+    return (
+        f"{change.path} was {change.what} between calls and loosens governance "
+        f"({'; '.join(why)}): it takes effect once a person runs `ledger tamper accept` "
+        "(`ledger tamper revert` puts the sealed version back)"
+    )
 
 
 def ledger_problems(
