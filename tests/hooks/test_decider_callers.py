@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger import __version__
 from ledger._hooks import decider as server
 
 from .test_decider import Rig, select_payload, with_timeout_kill, write_payload
@@ -42,7 +43,7 @@ def _connect(rig: Rig) -> socket.socket:
 
 
 def _request(op: str, payload: bytes = b"") -> bytes:
-    header = f"op={op}\0client=claude\0event=PreToolUse\0version={server.__version__}".encode()
+    header = f"op={op}\0client=claude\0event=PreToolUse\0version={__version__}".encode()
     header += f"\0install={server.install_dir()}".encode()
     return server.MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % len(payload) + payload
 
