@@ -48,6 +48,7 @@ from ledger._governance.analysis.runs_later import (
 )
 
 __all__ = [
+    "CACHE_AREA",
     "KEY_AREA",
     "READ_DENIED",
     "ProtectedAreas",
@@ -63,8 +64,11 @@ KEY_PARENT: Final = "a directory holding the ledger's signing keys"
 SECRET_AREA: Final = "the ledger's cache secret"  # noqa: S105 -- an area name, not a secret
 TRUST_AREA: Final = "the ledger's trust pins"
 STATE_AREA: Final = "the ledger's stored checkpoints"
-#: Areas an agent may not even read: their contents sign records or seal caches.
-READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA})
+#: The hook's cache: copies of the files tool calls touched (a .env the person's own read rules
+#: keep from the agent included), kept for diffs and attribution.
+CACHE_AREA: Final = "ledger's cache of file copies"
+#: Areas an agent may not even read: their contents sign records or seal caches, or copy files.
+READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA, CACHE_AREA})
 
 # (components as fnmatch patterns, case-folded, area name, whether anything below the match is
 # covered). Relative to the workspace root and to the home directory alike: ``.orchestration/``,
@@ -74,7 +78,11 @@ READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA})
 # and VS Code's ``Code/User/mcp.json`` never matched when only the path was folded).
 _CONFIG_AREAS: Final = tuple(
     (tuple(p.casefold() for p in parts), name, below)
-    for parts, name, below in (((ORCHESTRATION,), ".orchestration/", True), *relative_areas())
+    for parts, name, below in (
+        ((ORCHESTRATION, ".cache"), CACHE_AREA, True),  # before the folder holding it
+        ((ORCHESTRATION,), ".orchestration/", True),
+        *relative_areas(),
+    )
 )
 _GLOB_CHARS: Final = frozenset("*?[")
 _WALK_LIMIT: Final = 2000  # files looked at when searching protected areas for a hard link
@@ -172,6 +180,8 @@ class ProtectedAreas:
                     return ORCHESTRATION + "/"  # the workspace root contains the ledger
                 continue
             for patterns, name, below in _CONFIG_AREAS:
+                if name == CACHE_AREA and len(rest) < len(patterns):
+                    continue  # .orchestration itself: its own area, not the cache's
                 if _components_hit(rest, patterns, below=below):
                     return name
         if any(parts[: len(folder)] == folder for folder in self._install):
@@ -339,6 +349,8 @@ def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
     for i in range(len(parts)):
         rest = parts[i:]
         for patterns, name, _ in _CONFIG_AREAS:
+            if name == CACHE_AREA and len(rest) < len(patterns):
+                continue  # a word naming .orchestration names its own area
             width = min(len(rest), len(patterns))
             if all(
                 _pattern_hits(p, q) for p, q in zip(rest[:width], patterns[:width], strict=True)
