@@ -82,9 +82,11 @@ _IDENTITY: Final = {
 _COMPARE_CHUNK: Final = 1024 * 1024
 
 PushStatus = Literal["pushed", "current"]
-FetchStatus = Literal["new", "updated", "current", "unverified"]
+FetchStatus = Literal["new", "updated", "current", "unverified", "skipped"]
 """``unverified``: the records verify as a chain but are signed by keys this clone has not
-pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin)."""
+pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin).
+``skipped``: the ref is malformed (not a ledger id, not ledger's commit shape): a warning, and
+the other refs are checked (one such ref on a shared remote stopped every teammate's fetch)."""
 
 
 class PushResult(NamedTuple):
@@ -371,6 +373,18 @@ def fetch_evidence(
                 )
             except EvidenceRefusedError as exc:
                 refusals.append(exc)
+            except RemoteError as exc:  # malformed: skipped, the others still checked
+                shown = "".join(c if c.isprintable() else "?" for c in ledger_id)[:80]
+                fetched.append(
+                    FetchedLedger(
+                        shown,
+                        f"{FETCHED_REFS}{remote}/{shown}",
+                        commit,
+                        0,
+                        "skipped",
+                        f"warning: skipped {EVIDENCE_REFS}{shown} on {remote}: {exc}",
+                    )
+                )
     finally:
         for _, name in git.refs(incoming):
             git.delete_ref(name)
