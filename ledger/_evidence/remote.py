@@ -111,6 +111,13 @@ class FetchedLedger(NamedTuple):
     """For ``unverified``: the one line that names the unpinned key and how to pin it."""
 
 
+#: git holds a blob in memory whole below ``core.bigFileThreshold`` (512 MB by default) when it
+#: receives, packs or prints one: a 300 MB one-line segment cost 300 MB. Above the threshold it
+#: streams, and keeping what a fetch receives as a pack (``fetch.unpackLimit=1``) lets
+#: ``index-pack`` do so too.
+_STREAMING: Final = ("-c", "core.bigFileThreshold=8m", "-c", "fetch.unpackLimit=1")
+
+
 class _Git:
     """git on one repository, always through :func:`git_command`."""
 
@@ -203,7 +210,7 @@ class _Git:
 
     def blob_to_file(self, sha: str, path: Path) -> None:
         with path.open("wb") as handle:
-            done = self.run("cat-file", "blob", sha, stdout=handle.fileno())
+            done = self.run(*_STREAMING, "cat-file", "blob", sha, stdout=handle.fileno())
         if done.returncode != 0:
             raise RemoteError(f"cannot read evidence blob {sha}: {_last_line(done.stderr)}")
 
@@ -349,6 +356,7 @@ def fetch_evidence(
     url = git.remote_url(remote)
     incoming = f"{_INCOMING}{remote}/"
     done = git.run(
+        *_STREAMING,
         "fetch",
         "--no-tags",
         "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
