@@ -1,4 +1,4 @@
-"""The tripwire: layer 3, on the next hook call (issue 15 part 4).
+"""The tripwire: layer 3, on the next hook call (decision 0011).
 
 Layers 1 and 2 (the hooks' analysis, the client's sandbox) keep an agent away from what governs
 it. Whatever still gets through is caught here, on the very next hook call: a fingerprint of

@@ -1,7 +1,7 @@
 """The paths no agent tool may write: the ledger, its signing keys, and the clients' hook configs.
 
 An agent that edits any of these can rewrite its own evidence or switch its own hooks off
-(issue 8, "Protected paths"):
+(decision 0002, "Protected paths"):
 
 * ``.orchestration/`` in the workspace: the ledger, pinned keys, intents, hook config;
 * the private-key directory, ``$LEDGER_HOME/keys`` (default ``~/.config/ledger/keys``, see
