@@ -9,7 +9,9 @@ timeouts, and the call is denied, naming the holder.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -49,14 +51,16 @@ def holder(ws: Workspace) -> Iterator[subprocess.Popen[str]]:
         if flock
         else [sys.executable, "-c", _HOLD, str(ledger_file)]
     )
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    # Its own process group: flock(1) forks the command, which holds the lock too.
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "held"
         yield proc
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
 
 
 def _pre_write(ws: Workspace) -> bytes:
