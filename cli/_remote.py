@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
             elif not fetched:
                 print(f"{remote} holds no ledger evidence (refs/ledger/*)")
             for item in [] if as_json else fetched:
-                if item.status == "unverified":
+                if item.status in ("unverified", "skipped"):
                     # Nothing is wrong with this clone: a teammate's key to pin (docs/team.md).
                     print(item.reason, file=sys.stderr)
                 else:

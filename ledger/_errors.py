@@ -30,6 +30,7 @@ __all__ = [
     "IntegrityError",
     "KeyNotFoundError",
     "LedgerError",
+    "LockTimeoutError",
     "NotInitializedError",
     "PolicyError",
     "RemoteError",
@@ -107,6 +108,14 @@ class StorageError(UnverifiableError):
     """A file could not be read, written, locked or synced.
 
     An fsync failure is always fatal: the caller must not retry and carry on (see "fsyncgate").
+    """
+
+
+class LockTimeoutError(StorageError):
+    """ledger's lock on its file was not granted before the deadline: another process holds it.
+
+    Never waited out: a client whose hook times out lets the tool call run unrecorded, so the
+    call is denied instead, naming the holder when it can be found.
     """
 
 

@@ -109,6 +109,7 @@ class McpTools:
         """The ``<intent_context>`` of ``intent_id``; refused as ``ledger intent select`` is."""
         from ledger._governance.intents import intent_refusal, render_intent_context  # noqa: PLC0415
 
+        _bounded("intent_id", intent_id, _MAX_WORD)
         workspace = self.workspace()
         intent = self._intent(workspace, intent_id)
         refusal = intent_refusal(intent)
@@ -156,6 +157,12 @@ class McpTools:
         the grant after it)."""
         from ledger._governance.intents import expansion_problem  # noqa: PLC0415
 
+        _bounded("intent_id", intent_id, _MAX_WORD)
+        _bounded("reason", reason, _MAX_REASON)
+        if len(globs) > _MAX_GLOBS:
+            raise InputError(f"{len(globs)} globs in one request; at most {_MAX_GLOBS}")
+        for glob in globs:
+            _bounded("a glob", glob, _MAX_PATH)
         if not globs:
             raise InputError("name at least one glob to add, e.g. 'docs/**'")
         for glob in globs:
@@ -221,15 +228,91 @@ class McpTools:
         from ledger._projections.explain import blame_file  # noqa: PLC0415
         from ledger._workspace import find_root  # noqa: PLC0415
 
+        _bounded("path", path, _MAX_PATH)
         if line < 1:
             raise InputError(f"line {line} is not a line number (they start at 1)")
         root = find_root(self._root, environ=self._environ)
         absolute = path if os.path.isabs(path) else os.path.join(root, path)  # noqa: PTH117, PTH118
+        why = _unreadable(str(root), os.path.realpath(absolute), self._environ)
+        if why is not None:
+            raise InputError(f"explain_line answers nothing about {path}: {why}")
         report = blame_file(absolute, root=root, lines=(line, line), environ=self._environ)
         if not report.lines:
             raise InputError(f"{report.file} has no line {line}")
         found = report.lines[0]
         return f"{report.file}:{found.line} {_explain(found.status, found.facts)}\n{found.text}"
+
+
+#: Argument sizes the tools take: a 20 MB argument is answered with one line, at once.
+_MAX_WORD: Final = 200
+_MAX_PATH: Final = 4096
+_MAX_REASON: Final = 2000
+_MAX_GLOBS: Final = 64
+
+
+def _bounded(name: str, value: object, limit: int) -> None:
+    if isinstance(value, str) and len(value) > limit:
+        raise InputError(f"{name} is {len(value)} characters; the limit is {limit}")
+
+
+def _unreadable(root: str, real: str, environ: Mapping[str, str] | None) -> str | None:
+    """Why an agent may not read ``real`` (so no tool answers about it), or None: outside the
+    workspace, ledger's own folder (its cache keeps copies of files), the key or the secret,
+    or a file the person's own read rules keep from the agent (Claude Code's ``Read(...)``
+    deny rules and sandbox ``denyRead``)."""
+    from ledger._governance.analysis.protected import READ_DENIED, ProtectedAreas  # noqa: PLC0415
+
+    inside = real.startswith(os.path.realpath(root) + os.sep)
+    if not inside:
+        return "it is outside the workspace"
+    area = ProtectedAreas.for_workspace(root, environ).area_of(real)
+    if area in READ_DENIED or (area is not None and area.startswith(".orchestration")):
+        return f"agents may not read it ({area})"
+    relative = os.path.relpath(real, os.path.realpath(root))
+    for rule in _person_read_denials(root, environ):
+        if _matches(rule, relative):
+            return f"the person's read rule {rule!r} keeps it from agents"
+    return None
+
+
+def _person_read_denials(root: str, environ: Mapping[str, str] | None) -> list[str]:
+    """The patterns of the person's read-deny rules in Claude Code's settings files."""
+    import json  # noqa: PLC0415
+
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111
+    files = [
+        os.path.join(root, ".claude", "settings.json"),  # noqa: PTH118
+        os.path.join(root, ".claude", "settings.local.json"),  # noqa: PTH118
+        os.path.join(home, ".claude", "settings.json"),  # noqa: PTH118
+    ]
+    found: list[str] = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                settings = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(settings, dict):
+            continue
+        deny = (settings.get("permissions") or {}).get("deny") or []
+        found += [r[5:-1] for r in deny if isinstance(r, str) and r.startswith("Read(")]
+        sandbox = ((settings.get("sandbox") or {}).get("filesystem") or {}).get("denyRead")
+        found += [r for r in sandbox or [] if isinstance(r, str)]
+    return found
+
+
+def _matches(rule: str, relative: str) -> bool:
+    """Whether a Claude Code path rule (gitignore-style, relative to the project) names the
+    workspace-relative path, or a folder above it."""
+    import pathspec  # noqa: PLC0415 -- ledger mcp only
+
+    pattern = rule.removeprefix("./").removeprefix("/")
+    if not pattern or pattern.startswith(("~", "/")):
+        return False
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+    parts = relative.split("/")
+    return any(spec.match_file("/".join(parts[: i + 1])) for i in range(len(parts)))
 
 
 def _explain(status: str, facts: Mapping[str, Any]) -> str:

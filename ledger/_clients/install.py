@@ -381,15 +381,16 @@ def install(
             changes += [
                 c._replace(target=f"{shared}: {c.target}", detail=f"moved to {path}") for c in moved
             ]
+    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
+
+    # The MCP registration first: the sandbox protects only files that exist (.mcp.json).
+    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     if hardened:
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
         changes += harden(spec, root=root, user=user, home=home, environ=environ, ledger_cmd=cmd)
-    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
-
     if not any(c.action in ("added", "updated") for c in changes):
         transport = []  # nothing of the hooks changed: nothing new to say about them
-    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     changes += transport + _notes(spec, user=user, root=root)
     if not user:
         changes = _keep_out_of_git(spec, root, path, changes)
@@ -508,14 +509,16 @@ def uninstall(
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
-    # The MCP entry first: it may share the hooks' file (Gemini CLI), which is removed once
-    # nothing but ledger's hooks is left in it.
+    # The sandbox's entries first, while the files they name (.mcp.json) still exist; then the
+    # MCP entry: it may share the hooks' file (Gemini CLI), which is removed once nothing but
+    # ledger's hooks is left in it.
+    hardening = unharden(spec, root=root, user=user, home=home, environ=environ)
     server = unregister_server(spec, root=root, user=user, home=home)
     if spec.layout == "scripts":
-        return path, server + _scripts(spec, path, "", remove=True, stop=stop) + (
+        return path, hardening + server + _scripts(spec, path, "", remove=True, stop=stop) + (
             _forget_excluded(root) if not user else []
         )
-    changes = server + unharden(spec, root=root, user=user, home=home, environ=environ)
+    changes = server + hardening
     targets = [path]
     if not user and spec.local_file is not None:
         targets.append(root / spec.shared_file)  # hooks an older ledger wrote there

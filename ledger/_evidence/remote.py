@@ -82,9 +82,11 @@ _IDENTITY: Final = {
 _COMPARE_CHUNK: Final = 1024 * 1024
 
 PushStatus = Literal["pushed", "current"]
-FetchStatus = Literal["new", "updated", "current", "unverified"]
+FetchStatus = Literal["new", "updated", "current", "unverified", "skipped"]
 """``unverified``: the records verify as a chain but are signed by keys this clone has not
-pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin)."""
+pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin).
+``skipped``: the ref is malformed (not a ledger id, not ledger's commit shape): a warning, and
+the other refs are checked (one such ref on a shared remote stopped every teammate's fetch)."""
 
 
 class PushResult(NamedTuple):
@@ -107,6 +109,13 @@ class FetchedLedger(NamedTuple):
     status: FetchStatus
     reason: str | None = None
     """For ``unverified``: the one line that names the unpinned key and how to pin it."""
+
+
+#: git holds a blob in memory whole below ``core.bigFileThreshold`` (512 MB by default) when it
+#: receives, packs or prints one: a 300 MB one-line segment cost 300 MB. Above the threshold it
+#: streams, and keeping what a fetch receives as a pack (``fetch.unpackLimit=1``) lets
+#: ``index-pack`` do so too.
+_STREAMING: Final = ("-c", "core.bigFileThreshold=8m", "-c", "fetch.unpackLimit=1")
 
 
 class _Git:
@@ -201,7 +210,7 @@ class _Git:
 
     def blob_to_file(self, sha: str, path: Path) -> None:
         with path.open("wb") as handle:
-            done = self.run("cat-file", "blob", sha, stdout=handle.fileno())
+            done = self.run(*_STREAMING, "cat-file", "blob", sha, stdout=handle.fileno())
         if done.returncode != 0:
             raise RemoteError(f"cannot read evidence blob {sha}: {_last_line(done.stderr)}")
 
@@ -347,6 +356,7 @@ def fetch_evidence(
     url = git.remote_url(remote)
     incoming = f"{_INCOMING}{remote}/"
     done = git.run(
+        *_STREAMING,
         "fetch",
         "--no-tags",
         "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
@@ -371,6 +381,18 @@ def fetch_evidence(
                 )
             except EvidenceRefusedError as exc:
                 refusals.append(exc)
+            except RemoteError as exc:  # malformed: skipped, the others still checked
+                shown = "".join(c if c.isprintable() else "?" for c in ledger_id)[:80]
+                fetched.append(
+                    FetchedLedger(
+                        shown,
+                        f"{FETCHED_REFS}{remote}/{shown}",
+                        commit,
+                        0,
+                        "skipped",
+                        f"warning: skipped {EVIDENCE_REFS}{shown} on {remote}: {exc}",
+                    )
+                )
     finally:
         for _, name in git.refs(incoming):
             git.delete_ref(name)

@@ -55,7 +55,7 @@ from ledger._governance.snapshot import (
     save_before,
     stat_snapshot,
 )
-from ledger._governance.vocabulary import SHELL_TOOLS, Permission
+from ledger._governance.vocabulary import SHELL_TOOLS, Permission, for_person
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.shell_core import CommandClass
@@ -325,9 +325,11 @@ class Guards:
                 intent_id=intent.id,
                 globs=globs,
             )
+        shown = ", ".join(for_person(g, 200) for g in globs[:20])  # the person reads it
         reason = (
-            f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
-            f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason else "")
+            f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {shown} to "
+            f"{intent.id} ({intent.name})"
+            + (f": {for_person(request.reason, 500)}" if request.reason else "")
         )
         return HookOutcome(
             decision="ask",

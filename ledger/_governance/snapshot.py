@@ -96,9 +96,16 @@ def keep_blob(cache_dir: Path, data: bytes) -> str:
     blob = cache_dir / "blobs" / digest
     if not blob.exists():
         try:
-            blob.parent.mkdir(parents=True, exist_ok=True)
+            # The copies hold what files said (a .env too): this user's alone, whatever the
+            # umask (agent tools may not read them either: analysis/protected.py).
+            blob.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            for folder in (cache_dir, blob.parent):
+                if folder.stat().st_mode & 0o077:
+                    folder.chmod(0o700)
             tmp = blob.with_name(f".{blob.name}.{os.getpid()}")
-            tmp.write_bytes(data)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             tmp.replace(blob)
         except OSError:
             pass  # a missing blob only costs exactness

@@ -10,6 +10,7 @@ lock and one fsync. The pieces live beside it: :mod:`ledger._hooks.mapping` (eve
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +28,7 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import InputError, LedgerError, NotAPersonError
+from ledger._errors import InputError, LedgerError, LockTimeoutError, NotAPersonError
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.ledger import Entry, Ledger, append_reserved
 from ledger._evidence.read import tail_records
@@ -41,6 +42,7 @@ from ledger._governance.config import (
 from ledger._governance.config_evidence import CONFIG_CHANGED_KIND, config_change, config_digests
 from ledger._governance.engine import HookEngine, Invocation
 from ledger._governance.intents import IntentsFile
+from ledger._governance.loosening import HOOK_CONFIG_NAMES, INTENTS_NAME, loosenings
 from ledger._governance.policies import Governance
 from ledger._hooks.mapping import BLOCKABLE_EVENTS, decision_of, invocation_of
 from ledger._hooks.records import hook_body
@@ -49,6 +51,7 @@ from ledger._hooks.tripwire import (
     SEALED_KINDS,
     TAMPER_KIND,
     TRIPWIRE_SCAN_LIMIT,
+    Change,
     Fingerprint,
     Seal,
     TripwireStore,
@@ -333,6 +336,7 @@ class GovernedWorkspace:
             armed=armed,
             during_call=during_call,
             reserved=SEALED_KINDS,
+            loosens=functools.cache(lambda change: self._loosens(store, sealed, change)),
         )
         if store.secret() is None:
             self._verdict.problems.append(
@@ -419,6 +423,23 @@ class GovernedWorkspace:
 
         record = self._append_person(kind, body, after=seal_now)
         return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))
+
+    @staticmethod
+    def _loosens(store: TripwireStore, sealed: object, change: Change) -> list[str]:
+        """Why a change of the governance configuration between calls loosens it, from the
+        sealed copy and the disk."""
+        name = Path(change.path).name
+        if name not in (*HOOK_CONFIG_NAMES, INTENTS_NAME) or not isinstance(sealed, Seal):
+            return []
+        entry = sealed.files.get(change.path)
+        old = store.copy_of(entry) if entry is not None else None
+        if entry is not None and old is None:
+            return [f"its sealed version is not kept, so what {name} loosens cannot be told"]
+        try:
+            new = Path(change.path).read_bytes() if change.what != "removed" else None
+        except OSError:
+            new = None
+        return loosenings(name, old, new)
 
     @contextmanager
     def changing_protected_files(self) -> Iterator[None]:
@@ -604,7 +625,8 @@ def run_hook(
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
-        _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
+        if not isinstance(exc, LockTimeoutError):  # recording would wait on the same lock
+            _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
         return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 
 

@@ -327,7 +327,7 @@ ATTACKS = [
     ("dotdot-inside-out-of-scope", "SCOPE_VIOLATION", "outside the scope of INT-001"),
     ("relative-dotdot", "SCOPE_VIOLATION", "outside the workspace"),
     ("absolute-outside", "SCOPE_VIOLATION", "outside the workspace"),
-    ("home", "SCOPE_VIOLATION", "outside the workspace"),
+    ("home", "ORCHESTRATION_PROTECTED", "login shell"),  # ~/.bashrc runs in every terminal
     ("absolute-inside-out-of-scope", "SCOPE_VIOLATION", "outside the scope of INT-001"),
     ("symlink-dir-outside", "SCOPE_VIOLATION", "outside the workspace"),
     ("symlink-file-outside", "SCOPE_VIOLATION", "outside the workspace"),
