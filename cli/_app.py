@@ -14,6 +14,7 @@ import typer
 from cli import (
     _append,
     _blame,
+    _forget,
     _intent,
     _intents,
     _keys,
@@ -48,6 +49,7 @@ app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
 _tamper.register(app)
+_forget.register(app)
 _remote.register(app)
 
 

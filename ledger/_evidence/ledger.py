@@ -25,6 +25,16 @@ from ledger._errors import (
     StorageError,
 )
 from ledger._evidence import lightjson
+from ledger._evidence.disclosure import (
+    COMMITMENT_KEY,
+    FORGOTTEN_KIND,
+    DisclosureStore,
+    ForgetSelector,
+    check_disclosures,
+    disclosure_line,
+    forget_lines,
+    seal_body,
+)
 from ledger._evidence.keys import (
     KeyEntry,
     Keyring,
@@ -56,7 +66,14 @@ if TYPE_CHECKING:
     from ledger._evidence.checkpoint import Checkpoint
     from ledger._evidence.verify import VerifyReport
 
-__all__ = ["MAX_RECORD_BYTES", "AutoCheckpoint", "Entry", "Ledger", "RepairResult"]
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "AutoCheckpoint",
+    "Entry",
+    "Forgotten",
+    "Ledger",
+    "RepairResult",
+]
 
 #: Batches larger than this load orjson for the canonical encoding (a hook call appends 1-3).
 _BULK_APPEND: Final = 32
@@ -78,6 +95,16 @@ class Entry(NamedTuple):
     kind: str
     body: dict[str, Any]
     actor: Mapping[str, Any] | None = None
+
+
+class Forgotten(NamedTuple):
+    """What :meth:`Ledger.forget` erased: its record's seq (None: nothing matched), the
+    fields and records whose disclosures went, and their commitments."""
+
+    seq: int | None
+    fields: int
+    records: int
+    commitments: tuple[str, ...]
 
 
 class RepairResult(NamedTuple):
@@ -378,13 +405,71 @@ class Ledger:
             if type(item.body) is not dict:
                 raise InputError("body must be a JSON object")
         actors = [normalize_actor(item.actor) for item in items]
+        # Secrets redacted and content committed before anything is signed or written.
+        sealed = [seal_body(item.body) for item in items]
         with self.file.transaction() as tx:
             records = self._append_locked(
-                tx, [(i.kind, i.body, a) for i, a in zip(items, actors, strict=True)]
+                tx,
+                [(i.kind, body, a) for i, (body, _), a in zip(items, sealed, actors, strict=True)],
             )
+            disclosures = [
+                disclosure_line(record, d)
+                for record, (_, found) in zip(records, sealed, strict=True)
+                for d in found
+            ]
+            if disclosures:  # under the lock: `ledger forget` rewrites the store under it too
+                self.disclosures.append(disclosures)
             if after is not None:
                 after(records)  # still under the lock: the tripwire seals the new head
             return records
+
+    def forget(
+        self,
+        selector: ForgetSelector,
+        *,
+        actor: Mapping[str, Any] | None = None,
+        after: Callable[[list[Record]], None] | None = None,
+    ) -> Forgotten:
+        """Erase the disclosures ``selector`` picks (salt and value) and append a signed
+        ``ledger.forgotten`` record of what was erased: the commitments and counts, never the
+        content (nor the text matched). Under the append lock: a hook appending at the same
+        time waits, and loses nothing.
+
+        Raises:
+            InputError: a seq the ledger does not hold.
+        """
+        with self.file.transaction() as tx:
+            tail = tx.tail()
+            missing = sorted(
+                s for s in {*selector.seqs, *(s for s, _ in selector.fields)} if s > tail.seq
+            )
+            if missing:
+                raise InputError(
+                    f"no record with seq {missing[0]} (the last is seq {tail.seq}); "
+                    "see `ledger log`"
+                )
+            store = self.disclosures
+            kept, erased = forget_lines(store.lines(), selector, self._clock())
+            if not erased:
+                return Forgotten(None, 0, 0, ())
+            store.rewrite(kept)
+            commitments = tuple(sorted({str(e[COMMITMENT_KEY]) for e in erased}))
+            records = {e.get("seq") for e in erased}
+            body = {
+                "commitments": list(commitments),
+                "fields": len(erased),
+                "records": len(records),
+                "by": selector.how,
+            }
+            record = self._append_locked(tx, [(FORGOTTEN_KIND, body, normalize_actor(actor))])[0]
+            if after is not None:
+                after([record])  # the tripwire seals the new head
+            return Forgotten(record.seq, len(erased), len(records), commitments)
+
+    @property
+    def disclosures(self) -> DisclosureStore:
+        """The disclosure store beside this ledger (``disclosures.jsonl``)."""
+        return DisclosureStore.beside(self.workspace.ledger_path)
 
     def _append_locked(
         self,
@@ -504,7 +589,19 @@ class Ledger:
         report.notes.extend(notes)
         for problem in anchor_problems:
             report.add(problem)
+        self._check_disclosures(report)
         return report
+
+    def _check_disclosures(self, report: VerifyReport) -> None:
+        """Each disclosure present must open its commitment; missing ones are counted."""
+        from ledger._evidence.verify import Problem  # noqa: PLC0415
+
+        checked = check_disclosures(
+            (line for line, _ in self.file.iter_lines()), self.disclosures.lines()
+        )
+        report.disclosures = checked
+        for seq, field, message in checked.bad:
+            report.add(Problem("bad-disclosure", seq, seq + 1, f"{field}: {message}"))
 
     def _stored_targets(self, ledger_id: str, keyring: Keyring) -> tuple[list[Any], list[Any]]:
         """The checkpoints stored outside the workspace, verified, and what is wrong with the

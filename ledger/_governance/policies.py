@@ -1155,7 +1155,7 @@ class Governance:
                 continue
             data = self._content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
-                hashes[relative] = keep_blob(self.cache_dir, data)
+                hashes[relative] = keep_blob(self.cache_dir, data, path=relative)
         if snapshot is not None and analysis.command is not None:
             # The workspace files the command reads may be what it copies into a file it
             # writes (cp, cat >): their content before it, so copied lines keep their
@@ -1167,7 +1167,7 @@ class Governance:
                     continue
                 data = _read_regular(absolute, _BLOB_LIMIT + 1) if absolute else None
                 if data is not None and len(data) <= _BLOB_LIMIT:
-                    hashes[relative] = keep_blob(self.cache_dir, data)
+                    hashes[relative] = keep_blob(self.cache_dir, data, path=relative)
                 kept += 1
                 if kept >= _SOURCES_KEPT:
                     break
@@ -1661,7 +1661,7 @@ class Governance:
             return None, sha256_file(absolute)
         if self.cache_dir is None:
             return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
-        digest = keep_blob(self.cache_dir, data)  # previews and the next call's old side
+        digest = keep_blob(self.cache_dir, data, path=absolute)  # previews, the next old side
         return data.decode("utf-8", "replace"), digest
 
     def _diff_preview(self, expected: str, absolute: str) -> str:
