@@ -34,6 +34,7 @@ from ledger._errors import (
     StorageError,
     TornTailError,
     UnverifiableError,
+    VerbatimContentError,
     WorkspaceNotFoundError,
 )
 from ledger._version import __version__
@@ -241,6 +242,7 @@ __all__ = [
     "TamperResolution",
     "TornTailError",
     "UnverifiableError",
+    "VerbatimContentError",
     "Verification",
     "VerifyReport",
     "Workspace",

@@ -37,6 +37,7 @@ __all__ = [
     "StorageError",
     "TornTailError",
     "UnverifiableError",
+    "VerbatimContentError",
     "WorkspaceNotFoundError",
 ]
 
@@ -127,6 +128,11 @@ class RemoteError(UnverifiableError):
 
 
 # --- the input is refused --------------------------------------------------------------------
+
+
+class VerbatimContentError(RemoteError):
+    """``ledger push`` refused to publish records that hold content verbatim (written before
+    format v3) without the flag that says so."""
 
 
 class InputError(LedgerError):

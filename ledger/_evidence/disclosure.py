@@ -61,6 +61,7 @@ __all__ = [
     "retention_selectors",
     "reveal",
     "seal_body",
+    "verbatim_records",
 ]
 
 COMMITMENT_KEY: Final = "commitment"
@@ -203,6 +204,21 @@ def reveal(
 FORGOTTEN_KIND: Final = "ledger.forgotten"
 _FORGOTTEN_KIND_BYTES: Final = b'"kind":"ledger.forgotten"'
 _COMMITMENT_PREFIX: Final = b'{"commitment":"'
+
+
+_HOOK_KIND_BYTES: Final = b'"kind":"hook.'
+_CURRENT_VERSION_END: Final = b',"v":3}'
+
+
+def verbatim_records(lines: Iterable[bytes]) -> int:
+    """How many hook records were written before commitments (format v1, v2): their prompts,
+    command lines and file contents are in the chain verbatim. Read from the bytes (``v`` is
+    the last member of a canonical record), no record parsed."""
+    return sum(
+        1
+        for line in lines
+        if _HOOK_KIND_BYTES in line and not line.rstrip().endswith(_CURRENT_VERSION_END)
+    )
 
 
 class DisclosureReport(NamedTuple):

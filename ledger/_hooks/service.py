@@ -243,6 +243,7 @@ class GovernedWorkspace:
         """The engine with built-in policies and configured external hooks."""
         hooks = self.config.hooks()
         switches = policy_config(hooks, self.config.hooks_path)
+        retention_policy(hooks, self.config.hooks_path)  # a bad one is refused on any call
         intents, intents_error = self.config.intents()
         governance = Governance(
             root=self.real_root,
