@@ -30,12 +30,14 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from ledger._evidence.canonical import COMMITMENT_DOMAIN, domain_bytes
+from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
+from ledger._evidence.lightjson import dumps_sorted
 from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "forget_lines",
     "is_commitment",
     "opened",
+    "opens_fast",
     "retention_selectors",
     "reveal",
     "seal_body",
@@ -171,7 +174,13 @@ def opened(entry: Mapping[str, Any], field: str, commitment: str) -> bool:
     salt = entry.get("salt")
     if not isinstance(salt, str) or "value" not in entry:
         return False
+    payload = {"field": field, "salt": salt, "value": entry["value"]}
     try:
+        # Sorted compact JSON is the canonical encoding for all but rare keys (>= U+E000) and
+        # values no commitment holds (floats): a mismatch takes the canonical encoder's word.
+        quick = hashlib.sha256(COMMITMENT_DOMAIN + dumps_sorted(payload)).hexdigest()
+        if quick == commitment:
+            return True
         return commitment_digest(field, salt, entry["value"]) == commitment
     except Exception:  # noqa: BLE001 -- a doctored value (a float, a huge int) opens nothing
         return False
@@ -241,14 +250,17 @@ class DisclosureReport(NamedTuple):
         return self.committed - self.disclosed
 
 
-def check_disclosures(
-    lines: Iterable[bytes], store: Iterable[Mapping[str, Any]]
-) -> DisclosureReport:
-    """Fold the ledger's lines and the store's lines into a :class:`DisclosureReport`.
+_DOES_NOT_OPEN: Final = "the disclosure does not open its commitment (value or salt changed)"
+
+
+def check_disclosures(lines: Iterable[bytes], store: Iterable[bytes]) -> DisclosureReport:
+    """Fold the ledger's lines and the store's raw lines into a :class:`DisclosureReport`.
 
     Pure: the caller reads the files. Commitments are found in the canonical bytes (the pattern
-    ``{"commitment":"<hex>"}`` cannot occur inside a JSON string, whose quotes are escaped), so
-    no record is parsed but the ``ledger.forgotten`` ones.
+    ``{"commitment":"<hex>"}`` cannot occur inside a JSON string, whose quotes are escaped), and
+    a store line as ledger writes it is checked by hashing a slice of it (:func:`opens_fast`):
+    no record is parsed but the ``ledger.forgotten`` ones, no store line but a tombstone or one
+    that does not open.
     """
     in_chain: dict[str, int] = {}
     forgotten: set[str] = set()
@@ -262,8 +274,19 @@ def check_disclosures(
     disclosed: set[str] = set()
     bad: list[tuple[int, str, str]] = []
     orphans = 0
-    for entry in store:
-        digest = str(entry.get(COMMITMENT_KEY))
+    for raw in store:
+        fast = opens_fast(raw)
+        if fast:
+            digest = raw[15:79].decode()
+            if digest in in_chain:
+                disclosed.add(digest)
+            else:
+                orphans += 1
+            continue
+        entry = _parse_line(raw)
+        if entry is None:
+            continue
+        digest = str(entry[COMMITMENT_KEY])
         if "forgotten" in entry:
             forgotten.add(digest)
             continue
@@ -402,18 +425,63 @@ def forget_lines(
     return kept, erased
 
 
-def disclosure_line(record: Any, disclosure: Disclosure) -> dict[str, Any]:  # noqa: ANN401
+def _loads(raw: bytes) -> Any:  # noqa: ANN401 -- any JSON value
+    """orjson where a reader already loaded it (verify), else the standard library."""
+    loaded = sys.modules.get("orjson")
+    return loaded.loads(raw) if loaded is not None else json.loads(raw)
+
+
+def disclosure_line(record: Any, disclosure: Disclosure) -> bytes:  # noqa: ANN401
     """The store's line for ``disclosure`` of ``record`` (a :class:`~ledger.Record`): where it
-    belongs (seq, field), when, whose session, and what opens it."""
-    return {
-        COMMITMENT_KEY: disclosure.commitment,
-        "field": disclosure.field,
-        "salt": disclosure.salt,
-        "value": disclosure.value,
-        "seq": record.seq,
-        "ts": record.ts,
-        "session": (record.data.get("actor") or {}).get("session"),
-    }
+    belongs (seq, session, ts) and, last, ``"disclosed"``: the canonical bytes of ``{field,
+    salt, value}`` that the commitment is the digest of, so verify checks a line by hashing a
+    slice of it, without parsing it."""
+    session = (record.data.get("actor") or {}).get("session")
+    payload = canonical_bytes(
+        {"field": disclosure.field, "salt": disclosure.salt, "value": disclosure.value}
+    )
+    return b"".join(
+        (
+            b'{"commitment":"',
+            disclosure.commitment.encode(),
+            b'","seq":',
+            str(record.seq).encode(),
+            b',"session":',
+            json.dumps(session, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+            b',"ts":"',
+            record.ts.encode(),
+            _DISCLOSED,
+            payload,
+            b"}",
+        )
+    )
+
+
+_DISCLOSED: Final = b'","disclosed":'
+_LINE_PREFIX: Final = b'{"commitment":"'
+
+
+def opens_fast(raw: bytes) -> bool | None:
+    """A store line as ledger writes it opens the commitment it names (``True``/``False``);
+    ``None``: not in that form (a tombstone, a line a person rewrote): parse it instead."""
+    if not raw.startswith(_LINE_PREFIX) or len(raw) < 80:
+        return None
+    at = raw.find(_DISCLOSED, 79)
+    body = raw.rstrip(b"\r\n")
+    if at < 0 or not body.endswith(b"}"):
+        return None
+    payload = body[at + len(_DISCLOSED) : -1]
+    return hashlib.sha256(COMMITMENT_DOMAIN + payload).hexdigest().encode() == raw[15:79]
+
+
+def _flat(line: dict[str, Any]) -> dict[str, Any]:
+    """A parsed store line with its ``disclosed`` payload's members at the top."""
+    disclosed = line.pop("disclosed", None)
+    if isinstance(disclosed, dict):
+        for key in ("field", "salt", "value"):
+            if key in disclosed:
+                line[key] = disclosed[key]
+    return line
 
 
 class Revealer:
@@ -468,8 +536,9 @@ def _holds_commitment(value: Any) -> bool:  # noqa: ANN401
 class DisclosureStore:
     """``disclosures.jsonl`` beside the ledger: one JSON object per line, mode 0600.
 
-    A disclosure line: ``{"commitment", "field", "salt", "value", "seq", "ts", "session"}``;
-    a forgotten commitment leaves ``{"commitment", "forgotten": ts}`` (no salt, no value), so
+    A disclosure line: ``{"commitment", "seq", "session", "ts", "disclosed": {"field", "salt",
+    "value"}}`` (``jq -r .disclosed.value``); a forgotten commitment leaves ``{"commitment",
+    "field", "seq", "forgotten": ts}`` (no salt, no value), so
     readers can say ``[forgotten]`` rather than ``[withheld]``. Writers hold the ledger's append
     lock (appends and ``ledger forget`` never interleave).
     """
@@ -484,14 +553,11 @@ class DisclosureStore:
         """The store of the ledger at ``ledger_path``."""
         return cls(ledger_path.with_name(DISCLOSURES_FILE))
 
-    def append(self, lines: list[dict[str, Any]]) -> None:
+    def append(self, lines: list[bytes]) -> None:
         """Append ``lines`` in one write (the caller holds the ledger's lock)."""
         if not lines:
             return
-        data = "".join(
-            json.dumps(line, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
-            for line in lines
-        ).encode("utf-8", "surrogatepass")
+        data = b"\n".join(lines) + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             if os.fstat(fd).st_mode & 0o077:
@@ -502,18 +568,23 @@ class DisclosureStore:
         finally:
             os.close(fd)
 
-    def lines(self) -> Iterator[dict[str, Any]]:
-        """Every well-formed line (malformed ones are skipped: they open nothing)."""
+    def raw_lines(self) -> Iterator[bytes]:
+        """Every line's bytes (none when the store does not exist)."""
         try:
             handle = self.path.open("rb")
         except OSError:
             return
         with handle:
-            for raw in handle:
-                with contextlib.suppress(ValueError):
-                    line = json.loads(raw)
-                    if isinstance(line, dict) and isinstance(line.get(COMMITMENT_KEY), str):
-                        yield line
+            yield from handle
+
+    def lines(self) -> Iterator[dict[str, Any]]:
+        """Every well-formed line, flat (``commitment, seq, session, ts, field, salt, value``;
+        a tombstone has ``forgotten`` and no salt or value) and with its bytes as ``_raw``.
+        Malformed lines are skipped: they open nothing."""
+        for raw in self.raw_lines():
+            line = _parse_line(raw)
+            if line is not None:
+                yield line
 
     def load(self) -> tuple[dict[str, dict[str, Any]], set[str]]:
         """``(disclosures by commitment, forgotten commitments)``."""
@@ -533,19 +604,34 @@ class DisclosureStore:
         return self.path.exists()
 
     def rewrite(self, lines: Iterable[dict[str, Any]]) -> None:
-        """Replace the store with ``lines`` (atomically; the caller holds the ledger's lock)."""
+        """Replace the store with ``lines`` (atomically; the caller holds the ledger's lock):
+        a line read from the store keeps its bytes, a new one (a tombstone) is encoded."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 for line in lines:
-                    handle.write(
-                        json.dumps(line, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-                        + "\n"
-                    )
+                    raw = line.get("_raw")
+                    if not isinstance(raw, bytes):
+                        raw = json.dumps(
+                            line, ensure_ascii=False, separators=(",", ":"), sort_keys=True
+                        ).encode("utf-8", "surrogatepass")
+                    handle.write(raw.rstrip(b"\r\n") + b"\n")
                 handle.flush()
                 os.fsync(handle.fileno())
             tmp.replace(self.path)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    try:
+        line = _loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(line, dict) or not isinstance(line.get(COMMITMENT_KEY), str):
+        return None
+    flat = _flat(line)
+    flat["_raw"] = raw
+    return flat

@@ -28,6 +28,7 @@ from ledger._evidence import lightjson
 from ledger._evidence.disclosure import (
     COMMITMENT_KEY,
     FORGOTTEN_KIND,
+    DisclosureReport,
     DisclosureStore,
     ForgetSelector,
     check_disclosures,
@@ -561,6 +562,8 @@ class Ledger:
             StorageError: the ledger file is unreadable.
             CheckpointError: a given checkpoint is malformed or not validly signed.
         """
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 -- verify only
+
         from ledger._evidence.checkpoint import parse_checkpoint  # noqa: PLC0415
         from ledger._evidence.verify import Problem  # noqa: PLC0415
         from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
@@ -575,30 +578,37 @@ class Ledger:
         if stored_checkpoints and ledger_id is not None:
             stored, anchor_problems = self._stored_targets(ledger_id, keyring)
             targets.extend(stored)
-        report = verify_file(
-            self.file,
-            {e.kid: e.public_raw for e in keyring},
-            revoked_from={
-                e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None
-            },
-            checkpoints=targets,
-            trusted=trusted,
-            jobs=jobs,
-            progress=progress,
-        )
+        # The disclosures are checked in a thread while the workers check the chain: the
+        # parent mostly waits for them, and the store's digests then cost little wall time.
+        with ThreadPoolExecutor(1) as pool:
+            disclosures = pool.submit(
+                check_disclosures,
+                (line for line, _ in self.file.iter_lines()),
+                self.disclosures.raw_lines(),
+            )
+            report = verify_file(
+                self.file,
+                {e.kid: e.public_raw for e in keyring},
+                revoked_from={
+                    e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None
+                },
+                checkpoints=targets,
+                trusted=trusted,
+                jobs=jobs,
+                progress=progress,
+            )
+            checked = disclosures.result()
         report.notes.extend(notes)
         for problem in anchor_problems:
             report.add(problem)
-        self._check_disclosures(report)
+        self._add_disclosures(report, checked)
         return report
 
-    def _check_disclosures(self, report: VerifyReport) -> None:
+    @staticmethod
+    def _add_disclosures(report: VerifyReport, checked: DisclosureReport) -> None:
         """Each disclosure present must open its commitment; missing ones are counted."""
         from ledger._evidence.verify import Problem  # noqa: PLC0415
 
-        checked = check_disclosures(
-            (line for line, _ in self.file.iter_lines()), self.disclosures.lines()
-        )
         report.disclosures = checked
         for seq, field, message in checked.bad:
             report.add(Problem("bad-disclosure", seq, seq + 1, f"{field}: {message}"))

@@ -41,9 +41,10 @@ class SecretRule(NamedTuple):
     name: str
     keywords: tuple[bytes, ...]
     """Lower-case literals; the pattern is tried where one of them occurs."""
-    pattern: re.Pattern[bytes]
+    pattern: bytes
     """Matched (``re.match``) from ``back`` bytes before the keyword; lookbehinds see the
-    bytes before that point, so a token inside a longer word is not taken."""
+    bytes before that point, so a token inside a longer word is not taken. Compiled on first
+    use (``re``'s own cache): a hook call whose values hold no keyword compiles none."""
     group: int = 0
     """The group that is the secret (a URL keeps its user and host, an assignment its name)."""
     min_entropy: float = 0.0
@@ -63,7 +64,7 @@ def _rule(
     return SecretRule(
         name,
         tuple(k.encode() for k in keywords),
-        re.compile(pattern.encode()),
+        pattern.encode(),
         group,
         min_entropy,
         back,
@@ -238,18 +239,16 @@ def _entropy(text: bytes) -> float:
 
 
 # Literal values a secret-named variable holds in ordinary code and docs.
-_PLAIN_VALUES: Final = re.compile(
+_PLAIN_VALUES: Final = (
     rb"(?i)(?:true|false|null|none|nil|undefined|redacted|changeme|password|secret|example"
     rb"|placeholder|x{6,}|\*+|your[_\-]?\w*|dummy\w*|test\w*|fake\w*)"
 )
-_WORDS: Final = re.compile(
-    rb"(?:(?:[A-Z][a-z]+)+|[A-Z]+|[a-z]+)(?:[-_. ](?:(?:[A-Z][a-z]+)+|[A-Z]+|[a-z]+))*"
-)
+_WORDS: Final = rb"(?:(?:[A-Z][a-z]+)+|[A-Z]+|[a-z]+)(?:[-_. ](?:(?:[A-Z][a-z]+)+|[A-Z]+|[a-z]+))*"
 """Words and identifiers made of words (``fallback_getpass``, ``Proxy-Authorization``)."""
-_WORDY: Final = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_WORDY: Final = rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
 """A dotted name (``self.key_for``, ``os.environ``)."""
-_DIGIT: Final = re.compile(rb"\d")
-_MIXED_CASE: Final = re.compile(rb"[A-Z].*[a-z]|[a-z].*[A-Z]")
+_DIGIT: Final = rb"\d"
+_MIXED_CASE: Final = rb"[A-Z].*[a-z]|[a-z].*[A-Z]"
 
 
 def _plausible(rule: SecretRule, value: bytes, after: bytes) -> bool:
@@ -257,12 +256,12 @@ def _plausible(rule: SecretRule, value: bytes, after: bytes) -> bool:
     than code, prose or a placeholder; ``after`` is the byte that follows it."""
     if rule.min_entropy == 0.0:
         return True
-    if _PLAIN_VALUES.fullmatch(value) or _WORDS.fullmatch(value) or _WORDY.fullmatch(value):
+    if any(re.fullmatch(p, value) for p in (_PLAIN_VALUES, _WORDS, _WORDY)):
         return False
     if after == b"(":
         return False  # a call: `password = getpass2(...)`
     if rule.name in ("secret-assignment", "bearer-token") and not (
-        (_DIGIT.search(value) and _MIXED_CASE.search(value)) or len(value) >= 32
+        (re.search(_DIGIT, value) and re.search(_MIXED_CASE, value)) or len(value) >= 32
     ):
         return False
     return _entropy(value) >= rule.min_entropy
@@ -312,7 +311,7 @@ def find_secrets(data: bytes) -> list[tuple[int, int, str]]:
             if (rule.name, start) in tried:
                 continue
             tried.add((rule.name, start))
-            match = rule.pattern.match(data, start)
+            match = re.compile(rule.pattern).match(data, start)
             if match is None:
                 continue
             s, e = match.span(rule.group)
@@ -352,8 +351,9 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     )
 
 
-_SECRET_NAMES: Final = re.compile(
-    r"(?i)(?:^|/)(?:\.env(?:\..*)?|\.envrc|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials"
+# A pattern of file names (ruff takes the name for a password).
+_SECRET_NAMES: Final = (
+    r"(?i)(?:^|/)(?:\.env(?:\..*)?|\.envrc|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials"  # noqa: S105
     r"|credentials(?:\.json)?|secrets?\.(?:ya?ml|json|toml)|id_(?:rsa|dsa|ecdsa|ed25519)"
     r"|.*\.(?:pem|key|p12|pfx|jks|keystore|ppk|asc|gpg|kdbx))$"
 )
@@ -361,4 +361,4 @@ _SECRET_NAMES: Final = re.compile(
 
 def looks_secret_path(path: str) -> bool:
     """A file name that says it holds secrets (``.env*``, keys, credential stores)."""
-    return _SECRET_NAMES.search(path.replace("\\", "/")) is not None
+    return re.search(_SECRET_NAMES, path.replace("\\", "/")) is not None

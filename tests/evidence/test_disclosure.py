@@ -135,13 +135,13 @@ def test_doctored_disclosure_fails_verify_naming_seq_and_field(ws: Workspace, wh
     _governed_session_with_secrets(ws)
     lines = _store(ws).read_text().splitlines()
     entry = json.loads(lines[0])
-    entry[what] = "ff" * 16 if what == "salt" else "a different prompt"
+    entry["disclosed"][what] = "ff" * 16 if what == "salt" else "a different prompt"
     lines[0] = json.dumps(entry)
     _store(ws).write_text("\n".join(lines) + "\n")
     bad = run_cli(ws, "verify")
     assert bad.returncode == 1
     assert f"seq {entry['seq']}" in bad.stdout + bad.stderr
-    assert entry["field"] in bad.stdout + bad.stderr
+    assert entry["disclosed"]["field"] in bad.stdout + bad.stderr
     assert "bad-disclosure" in bad.stdout + bad.stderr
     # A reader never shows the doctored value.
     shown = run_cli(ws, "show", str(entry["seq"]))
@@ -153,10 +153,8 @@ def test_a_disclosure_no_record_holds_is_ignored(ws: Workspace) -> None:
     salt = "00" * 16
     orphan = {
         "commitment": commitment_digest("prompt", salt, "planted"),
-        "field": "prompt",
-        "salt": salt,
-        "value": "planted",
         "seq": 1,
+        "disclosed": {"field": "prompt", "salt": salt, "value": "planted"},
     }
     with _store(ws).open("a") as handle:
         handle.write(json.dumps(orphan) + "\n")
