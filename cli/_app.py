@@ -15,6 +15,7 @@ from cli import (
     _append,
     _blame,
     _forget,
+    _hook,
     _intent,
     _intents,
     _keys,
@@ -125,13 +126,13 @@ def init(
 
 @app.command()
 def append(
-    kind: Annotated[str, typer.Option(help="Record kind, e.g. app.deploy.")] = "app.event",
+    kind: Annotated[str, typer.Option(help=_append.OPTIONS["--kind"][1])] = "app.event",
     root: RootOption = None,
     as_json: JsonOption = False,
-    client: Annotated[str | None, typer.Option(help="Actor: client name.")] = None,
-    session: Annotated[str | None, typer.Option(help="Actor: session id.")] = None,
-    agent: Annotated[str | None, typer.Option(help="Actor: agent id.")] = None,
-    model: Annotated[str | None, typer.Option(help="Actor: model.")] = None,
+    client: Annotated[str | None, typer.Option(help=_append.OPTIONS["--client"][1])] = None,
+    session: Annotated[str | None, typer.Option(help=_append.OPTIONS["--session"][1])] = None,
+    agent: Annotated[str | None, typer.Option(help=_append.OPTIONS["--agent"][1])] = None,
+    model: Annotated[str | None, typer.Option(help=_append.OPTIONS["--model"][1])] = None,
 ) -> None:
     """Append one record whose body is the JSON object on stdin (for scripts)."""
     options = _append.AppendOptions(kind, root, as_json, client, session, agent, model)
@@ -489,22 +490,15 @@ _intents.register(app, intent_app)
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def hook(
     client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
-    event: Annotated[
-        str | None,
-        typer.Option(
-            help="The event this hook is registered for (fail closed on unparseable input)."
-        ),
-    ] = None,
+    event: Annotated[str | None, typer.Option(help=_hook.OPTIONS["--event"])] = None,
     root: RootOption = None,
 ) -> None:
     """Run as a client hook: read the client's JSON on stdin, govern, record, answer.
 
     Answers in the client's own protocol (exit codes included), not with ledger's exit codes.
     """
-    from cli._hook import main as hook_main  # noqa: PLC0415
-
     args = [client, *([f"--event={event}"] if event else []), *([f"--root={root}"] if root else [])]
-    raise typer.Exit(hook_main(args))
+    raise typer.Exit(_hook.main(args))
 
 
 def _print_changes(path: Path, changes: list[Any], as_json: bool) -> None:

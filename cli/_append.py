@@ -14,11 +14,26 @@ from typing import BinaryIO, Final, NamedTuple, TextIO
 from cli._exit import OK, UNVERIFIABLE, guarded
 from ledger import APPEND_RESERVED_PREFIXES, MAX_RECORD_BYTES, InputError, Ledger, loads_ledger_json
 
+#: ``ledger append``'s options (flag -> (metavar, or None for a flag; help)), their one
+#: declaration: :func:`parse_args` reads them, and the Typer command (``cli/_app.py``, for
+#: ``--help`` and completion) is declared from them.
+OPTIONS: Final[dict[str, tuple[str | None, str]]] = {
+    "--kind": ("KIND", "Record kind, e.g. app.deploy."),
+    "--root": ("DIR", "Workspace root (default: nearest parent holding .orchestration/)."),
+    "--json": (None, "Print machine-readable JSON."),
+    "--client": ("C", "Actor: client name."),
+    "--session": ("S", "Actor: session id."),
+    "--agent": ("A", "Actor: agent id."),
+    "--model": ("M", "Actor: model."),
+}
 USAGE: Final = (
-    "usage: ledger append [--kind KIND] [--root DIR] [--json] [--client C] [--session S] "
-    "[--agent A] [--model M] < body.json"
+    "usage: ledger append "
+    + " ".join(
+        f"[{flag}{f' {metavar}' if metavar else ''}]" for flag, (metavar, _) in OPTIONS.items()
+    )
+    + " < body.json"
 )
-_VALUE_OPTIONS: Final = ("kind", "root", "client", "session", "agent", "model")
+_VALUE_OPTIONS: Final = tuple(flag[2:] for flag, (metavar, _) in OPTIONS.items() if metavar)
 
 
 class UsageError(Exception):

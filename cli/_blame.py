@@ -240,8 +240,18 @@ _HELP = (
 )
 
 
-_FLAGS = {"--porcelain": "porcelain", "--json": "as_json"}
-_VALUED = {"--at": "at", "--root": "root"}
+#: ``ledger blame``'s options (flag -> (metavar, or None for a flag; help)), their one
+#: declaration: :func:`fast_parse` and :func:`parser` read them, and :func:`register` declares
+#: the Typer command (``--help``, completion) from them.
+OPTIONS: dict[str, tuple[str | None, str]] = {
+    "--at": ("SEQ", "The line model as of a record (no disk, no git)."),
+    "--porcelain": (None, "git blame --line-porcelain fields, ledger facts as x-ledger-* keys."),
+    "--json": (None, "schemas/blame.v1.schema.json."),
+    "--root": ("DIR", "Workspace root."),
+}
+_DEST = {"--json": "as_json"}
+_FLAGS = {flag: _DEST.get(flag, flag[2:]) for flag, (metavar, _) in OPTIONS.items() if not metavar}
+_VALUED = {flag: _DEST.get(flag, flag[2:]) for flag, (metavar, _) in OPTIONS.items() if metavar}
 
 
 def fast_parse(argv: list[str], environ: dict[str, str] | None = None) -> dict[str, Any] | None:
@@ -285,18 +295,15 @@ def parser() -> "argparse.ArgumentParser":
 
     parser = argparse.ArgumentParser(prog="ledger blame", description=_HELP)
     parser.add_argument("target", metavar="PATH[:LINE[-END]]")
-    parser.add_argument(
-        "--at", type=int, metavar="SEQ", help="the line model as of a record (no disk, no git)"
-    )
-    parser.add_argument(
-        "--porcelain",
-        action="store_true",
-        help="git blame --line-porcelain fields, ledger facts as x-ledger-* keys",
-    )
-    parser.add_argument(
-        "--json", action="store_true", dest="as_json", help="schemas/blame.v1.schema.json"
-    )
-    parser.add_argument("--root", default=os.environ.get("LEDGER_ROOT"), help="workspace root")
+    for flag, (metavar, help_text) in OPTIONS.items():
+        dest = _DEST.get(flag, flag[2:])
+        if metavar is None:
+            parser.add_argument(flag, action="store_true", dest=dest, help=help_text)
+        elif flag == "--at":
+            parser.add_argument(flag, type=int, metavar=metavar, help=help_text)
+        else:
+            default = os.environ.get("LEDGER_ROOT")
+            parser.add_argument(flag, metavar=metavar, default=default, help=help_text)
     return parser
 
 
@@ -332,25 +339,14 @@ def register(app: "typer.Typer") -> None:
         target: Annotated[str, typer.Argument(metavar="PATH[:LINE[-END]]")],
         at: Annotated[
             int | None,
-            typer.Option(
-                "--at",
-                min=0,
-                metavar="SEQ",
-                help=("The line model as of a record (no disk, no git)."),
-            ),
+            typer.Option("--at", min=0, metavar=OPTIONS["--at"][0], help=OPTIONS["--at"][1]),
         ] = None,
         porcelain: Annotated[
-            bool,
-            typer.Option(
-                "--porcelain",
-                help=("git blame --line-porcelain fields, ledger facts as x-ledger-* keys."),
-            ),
+            bool, typer.Option("--porcelain", help=OPTIONS["--porcelain"][1])
         ] = False,
-        as_json: Annotated[
-            bool, typer.Option("--json", help=("schemas/blame.v1.schema.json."))
-        ] = False,
+        as_json: Annotated[bool, typer.Option("--json", help=OPTIONS["--json"][1])] = False,
         root: Annotated[
-            str | None, typer.Option("--root", envvar="LEDGER_ROOT", help="Workspace root.")
+            str | None, typer.Option("--root", envvar="LEDGER_ROOT", help=OPTIONS["--root"][1])
         ] = None,
     ) -> None:
         code = run(target, at=at, porcelain=porcelain, as_json=as_json, root=root)

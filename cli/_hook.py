@@ -12,6 +12,13 @@ import gc
 import os
 import sys
 
+#: ``ledger hook``'s options (flag -> help), their one declaration: :func:`_parse` reads them, and
+#: the Typer command (``cli/_app.py``, for ``--help`` and completion) is declared from them.
+OPTIONS = {
+    "--event": "The event this hook is registered for (fail closed on unparseable input).",
+    "--root": "Workspace root (default: nearest parent holding .orchestration/).",
+}
+
 
 def _usage() -> str:
     from ledger import CLIENT_NAMES  # noqa: PLC0415 - the registry; only on a usage error
@@ -26,7 +33,7 @@ def _parse(args: list[str]) -> tuple[str, str | None, str | None]:
     options: dict[str, str] = {}
     while rest:
         name, eq, value = rest.pop(0).partition("=")
-        if name not in ("--event", "--root"):
+        if name not in OPTIONS:
             raise ValueError(f"unexpected argument {name!r}; {_usage()}")
         if not eq:
             if not rest:

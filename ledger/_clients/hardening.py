@@ -45,14 +45,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from ledger._clients.install import (
-    Change,
-    _installed_commands,
-    _rewrite,
-    default_ledger_command,
-    load_settings,
-    save_text,
-)
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._clients.runs_outside import (
     git_config_paths,
@@ -60,10 +52,17 @@ from ledger._clients.runs_outside import (
     hooks_path_inside,
     refusals,
 )
+from ledger._clients.settings import (
+    Change,
+    _installed_commands,
+    _rewrite,
+    default_ledger_command,
+    load_settings,
+    save_text,
+)
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
-from ledger._fsutil import cache_secret_path
-from ledger._workspace import ORCHESTRATION_DIR, decider_dirs, state_home
+from ledger._workspace import ORCHESTRATION_DIR, cache_secret_path, decider_dirs, state_home
 
 __all__ = [
     "check_hardenable",

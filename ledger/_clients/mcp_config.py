@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._clients.hardening import HARDENED_CODEX_BEGIN
-from ledger._clients.install import Action, Change, load_settings, save_settings, save_text
 from ledger._clients.registry import ClientSpec, McpConfig
+from ledger._clients.settings import Action, Change, load_settings, save_settings, save_text
 from ledger._errors import ConfigError, StorageError
 from ledger._governance.analysis.ledger_mcp import LEDGER_MCP_SERVER
 

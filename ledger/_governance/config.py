@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import ConfigError, InputError, LedgerError
-from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._governance.analysis.paths import ScopeSpec
 from ledger._governance.engine import HookEngine
 from ledger._governance.intents import (
@@ -29,7 +28,7 @@ from ledger._governance.intents import (
     missing_intents_message,
 )
 from ledger._governance.policies import GovernanceConfig
-from ledger._workspace import ORCHESTRATION_DIR
+from ledger._workspace import ORCHESTRATION_DIR, atomic_write, cache_secret, seal, unseal
 
 __all__ = ["WorkspaceConfig", "policy_config", "read_hook_config", "register_configured_hooks"]
 

@@ -480,7 +480,7 @@ def _checksum(intents: object, secret: bytes | None = None) -> str | None:
         secret: the secret, when the caller holds it (else read from ``$LEDGER_HOME``).
     """
     if secret is None:
-        from ledger._fsutil import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
+        from ledger._workspace import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
 
         secret = cache_secret()
     if secret is None:
@@ -601,7 +601,7 @@ def load_intents_cached(
     Raises:
         ConfigError: the YAML file is unreadable, not UTF-8, or invalid.
     """
-    from ledger._fsutil import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
+    from ledger._workspace import cache_secret  # noqa: PLC0415 -- the secret file, on a cache path
 
     file = Path(path)
     data, stat = _read(file)

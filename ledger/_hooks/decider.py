@@ -54,10 +54,9 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from ledger._errors import InputError, StorageError
-from ledger._fsutil import cache_secret
 from ledger._hooks.service import CallAbandonedError, run_hook
 from ledger._version import __version__
-from ledger._workspace import decider_dirs, ledger_home
+from ledger._workspace import cache_secret, decider_dirs, ledger_home
 
 __all__ = [
     "DECIDER_OFF_ENV",

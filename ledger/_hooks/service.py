@@ -34,7 +34,6 @@ from ledger._evidence.disclosure import ForgetSelector
 from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved
 from ledger._evidence.read import tail_records
 from ledger._evidence.record import Record
-from ledger._fsutil import cache_secret_path
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
@@ -67,7 +66,7 @@ from ledger._hooks.tripwire import (
     restore,
 )
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
-from ledger._workspace import Workspace, find_root
+from ledger._workspace import Workspace, cache_secret_path, find_root
 
 if TYPE_CHECKING:
     from ledger._evidence.remote import FetchedLedger
@@ -360,7 +359,7 @@ class GovernedWorkspace:
     def _tripwire_entries(self, verdict: Verdict, inv: Invocation) -> list[Entry]:
         """The records of what this call's check found: the tripwire armed (first call), or a
         tampering, recorded once while none is pending (the tripwire policy then denies every
-        call until a person resolves it, ledger/_governance/policies.py)."""
+        call until a person resolves it, ledger/_governance/pre_policies.py)."""
         found: list[Entry] = []
         if verdict.arm:
             found.append(Entry(ARMED_KIND, {"files": len(verdict.files)}, {"client": "ledger"}))

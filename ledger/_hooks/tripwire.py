@@ -3,7 +3,7 @@
 Layers 1 and 2 (the hooks' analysis, the client's sandbox) keep an agent away from what governs
 it. Whatever still gets through is caught here, on the very next hook call: a fingerprint of
 the **protected set** is sealed (HMAC under the per-user secret outside the workspace,
-:func:`ledger._fsutil.seal`) at each legitimate change, and every hook call compares it with the
+:func:`ledger._workspace.seal`) at each legitimate change, and every hook call compares it with the
 disk, and the ledger's tail with the last head a hook or a person's command appended.
 
 The protected set, each path with the rule for a change (:data:`Rule`):
@@ -19,7 +19,7 @@ The protected set, each path with the rule for a change (:data:`Rule`):
   (:data:`_CLIENT_OWN_KEYS`: Claude Code's "don't ask again" ``permissions.allow`` rules ...).
 * ``git-config``: ``.git/config`` and ``config.worktree``, ``strict`` for the settings git
   *executes* (aliases, ``core.fsmonitor``, filters, hooks paths, includes ...: the same table
-  the command model refuses, ledger/_governance/analysis/shell.py). ``git remote add``,
+  the command model refuses, ledger/_governance/analysis/shell_git.py). ``git remote add``,
   ``git push -u`` and ``git config user.name`` change the file, not what it runs.
 * ``runtime``: the hook executable, its interpreter and the ``.pth`` files beside ledger's code;
   ``strict``, except that an upgrade of ledger itself (a new version runs) is accepted.
@@ -48,11 +48,10 @@ from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
 from ledger._evidence.keys import private_key_dir, trust_pins_dir
-from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._git import GIT_EXEC_KEYS, repository_dirs
 from ledger._governance.analysis.protected import watched_client_files
 from ledger._version import __version__
-from ledger._workspace import checkpoint_dir, state_home
+from ledger._workspace import atomic_write, cache_secret, checkpoint_dir, seal, state_home, unseal
 
 __all__ = [
     "ARMED_KIND",

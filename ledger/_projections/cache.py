@@ -34,9 +34,9 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 from ledger._errors import StorageError
 from ledger._evidence.lightjson import dumps_sorted, loads
 from ledger._evidence.read import line_ending_at, parse_stored, read_records
-from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._projections.interface import Projection, StateT
 from ledger._projections.slices import line_digest, read_index, slices_dir, write_slices
+from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
 __all__ = ["CACHE_FORMAT", "Position", "ProjectionCache", "SlicedProjection"]
 

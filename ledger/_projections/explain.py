@@ -555,7 +555,7 @@ def current_lines(
     ``path, line, content_hash, status`` (``agent`` or ``unknown``) and the agent fields.
     For the query layer's ``lines`` view; ``ledger blame`` reconciles one file with the disk."""
     from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- not blame's start-up path
-    from ledger._governance.policies import sha256_file  # noqa: PLC0415
+    from ledger._governance.files import sha256_file  # noqa: PLC0415
 
     ledger = Ledger.open(root, environ=environ)
     state = blame_state(ledger, environ=environ)

@@ -6,7 +6,7 @@ with the very fold local blame uses (:data:`~ledger._projections.blame.BLAME`, p
 one slice per file, so ``ledger blame`` reads only the slice of the file it explains:
 
 * ``<cache>/projections/foreign/<ledger id>/index.json``: sealed with the per-user cache secret
-  (:func:`ledger._fsutil.seal`, as the local slices): the ledger id, the evidence commit it was
+  (:func:`ledger._workspace.seal`, as the local slices): the ledger id, the evidence commit it was
   folded from, the projection's version, the last seq and path -> slice digest;
 * ``<cache>/projections/foreign/<ledger id>/<sha256>.json``: one file's slice, named by the
   SHA-256 of its bytes.
@@ -30,8 +30,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from ledger._fsutil import atomic_write, cache_secret, seal, unseal
 from ledger._projections.blame import BASE, BLAME, FileView
+from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger

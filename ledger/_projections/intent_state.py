@@ -209,8 +209,11 @@ def write_intent_map(
 ) -> tuple[str, list[dict[str, Any]]]:
     """Regenerate ``.orchestration/intent_map.md`` (atomically); returns its path and the
     summaries it was made from."""
-    from ledger._fsutil import atomic_write  # noqa: PLC0415
-    from ledger._workspace import ORCHESTRATION_DIR, find_root  # noqa: PLC0415
+    from ledger._workspace import (  # noqa: PLC0415
+        ORCHESTRATION_DIR,
+        atomic_write,
+        find_root,
+    )
 
     summaries = intent_summaries(root, environ=environ)
     target = find_root(root, environ=environ) / ORCHESTRATION_DIR / "intent_map.md"

@@ -8,10 +8,10 @@ line model (megabytes of JSON for a long history) cost more than ``git blame -L`
 * ``<name>.slices/<sha256>.json``: one key's slice (for blame: one file's model, the
   attributions its lines use and its refused attempts), named by the SHA-256 of its bytes, so
   an unchanged slice is not rewritten;
-* ``<name>.slices/index.json``: sealed with the per-user cache secret (:func:`ledger._fsutil.seal`,
-  the projection cache's one MAC): the projection, its version, the ledger id, the ledger
-  position the slices describe (end offset and the SHA-256 of the last folded line) and
-  key -> slice digest.
+* ``<name>.slices/index.json``: sealed with the per-user cache secret
+  (:func:`ledger._workspace.seal`, the projection cache's one MAC): the projection, its
+  version, the ledger id, the ledger position the slices describe (end offset and the SHA-256
+  of the last folded line) and key -> slice digest.
 
 :func:`read_slice` trusts a slice only when the index's MAC verifies, the index is for this
 projection, version and ledger, the ledger still ends at that offset with that very line (a
@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from ledger._fsutil import atomic_write, cache_secret, seal, unseal
+from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
 __all__ = [
     "SLICE_FORMAT",

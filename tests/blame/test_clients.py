@@ -221,7 +221,7 @@ def test_snapshot_budget_exceeded_is_recorded_and_blamed_unknown(
 ) -> None:
     """The walk before a shell command stops at its budget: a file it did not reach may have
     existed, so what the command left there is unknown, and the record and blame say why."""
-    from ledger._governance import policies  # noqa: PLC0415
+    from ledger._governance import observer, pre_policies  # noqa: PLC0415
     from ledger._governance.snapshot import StatSnapshot, stat_snapshot  # noqa: PLC0415
     from tests.blame.test_fuzz import Fuzz  # noqa: PLC0415
 
@@ -236,7 +236,9 @@ def test_snapshot_budget_exceeded_is_recorded_and_blamed_unknown(
     def walk(root: str) -> StatSnapshot:  # before the command: over budget; after: complete
         return next(walks)(root)
 
-    monkeypatch.setattr(policies, "stat_snapshot", walk)
+    # The walk before the command is the pre-call policies'; the one after, the observer's.
+    monkeypatch.setattr(pre_policies, "stat_snapshot", walk)
+    monkeypatch.setattr(observer, "stat_snapshot", walk)
     fuzz.shell("s1", "printf 'made 1\\nmade 2\\n' > zz-made.txt")
     change = next(f for f in _last_attribution(w)["files"] if f["path"] == "zz-made.txt")
     assert change["exact"] is False

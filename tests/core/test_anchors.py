@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ledger import KeyNotFoundError, Ledger, SigningKey
 from ledger._evidence.anchors import CheckpointStore, state_home, workspace_ledger_id
 from ledger._evidence.keys import KeyEntry, Keyring
-from ledger._evidence.ledger import CHECKPOINT_EVERY
+from ledger._evidence.ledger_upkeep import CHECKPOINT_EVERY
 from tests.reserved import as_ledger_itself
 
 KEY = SigningKey.from_seed(bytes([1]) * 32)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ledger._evidence.ledger import Ledger
-from ledger._governance import policies
+from ledger._governance import files, policies
 from ledger._governance.analysis import paths
 
 from ._support import Session, Workspace, claude_payload, edit_response, make_workspace
@@ -29,7 +29,7 @@ AUTH_FILE = "src/auth/middleware.ts"
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter[str]]:
     counts: dict[str, Counter[str]] = {"normalize": Counter(), "open": Counter()}
-    real_normalize, real_open = paths.normalize_path, policies._open_regular
+    real_normalize, real_open = paths.normalize_path, files._open_regular
 
     def normalize(path: str, **kwargs: Any) -> paths.NormalizedPath:
         counts["normalize"][path] += 1
@@ -41,7 +41,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter[str]]:
 
     monkeypatch.setattr(policies, "normalize_path", normalize)
     monkeypatch.setattr(paths, "normalize_path", normalize)
-    monkeypatch.setattr(policies, "_open_regular", open_regular)
+    monkeypatch.setattr(files, "_open_regular", open_regular)
     return counts
 
 

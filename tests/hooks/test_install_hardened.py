@@ -429,7 +429,7 @@ def test_a_sandboxed_shell_cannot_rewrite_checkpoints_or_trust_pins_or_read_the_
     assert ledger.auto_checkpoint(session_end=True).status == "written"
     (root / "src").mkdir()
     install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
-    from ledger._fsutil import cache_secret  # noqa: PLC0415 -- creates it, as a hook would
+    from ledger._workspace import cache_secret  # noqa: PLC0415 -- creates it, as a hook would
 
     secret = cache_secret(env)
     assert secret is not None

@@ -3,7 +3,7 @@
 Selection happens at the hook, where the session is known: the PreToolUse of
 ``select_active_intent`` is the ``ledger intent select`` of the design documents' handshake,
 and ``request_scope_expansion`` is ``ledger intent expand``. Both become an
-:class:`~ledger._governance.analysis.shell.IntentCommand` with ``via="mcp"``, so the one
+:class:`~ledger._governance.analysis.intent_command.IntentCommand` with ``via="mcp"``, so the one
 ``intent-command`` policy selects (recording ``intent.selected`` with ``via: "mcp"``), refuses
 with the same reasons, asks a person, and records the approved grant after the call.
 
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
-    from ledger._governance.analysis.shell import IntentCommand
+    from ledger._governance.analysis.intent_command import IntentCommand
 
 __all__ = ["LEDGER_MCP_SERVER", "LEDGER_MCP_TOOLS", "intent_command_of", "ledger_tool"]
 
@@ -62,7 +62,7 @@ def ledger_tool(tool_name: str | None) -> str | None:
 
 def intent_command_of(tool: str, tool_input: Mapping[str, Any]) -> IntentCommand:
     """The intent command a call of ledger's ``tool`` (from :func:`ledger_tool`) asks for."""
-    from ledger._governance.analysis.shell import IntentCommand  # noqa: PLC0415
+    from ledger._governance.analysis.intent_command import IntentCommand  # noqa: PLC0415
 
     intent_id = tool_input.get("intent_id")
     identifier = intent_id if isinstance(intent_id, str) else None

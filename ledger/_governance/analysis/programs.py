@@ -40,13 +40,37 @@ silent pass; add it with its role.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 __all__ = [
+    "CHDIR_OPTIONS",
     "COMPRESSOR",
+    "COMPRESSORS",
+    "DECLARERS",
     "DESTROYS",
+    "DEVICES",
+    "DISK_TOOLS",
+    "EDITORS",
+    "ENV_DUMPERS",
+    "GIT_EXEC_OPTIONS",
+    "GIT_GLOBAL_FLAGS",
+    "GIT_QUIET",
+    "GIT_TREE_READERS",
+    "GIT_TREE_WRITERS",
+    "KEYWORDS",
+    "KILL_SIGNALS",
+    "LEDGER_WRITERS",
+    "NO_COMMAND_KEYWORDS",
     "PROGRAMS",
+    "RUNNERS",
+    "SAFE_SHOPT",
+    "SHELLS",
+    "SPECIAL_VARIABLES",
     "TAR_RUNS",
+    "UNANALYSABLE",
+    "VERSIONED_RUNNER",
+    "WRAPPERS",
     "WRITERS",
     "Role",
     "parse_spec",
@@ -416,6 +440,252 @@ TAR_RUNS: Final = frozenset({
     "--listed-incremental", "-g", "--backup-script",
 })  # fmt: skip
 """tar options that run a program or write a file besides the archive [GNU tar manual 3.4]."""
+
+
+# --- the shell analysis's name tables ----------------------------------------------------
+
+# Writes to these are not file writes [POSIX "Special device files"; bash(1) REDIRECTION].
+DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox-sh"})
+KEYWORDS = frozenset(
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
+     "coproc", "time"}
+)  # fmt: skip
+NO_COMMAND_KEYWORDS = frozenset({"for", "select", "case", "function", "in"})
+
+
+# Variables whose value changes which program runs, what runs before every command, where
+# git or cd write, or how globs match [bash(1) Shell Variables; git(1) ENVIRONMENT].
+SPECIAL_VARIABLES: Final = frozenset({
+    "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "SHELLOPTS",
+    "BASHOPTS", "GLOBIGNORE", "CDPATH", "HOME", "XDG_CONFIG_HOME", "LEDGER_HOME",
+    "LEDGER_SIGNING_KEY", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_EDITOR",
+    "GIT_PAGER", "GIT_ASKPASS", "GIT_EXEC_PATH", "GIT_INDEX_FILE", "PAGER", "EDITOR", "VISUAL",
+    "NODE_OPTIONS", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "BASH_XTRACEFD", "HISTFILE",
+    "EXECIGNORE", "FUNCNEST", "BASH_LOADABLES_PATH", "INPUTRC",
+})  # fmt: skip
+
+
+# Options that run a program somewhere else: its operands are relative to there.
+CHDIR_OPTIONS: Final = {
+    "make": ("-C", "--directory"),
+    "gmake": ("-C", "--directory"),
+    "tar": ("-C", "--directory"),
+    "npm": ("--prefix",),
+    "pnpm": ("-C", "--dir"),
+    "yarn": ("--cwd",),
+    "go": ("-C",),
+    "uv": ("--directory",),
+    "poetry": ("-C", "--directory"),
+    "cargo": ("-C",),
+    "cmake": ("-S", "-B"),
+    "ninja": ("-C",),
+    "just": ("-d", "--working-directory"),
+}
+
+
+# Commands that print the whole environment [bash(1) set, declare -p, export -p; env(1);
+# proc(5) /proc/[pid]/environ].
+ENV_DUMPERS: Final = frozenset({"env", "printenv", "set", "declare", "typeset", "export"})
+
+
+LEDGER_WRITERS: Final = frozenset(
+    {
+        "append",
+        "key",
+        "repair",
+        "init",
+        "checkpoint",
+        "install",
+        "uninstall",
+        "intent",
+        "demo",
+        "hook",
+        "tamper",
+        "serve",
+        "push",
+        "fetch",
+        "mcp",
+    }
+)
+
+
+DISK_TOOLS = frozenset({"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "sgdisk", "parted"})
+
+
+# Wrappers: (short options that take a value, long options that take a value).
+WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sudo": ("ugCDhpRrTtU", ("--user", "--group", "--close-from", "--chdir", "--host",
+                              "--prompt", "--chroot", "--role", "--command-timeout", "--type",
+                              "--other-user")),
+    "doas": ("uC", ()),
+    "nohup": ("", ()),
+    "nice": ("n", ("--adjustment",)),
+    "ionice": ("cnpPu", ("--class", "--classdata", "--pid", "--pgid", "--uid")),
+    "time": ("fo", ("--format", "--output")),
+    "stdbuf": ("ioe", ("--input", "--output", "--error")),
+    "setsid": ("", ()),
+    "chronic": ("", ()),
+    "unbuffer": ("", ()),
+    "caffeinate": ("wt", ()),
+    "command": ("", ()),
+    "builtin": ("", ()),
+    "exec": ("a", ()),
+    "busybox": ("", ()),
+    "toybox": ("", ()),
+    "chroot": ("", ("--userspec", "--groups")),
+}  # fmt: skip
+
+
+KILL_SIGNALS = frozenset({"9", "KILL", "SIGKILL"})
+
+
+# Options that make a git subcommand run a program [git-grep(1) -O, git-difftool(1) -x,
+# git-fetch(1) --upload-pack, git-push(1) --receive-pack/--exec, git-rebase(1) --exec,
+# git-init(1) --template (its hooks run later), git-archive(1) --exec]: refused outright.
+GIT_EXEC_OPTIONS: Final = {
+    "grep": ("-O", "--open-files-in-pager"),
+    "difftool": ("-x", "--extcmd", "-t", "--tool", "-g", "--gui"),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "clone": ("-u", "--upload-pack", "--template"),
+    "ls-remote": ("--upload-pack",),
+    "push": ("--receive-pack", "--exec"),
+    "archive": ("--exec",),
+    "rebase": ("-x", "--exec"),
+    "init": ("--template",),
+    "submodule": ("foreach",),
+    "bisect": ("run",),
+}
+# Subcommands that rewrite files of the work tree beyond what their pathspec names: the whole
+# tree is written (so the protected and scope checks see the workspace root) [git-merge(1),
+# git-sparse-checkout(1), ...]. "checkout"/"switch"/"reset"/"stash"/"read-tree"/"restore"
+# have their own readers below.
+GIT_TREE_WRITERS: Final = {
+    "merge": "git merge rewrites the work tree",
+    "pull": "git pull rewrites the work tree",
+    "cherry-pick": "git cherry-pick rewrites the work tree",
+    "revert": "git revert rewrites the work tree",
+    "am": "git am rewrites the work tree",
+    "sparse-checkout": "git sparse-checkout adds and deletes files of the work tree",
+    "bisect": "git bisect checks out other commits",
+    "merge-file": "git merge-file rewrites a file",
+}
+GIT_TREE_READERS: Final = frozenset({
+    ("bisect", "log"), ("bisect", "visualize"), ("bisect", "view"), ("sparse-checkout", "list"),
+})  # fmt: skip
+# Everyday subcommands that only read, or change only refs, objects and the index; a subcommand
+# in none of these tables is unanalysable (it may also be an alias: `git x`).
+GIT_QUIET: Final = frozenset({
+    "status", "diff", "log", "show", "blame", "annotate", "grep", "rev-parse", "ls-files",
+    "ls-tree", "cat-file", "describe", "remote", "tag", "shortlog", "merge-base", "rev-list",
+    "name-rev", "for-each-ref", "show-ref", "symbolic-ref", "var", "help", "version",
+    "count-objects", "fsck", "verify-commit", "verify-tag", "whatchanged", "range-diff",
+    "cherry", "check-ignore", "check-attr", "check-ref-format", "diff-tree", "diff-files",
+    "diff-index", "fetch", "add", "commit", "ls-remote", "hash-object", "write-tree",
+    "commit-tree", "mktree", "notes", "stage", "show-branch", "get-tar-commit-id",
+    "interpret-trailers", "column", "patch-id", "config", "difftool", "submodule",
+})  # fmt: skip
+
+
+GIT_GLOBAL_FLAGS: Final = frozenset({
+    "-p", "-P", "--paginate", "--no-pager", "--bare", "--no-replace-objects",
+    "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
+    "--no-optional-locks", "--version", "--help",
+})  # fmt: skip
+
+
+COMPRESSORS: Final = frozenset({
+    "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd",
+    "zstdmt", "lz4", "unlz4", "lzip", "compress", "uncompress", "pigz", "unpigz", "pbzip2",
+    "lbzip2", "brotli", "lzop",
+})  # fmt: skip
+
+
+EDITORS: Final = frozenset({
+    "vi", "vim", "nvim", "view", "vimdiff", "ex", "ed", "red", "emacs", "emacsclient", "nano",
+    "pico", "micro", "joe", "kak", "hx", "helix", "mg", "jed", "ne", "vis", "gvim", "evim",
+})  # fmt: skip
+
+
+DECLARERS: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
+SAFE_SHOPT: Final = frozenset(
+    {
+        "extglob",
+        "globstar",
+        "nullglob",
+        "failglob",
+        "pipefail",
+        "inherit_errexit",
+        "lastpipe",
+        "checkwinsize",
+        "histappend",
+    }
+)
+
+
+# Programs that only read (or whose every writing and executing option is modelled) are
+# entries of PROGRAMS above: unknown options there ask.
+
+# Test runners, builds, interpreters, package managers, project tools: what they write is not
+# on the command line (nothing static can say), so they are quiet -- everyday work -- and the
+# client's sandbox is what bounds them (README "Trust model"). Their words still reach: any
+# protected path they are handed is refused.
+RUNNERS: Final = frozenset({
+    "python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "ruby",
+    "php", "java", "javac", "kotlin", "kotlinc", "scala", "go", "gofmt", "cargo", "rustc",
+    "rustup", "rustfmt", "make", "gmake", "cmake", "ctest", "ninja", "meson", "bazel",
+    "bazelisk", "buck", "buck2", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "dotnet",
+    "msbuild", "swift", "swiftc", "xcodebuild", "xcrun", "clang", "clang++", "gcc", "g++", "cc",
+    "c++", "ld", "as", "npm", "npx", "pnpm", "pnpx", "yarn", "corepack", "pip", "pip3", "pipx",
+    "uv", "uvx", "poetry", "pdm", "hatch", "rye", "conda", "mamba", "micromamba", "pytest",
+    "py.test", "tox", "nox", "coverage", "mypy", "pyright", "ruff", "black", "isort", "flake8",
+    "pylint", "bandit", "pre-commit", "jest", "vitest", "mocha", "ava", "tap", "playwright",
+    "cypress", "tsc", "tsx", "ts-node", "esbuild", "vite", "webpack", "rollup", "parcel", "next",
+    "nuxt", "eslint", "prettier", "stylelint", "biome", "rubocop", "rake", "bundle", "bundler",
+    "rails", "rspec", "gem", "composer", "phpunit", "artisan", "mix", "elixir", "iex", "erl",
+    "rebar3", "ghc", "ghci", "cabal", "stack", "dune", "opam", "zig", "nim", "crystal", "dart",
+    "flutter", "R", "Rscript", "julia", "lua", "luajit", "terraform", "tofu", "pulumi",
+    "docker", "docker-compose", "podman", "kubectl", "helm", "kind", "minikube", "gh", "glab",
+    "aws", "gcloud", "az", "heroku", "vercel", "netlify", "firebase", "wrangler", "sqlite3",
+    "psql", "mysql", "redis-cli", "mongosh", "just", "task", "direnv", "asdf", "mise", "jupyter",
+    "ipython", "sphinx-build", "mkdocs", "hugo", "jekyll", "bats", "shellcheck", "shfmt",
+    "hadolint", "golangci-lint", "staticcheck", "valgrind", "gdb", "lldb", "strace", "ltrace",
+    "perf", "hyperfine", "ab", "wrk", "k6", "locust", "ssh", "http", "https", "xh", "pnpm-dlx",
+    "nodemon", "pm2", "turbo", "nx", "lerna", "changeset", "semantic-release", "storybook",
+    "sass", "tailwindcss", "postcss", "babel", "swc", "terser", "uglifyjs", "clang-format",
+    "clang-tidy", "cppcheck", "autopep8", "yapf", "pydocstyle", "vulture", "radon", "pip-audit",
+    "safety", "twine", "maturin", "flit", "setup.py", "manage.py", "alembic", "django-admin",
+    "flask", "uvicorn", "gunicorn", "hypercorn", "celery", "streamlit", "gradio", "dvc",
+    "ansible", "ansible-playbook", "vagrant", "packer", "pkg-config",
+    "autoreconf", "autoconf", "automake", "libtool", "configure", "doxygen",
+    "protoc", "buf", "sqlc", "grpcurl", "openapi-generator", "swagger-codegen", "graphql-codegen",
+    "pandoc", "latexmk", "pdflatex", "xelatex", "lualatex", "typst", "openssl", "gpg",
+})  # fmt: skip
+# python3.12, pip3.11, node18, gcc-13, clang++-17, ruby3.2, php8.2 ...
+VERSIONED_RUNNER: Final = re.compile(
+    r"(python|pip|pypy|ruby|php|node|gcc|g\+\+|clang|clang\+\+|perl|lua|java|go)[0-9][0-9.\-]*"
+)
+
+# Builtins no static reading can follow: they run code later, elsewhere, or under other names.
+UNANALYSABLE: Final = {
+    "trap": "trap runs code on a signal",
+    "alias": "alias",
+    "fc": "fc re-runs commands from history",
+    "enable": "enable loads builtins",
+    "bind": "bind -x runs code on a key",
+    "complete": "complete -C runs a command",
+    "compgen": "compgen runs functions and commands",
+    "coproc": "coproc",
+    "script": "script runs a shell",
+    "expect": "expect runs a script",
+    "parallel": "parallel runs commands built at run time",
+    "vipe": "vipe runs an editor",
+}
+
 
 _MARKS: Final = ":<>!?=*"
 _ROLE_OF_MARK: Final = {

@@ -170,8 +170,7 @@ class ProtectedAreas:
         """The areas of workspace ``root``; the key directory follows ``$LEDGER_HOME``."""
         # Loaded by the hook anyway (the keys, the cache seal, the workspace layout).
         from ledger._evidence.keys import private_key_dir, trust_pins_dir  # noqa: PLC0415
-        from ledger._fsutil import cache_secret_path  # noqa: PLC0415
-        from ledger._workspace import state_home  # noqa: PLC0415
+        from ledger._workspace import cache_secret_path, state_home  # noqa: PLC0415
 
         env = os.environ if environ is None else environ
         home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111

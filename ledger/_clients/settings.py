@@ -1,0 +1,179 @@
+"""A client's settings files as ledger reads and writes them: loading and saving JSON settings
+atomically, finding ledger's own hook commands in them, and rewriting one (removing it once
+nothing of the person's is left). What ``ledger install``, the sandbox hardening and the MCP
+registration share, below all three.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from ledger._clients.registry import ClientSpec
+from ledger._errors import ConfigError, StorageError
+
+__all__ = [
+    "Action",
+    "Change",
+    "default_ledger_command",
+    "load_settings",
+    "save_settings",
+    "save_text",
+]
+
+
+Action = Literal["added", "updated", "removed", "unchanged", "skipped", "note"]
+
+
+class Change(NamedTuple):
+    """One thing install/uninstall did, found already done, or wants a person to know."""
+
+    action: Action
+    target: str
+    detail: str
+
+
+def _ours(command: object, client: str) -> bool:
+    return isinstance(command, str) and (
+        re.search(rf"(^|[/\s'\"])ledger['\"]? hook {client}\b", command) is not None
+    )
+
+
+def default_ledger_command() -> str:
+    """How client hooks should call ledger: the absolute path of this installation's script."""
+    import shutil  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    candidate = Path(sys.argv[0])
+    if candidate.name == "ledger" and candidate.exists():
+        return shlex.quote(str(candidate.resolve()))
+    found = shutil.which("ledger")
+    return shlex.quote(found) if found else "ledger"
+
+
+def load_settings(path: Path) -> dict[str, Any]:
+    """A JSON settings file as an object ({} when missing or empty); one line on bad JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it before installing") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be an object")
+    return data
+
+
+def save_settings(path: Path, data: dict[str, Any]) -> None:
+    """Write a JSON settings file atomically (indented, as people edit them)."""
+    save_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def save_text(path: Path, text: str) -> None:
+    """Write a client's settings file atomically (a temporary file beside it, then a rename).
+
+    Raises:
+        StorageError: it cannot be written (one line, the path named).
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.ledger-tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _is_empty(spec: ClientSpec, data: dict[str, Any]) -> bool:
+    """Nothing left but what ledger itself adds (Cursor's ``version``)."""
+    rest = {k: v for k, v in data.items() if not (k == spec.hooks_key and v == {})}
+    for key, value in spec.file_fields.items():
+        if rest.get(key) == value:
+            del rest[key]
+    return not rest
+
+
+def _remove_empty_dirs(directory: Path, stop: Path) -> None:
+    """Remove ``directory`` and its parents while they are empty, never ``stop`` or above."""
+    while directory != stop and stop in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (or not ours to remove): stop here
+            return
+        directory = directory.parent
+
+
+def _command_key(spec: ClientSpec) -> str:
+    """The handler field holding the command: ``command``, or the flat layout's own
+    (Copilot CLI's ``bash``)."""
+    return spec.command_key if spec.layout == "flat" else "command"
+
+
+def _handlers(spec: ClientSpec, entries: list[Any]) -> Iterator[dict[str, Any]]:
+    """Every handler object in one event's list (nested groups flattened)."""
+    for entry in entries:
+        if spec.layout == "flat" or (
+            spec.layout == "bundle" and isinstance(entry, dict) and "hooks" not in entry
+        ):
+            if isinstance(entry, dict):
+                yield entry
+        elif isinstance(entry, dict):
+            yield from (h for h in entry.get("hooks", []) if isinstance(h, dict))
+
+
+def _rewrite(
+    path: Path, spec: ClientSpec, edit: Callable[[dict[str, Any]], list[Change]], stop: Path
+) -> list[Change]:
+    """Apply ``edit`` to one JSON settings file; save it, or remove it once nothing is left."""
+    existed = path.exists()
+    data = load_settings(path)
+    changes = edit(data)
+    if not any(c.action in ("added", "updated", "removed") for c in changes):
+        return changes
+    if _is_empty(spec, data):
+        if existed:
+            try:
+                path.unlink()
+            except OSError as exc:
+                raise StorageError(f"cannot remove {path}: {exc.strerror}") from None
+            _remove_empty_dirs(path.parent, stop)
+    else:
+        save_settings(path, data)
+    return changes
+
+
+def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
+    """event -> our installed command, read from ``path``."""
+    if spec.layout == "scripts":
+        found = {}
+        for entry in spec.hooks:
+            script = path / entry.event
+            if script.is_file():
+                text = script.read_text(encoding="utf-8", errors="replace")
+                if _ours(text, spec.name):
+                    found[entry.event] = text.splitlines()[-1]
+        return found
+    try:
+        data = load_settings(path)
+    except (ConfigError, StorageError):
+        return {}
+    found = {}
+    hooks = data.get(spec.hooks_key)
+    if isinstance(hooks, dict):
+        for event, entries in hooks.items():
+            if isinstance(entries, list):
+                for handler in _handlers(spec, entries):
+                    command = handler.get(_command_key(spec))
+                    if _ours(command, spec.name):
+                        found[event] = str(command)
+    return found
