@@ -57,6 +57,7 @@ __all__ = [
     "commitment_digest",
     "commitments_in",
     "disclosure_line",
+    "disclosure_lines",
     "forget_lines",
     "is_commitment",
     "opened",
@@ -455,6 +456,13 @@ def disclosure_line(record: Any, disclosure: Disclosure) -> bytes:  # noqa: ANN4
             b"}",
         )
     )
+
+
+def disclosure_lines(records: list[Any], found: list[list[Disclosure]]) -> list[bytes]:
+    """The store's lines for the disclosures ``found`` for each of ``records``."""
+    return [
+        disclosure_line(record, d) for record, ds in zip(records, found, strict=True) for d in ds
+    ]
 
 
 _DISCLOSED: Final = b'","disclosed":'

@@ -20,12 +20,7 @@ from ledger._errors import (
 )
 from ledger._evidence import ledger_upkeep as _upkeep
 from ledger._evidence import lightjson
-from ledger._evidence.disclosure import (
-    DisclosureStore,
-    ForgetSelector,
-    disclosure_line,
-    seal_body,
-)
+from ledger._evidence.disclosure import DisclosureStore, disclosure_lines, seal_body
 from ledger._evidence.keys import (
     KeyEntry,
     Keyring,
@@ -34,7 +29,7 @@ from ledger._evidence.keys import (
     load_signing_key,
     store_private_key,
 )
-from ledger._evidence.ledger_upkeep import AutoCheckpoint, Forgotten, RepairResult
+from ledger._evidence.ledger_upkeep import AutoCheckpoint, Forgotten, RepairResult, forget
 from ledger._evidence.read import read_records, record_at, tail_records
 from ledger._evidence.record import (
     APPEND_RESERVED_PREFIXES,
@@ -61,6 +56,7 @@ __all__ = [
     "Forgotten",
     "Ledger",
     "RepairResult",
+    "forget",
 ]
 
 #: Batches larger than this load orjson for the canonical encoding (a hook call appends 1-3).
@@ -119,6 +115,7 @@ class Ledger:
     ) -> None:
         self.workspace = workspace
         self.file = LedgerFile(workspace.ledger_path)
+        self.disclosures = DisclosureStore.beside(workspace.ledger_path)  # content, beside it
         self._explicit_key = signing_key
         self._key = signing_key
         self._clock: Clock = clock or utc_now
@@ -339,38 +336,15 @@ class Ledger:
             if type(item.body) is not dict:
                 raise InputError("body must be a JSON object")
         actors = [normalize_actor(item.actor) for item in items]
-        # Secrets redacted and content committed before anything is signed or written.
-        sealed = [seal_body(item.body) for item in items]
+        sealed = [seal_body(item.body) for item in items]  # secrets redacted, content committed
+        bodies = [(i.kind, b, a) for i, (b, _), a in zip(items, sealed, actors, strict=True)]
         with self.file.transaction() as tx:
-            records = self._append_locked(
-                tx,
-                [(i.kind, body, a) for i, (body, _), a in zip(items, sealed, actors, strict=True)],
-            )
-            disclosures = [
-                disclosure_line(record, d)
-                for record, (_, found) in zip(records, sealed, strict=True)
-                for d in found
-            ]
-            if disclosures:  # under the lock: `ledger forget` rewrites the store under it too
-                self.disclosures.append(disclosures)
+            records = self._append_locked(tx, bodies)
+            # Under the lock: `ledger forget` rewrites the store under it too.
+            self.disclosures.append(disclosure_lines(records, [found for _, found in sealed]))
             if after is not None:
                 after(records)  # still under the lock: the tripwire seals the new head
             return records
-
-    def forget(
-        self,
-        selector: ForgetSelector,
-        *,
-        actor: Mapping[str, Any] | None = None,
-        after: Callable[[list[Record]], None] | None = None,
-    ) -> Forgotten:
-        """Erase disclosures, keeping verify green (:meth:`Forgetter.forget`)."""
-        return _upkeep.Forgetter(self).forget(selector, actor=normalize_actor(actor), after=after)
-
-    @property
-    def disclosures(self) -> DisclosureStore:
-        """The disclosure store beside this ledger (``disclosures.jsonl``)."""
-        return DisclosureStore.beside(self.workspace.ledger_path)
 
     def _append_locked(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
@@ -615,51 +615,43 @@ class Forgotten(NamedTuple):
     commitments: tuple[str, ...]
 
 
-class Forgetter:
-    """Erases disclosures (``ledger forget``, the retention policy) and records the erasure."""
+def forget(
+    ledger: Ledger,
+    selector: ForgetSelector,
+    *,
+    actor: Mapping[str, Any] | None = None,
+    after: Callable[[list[Record]], None] | None = None,
+) -> Forgotten:
+    """Erase the disclosures ``selector`` picks (salt and value) and append a signed
+    ``ledger.forgotten`` record of what was erased: the commitments and counts, never the
+    content (nor the text matched). Under the append lock: a hook appending at the same
+    time waits, and loses nothing.
 
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-
-    def forget(
-        self,
-        selector: ForgetSelector,
-        *,
-        actor: dict[str, str | None],
-        after: Callable[[list[Record]], None] | None = None,
-    ) -> Forgotten:
-        """Erase the disclosures ``selector`` picks (salt and value) and append a signed
-        ``ledger.forgotten`` record of what was erased: the commitments and counts, never the
-        content (nor the text matched). Under the append lock: a hook appending at the same
-        time waits, and loses nothing.
-
-        Raises:
-            InputError: a seq the ledger does not hold.
-        """
-        ledger = self.ledger
-        with ledger.file.transaction() as tx:
-            tail = tx.tail()
-            asked = {*selector.seqs, *(seq for seq, _ in selector.fields)}
-            missing = sorted(seq for seq in asked if seq > tail.seq)
-            if missing:
-                raise InputError(
-                    f"no record with seq {missing[0]} (the last is seq {tail.seq}); "
-                    "see `ledger log`"
-                )
-            store = ledger.disclosures
-            kept, erased = forget_lines(store.lines(), selector, ledger._clock())
-            if not erased:
-                return Forgotten(None, 0, 0, ())
-            store.rewrite(kept)
-            commitments = tuple(sorted({str(e[COMMITMENT_KEY]) for e in erased}))
-            records = {e.get("seq") for e in erased}
-            body = {
-                "commitments": list(commitments),
-                "fields": len(erased),
-                "records": len(records),
-                "by": selector.how,
-            }
-            (record,) = ledger._append_locked(tx, [(FORGOTTEN_KIND, body, actor)])
-            if after is not None:
-                after([record])  # the tripwire seals the new head
-            return Forgotten(record.seq, len(erased), len(records), commitments)
+    Raises:
+        InputError: a seq the ledger does not hold.
+    """
+    with ledger.file.transaction() as tx:
+        tail = tx.tail()
+        asked = {*selector.seqs, *(seq for seq, _ in selector.fields)}
+        missing = sorted(seq for seq in asked if seq > tail.seq)
+        if missing:
+            raise InputError(
+                f"no record with seq {missing[0]} (the last is seq {tail.seq}); see `ledger log`"
+            )
+        store = ledger.disclosures
+        kept, erased = forget_lines(store.lines(), selector, ledger._clock())
+        if not erased:
+            return Forgotten(None, 0, 0, ())
+        store.rewrite(kept)
+        commitments = tuple(sorted({str(e[COMMITMENT_KEY]) for e in erased}))
+        records = {e.get("seq") for e in erased}
+        body = {
+            "commitments": list(commitments),
+            "fields": len(erased),
+            "records": len(records),
+            "by": selector.how,
+        }
+        (record,) = ledger._append_locked(tx, [(FORGOTTEN_KIND, body, normalize_actor(actor))])
+        if after is not None:
+            after([record])  # the tripwire seals the new head
+        return Forgotten(record.seq, len(erased), len(records), commitments)

@@ -31,7 +31,7 @@ from ledger._clients.registry import actor_name
 from ledger._errors import InputError, LedgerError, NotAPersonError
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.disclosure import ForgetSelector
-from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved
+from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved, forget
 from ledger._evidence.read import tail_records
 from ledger._evidence.record import Record
 from ledger._git import read_head
@@ -162,8 +162,9 @@ class GovernedWorkspace:
         return self._append_person(kind, body, session=session, after=self._seal_head)
 
     def forget(self, selector: ForgetSelector) -> Forgotten:
-        """``ledger forget``: :meth:`Ledger.forget` as a person's command (refused inside an
-        agent: erasing what a session said is the person's call), sealed for the tripwire.
+        """``ledger forget`` (:func:`~ledger._evidence.ledger_upkeep.forget`) as a person's
+        command (refused inside an agent: erasing what a session said is the person's call),
+        sealed for the tripwire.
 
         Raises:
             NotAPersonError: this process runs inside an agent.
@@ -172,7 +173,7 @@ class GovernedWorkspace:
         from ledger._governance.person import PERSON_ACTOR  # noqa: PLC0415
 
         self._require_person("ledger.forgotten")
-        return self.ledger.forget(selector, actor={"client": PERSON_ACTOR}, after=self._seal_head)
+        return forget(self.ledger, selector, actor={"client": PERSON_ACTOR}, after=self._seal_head)
 
     def apply_retention(self) -> list[Forgotten]:
         """Forget the disclosures ``hooks.yaml``'s ``retention:`` no longer keeps (at a
@@ -183,7 +184,7 @@ class GovernedWorkspace:
         from ledger._evidence.disclosure import retention_selectors  # noqa: PLC0415
 
         done = [
-            self.ledger.forget(selector, actor={"client": "ledger"}, after=self._seal_head)
+            forget(self.ledger, selector, actor={"client": "ledger"}, after=self._seal_head)
             for selector in retention_selectors(rules, time.time())
         ]
         return [d for d in done if d.seq is not None]

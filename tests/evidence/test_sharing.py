@@ -25,6 +25,7 @@ from ledger import (
 from ledger._errors import ConfigError
 from ledger._evidence import record as record_module
 from ledger._evidence.disclosure import Content
+from ledger._evidence.ledger import forget
 from tests.evidence.test_remote import IDENTITY, KEY_A, Team, git, home
 from tests.hooks._support import Session, Workspace, make_workspace
 
@@ -62,7 +63,7 @@ def test_push_publishes_no_prompt_and_forgotten_plaintext_is_unreachable_on_the_
     assert PROMPT in DisclosureStore.beside(ledger.workspace.ledger_path).path.read_text()
     push_evidence(ledger)
     assert PROMPT.encode() not in _objects_text(team.bare)
-    done = ledger.forget(ForgetSelector(match="launch date"))
+    done = forget(ledger, ForgetSelector(match="launch date"))
     assert done.fields == 1
     push_evidence(ledger)
     published = _objects_text(team.bare)
