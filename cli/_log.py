@@ -54,6 +54,7 @@ KNOWN_KINDS: Final = (
     "governance.tamper_reverted",
     "governance.tripwire_armed",
     "governance.evidence_refused",
+    "ledger.forgotten",
 )
 DECISIONS: Final = ("deny", "ask", "allow")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
