@@ -15,6 +15,7 @@ from typer.core import _TyperParameter as TyperParameter
 from cli import (
     _append,
     _blame,
+    _forget,
     _hook,
     _intent,
     _intents,
@@ -91,6 +92,7 @@ app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
 _tamper.register(app)
+_forget.register(app)
 _remote.register(app)
 _review.register(app)
 

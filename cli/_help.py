@@ -31,6 +31,7 @@ COMMANDS: Final = (
     ("map", "Regenerate .orchestration/intent_map.md (lines each intent owns)."),
     ("intent", "Intents: list, show, select, clear, expand, expansions, withdraw."),
     ("tamper", "What the tripwire found; a person's accept or revert."),
+    ("forget", "Erase disclosed content (prompts, commands, files); the chain still verifies."),
     ("serve", "The resident decider: hook calls answered from one warm process."),
     ("key", "Signing keys: list, rotate, revoke, add, pin, verifier."),
     ("install", "Add ledger's hooks to an agent client's settings."),

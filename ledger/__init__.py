@@ -35,6 +35,7 @@ from ledger._errors import (
     StorageError,
     TornTailError,
     UnverifiableError,
+    VerbatimContentError,
     WorkspaceNotFoundError,
 )
 from ledger._version import __version__
@@ -60,6 +61,12 @@ if TYPE_CHECKING:
     from ledger._doctor import Check, run_checks
     from ledger._evidence.canonical import canonical_bytes, loads_ledger_json
     from ledger._evidence.checkpoint import Checkpoint, parse_checkpoint, read_checkpoint_file
+    from ledger._evidence.disclosure import (
+        DisclosureStore,
+        ForgetSelector,
+        Revealer,
+        age_cutoff,
+    )
     from ledger._evidence.keys import KeyEntry, Keyring, SigningKey
     from ledger._evidence.ledger import (
         MAX_RECORD_BYTES,
@@ -199,6 +206,7 @@ __all__ = [
     "CommandHook",
     "ConfigError",
     "DeciderStatus",
+    "DisclosureStore",
     "Entry",
     "EvidenceRefusedError",
     "ExportCheck",
@@ -207,6 +215,7 @@ __all__ = [
     "ExportResult",
     "FailOn",
     "FetchedLedger",
+    "ForgetSelector",
     "GovernedWorkspace",
     "HookDecision",
     "HookEngine",
@@ -244,18 +253,21 @@ __all__ = [
     "RemoteError",
     "RepairRefusedError",
     "RepairResult",
+    "Revealer",
     "SigningKey",
     "StorageError",
     "StoredRecord",
     "TamperResolution",
     "TornTailError",
     "UnverifiableError",
+    "VerbatimContentError",
     "Verification",
     "VerifyReport",
     "Workspace",
     "WorkspaceNotFoundError",
     "__version__",
     "active_key_id",
+    "age_cutoff",
     "agent_marker",
     "ancestor_chain",
     "blame_file",
@@ -360,6 +372,10 @@ _LAZY = {
     "tail_records": "ledger._evidence.read",
     "parse_stored": "ledger._evidence.read",
     "StoredRecord": "ledger._evidence.read",
+    "DisclosureStore": "ledger._evidence.disclosure",
+    "ForgetSelector": "ledger._evidence.disclosure",
+    "age_cutoff": "ledger._evidence.disclosure",
+    "Revealer": "ledger._evidence.disclosure",
     "loads_ledger_json": "ledger._evidence.canonical",
     "format_table": "ledger._query",
     "Verification": "ledger._query",

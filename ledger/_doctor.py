@@ -453,6 +453,7 @@ def run_checks(
             "run `ledger install <client>` for the agent you use",
         )
     ]
+    checks.append(_disclosures(ledger, report))
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
     checks.append(_tripwire(base, environ))
     refused = _refused_evidence(ledger)
@@ -460,6 +461,41 @@ def run_checks(
         checks.append(refused)
     checks.append(_decider(environ))
     return checks
+
+
+def _disclosures(ledger: Ledger, report: VerifyReport | None) -> Check:
+    """What the chain commits and this clone discloses; records holding content verbatim."""
+    from ledger._evidence.disclosure import verbatim_records  # noqa: PLC0415
+
+    try:
+        verbatim = verbatim_records(line for line, _ in ledger.file.iter_lines())
+    except LedgerError as exc:
+        return Check("content", "fail", f"could not read the ledger: {exc}")
+    held = report.disclosures if report is not None else None
+    store = ledger.disclosures
+    parts = []
+    if held is not None and held.committed:
+        parts.append(
+            f"{held.committed} fields committed: {held.disclosed} disclosed here, "
+            f"{held.withheld} withheld ({held.forgotten} forgotten)"
+        )
+    if held is not None and held.committed and not store.exists():
+        parts.append("the disclosure store is missing (deleted?): every field is withheld")
+    if held is not None and held.orphans:
+        parts.append(f"{held.orphans} disclosure(s) of commitments no record holds (ignored)")
+    if verbatim:
+        parts.append(
+            f"{verbatim} record(s) from before format v3 hold prompts, commands or file "
+            "contents verbatim"
+        )
+        return Check(
+            "content",
+            "warn",
+            "; ".join(parts),
+            "`ledger push` publishes them only with --publish-verbatim-content",
+        )
+    status: Status = "warn" if len(parts) > 1 else "ok"
+    return Check("content", status, "; ".join(parts) or "no content recorded yet")
 
 
 def _decider(environ: Mapping[str, str] | None) -> Check:

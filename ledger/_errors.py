@@ -38,6 +38,7 @@ __all__ = [
     "StorageError",
     "TornTailError",
     "UnverifiableError",
+    "VerbatimContentError",
     "WorkspaceNotFoundError",
 ]
 
@@ -136,6 +137,11 @@ class RemoteError(UnverifiableError):
 
 
 # --- the input is refused --------------------------------------------------------------------
+
+
+class VerbatimContentError(RemoteError):
+    """``ledger push`` refused to publish records that hold content verbatim (written before
+    format v3) without the flag that says so."""
 
 
 class InputError(LedgerError):

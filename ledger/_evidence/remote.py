@@ -40,8 +40,10 @@ from ledger._errors import (
     CheckpointError,
     EvidenceRefusedError,
     RemoteError,
+    VerbatimContentError,
 )
 from ledger._evidence.checkpoint import MAX_CHECKPOINT_BYTES, parse_checkpoint
+from ledger._evidence.disclosure import verbatim_records
 from ledger._evidence.ledger import Ledger
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
@@ -263,12 +265,22 @@ def _refused(
 
 
 def push_evidence(
-    ledger: Ledger, remote: str = "origin", *, environ: Mapping[str, str] | None = None
+    ledger: Ledger,
+    remote: str = "origin",
+    *,
+    environ: Mapping[str, str] | None = None,
+    publish_verbatim_content: bool = False,
 ) -> PushResult:
     """Publish ``ledger``'s records and a checkpoint of them to ``refs/ledger/<id>`` on
-    ``remote``, as a fast-forward of what was pushed before.
+    ``remote``, as a fast-forward of what was pushed before. The disclosure store is never
+    published: format v3 records carry commitments in place of content.
+
+    Args:
+        publish_verbatim_content: publish even records from before format v3, whose prompts,
+            command lines and file contents are in the chain verbatim.
 
     Raises:
+        VerbatimContentError: such records exist and ``publish_verbatim_content`` is False.
         RemoteError: no such remote, not a git repository, or git could not push.
         EvidenceRefusedError: the remote's evidence of this ledger is not a prefix of it (the
             ledger was rewritten after a push, or the remote's evidence was).
@@ -276,6 +288,13 @@ def push_evidence(
     git = _Git(ledger.workspace.root, environ)
     url = git.remote_url(remote)
     data, checkpoint = ledger.segment()
+    verbatim = verbatim_records(data.splitlines())
+    if verbatim and not publish_verbatim_content:
+        raise VerbatimContentError(
+            f"{verbatim} record(s) from before format v3 hold prompts, command lines or file "
+            "contents verbatim and would be published for good; push them anyway with "
+            "--publish-verbatim-content, or start a new ledger (`ledger doctor` counts them)"
+        )
     ref = EVIDENCE_REFS + checkpoint.ledger_id
     local = parent = git.rev(ref)
     published = git.published(url, ref)

@@ -652,7 +652,7 @@ class WriteChecks:
                 continue
             data = self.gov.files.content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
-                hashes[relative] = keep_blob(self.gov.cache_dir, data)
+                hashes[relative] = keep_blob(self.gov.cache_dir, data, path=relative)
         if snapshot is not None and analysis.command is not None:
             # The workspace files the command reads may be what it copies into a file it
             # writes (cp, cat >): their content before it, so copied lines keep their
@@ -664,7 +664,7 @@ class WriteChecks:
                     continue
                 data = _read_regular(absolute, _BLOB_LIMIT + 1) if absolute else None
                 if data is not None and len(data) <= _BLOB_LIMIT:
-                    hashes[relative] = keep_blob(self.gov.cache_dir, data)
+                    hashes[relative] = keep_blob(self.gov.cache_dir, data, path=relative)
                 kept += 1
                 if kept >= _SOURCES_KEPT:
                     break

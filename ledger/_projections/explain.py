@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError, NotInitializedError
+from ledger._evidence.disclosure import Revealer
 from ledger._governance.attribution import line_hash, split_lines
 from ledger._projections.blame import BASE, BLAME, BlameState, FileView
 from ledger._projections.slices import read_slice
@@ -285,7 +286,7 @@ def blame_file(
     relative, absolute = _resolve(root_path, path, here)
     if at is not None:
         state = blame_state(_open(root_path, environ), at=at, environ=environ)
-        return _report_at(relative, state.view(relative), lines, at)
+        return _report_at(relative, state.view(relative), lines, at, workspace.ledger_path)
     content = _read(absolute, path)
     texts = split_lines(content.decode("utf-8", "replace"))
     first, last = _range(lines, len(texts), path)
@@ -366,6 +367,7 @@ def explain_lines(
         _ask_teammates(
             workspace, relative, texts, rows, own_id=own_id, teammates=teammates, environ=environ
         )
+    _reveal_commands(rows, Revealer.beside(workspace.ledger_path))
     return rows, fast
 
 
@@ -392,6 +394,15 @@ def _runs(numbers: list[int]) -> list[tuple[int, int]]:
         else:
             runs.append((number, number))
     return runs
+
+
+def _reveal_commands(rows: list[BlameLine], revealer: Revealer) -> None:
+    """A shell call's command as this clone's disclosures show it (a v3 record commits it:
+    ``[withheld]`` for a teammate's line or a forgotten one)."""
+    for row in rows:
+        command = row.facts.get("command")
+        if isinstance(command, dict):
+            row.facts["command"] = revealer.field(command, "attribution.command")
 
 
 def _read(absolute: Path, path: str) -> bytes:
@@ -602,7 +613,7 @@ def _denied_index(attempts: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 
 
 def _report_at(
-    relative: str, view: FileView, lines: tuple[int, int] | None, at: int
+    relative: str, view: FileView, lines: tuple[int, int] | None, at: int, ledger_path: Path
 ) -> BlameReport:
     model = view.model
     if model is None:
@@ -625,6 +636,7 @@ def _report_at(
                     {"reason": _why(model, number - 1, attribution, at)},
                 )
             )
+    _reveal_commands(rows, Revealer.beside(ledger_path))
     return BlameReport(relative, rows, False, at)
 
 
