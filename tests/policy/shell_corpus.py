@@ -91,7 +91,7 @@ EVERYDAY_BASE: tuple[str, ...] = (
     "test -d node_modules || npm ci", "echo done > /dev/null", "ls 2>/dev/null",
     "pytest > /dev/null 2>&1; echo $?", "time pytest -q", "timeout 60 npm test",
     "env NODE_ENV=test npm test", "NODE_ENV=test npm test", "CI=1 pytest",
-    "sudo -n true", "nohup npm run dev", "git log --oneline | head -5",
+    "sudo -n true", "git log --oneline | head -5",
     "git diff --name-only | xargs grep -l TODO", "find . -name '*.ts' | xargs wc -l",
     "cat <<'EOF'\nhello\nEOF", "python - <<'EOF'\nprint('hi')\nEOF",
     "ledger verify", "ledger log", "ledger intent list", "ledger blame src/auth/login.py",

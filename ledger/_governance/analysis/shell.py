@@ -71,7 +71,10 @@ from ledger._governance.analysis.programs import (
     EDITORS,
     ENV_DUMPERS,
     KEYWORDS,
+    LATER,
+    LATER_READS,
     LEDGER_WRITERS,
+    LOCKERS,
     NO_COMMAND_KEYWORDS,
     PROGRAMS,
     RUNNERS,
@@ -82,6 +85,7 @@ from ledger._governance.analysis.programs import (
     VERSIONED_RUNNER,
     WRAPPERS,
     WRITERS,
+    reads_whatever_it_is_given,
 )
 from ledger._governance.analysis.shell_core import (
     CommandClass,
@@ -229,6 +233,10 @@ def _analyze_tokens(tokens: Sequence[_Token], state: _State, acc: _Acc, *, depth
                 continue
             piped = in_pipeline or tok in _PIPES
             background = tok == "&"
+            if background:
+                # What runs in the background acts after the hook has answered: a subshell
+                # `(sleep 4; ...) &` as much as a simple command.
+                acc.unanalysable("& runs a command in the background, after the call")
             _analyze_simple(current, state, acc, depth=depth, piped=piped, background=background)
             current = []
             in_pipeline = tok in _PIPES
@@ -385,6 +393,15 @@ def _analyze_argv(argv: list[_Word], state: _State, acc: _Acc, *, depth: int, pi
     if name == "ledger":
         _ledger(args, state, acc)
         return "run"
+    if name in LATER:
+        modelled = name in _HANDLERS or name in PROGRAMS or name in RUNNERS
+        if args and args[0].text in LATER_READS.get(name, ()):
+            if not modelled:
+                return "read"  # crontab -l, tmux ls: a listing
+        else:
+            acc.unanalysable(LATER[name])
+            if not modelled:
+                return "unknown"
     spec = PROGRAMS.get(name)
     if spec is not None:
         return _table(name, spec, args, state, acc)
@@ -494,6 +511,9 @@ def _find(cmd: _Cmd) -> Kind | None:
         i += 1
     if not roots:
         roots = [_Word(".")]
+    if any(w.text == "-files0-from" for w in args[i:]):
+        # The starting points come from a file: what -exec and -delete act on is unseen.
+        roots = [_Word("*", dynamic=True)]
     kind: Kind | None = None
     while i < len(args):
         text = args[i].text
@@ -569,7 +589,27 @@ def _xargs(cmd: _Cmd) -> Kind | None:
     kind = _analyze_argv(inner, state, sub, depth=depth + 1, piped=piped)
     # The real operands arrive on stdin: whatever the static part says, more targets exist.
     _merge(acc, sub, unknown=bool(sub.reasons or sub.targets))
+    if not _unseen_operands(inner, "xargs", state, acc):
+        return "unknown"
     return kind
+
+
+def _unseen_operands(argv: list[_Word], why: str, state: _State, acc: _Acc) -> bool:
+    """``argv`` is given operands no one can see (``xargs``, a file of names): quiet only for a
+    program that reads whatever it is given (``grep``, ``wc``, ``cat``); anything that may
+    write, run or delete with them is destructive with unknown targets, so every word reaches
+    the protected-path checks. Returns whether it stays quiet."""
+    name = posixpath.basename(argv[0].text)
+    spec = PROGRAMS.get(name)
+    if (
+        spec is not None
+        and not argv[0].dynamic
+        and name not in LATER
+        and reads_whatever_it_is_given(spec, [w.text for w in argv[1:]])
+    ):
+        return True
+    acc.flag(f"{why}: {name} is given operands the hook cannot read", state, unknown=True)
+    return False
 
 
 def _wrapper(cmd: _Cmd) -> Kind | None:
@@ -706,11 +746,21 @@ def _eval(cmd: _Cmd) -> None:
 
 
 def _flock(cmd: _Cmd) -> Kind | None:
-    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
-    opts = _parse_opts(
-        args, "wEc", ("--timeout", "--conflict-exit-code", "--command"), stop_at_operand=True
-    )
-    scripts = _values(opts, "-c", "--command")
+    name, args, state, acc, depth, piped = (
+        cmd.name, cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped,
+    )  # fmt: skip
+    short, long_ = LOCKERS[name]
+    opts = _parse_opts(args, short, long_, stop_at_operand=True)
+    scripts = _values(opts, "-c", "--command") if name == "flock" else []
+    lock = opts.operands[:1]
+    if lock and (_is_fd(lock[0].text) or lock[0].dynamic):
+        # flock 9: the descriptor was opened elsewhere (exec 9<FILE), so which file is held
+        # is not on this command line.
+        acc.unanalysable(f"{name} {lock[0].text} locks a file the command line does not name")
+    elif lock:
+        # The lock file is opened (created if missing) and held: a protected one is refused
+        # like any write to it, since holding ledger's lock stalls every hook call.
+        acc.create(state, lock)
     inner = opts.operands[1:]  # the lock file comes first
     if len(inner) >= 2 and inner[0].text in ("-c", "--command"):
         scripts.append(inner[1])  # flock FILE -c COMMAND
@@ -804,7 +854,7 @@ _HANDLERS: dict[str, _Handler] = {
     "su": _su,
     "eval": _eval,
     "watch": _eval,
-    "flock": _flock,
+    **dict.fromkeys(LOCKERS, _flock),
     "kill": _kill,
     "pkill": _kill,
     "killall": _kill,

@@ -13,6 +13,7 @@ from typing import Literal, NamedTuple
 from ledger._governance.analysis.programs import (
     DESTROYS,
     DEVICES,
+    operand_role,
     walk,
 )
 from ledger._governance.analysis.shell_scan import _State, _Word
@@ -365,8 +366,40 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
             kind = "write"
         elif role == "read":
             acc.read(state, [word])
+        elif role == "operands":
+            acc.read(state, [word])
+            if operand_role(spec) not in ("read", "text"):
+                why = f"{name} {option} reads more operands from a file the hook cannot read"
+                acc.flag(why, state, unknown=True)
+                kind = "write"
+        elif role == "config":
+            acc.unanalysable(f"{name} {option} reads options or settings from a file")
+            kind = "unknown"
+        elif role == "format":
+            kind = _format_writes(name, option, word, state, acc) or kind
     if name in DESTROYS:
         acc.flag(DESTROYS[name], state, destroyed)  # rm with no operand is still rm
+        kind = "write"
+    return kind
+
+
+# curl's ``-w`` writes to the file ``%output{FILE}`` names (``%output{>>FILE}`` appends)
+# [curl(1) --write-out]; ``@FILE`` reads the format from a file.
+_OUTPUT_FORMAT = re.compile(r"%output\{(>>)?([^}]*)\}")
+
+
+def _format_writes(name: str, option: str, word: _Word, state: _State, acc: _Acc) -> Kind | None:
+    """A format string that names the files it writes: each one a write, checked like any."""
+    if word.text.startswith("@") or word.dynamic:
+        acc.unanalysable(f"{name} {option} reads its format from a file or a run-time value")
+        return "unknown"
+    kind: Kind | None = None
+    for append, path in _OUTPUT_FORMAT.findall(word.text):
+        target = _Word(path)
+        if append:
+            acc.create(state, [target])
+        else:
+            acc.overwrite(f"{name} {option} %output overwrites a file", state, [target])
         kind = "write"
     return kind
 
