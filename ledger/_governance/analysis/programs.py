@@ -60,6 +60,7 @@ __all__ = [
     "GIT_EXEC_OPTIONS",
     "GIT_GLOBAL_FLAGS",
     "GIT_QUIET",
+    "GIT_REF_WRITERS",
     "GIT_TREE_READERS",
     "GIT_TREE_WRITERS",
     "KEYWORDS",
@@ -657,6 +658,15 @@ GIT_QUIET: Final = frozenset({
     "diff-index", "fetch", "add", "commit", "ls-remote", "hash-object", "write-tree",
     "commit-tree", "mktree", "notes", "stage", "show-branch", "get-tar-commit-id",
     "interpret-trailers", "column", "patch-id", "config", "difftool", "submodule",
+})  # fmt: skip
+
+
+# Subcommands that create, move, delete or push refs by the names (and refspecs) they are
+# given [git-update-ref(1), git-symbolic-ref(1), git-push(1), git-fetch(1), git-branch(1),
+# git-tag(1), git-replace(1), git-remote(1) --mirror, git-config(1) remote.*.fetch].
+GIT_REF_WRITERS: Final = frozenset({
+    "update-ref", "symbolic-ref", "push", "fetch", "pull", "branch", "tag", "replace", "remote",
+    "config", "send-pack", "http-push", "pack-refs", "notes", "checkout", "switch", "worktree",
 })  # fmt: skip
 
 

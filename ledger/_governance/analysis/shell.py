@@ -206,6 +206,8 @@ def _analyze_text(text: str, state: _State, acc: _Acc, *, depth: int) -> None:
     # A heredoc body is data for `cat`, but code for `bash`, `python -` or `ed`: it reaches.
     acc.words.extend(scanner.bodies)
     acc.reach.extend(scanner.bodies)
+    for body in scanner.bodies:
+        _inline_ledger_api(body, acc)
     for inner in scanner.extra_substitutions:
         _analyze_text(inner, state.copy(), acc, depth=depth + 1)
     _analyze_tokens(scanner.tokens, state, acc, depth=depth)
@@ -489,12 +491,28 @@ def _ledger_in_words(args: list[_Word], state: _State, acc: _Acc) -> None:
             _ledger(args[index + 1 :], state, acc)
             return
     for word in args:
+        _inline_ledger_api(word.text, acc)
+    for word in args:
         # Inline code (python -c, node -e) that runs ledger's writing commands: coarse.
         pieces = [p for p in re.split(r"[\s;&|()<>`$'\",\[\]{}=]+", word.text) if p]
         for index, piece in enumerate(pieces[:-1]):
             if posixpath.basename(piece) == "ledger" and pieces[index + 1] in LEDGER_WRITERS:
                 _ledger([_Word(p) for p in pieces[index + 1 :]], state, acc)
                 return
+
+
+def _inline_ledger_api(code: str, acc: _Acc) -> None:
+    """Inline Python (``python -c``, a heredoc) that writes through ledger's library: refused,
+    as ``ledger append`` is (the library's own checks are a second layer)."""
+    if "ledger" not in code or "import" not in code:
+        return
+    from ledger._governance.analysis.python_api import ledger_api_writes  # noqa: PLC0415 -- ast only for such code
+
+    calls = ledger_api_writes(code)
+    if calls == ("unparsable",):
+        acc.unanalysable("inline code that mentions ledger and does not parse as Python")
+    elif calls:
+        acc.refuse(f"inline Python writes through ledger's library ({', '.join(calls)})")
 
 
 def _find(cmd: _Cmd) -> Kind | None:

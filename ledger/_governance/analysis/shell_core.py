@@ -5,6 +5,7 @@ the walk of a program's entry in :data:`~ledger._governance.analysis.programs.PR
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -196,6 +197,9 @@ class _Acc:
         return len(self.reasons), len(self.targets), self.unknown, len(self.cannot)
 
     def result(self) -> CommandClass:
+        for target in self.targets:
+            if _is_evidence_ref_file(target):
+                self.refuse(f"{target} is git's store of the evidence refs (refs/ledger*)")
         words = tuple(self.words)
         if any("/proc/" in w and "environ" in w for w in words):
             self.environment = True  # cat /proc/self/environ, < /proc/$$/environ
@@ -219,6 +223,32 @@ class _Acc:
             overwrite_reasons=() if destructive else tuple(self.soft),
             reads_anywhere=tuple(self.reads_anywhere),
         )
+
+
+# git's files for the evidence refs: loose refs under refs/ledger*, and packed-refs, which can
+# hold them too [gitrepository-layout(5)].
+_EVIDENCE_REF_FILE = re.compile(r"(^|/)\.git/(.*/)?(refs/ledger[^/]*(/|$)|packed-refs$)")
+_EVIDENCE_REF_SAMPLES = (
+    (".git", "refs", "ledger"),
+    (".git", "refs", "ledger-incoming"),
+    (".git", "refs", "ledger-remotes"),
+    (".git", "packed-refs"),
+)
+
+
+def _is_evidence_ref_file(target: str) -> bool:
+    text = posixpath.normpath(target).casefold()
+    if _EVIDENCE_REF_FILE.search(text):
+        return True
+    if not any(c in text for c in "*?["):
+        return False
+    # A glob: matched segment by segment (a `*` never crosses a `/`) from the .git it names.
+    tail = ".git/" + text.rsplit("/.git/", 1)[1] if "/.git/" in text else text
+    parts = tail.split("/")
+    return any(
+        len(parts) == len(sample) and all(map(fnmatch.fnmatchcase, sample, parts))
+        for sample in _EVIDENCE_REF_SAMPLES
+    )
 
 
 def _is_fd(text: str) -> bool:
