@@ -75,6 +75,7 @@ __all__ = [
     "SAFE_SHOPT",
     "SHELLS",
     "SPECIAL_VARIABLES",
+    "START_COMMANDS",
     "TAR_RUNS",
     "UNANALYSABLE",
     "VERSIONED_RUNNER",
@@ -596,6 +597,9 @@ LATER_READS: Final = {
     "forever": frozenset({"list", "logs", "--version"}),
     "supervisorctl": frozenset({"status", "avail", "version", "help"}),
 }  # fmt: skip
+
+# Pagers whose `+COMMAND` operand runs one of their commands at start [less(1), more(1)].
+START_COMMANDS: Final = frozenset({"less", "more", "most"})
 
 # Lockers: (short options with a value, long options with a value). The first operand is the
 # file locked (a number: a descriptor opened elsewhere); the rest is the command run under the
