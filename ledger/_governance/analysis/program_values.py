@@ -19,6 +19,7 @@ Roles:
 ``write``       a file (or directory) written
 ``trace``       a flag (``1``, ``true``) or, when a path, a file written (``GIT_TRACE``)
 ``ssh``         an ``ssh -o`` ``Key=value``: the key is looked up in :data:`SSH_OPTIONS`
+``spawn``       a command run whatever it is (``ProxyCommand``: its output is the connection)
 ==============  ===============================================================================
 
 Sources: bash(1) ENVIRONMENT, less(1) ENVIRONMENT VARIABLES and LESSOPEN, man(1), git(1)
@@ -184,7 +185,7 @@ _SSH_TEXT: Final = (
     "gssapidelegatecredentials"
 )
 SSH_OPTIONS: Final[dict[str, str]] = {
-    **dict.fromkeys(_SSH_EXEC.split(), "exec"),
+    **dict.fromkeys(_SSH_EXEC.split(), "spawn"),
     "include": "config",
     **dict.fromkeys(("pkcs11provider", "securitykeyprovider"), "load"),
     **dict.fromkeys(("controlpath", "userknownhostsfile", "identityagent"), "write"),

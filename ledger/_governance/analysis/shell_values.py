@@ -133,11 +133,12 @@ def check_value(
             acc.create(state, [_Word(text)])
     elif role == "operands":
         acc.flag(f"{what} reads operands from a file the hook cannot read", state, unknown=True)
-    elif role != "trace":  # config, load
+    elif role != "trace":  # spawn, config, load
         acc.unanalysable(f"{what} {_WHY.get(role, 'is not modelled')}")
 
 
 _WHY = {
+    "spawn": "runs a command",
     "config": "reads settings or options from a file, which can hold commands",
     "load": "loads a library, engine or plugin",
 }
@@ -161,7 +162,8 @@ def _command_value(
         program = ""
     remote = role == "remote" and program in _REMOTE_SHELLS
     clean = not (sub.cannot or sub.reasons or sub.targets or sub.refused)
-    if clean and (kind == "read" or remote):
+    # A reader of the table itself: `sh -c 'cat'` or `env cat` would hide what runs.
+    if clean and ((kind == "read" and program in PROGRAMS) or remote):
         return
     acc.unanalysable(f"{what} runs {line[:60]!r}")
     acc.cannot.update(sub.cannot)
