@@ -160,6 +160,8 @@ OPTION_VALUES: Final[dict[str, dict[str, str]]] = {
         "-keyout": "write",
         "-writerand": "write",
     },
+    # man's pager is a command line: quiet when it only reads (-P cat, --pager='less -R').
+    "man": {"-P": "exec", "--pager": "exec"},
     "gpg": {"--exec-path": "load", "--options": "config", "--homedir": "config"},
     "docker": {"--config": "config", "-H": "config", "--host": "config"},
 }

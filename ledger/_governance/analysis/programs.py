@@ -280,7 +280,7 @@ PROGRAMS: Final[dict[str, str]] = {
     "disown": "-ahr @text",
     "dirs": "-clpv @text",
     "unalias": "-a @text",
-    "man": "-afkKw -s: -S: -M~ -L: -m: -P! -H! -C~ --pager! --html! --config-file~ --sections= "
+    "man": "-afkKw -s: -S: -M~ -L: -m: -P: -H! -C~ --pager= --html! --config-file~ --sections= "
     "--manpath~ @text",
     "ag": "-aiQwlLcvGgtuUSszf0 -A: -B: -C: -G: -m: -p< # --ignore= --ignore-dir= --hidden "
     "--literal --case-sensitive --ignore-case --smart-case --word-regexp --files-with-matches "

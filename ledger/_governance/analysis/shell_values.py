@@ -116,7 +116,9 @@ def check_value(
     if role in ("exec", "remote"):
         _command_value(what, role, text, state, acc, depth=depth, analyze=analyze)
     elif role.startswith("options:"):
-        _options_value(what, role.partition(":")[2], text, acc)
+        program = role.partition(":")[2]
+        words = _options_value(what, program, text, acc)
+        check_option_values(program, words, state, acc, depth=depth, analyze=analyze)
     elif role == "ssh":
         # ssh_config(5): "Key=value" or "Key value".
         parts = re.split(r"\s*=\s*|\s+", text.strip(), maxsplit=1)
@@ -170,17 +172,19 @@ def _command_value(
     acc.refused.update(sub.refused)
 
 
-def _options_value(what: str, program: str, text: str, acc: _Acc) -> None:
+def _options_value(what: str, program: str, text: str, acc: _Acc) -> list[_Word]:
     """More options for ``program`` (``LESS='-R'``, ``MANOPT='-P cp'``): each one accounted for
-    by its entry, and none that writes, runs or configures."""
+    by its entry, and none that writes, runs or configures. Returns them as words, for the
+    option values' own check."""
     try:
         words = shlex.split(text)
     except ValueError:
         acc.unanalysable(f"{what} cannot be parsed")
-        return
+        return []
     for role, _index, _value, option in walk(PROGRAMS[program], words):
         if role not in _QUIET_OPTION_ROLES:
             acc.unanalysable(f"{what} gives {program} {option or 'an operand'} ({role})")
-            return
+            break
     if any(w.startswith("+") for w in words):
         acc.unanalysable(f"{what} gives {program} a command to run at start")
+    return [_Word(w) for w in words]
