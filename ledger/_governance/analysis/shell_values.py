@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 
 from ledger._governance.analysis.program_values import (
@@ -152,6 +151,8 @@ def _command_value(
     """A value that is a command line: quiet when it is a reader (``PAGER='less -R'``) or, for
     a remote shell, ``ssh`` whose own options are accounted for."""
     # LESSOPEN and LESSCLOSE start with "|" or "||" (pipe) and may start with "-" [less(1)].
+    import shlex  # noqa: PLC0415 -- only for a command given as a value
+
     line = text.lstrip("|-").strip() if what.startswith("LESS") else text.strip()
     if not line:
         return
@@ -176,6 +177,8 @@ def _options_value(what: str, program: str, text: str, acc: _Acc) -> list[_Word]
     """More options for ``program`` (``LESS='-R'``, ``MANOPT='-P cp'``): each one accounted for
     by its entry, and none that writes, runs or configures. Returns them as words, for the
     option values' own check."""
+    import shlex  # noqa: PLC0415 -- only for options given as a value
+
     try:
         words = shlex.split(text)
     except ValueError:
