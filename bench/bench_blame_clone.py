@@ -1,4 +1,4 @@
-"""``ledger blame FILE:N`` in a teammate's clone (blame in any clone, issue 16 part 3), warm,
+"""``ledger blame FILE:N`` in a teammate's clone (blame in any clone, decision 0018), warm,
 against ``git blame -L N,N`` in that clone.
 
 1. Clone A: a history of ``--writes`` agent writes over ``--files`` files (the records
@@ -89,7 +89,7 @@ def main() -> int:
             raise SystemExit(f"B does not blame {path}:{line} on A's agent: {row}")
         git_blame = ["git", "blame", "-L", f"{line},{line}", "--", path]
         blame = blame[:-1]
-        # B with a resident decider up too (issue 17): the command asks it.
+        # B with a resident decider up too (decision 0014): the command asks it.
         runtime = tmp / "run"
         runtime.mkdir(mode=0o700)
         served_env = {**env_b, "XDG_RUNTIME_DIR": str(runtime)}

@@ -1,5 +1,5 @@
-"""``ledger blame FILE:N``, warm, on a small real repository (issue 16's "≤ 3× ``git blame -L``
-on a small repository"; issue 17's "blame may ask the decider").
+"""``ledger blame FILE:N``, warm, on a small real repository (decision 0008 "≤ 3× ``git blame -L``
+on a small repository"; decision 0014 "blame may ask the decider").
 
 A real history is replayed through the installed hook commands, as Claude Code runs them: every
 first-parent commit's ``.py`` changes are agent Writes (PreToolUse, the write, PostToolUse), the

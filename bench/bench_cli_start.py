@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS, encoding="utf-8")
         rng = random.Random(7)  # noqa: S311 -- reproducible ids, not crypto
         sessions = [f"{rng.getrandbits(128):032x}" for _ in range(4)]
-        # hook.* are ledger's own kinds (issue 15): written as the hook service writes them.
+        # hook.* are ledger's own kinds (decision 0013): written as the hook service writes them.
         append_reserved(
             ledger,
             (

@@ -1,4 +1,4 @@
-"""The resident decider (issue 17): one governed tool call through the installed command lines.
+"""The resident decider (decision 0014): one governed tool call through the installed command lines.
 
 A tool call is two hook processes, PreToolUse and PostToolUse. Each is run exactly as Claude Code
 runs it: ``sh -c '<the command ledger install claude wrote>'`` with the payload on stdin.
@@ -7,7 +7,7 @@ runs it: ``sh -c '<the command ledger install claude wrote>'`` with the payload 
 * **Decider down:** ``LEDGER_DECIDER=off``: today's one-shot path (decides in its own process).
 * **Baseline**, measured in the same rounds: two bare Python starts (``python3 -I -S -c pass``).
 
-Targets (issue 17): decider up, PreToolUse + PostToolUse of one in-scope Write, p50 ≤ 1.0× two
+Targets (decision 0014): decider up, PreToolUse + PostToolUse of one in-scope Write, p50 ≤ 1.0× two
 bare starts and p99 ≤ 3×; decider down ≤ 1.3× ``bench/floor_append.py`` (python + key load +
 flock + sign + fsync append) per hook. Also: 16 concurrent sessions × N tool calls through the
 decider make one chain with no lost or duplicated record and ``verify`` ok; the decider's RSS
@@ -164,7 +164,7 @@ _CANDIDATES = {
 
 
 def _client_floors(base: Path) -> dict[str, list[str]]:
-    """The per-hook floors of the two client candidates issue 17 names, before any exchange
+    """The per-hook floors of the two client candidates decision 0014 names, before any exchange
     with the decider: a Python client, and a POSIX shell path."""
     floors = {"python_client": ["sh", "-c", f"'{sys.executable}' -c pass"]}
     if shutil.which("openssl") and shutil.which("mkfifo"):

@@ -1,5 +1,5 @@
 """``ledger fetch`` of a teammate's evidence, verify included, against ``ledger verify`` of the
-same records (issue 16 part 3: target ≤ 1.2×).
+same records (decision 0018: target ≤ 1.2×).
 
 1. Clone A makes a ledger of N records (default 100,000: a governed session's hook.pre and
    hook.post records with line attribution, which ``ledger fetch`` also folds for blame in any

@@ -1,4 +1,4 @@
-"""``ledger blame`` against ``git blame`` on a replayed real history (issue 16 part 2).
+"""``ledger blame`` against ``git blame`` on a replayed real history (decision 0010).
 
 Every first-parent commit of a real repository becomes one agent write per file it changed:
 the exact attribution the hook computes (:func:`ledger._governance.attribution.file_change`,
@@ -14,7 +14,7 @@ depend on the ledger file).
     python bench/bench_git_agreement.py [--repo PATH] [--suffix .py] [--diff git|pygit2|both]
         [--json]
 
-``--repo`` defaults to this repository; the issue's figure is on a 369-commit project
+``--repo`` defaults to this repository; the documented figure is on a 369-commit project
 (``pallets/itsdangerous``).
 """
 

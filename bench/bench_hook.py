@@ -56,7 +56,7 @@ HEAVY = (
     "pathspec",
     "pandas",
     "orjson",
-    # the MCP SDK: `ledger mcp` only (issue 18)
+    # the MCP SDK: `ledger mcp` only (decision 0015)
     "mcp",
     "anyio",
     "starlette",

@@ -10,7 +10,7 @@ records.
 Baseline, measured beside it, round-robin: ``python -c 'import mcp'`` with the same interpreter
 (what any server on the official SDK pays before it can answer), and ``python -c pass``.
 
-Targets (issue 18): start to first answer p50 ≤ 1.5 s; first ``tools/call`` p50 ≤ 50 ms.
+Targets (decision 0015): start to first answer p50 ≤ 1.5 s; first ``tools/call`` p50 ≤ 50 ms.
 
     python bench/bench_mcp.py [--runs N] [--ledger-bin PATH] [--quick] [--json]
 """

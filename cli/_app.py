@@ -7,9 +7,10 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
+from typer.core import _TyperParameter as TyperParameter
 
 from cli import (
     _append,
@@ -42,6 +43,46 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+#: What an option's value is, in the help: a word for the thing given, never a Python type
+#: (Typer's own label is the annotation: `<list[Path]>`, `<str>`, `<int>`).
+_VALUE_NAMES: Final = {
+    "root": "DIR",
+    "out": "PATH",
+    "dir": "DIR",
+    "checkpoint": "FILE",
+    "jobs": "N",
+    "remote": "REMOTE",
+    "ledgers": "GLOB",
+    "since": "WHEN",
+    "until": "WHEN",
+    "timeout": "SECONDS",
+    "idle": "SECONDS",
+    "memory_limit": "SIZE",
+    "retention_months": "MONTHS",
+    "trusted_key": "KID",
+    "from_seq": "SEQ",
+    "at": "SEQ",
+    "kind": "KIND",
+    "client": "NAME",
+    "session": "ID",
+    "intent": "ID",
+    "reason": "TEXT",
+    "event": "EVENT",
+    "format": "FORMAT",
+}
+_typer_display_type = TyperParameter.display_type
+
+
+def _display_type(self: TyperParameter, ctx: Any) -> str:  # noqa: ANN401 -- Click's context
+    if self.type_descriptor.is_choice:  # the choices themselves: deny|ask|allow
+        return _typer_display_type(self, ctx)
+    name = self.name or "value"
+    return _VALUE_NAMES.get(name, name.upper())
+
+
+TyperParameter.display_type = _display_type  # type: ignore[method-assign]
+
 key_app = typer.Typer(
     help="Signing keys: list, rotate, revoke, add, pin, verifier.", no_args_is_help=True
 )
@@ -228,6 +269,8 @@ def verify(
             _emit_json(report.to_json())
         else:
             print(report.summary())
+            if remote is not None:  # which evidence this was checked against
+                print(f"  against {remote}: refs/ledger/{ledger.ledger_id}, as pushed there")
             for problem in report.problems[:50]:
                 where = f"line {problem.line}" if problem.line else "ledger"
                 print(f"  seq {problem.seq} ({where}): {problem.code}: {problem.message}")
@@ -538,9 +581,15 @@ def _install_action(
     as_json: bool,
     **options: Any,  # noqa: ANN401 -- install-only keyword options, passed through
 ) -> None:
-    from ledger import find_root  # noqa: PLC0415
+    from ledger import CLIENTS, find_root  # noqa: PLC0415
 
     def action() -> int:
+        spec = CLIENTS[client]
+        if spec.user_only and not user:  # a usage error (exit 2), said before anything else
+            raise UsageError(
+                f"{spec.title} reads hooks only from ~/{spec.user_file}, for every project: "
+                "add --user (projects without `ledger init` then deny tool calls)"
+            )
         base = find_root(root) if (root or not user) else Path.cwd()
         with _sealing_what_changes(base):
             path, changes = do(client, root=base, user=user, **options)
@@ -561,7 +610,7 @@ def install(
         typer.Option(
             "--hardened",
             help="Also configure the client's OS sandbox so shell commands cannot "
-            "write ledger's files or read its key (see the README's trust model).",
+            "write ledger's files or read its key (see docs/trust-model.md).",
         ),
     ] = False,
     pre_push: Annotated[

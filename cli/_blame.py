@@ -1,6 +1,6 @@
 """``ledger blame PATH[:LINE[-END]]``: who wrote each line, under which intent, or why not known.
 
-Run interactively and from editors, where start-up is most of the wall time (issue 9: within
+Run interactively and from editors, where start-up is most of the wall time (decision 0008: within
 ``git blame -L N,N``; ``bench/bench_blame.py``): no Typer, and argparse only for ``--help`` and
 for what the few-line parser of the usual invocations leaves to it (it also words the errors).
 """
@@ -206,7 +206,7 @@ def run(
 def served(call: "CommandCall") -> tuple[int, str, str]:
     """``ledger blame`` run by the resident decider for a caller (``cli/_serve.py`` registers
     it): the same text and exit code as :func:`main` in the caller's own process, from an
-    interpreter that has everything imported (issue 17; ``bench/bench_blame.py --small``).
+    interpreter that has everything imported (decision 0014; ``bench/bench_blame.py --small``).
 
     Raises:
         NotServedError: not one of the usual invocations (help, a usage error): the caller
@@ -291,9 +291,9 @@ def fast_parse(argv: list[str], environ: dict[str, str] | None = None) -> dict[s
 
 def parser() -> "argparse.ArgumentParser":
     """``ledger blame``'s full command-line parser."""
-    import argparse  # noqa: PLC0415 -- see the module docstring
+    from cli._log import CommandParser  # noqa: PLC0415 -- see the module docstring
 
-    parser = argparse.ArgumentParser(prog="ledger blame", description=_HELP)
+    parser = CommandParser(prog="ledger blame", description=_HELP)
     parser.add_argument("target", metavar="PATH[:LINE[-END]]")
     for flag, (metavar, help_text) in OPTIONS.items():
         dest = _DEST.get(flag, flag[2:])
@@ -311,10 +311,18 @@ def main(argv: list[str]) -> int:
     """``ledger blame`` without Typer (see the module docstring)."""
     values = fast_parse(argv)
     if values is None:
+        parsed: dict[str, Any] = {}
+
+        def parse() -> int:  # a usage error is one line and a hint, as for every command
+            parsed.update(vars(parser().parse_args(argv)))
+            return OK
+
         try:
-            values = vars(parser().parse_args(argv))
-        except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
+            if guarded(parse) != OK:
+                return 2
+        except SystemExit as exc:  # --help
             return int(exc.code or 0)
+        values = parsed
     if values["at"] is not None and values["at"] < 0:
         print("ledger: error: --at must be >= 0", file=sys.stderr)
         return UNVERIFIABLE

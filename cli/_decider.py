@@ -1,4 +1,4 @@
-"""The thin client of the resident decider (issue 17; the server is ``ledger/_hooks/decider.py``).
+"""The thin client of the resident decider (decision 0014; server: ``ledger/_hooks/decider.py``).
 
 ``ledger hook <client>`` runs this before it imports anything of ledger: it forwards the event to
 the decider over a Unix socket and prints the answer. It imports only what the interpreter has

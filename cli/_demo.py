@@ -40,6 +40,11 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
     # its idle half hour, holding the demo's environment (and a deleted ledger home).
     environ["LEDGER_DECIDER"] = "off"
     workspace = base / "workspace"
+    if directory is None and not keep:
+        _say(
+            f"A throwaway workspace in {base}, deleted at the end: `ledger demo --keep` keeps "
+            "it, with its report.html to open in a browser."
+        )
     try:
         _run(workspace, base, environ)
     finally:
@@ -47,7 +52,8 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
             shutil.rmtree(base, ignore_errors=True)
         else:
             _say(
-                f"\nworkspace kept at {workspace}; look around with:\n"
+                f"\nworkspace kept at {workspace}, its report at {base / 'report' / 'report.html'};"
+                " look around with:\n"
                 f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger log --root {workspace}\n"
                 f"  LEDGER_HOME={environ['LEDGER_HOME']} ledger doctor --root {workspace}"
             )
@@ -87,7 +93,7 @@ _GLOSSARY = {
 _NEXT_STEPS = """\
 next, in a real project:
   cd your-project && ledger init           # this clone's ledger and signing key
-  $EDITOR .orchestration/active_intents.yaml   # what agents may work on (README: The intents file)
+  $EDITOR .orchestration/active_intents.yaml   # what agents may work on (docs/governance.md)
   ledger install claude                    # or cursor, gemini, codex, cline
   ledger doctor                            # checks the ledger, key, intents and hooks
   ... work with your agent, then:

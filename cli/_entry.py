@@ -76,7 +76,7 @@ def _dispatch(args: list[str], *, own_process: bool) -> int:
 
 def _served(name: str, args: list[str], *, own_process: bool) -> int | None:
     """Print what a running resident decider answers for ``ledger <name> <args>`` (it has
-    everything imported: issue 17), or return None to run the command here."""
+    everything imported: decision 0014), or return None to run the command here."""
     from cli._decider import command  # noqa: PLC0415 -- stdlib only
 
     try:

@@ -31,7 +31,7 @@ COMMANDS: Final = (
     ("intent", "Intents: list, show, select, clear, expand, expansions, withdraw."),
     ("tamper", "What the tripwire found; a person's accept or revert."),
     ("serve", "The resident decider: hook calls answered from one warm process."),
-    ("key", "Signing keys: list, rotate, revoke."),
+    ("key", "Signing keys: list, rotate, revoke, add, pin, verifier."),
     ("install", "Add ledger's hooks to an agent client's settings."),
     ("uninstall", "Remove ledger's hooks from an agent client's settings."),
     ("hook", "Run as a client hook (what installed hooks call)."),

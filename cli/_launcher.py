@@ -3,7 +3,7 @@
 
 Not a ``[project.scripts]`` entry point, on purpose: the wrapper pip and uv generate for those
 runs ``import re`` (for a Windows-only ``argv[0]`` fix) before a line of ledger, 4.7 ms of a
-~9 ms interpreter start, on every hook call and every interactive command (issue 17,
+~9 ms interpreter start, on every hook call and every interactive command (decision 0014,
 ``bench/bench_decider.py``). The installer rewrites this first line to the environment's own
 interpreter, exactly as it writes an entry point's (wheel spec, "Recommended installer features").
 """

@@ -124,6 +124,10 @@ class Output(NamedTuple):
 def this_process(out: IO[str] | None = None) -> Output:
     """This process's stdout (or ``out``), environment and directory."""
     stream = out or sys.stdout
+    if stream is sys.stdout and hasattr(stream, "reconfigure"):
+        # A terminal in another encoding (latin-1) gets `?` for what it cannot show (`…`),
+        # never a traceback.
+        stream.reconfigure(errors="replace")
     isatty = getattr(stream, "isatty", None)
     tty = bool(isatty and isatty())
     columns = 0
@@ -189,14 +193,20 @@ def _intent_of(body: Mapping[str, Any]) -> str:
 
 def _key_columns(kind: str, body: Mapping[str, Any]) -> tuple[str, str]:
     """Target and reason of the ledger's own key and repair records."""
+    old, new, kid = _text(body.get("old_key")), _text(body.get("new_key")), _text(body.get("key"))
     if kind == "key.rotated":
-        return f"{body.get('old_key')} -> {body.get('new_key')}", ""
+        return f"{old or '?'} -> {new or '?'}", ""
     if kind == "key.revoked":
-        return f"{body.get('kid', body.get('key', ''))} from seq {body.get('from_seq')}", ""
+        since = body.get("from_seq")
+        return (
+            f"{_text(body.get('kid')) or kid}{f' from seq {since}' if since is not None else ''}",
+            "",
+        )
     if kind == "ledger.genesis":
-        return f"key {body.get('key')}", ""
-    return str(body.get("quarantine_file") or ""), (
-        f"{body.get('removed_bytes')} torn byte(s) quarantined"
+        return f"key {kid}" if kid else "", ""
+    removed = body.get("removed_bytes")
+    return _text(body.get("quarantine_file")), (
+        f"{removed} torn byte(s) quarantined" if removed is not None else ""
     )
 
 
@@ -210,7 +220,12 @@ def _tripwire_columns(kind: str, body: Mapping[str, Any]) -> tuple[str, str, str
         return f"{body.get('files')} protected file(s) sealed", "", ""
     files = body.get("files")
     count = len(files) if isinstance(files, list) else 0
-    return f"{count} protected file(s)", "", f"resolves seq {body.get('tamper_seq')}"
+    tamper = body.get("tamper_seq")
+    return (
+        f"{count} protected file(s)",
+        "",
+        (f"resolves seq {tamper}" if tamper is not None else ""),
+    )
 
 
 def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None) -> Summary:
@@ -295,22 +310,21 @@ def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None)
 
 
 def shorten(text: str, width: int) -> str:
-    """``text`` on one line, at most ``width`` characters when that is possible without cutting
-    a word: cut at the last space that fits and end with ``…``. A first word longer than
-    ``width`` is kept whole (then ``…`` if more follows): a word is never cut."""
+    """``text`` on one line, at most ``width`` characters: cut at the last space that fits and
+    end with ``…``; a first word longer than ``width`` is the one thing cut inside (it still
+    ends with ``…``), so a column never pushes the next one out of line."""
     text = " ".join(text.split())
     if width <= 0 or len(text) <= width:
         return text
     cut = text.rfind(" ", 0, width)  # text[:cut] + "…" has at most width characters
-    if cut <= 0:
-        first = text.split(" ", 1)[0]
-        return first if first == text else first + "…"
-    return text[:cut].rstrip(" ,;:") + "…"
+    kept = text[:cut].rstrip(" ,;:") if cut > 0 else ""
+    return (kept or text[: width - 1]) + "…"
 
 
 def shorten_path(text: str, width: int) -> str:
     """A path (or a command) within ``width``: a path keeps its last components
-    (``…/middleware/jwt.ts``), cut only at ``/``; anything else goes to :func:`shorten`."""
+    (``…/middleware/jwt.ts``), cut at ``/`` where one fits; anything else goes to
+    :func:`shorten`."""
     text = " ".join(text.split())
     if width <= 0 or len(text) <= width:
         return text
@@ -321,7 +335,17 @@ def shorten_path(text: str, width: int) -> str:
         if len(text) - start + 1 <= width:
             return "…" + text[start:]
         start = text.find("/", start + 1)
-    return "…/" + text.rsplit("/", 1)[1]
+    return shorten(text, width)
+
+
+def tool_label(tool: str) -> str:
+    """An MCP tool's name without its transport's prefix: ``mcp__ledger__list_intents``,
+    ``mcp_ledger_list_intents`` (Gemini CLI) and ``MCP:ledger:list_intents`` (Cursor) all read
+    ``ledger:list_intents``."""
+    for prefix, separator in (("mcp__", "__"), ("MCP:", ":")):
+        if tool.startswith(prefix) and separator in tool[len(prefix) :]:
+            return tool[len(prefix) :].replace(separator, ":", 1)
+    return tool
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -352,49 +376,96 @@ class Layout(NamedTuple):
     decision: int
     code: int
     width: int
+    #: ``MM-DD HH:MM:SS`` (14) or, in a narrow terminal, ``MM-DD HH:MM`` (11)
+    ts: int = 14
+
+
+#: Columns given up, in this order, until a line leaves the reason its room: (column, narrowest
+#: width). The target's tail goes first, then the date (``HH:MM:SS`` when every line is of one
+#: day, else ``MM-DD HH:MM``), the tool's name and the code; the seq, session and decision are
+#: never cut. ``ledger show`` has every value whole.
+_SHRINK: Final = (
+    ("target", 24),
+    ("ts", 8),
+    ("what", 12),
+    ("code", 19),
+    ("target", 16),
+    ("code", 15),
+    ("what", 8),
+    ("target", 12),
+    ("code", 11),
+)
+_REASON_MIN: Final = 12  # a narrower reason says nothing: the column is left out
+_SESSION: Final = 8
 
 
 def layout_for(rows: Iterable[Summary], width: int) -> Layout:
-    """Widths that fit ``rows``: each column as wide as its longest value, within bounds."""
+    """Widths that fit ``rows`` in ``width`` columns: each column as wide as its longest value,
+    within bounds, then narrowed in the order of :data:`_SHRINK` until the reason has a third of
+    the line (at least 20 columns) or nothing more can give."""
     rows = list(rows)
-    target_cap = _TARGET_WIDTH if width else _PIPE_TARGET_WIDTH
-    return Layout(
-        seq=max((len(str(r.seq)) for r in rows), default=1),
-        what=min(max((len(r.what) for r in rows), default=0), 16),
-        target=min(max((len(r.target) for r in rows), default=0), target_cap),
-        decision=max((len(r.decision) for r in rows), default=0),
-        code=min(max((len(r.code) for r in rows), default=0), 26),
-        width=width,
+    natural = {
+        "seq": max((len(str(r.seq)) for r in rows), default=1),
+        "what": min(max((len(tool_label(r.what)) for r in rows), default=0), 16),
+        "target": min(
+            max((len(r.target) for r in rows), default=0),
+            _TARGET_WIDTH if width else _PIPE_TARGET_WIDTH,
+        ),
+        "decision": max((len(r.decision) for r in rows), default=0),
+        "code": min(max((len(r.code) for r in rows), default=0), 26),
+        "ts": 14,
+    }
+    if width:
+        one_day = len({r.ts[:10] for r in rows}) <= 1
+        wanted = max(20, width // 3) if any(r.reason for r in rows) else 0
+        for column, narrowest in _SHRINK:
+            if _fixed_width(natural) + wanted <= width:
+                break
+            natural[column] = min(natural[column], narrowest if column != "ts" or one_day else 11)
+    return Layout(width=width, **natural)
+
+
+def _fixed_width(columns: Mapping[str, int]) -> int:
+    """Characters before the reason: every column and the space after it."""
+    return sum(columns[c] for c in ("seq", "ts", "what", "target", "decision", "code")) + (
+        _SESSION + 7
     )
 
 
 def format_line(row: Summary, layout: Layout, *, color: bool = False) -> str:
-    """One aligned log line; the reason takes what is left of the terminal width."""
-    ts = row.ts[5:19].replace("T", " ")  # MM-DD HH:MM:SS; `ledger show` has the year
-    session = (row.session[:8] or "-").ljust(8)
-    what = shorten(row.what, layout.what)
-    target = shorten_path(row.target, layout.target)
+    """One aligned log line within ``layout.width`` (never wrapped: what does not fit ends in
+    ``…``); the reason takes what is left of the terminal width."""
+    stamp = row.ts[5:19].replace("T", " ")  # MM-DD HH:MM:SS; `ledger show` has the year
+    what, target = tool_label(row.what), row.target
+    if layout.width:
+        what = shorten(what, layout.what)
+        target = shorten_path(target, layout.target)
+        code = shorten(row.code, layout.code)
+    else:  # a pipe: nothing is cut but the target
+        target, code = shorten_path(target, layout.target), row.code
     fixed = [
         str(row.seq).rjust(layout.seq),
-        _paint(ts, "dim", color),
-        session,
+        _paint(stamp[6:] if layout.ts == 8 else stamp[: layout.ts], "dim", color),
+        (row.session[:_SESSION] or "-").ljust(_SESSION),
         _pad(what, layout.what),
         _pad(target, layout.target),
         _paint(_pad(row.decision, layout.decision), row.decision, color),
-        _paint(_pad(row.code, layout.code), "code", color),
+        _paint(_pad(code, layout.code), "code", color),
     ]
+    if not layout.width:
+        return " ".join([*fixed, " ".join(row.reason.split())]).rstrip()
     used = (
         layout.seq
-        + 14
-        + 8
+        + layout.ts
+        + _SESSION
         + max(len(what), layout.what)
         + max(len(target), layout.target)
         + layout.decision
-        + max(len(row.code), layout.code)
+        + max(len(code), layout.code)
         + 7
     )
-    room = layout.width - used if layout.width else 0
-    reason = shorten(row.reason, max(room, 30)) if layout.width else " ".join(row.reason.split())
+    room = layout.width - used
+    reason = shorten(row.reason, room) if room >= _REASON_MIN else ""
     return " ".join([*fixed, reason]).rstrip()
 
 
@@ -678,6 +749,8 @@ def run_log(options: LogOptions, out: IO[str] | Output | None = None) -> int:
             f"hint: kinds here: {', '.join(sorted(seen))}"
         )
     color, width = output.color, output.width
+    if not picked and not options.as_json:
+        print("no records match" if options.filtered else "no records", file=stream)
     layout = layout_for([row for _, row in picked], width)
     for record, row in picked:
         print(
@@ -721,9 +794,9 @@ def _follow(
     color: bool,
     width: int,
 ) -> None:
-    layout = Layout(
-        seq=5, what=12, target=24 if width else _PIPE_TARGET_WIDTH, decision=5, code=16, width=width
-    )
+    layout = layout_for(
+        [Summary(99999, "", "", "x" * 12, "x" * 24, "allow", "x" * 16, "x")], width
+    )  # new records' widths are not known in advance: room for usual ones
     from ledger import LedgerError  # noqa: PLC0415
 
     try:

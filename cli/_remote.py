@@ -1,4 +1,4 @@
-"""``ledger push`` and ``ledger fetch``: evidence that travels through git (issue 16 part 3).
+"""``ledger push`` and ``ledger fetch``: evidence that travels through git (decision 0018).
 The work is the library's (``ledger.push_evidence``, ``ledger.fetch_evidence``); this module
 parses the arguments and prints one line per ledger."""
 
@@ -54,14 +54,18 @@ def register(app: typer.Typer) -> None:
         def action() -> int:
             from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
 
-            fetched = GovernedWorkspace(find_root(root)).fetch_evidence(remote)
+            where = find_root(root)
+            if (where / ".orchestration" / "agent_trace.jsonl").exists():
+                fetched = GovernedWorkspace(where).fetch_evidence(remote)
+            else:  # a clone that only reads: no ledger, no key needed
+                fetched = GovernedWorkspace.fetch_evidence_reading(where, remote)
             if as_json:
                 print(json.dumps([f._asdict() for f in fetched], indent=2, sort_keys=True))
             elif not fetched:
                 print(f"{remote} holds no ledger evidence (refs/ledger/*)")
             for item in [] if as_json else fetched:
                 if item.status == "unverified":
-                    # Nothing is wrong with this clone: a teammate's key to pin (README).
+                    # Nothing is wrong with this clone: a teammate's key to pin (docs/team.md).
                     print(item.reason, file=sys.stderr)
                 else:
                     print(

@@ -152,7 +152,7 @@ def _intents(root: Path) -> Check:
             "intents",
             "fail",
             missing_intents_message(orchestration),
-            f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (README: The intents file)",
+            f"write {ORCHESTRATION_DIR}/{INTENTS_FILE} (docs/governance.md: the intents file)",
         )
     try:
         parsed = load_intents_file(path)
@@ -238,7 +238,7 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Chec
 
     if registered_in(spec, root=root, home=home or Path.home()) is None:
         # Hooks alone govern; without the server the agent has no select_active_intent tool
-        # (issue 18), only `ledger intent select` in its shell.
+        # (decision 0015), only `ledger intent select` in its shell.
         scope = " --user" if spec.mcp.project_file is None else ""
         unregistered = Check(
             name,
@@ -253,7 +253,7 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Chec
 
 def _enforcement(spec: ClientSpec) -> list[Check]:
     """The enforcement matrix of one client, one line per decision: what the client does when
-    ledger decides allow, ask or deny on a tool call (the registry's data, issue 18)."""
+    ledger decides allow, ask or deny on a tool call (the registry's data, decision 0016)."""
     checks = []
     for decided in DECISIONS:
         given = enforcement(spec)[decided]

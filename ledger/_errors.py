@@ -135,7 +135,7 @@ class InputError(LedgerError):
 
 class NotAPersonError(InputError):
     """A command only a person may run (an approval) was run from inside an agent's process
-    tree or environment (issue 15: ``isatty`` is not a person)."""
+    tree or environment (decision 0013: ``isatty`` is not a person)."""
 
 
 class CanonicalizationError(InputError):

@@ -236,7 +236,7 @@ def _settings_args() -> list[str]:
     return [arg for setting in _SAFE_SETTINGS for arg in ("-c", setting)]
 
 
-#: What a command that talks to a remote (``ledger push``/``fetch``, issue 16 part 3) needs
+#: What a command that talks to a remote (``ledger push``/``fetch``, decision 0018) needs
 #: on top of :data:`_SAFE_SETTINGS`: the transports git itself implements, and plain ``ssh``
 #: from PATH instead of a configured ``core.sshCommand``. A later ``-c`` wins, and
 #: ``protocol.<name>.allow`` beats ``protocol.allow`` [git-config(1) protocol.allow], so every
@@ -269,7 +269,7 @@ def git_command(
     ]
 
 
-# --- git's own diff of two files, outside any repository (issue 16 part 2) --------------------
+# --- git's own diff of two files, outside any repository (decision 0010) --------------------
 #
 # libgit2's xdiff does not give git's hunks on repeated blocks (findings-2026-11-24.md §0), so
 # line attribution asks git itself when git is on PATH. `git diff --no-index` still reads the

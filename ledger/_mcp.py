@@ -1,4 +1,4 @@
-"""``ledger mcp``: the design documents' handshake as tools the model sees (issue 18).
+"""``ledger mcp``: the design documents' handshake as tools the model sees (decision 0015).
 
 A stdio MCP server built on the official MCP Python SDK (``mcp`` on PyPI). The client starts it
 once per session, so the SDK's import (~0.7 s, measured by ``bench/bench_mcp.py``) is paid once

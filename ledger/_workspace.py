@@ -107,7 +107,7 @@ active_intents: []
 """
 
 
-#: Committed with the repository: the same in every clone (README: "Sharing a workspace").
+#: Committed with the repository: the same in every clone (docs/team.md).
 SHARED_PATHS: Final = (
     "active_intents.yaml",
     "hooks.yaml",

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
-os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="ledger-test-state-")
+# One folder for the whole session: xdist's workers inherit the controller's.
+_STATE_MARKER = os.environ.get("LEDGER_TEST_STATE") or tempfile.mkdtemp(prefix="ledger-test-state-")
+os.environ["LEDGER_TEST_STATE"] = os.environ["XDG_STATE_HOME"] = _STATE_MARKER
 # Every hook call of the suite decides in its own process, as it did before the resident
 # decider: otherwise each test's ledger home would start a decider of its own. The decider's
 # tests (tests/hooks/test_decider.py) switch it on, each with its own socket folder.
@@ -20,3 +25,84 @@ os.environ["LEDGER_DECIDER"] = "off"
 # search (the same examples for the same code) and prints the blob that replays a failure.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("LEDGER_HYPOTHESIS_PROFILE", "default"))
+
+
+# --- a suite that leaves nothing behind ------------------------------------------------------
+# At the end of the session (in the controller, after every worker), the suite fails if a test
+# wrote into this user's real ledger or agent-client folders, or left a ledger process running.
+# Tests give ledger and the clients a temporary HOME / LEDGER_HOME / XDG_CONFIG_HOME instead.
+# Downloaded agent CLIs live in one documented cache (tests/conformance/_clients.py,
+# `cache_root`), which is not watched.
+
+_REAL_HOME = Path(os.environ.get("HOME") or Path.home())
+_WATCHED = [
+    Path(os.environ.get("XDG_CONFIG_HOME") or _REAL_HOME / ".config") / "ledger",
+    _REAL_HOME / ".config" / "ledger",
+    _REAL_HOME / ".local" / "state" / "ledger",
+    *(_REAL_HOME / name for name in (".claude", ".claude.json", ".codex", ".gemini", ".cursor")),
+    *(_REAL_HOME / name for name in (".copilot", ".cline", ".codeium", ".config/Code/User")),
+]
+_BEFORE = pytest.StashKey[dict[str, tuple[int, int]]]()
+_FILES_LIMIT = 20_000  # a watched folder this large is walked no further (and not compared)
+
+
+def _snapshot() -> dict[str, tuple[int, int]]:
+    seen: dict[str, tuple[int, int]] = {}
+    for top in _WATCHED:
+        if top.is_file():
+            info = top.stat()
+            seen[str(top)] = (info.st_mtime_ns, info.st_size)
+            continue
+        for folder, _dirs, files in os.walk(top):
+            for name in files:
+                path = os.path.join(folder, name)  # noqa: PTH118 -- os.walk's strings
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                seen[path] = (info.st_mtime_ns, info.st_size)
+            if len(seen) > _FILES_LIMIT:
+                return seen
+    return seen
+
+
+def _ledger_processes_of(marker: str) -> list[str]:
+    """Processes still running whose environment names this session's temporary state folder
+    (a decider or `ledger serve` a test started), as ``pid: command line``."""
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker.encode() in environ and "serve" in command:
+            found.append(f"{entry.name}: {command.strip()}")
+    return found
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        session.config.stash[_BEFORE] = _snapshot()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput") or _BEFORE not in session.config.stash:
+        return
+    before, after = session.config.stash[_BEFORE], _snapshot()
+    written = sorted(p for p, stamp in after.items() if before.get(p) != stamp)
+    deadline = time.monotonic() + 5  # a decider told to stop may take a moment to exit
+    running = _ledger_processes_of(_STATE_MARKER)
+    while running and time.monotonic() < deadline:
+        time.sleep(0.2)
+        running = _ledger_processes_of(_STATE_MARKER)
+    problems = [f"wrote into the real {path}" for path in written[:20]]
+    problems += [f"left running: {line}" for line in running]
+    if problems:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        text = "the suite must leave nothing behind:\n  " + "\n  ".join(problems)
+        if reporter is not None:
+            reporter.write_line(text, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -1,6 +1,6 @@
 """Writing ledger's own kinds in tests, as the hook service and the person's commands do.
 
-``Ledger.append`` refuses ``intent.*``, ``hook.*``, ``governance.*``, ... (issue 15 part 2).
+``Ledger.append`` refuses ``intent.*``, ``hook.*``, ``governance.*``, ... (decision 0013).
 Tests that build a ledger as ledger itself would have written it go through the internal path,
 :func:`append_reserved`, and advance the tripwire's seal as the hook service does: they test
 what the records *mean* (the fold), not the tripwire. An attacker who reaches the internals

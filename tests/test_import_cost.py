@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-# `mcp` (and its anyio, starlette): only `ledger mcp` pays for the MCP SDK, never a hook (issue 18).
+# `mcp` (and its anyio, starlette): only `ledger mcp` pays for the MCP SDK, never a hook
+# (decision 0015).
 HEAVY = (
     "pydantic",
     "typer",

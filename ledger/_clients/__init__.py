@@ -84,7 +84,7 @@ def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None)
     """
     event = adapter(client).parse(decode_payload(raw), expected_event)
     if expected_event and expected_event not in (event.client_event, event.event):
-        # Registered for one event, sent another: which gate is this? Refuse (issue 8).
+        # Registered for one event, sent another: which gate is this? Refuse (decision 0005).
         raise InputError(
             f"hook payload is a {event.client_event!r} event but the hook was "
             f"registered for {expected_event!r}"

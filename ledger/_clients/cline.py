@@ -121,7 +121,7 @@ def _tool(data: dict[str, Any], key: str) -> tuple[str | None, str | None, dict[
     written = arguments.get("path")
     arguments = rename_keys(arguments, keymap)
     if "path" in keymap and isinstance(written, str):
-        # Cline writes `path`; an extra `file_path` must not become the path checked (issue 8).
+        # Cline writes `path`; an extra `file_path` must not be the path checked (decision 0005).
         arguments.pop("path", None)
         arguments["file_path"] = written
     diff = arguments.get("diff")

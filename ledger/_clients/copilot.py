@@ -1,4 +1,4 @@
-"""GitHub Copilot CLI's hook protocol, camelCase format (issue 18).
+"""GitHub Copilot CLI's hook protocol, camelCase format (decision 0017).
 
 Sources (stored copies of GitHub's own documentation, ``github/docs``):
 

@@ -359,7 +359,56 @@ def install(
     from ledger._clients.mcp_config import register_server  # noqa: PLC0415
 
     changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
-    return path, changes + _notes(spec, user=user, root=root)
+    changes += _notes(spec, user=user, root=root)
+    if not user:
+        changes = _keep_out_of_git(spec, root, path, changes)
+    return path, changes
+
+
+def _keep_out_of_git(
+    spec: ClientSpec, root: Path, path: Path, changes: list[Change]
+) -> list[Change]:
+    """List the project files that now name this machine's paths in git's ``info/exclude``
+    (:mod:`ledger._clients.git_exclude`); the notes asking a person to keep them out of git
+    are then said by that line instead."""
+    from ledger._clients.git_exclude import exclude  # noqa: PLC0415
+    from ledger._clients.mcp_config import mcp_config_path  # noqa: PLC0415
+
+    candidates = [path, mcp_config_path(spec.mcp, user=False, root=root, home=root)]
+    if spec.local_file is not None:
+        candidates.append(root / spec.local_file)
+    names = sorted(
+        {str(p.relative_to(root)) for p in candidates if p.is_relative_to(root) and p.is_file()}
+    )
+    listed = exclude(root, names)
+    if listed is None:  # not a git repository: the notes say what to do
+        return changes
+    added, tracked = listed
+    untracked = set(names) - set(tracked)
+    kept = [
+        c
+        for c in changes
+        if not (c.action == "note" and c.target in untracked and "git" in c.detail)
+    ]
+    if added:
+        kept.append(
+            Change(
+                "added",
+                ".git/info/exclude",
+                f"{', '.join(added)}: name this machine's "
+                "paths, so `git add -A` leaves them out (each clone runs `ledger install`)",
+            )
+        )
+    kept += [
+        Change(
+            "note",
+            name,
+            "git tracks this file, so it stays in commits though it names this "
+            "machine's paths: `git rm --cached` it, or use --user",
+        )
+        for name in tracked
+    ]
+    return kept
 
 
 def uninstall(
@@ -387,7 +436,9 @@ def uninstall(
     # nothing but ledger's hooks is left in it.
     server = unregister_server(spec, root=root, user=user, home=home)
     if spec.layout == "scripts":
-        return path, server + _scripts(spec, path, "", remove=True, stop=stop)
+        return path, server + _scripts(spec, path, "", remove=True, stop=stop) + (
+            _forget_excluded(root) if not user else []
+        )
     changes = server + unharden(spec, root=root, user=user, home=home, environ=environ)
     targets = [path]
     if not user and spec.local_file is not None:
@@ -400,7 +451,15 @@ def uninstall(
                 if target == path
                 else [c._replace(target=f"{target}: {c.target}") for c in found]
             )
-    return path, changes
+    return path, changes + (_forget_excluded(root) if not user else [])
+
+
+def _forget_excluded(root: Path) -> list[Change]:
+    """Drop the ``info/exclude`` lines of the files uninstall removed."""
+    from ledger._clients.git_exclude import forget  # noqa: PLC0415
+
+    gone = forget(root)
+    return [Change("removed", ".git/info/exclude", ", ".join(gone))] if gone else []
 
 
 # --- status (for `ledger doctor`) --------------------------------------------------------------
@@ -507,7 +566,7 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
     return HookStatus(client, path, installed, command_runs, trusted, tuple(problems))
 
 
-# --- the opt-in git pre-push hook (issue 16: evidence travels with the code) ------------------
+# --- the opt-in git pre-push hook (decision 0018: evidence travels with the code) -----------
 
 #: The marker line of the pre-push hook ledger writes (never another tool's hook).
 PRE_PUSH_MARK: Final = "# ledger: push this clone's signed evidence with the code"

@@ -1,4 +1,4 @@
-"""Register ``ledger mcp`` in each client's MCP configuration (``ledger install``, issue 18).
+"""Register ``ledger mcp`` in each client's MCP configuration (``ledger install``, decision 0015).
 
 Where each client reads its servers is data in the registry (:class:`McpConfig`): Claude Code's
 ``.mcp.json`` (approved in ``.claude/settings.local.json`` by ``enabledMcpjsonServers``, or

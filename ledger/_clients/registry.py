@@ -2,7 +2,7 @@
 
 Everything that depends on *which* clients exist reads it from :data:`CLIENTS`: the hook
 dispatcher (:func:`adapter`), the installer, the actor name in records, the CLI's choices and
-help, and the README's client table (a test checks it against :func:`markdown_table`). Adding a
+help, and docs/clients.md's client table (a test checks it: :func:`markdown_table`). Adding a
 client means one :class:`ClientSpec` here and one adapter module implementing
 :class:`ClientAdapter`.
 
@@ -64,7 +64,7 @@ DECISIONS: Final[tuple[Decided, ...]] = ("allow", "ask", "deny")
 
 
 class Delivery(NamedTuple):
-    """What a client does with one of ledger's decisions (issue 18: "what the client could
+    """What a client does with one of ledger's decisions (decision 0016: "what the client could
     deliver"): the decision it enforces, and one line for people saying how."""
 
     decision: Decided
@@ -147,7 +147,7 @@ class ClientSpec(NamedTuple):
             itself); the others answer "not blocking" then.
         sandbox: what ``ledger install --hardened`` configures (one line, for people).
         trust: what a person must do before the client runs project hooks, or ``None``.
-        mcp: where ``ledger install`` registers the ``ledger mcp`` server (issue 18).
+        mcp: where ``ledger install`` registers the ``ledger mcp`` server (decision 0015).
         command_key: the handler field holding the command (``flat`` layout): ``command``, or
             Copilot's ``bash``.
         pre_handler_fields: extra fields of the handlers of tool-gating events (``flat``
@@ -664,7 +664,7 @@ def delivery(
     client: str | None, client_event: str | None, phase: str, decided: str
 ) -> dict[str, str] | None:
     """The ``delivered`` field of a ``hook.*`` record: what the client could do with what
-    ledger ``decided`` (issue 18), with ``why`` when that is not the decision itself.
+    ledger ``decided`` (decision 0016), with ``why`` when that is not the decision itself.
 
     On a tool-gating event (``phase`` ``pre``) the client's :func:`enforcement` says; after a
     tool call nothing is left to block; elsewhere a deny blocks only at the client's
@@ -687,7 +687,7 @@ def delivery(
 
 
 def markdown_table() -> str:
-    """The README's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
+    """docs/clients.md's client table, generated from :data:`CLIENTS` (a test keeps them equal)."""
     rows = [
         "| client | `ledger hook`/`install` name | `actor.client` | shared hooks file "
         "| machine-local file | `--hardened` configures | before hooks run "

@@ -191,7 +191,7 @@ class Ledger:
 
     def _anchor_new_ledger(self, ledger_id: str, key: SigningKey) -> None:
         # The trust root and the workspace's ledger id live outside the workspace, where an
-        # agent rewriting .orchestration/ cannot replace them (README "Trust model").
+        # agent rewriting .orchestration/ cannot replace them (docs/trust-model.md).
         from ledger._evidence.anchors import (  # noqa: PLC0415
             TrustPin,
             pin_trusted_keys,
@@ -495,9 +495,22 @@ def append_reserved(
     (:mod:`ledger._governance.person` checks the person) write through it. In-process code can
     reach any Python function; what keeps an agent's code from doing so is layer 2 (the
     sandbox cannot write the ledger under ``--hardened``) and layer 3 (the tripwire sees a
-    ledger tail the hook did not append). README "Trust model".
+    ledger tail the hook did not append). See docs/trust-model.md.
 
     Args:
         after: called with the new records while the append lock is still held.
     """
     return ledger._append_entries(entries, internal=True, after=after)
+
+
+def open_reader(
+    root: str | os.PathLike[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> Ledger:
+    """The workspace's public keys, caches and fetched evidence, for a clone that only reads
+    teammates' evidence (``ledger fetch``, ``ledger blame``): it needs no ledger of its own and
+    no key, and its own ledger file need not exist (nothing is appended).
+
+    Raises:
+        WorkspaceNotFoundError: no ``.orchestration/`` was found.
+    """
+    return Ledger(Workspace(find_root(root, environ=environ)), environ=environ)

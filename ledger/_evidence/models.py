@@ -213,7 +213,7 @@ class ConfigChangedBody(_Strict):
 
 
 class Delivered(_Strict):
-    """What the client could do with ledger's decision (issue 18)."""
+    """What the client could do with ledger's decision (decision 0016)."""
 
     decision: Literal["allow", "deny", "ask"] = Field(
         description="The decision the client enforces: the decided one, or what the client "
@@ -254,7 +254,7 @@ class _HookBody(_Strict):
     delivered: Delivered | None = Field(
         default=None,
         description="What the client could deliver of the decision (from the client registry); "
-        "absent for clients ledger does not know and in records before issue 18.",
+        "absent for clients ledger does not know and in records before decision 0016.",
     )
 
 
@@ -300,7 +300,7 @@ class LineHunk(_Strict):
 class Drift(_Strict):
     """How a file changed outside every recorded call before a call wrote it (a person's edit,
     a tool ledger does not govern, a ``git checkout``): zero-context hunks from the last version
-    the records describe to the call's old side (issue 16 part 1)."""
+    the records describe to the call's old side (decision 0009)."""
 
     from_sha256: Hex64 = Field(
         description="SHA-256 of the last version the records describe (the line model's); the "
@@ -534,7 +534,7 @@ class TripwireArmedBody(_Strict):
 
 class EvidenceRefusedBody(_Strict):
     """``governance.evidence_refused``: ``ledger fetch`` refused a teammate's evidence ref
-    (rewritten, forked or badly signed); nothing of it was kept (issue 16 part 3)."""
+    (rewritten, forked or badly signed); nothing of it was kept (decision 0018)."""
 
     remote: StrictStr = Field(description="The git remote it was fetched from.")
     ledger_id: StrictStr = Field(description="The ledger whose evidence ref was refused.")

@@ -8,7 +8,7 @@ A record is one line of ``.orchestration/agent_trace.jsonl``: the RFC 8785 canon
       "seq": 0,                     contiguous from 0
       "prev": "<64 hex>",           hash of record seq-1; GENESIS_PREV for seq 0
       "ts": "2026-11-21T10:43:00.123456Z",   UTC, RFC 3339, microseconds
-      "kind": "hook.pre",           what happened (see docs/record-format in the README)
+      "kind": "hook.pre",           what happened (see docs/record-format.md)
       "actor": {"client", "session", "agent", "model"},   each a string or null
       "body": {...},                kind-specific, plain JSON, no floats
       "key": "ed25519-<16 hex>",    signing key id

@@ -1,4 +1,4 @@
-"""Evidence that travels through git itself (issue 16 part 3): ``ledger push``, ``ledger fetch``
+"""Evidence that travels through git itself (decision 0018): ``ledger push``, ``ledger fetch``
 and ``ledger verify --remote``.
 
 Each clone publishes its ledger under ``refs/ledger/<ledger id>`` on a git remote, one ref per

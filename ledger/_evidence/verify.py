@@ -320,7 +320,7 @@ class VerifyReport:
 class ChainVerifier:
     """The pure fold: feed facts line by line, then :meth:`finish`.
 
-    Key validity rules (README "Trust model"):
+    Key validity rules (docs/trust-model.md):
 
     * a record must be signed by a key whose public half is known (keyring or trust file);
     * by a *trusted* key: pinned outside the workspace (``trusted``: key id → first seq), or

@@ -1,7 +1,7 @@
 """``ledger export``: data files, the raw segment they came from, keys, a signed manifest.
 
 Everything is written into a temporary directory beside ``DIR`` and renamed into place at the
-end, so a failure leaves nothing half-written. Layout (README "For auditors")::
+end, so a failure leaves nothing half-written. Layout (docs/auditors.md)::
 
     DIR/manifest.json      what is here, each file's sha256 and rows, filters, queries, gaps,
                            verification at export time, retention (schemas/export/)

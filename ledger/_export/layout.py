@@ -1,4 +1,4 @@
-"""Names inside an export directory (README "For auditors")."""
+"""Names inside an export directory (docs/auditors.md)."""
 
 from __future__ import annotations
 

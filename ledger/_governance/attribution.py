@@ -3,7 +3,7 @@
 A ``hook.post`` record says, per changed file, how the file went from its old content to its
 new one (``FileChange`` in ``ledger/_evidence/models.py``): zero-context hunks in git's form
 (``@@ -a,b +c,d @@``) and a short hash per written line, so the blame projection can replay the
-line model from the records alone (issue 9, "Attribution at record time").
+line model from the records alone (decision 0008, "Attribution at record time").
 
 The diff is git's own: :func:`diff_hunks` first trims the common prefix and suffix (as xdiff
 does); a single-region edit whose changed middle shares no line between its two sides and cannot
@@ -301,7 +301,7 @@ def file_change(
         unknown_reason: why the old side is unknown, recorded when it is (blame says it).
         recorded: the last version of the file the records describe (``recorded_sha256``),
             when the old side may differ from it: the difference is recorded as ``drift``
-            (the lines nobody changed keep their attribution; issue 16 part 1).
+            (the lines nobody changed keep their attribution; decision 0009).
         copied_from: the file appeared with the content of that path's recorded version
             (``old_sha256`` is that version's; ``old`` is ``new``).
     """

@@ -24,7 +24,7 @@ def _open_regular(path: str) -> int | None:
     """A read descriptor on ``path`` if it is a regular file, else None.
 
     A FIFO or device is never opened: opening a FIFO for reading blocks until a writer comes,
-    which would hang the hook (issue 8). ``O_NONBLOCK`` covers a swap between the stat and the
+    which would hang the hook (decision 0005). ``O_NONBLOCK`` covers a swap between the stat and the
     open, and the descriptor is checked again.
     """
     try:

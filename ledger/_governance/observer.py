@@ -182,7 +182,7 @@ class Observer:
             ):
                 # The disk is not what the client says the tool wrote (a line slipped in
                 # between the write and this hook, a formatter on save): the call is credited
-                # with what it wrote, and the rest is nobody's here (issue 15 part 4).
+                # with what it wrote, and the rest is nobody's here (decision 0011).
                 credited = reported
                 credited_digest = hashlib.sha256(reported.encode("utf-8")).hexdigest()
                 if self.gov.cache_dir is not None:  # the next call's drift starts from it
@@ -330,7 +330,7 @@ class RecordedVersions:
 
     def _recorded(self, relative: str, old_sha256: str | None) -> tuple[str | None, str | None]:
         """(text, SHA-256) of the version of ``relative`` the last record left, when the
-        call's old side (``old_sha256``) is another: the drift to record (issue 16 part 1)."""
+        call's old side (``old_sha256``) is another: the drift to record (decision 0009)."""
         if self.gov.cache_dir is None or old_sha256 is None:
             return None, None
         found = recorded_version(self.gov.cache_dir, relative)
@@ -420,7 +420,7 @@ class RecordedVersions:
         """(path, text, SHA-256) of the file a shell command copied or moved into
         ``relative``, when its content is a recorded version of another file (``cp``), or
         shares more lines with one of ``sources`` than with its own old side (``own``), at
-        least half of them (git's rename threshold): issue 16 part 1."""
+        least half of them (git's rename threshold): decision 0009."""
         from ledger._governance.attribution import split_lines  # noqa: PLC0415
 
         if content is None or digest is None:

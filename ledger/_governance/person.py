@@ -1,4 +1,4 @@
-"""Is a person running this command, or an agent? (issue 15 part 2)
+"""Is a person running this command, or an agent? (decision 0013)
 
 A scope grant, and accepting or reverting a tripwire, count only when a person did them. A
 terminal is not a person: an agent wraps any command in a pty (``script -qc``, ``unbuffer``,
@@ -10,7 +10,7 @@ agent's process, and the clients mark the environment they give their shell.
 processes); :func:`ancestor_chain` reads that chain from ``/proc`` (or ``ps`` elsewhere).
 Neither is proof against an agent that can run arbitrary code and detach itself from its
 parent (double fork, ``setsid``, then ``env -i``): that is what ``--hardened`` (the sandbox
-cannot write the ledger) and the tripwire are for (README "Trust model").
+cannot write the ledger) and the tripwire are for (docs/trust-model.md).
 """
 
 from __future__ import annotations

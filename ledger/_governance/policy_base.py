@@ -105,7 +105,7 @@ def _deny(code: str, message: str, inv: Invocation, **meta: Any) -> HookOutcome:
 def _patch_paths(patch: str) -> list[str]:
     # Codex apply_patch bodies: "*** Add File: p", "*** Update File: p", "*** Delete File: p",
     # "*** Move to: p" (the Codex CLI patch format). Codex trims each line before matching the
-    # header, so " *** Delete File: x" deletes x: trim too (issue 8).
+    # header, so " *** Delete File: x" deletes x: trim too (decision 0005).
     markers = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
     paths: list[str] = []
     for raw in patch.splitlines():

@@ -70,7 +70,7 @@ class Guards:
 
     def tripwire(self, inv: Invocation) -> HookOutcome | None:
         """Deny every tool call while a tampering the tripwire found is unresolved
-        (issue 15 part 4; ledger/_hooks/tripwire.py): what governs the agent changed around the
+        (decision 0011; ledger/_hooks/tripwire.py): what governs the agent changed around the
         hooks, so nothing it decides can be trusted until a person looks."""
         pending = self.gov.state.tamper
         if pending is None:
@@ -359,7 +359,7 @@ class Guards:
 
     def intent_context(self, inv: Invocation) -> HookOutcome | None:
         """Tell the agent the open intents and how to select one: at session start, and at each
-        prompt while the session has no open intent (issue 18). Clients that take no context on
+        prompt while the session has no open intent (decision 0015). Clients that take no context on
         these events drop it (each adapter knows which do)."""
         intent = self.gov._intent(inv)
         if inv.event != "SessionStart" and intent is not None and intent_refusal(intent) is None:
@@ -457,7 +457,7 @@ class WriteChecks:
             if absolute is None:
                 continue
             current = self.gov.files.content(absolute).sha256
-            # The session's own memory wins over a hash the agent supplies (issue 8); a hard
+            # The session's own memory wins over a hash the agent supplies (decision 0005); a hard
             # link shares its content with names the session may have seen instead.
             remembered = seen.get(relative or "") or self._seen_alias(absolute, seen)
             expected = remembered or (observed if isinstance(observed, str) else None)

@@ -125,7 +125,7 @@ class Before(NamedTuple):
     snapshot: StatSnapshot | None
     targets: Mapping[str, str] = {}
     """The path a file tool was given -> the real path PreToolUse allowed (the TOCTOU check
-    of issue 15: PostToolUse must find the write at the same real path)."""
+    of decision 0011: PostToolUse must find the write at the same real path)."""
 
 
 def _path(cache_dir: Path, invocation_id: str) -> Path:
@@ -183,7 +183,7 @@ def load_before(cache_dir: Path, invocation_id: str) -> Before | None:
     )
 
 
-# --- the last recorded version of each file (issue 16 part 1) -----------------------------------
+# --- the last recorded version of each file (decision 0009) -----------------------------------
 #
 # The line model knows a file as the content its last record left (the record's ``sha256``). When
 # a later call finds the file otherwise (a person edited it, ``git checkout``, a tool ledger does

@@ -143,14 +143,14 @@ def apply_record(state: WorkspaceState, record: dict[str, Any]) -> None:
 
 def _grant_is_approved(state: WorkspaceState, body: dict[str, Any]) -> bool:
     """A scope grant counts only with a human approval the agent cannot produce through the
-    governance path (README "Trust model"): ``approval == "person"`` -- ``ledger intent
+    governance path (docs/trust-model.md): ``approval == "person"`` -- ``ledger intent
     expand`` run outside any agent's process tree (:mod:`ledger._governance.person`; ``"tty"``
-    on records before issue 15) -- or a ``tool_use_id`` naming an earlier ``hook.pre`` whose
+    on records before decision 0013) -- or a ``tool_use_id`` naming an earlier ``hook.pre`` whose
     decision was ``ask``: the client asked a person and the command ran. ``Ledger.append`` and
     ``ledger append`` refuse ``intent.*`` and ``hook.*``, so neither proof can be appended
     through the public API; code that reaches ledger's internals with a key it can read is
     what ``--hardened`` (no key, no ledger write in the sandbox) and the tripwire address."""
-    if body.get("approval") in ("person", "tty"):  # "tty": records before issue 15
+    if body.get("approval") in ("person", "tty"):  # "tty": records before decision 0013
         return True
     tool_use_id = body.get("tool_use_id")
     return isinstance(tool_use_id, str) and state.decisions.get(tool_use_id) == "ask"

@@ -1,5 +1,5 @@
-"""The resident decider (issue 17): one process per user and installation that answers hook calls
-with everything already imported, so a governed tool call costs a socket round trip instead of
+"""The resident decider (decision 0014): one process per user and installation that answers hook
+calls with everything already imported, so a governed tool call costs a socket round trip instead of
 two Python start-ups.
 
 It answers exactly as the in-process path does, because it *is* that path: each request runs

@@ -1,4 +1,4 @@
-"""The tripwire: layer 3, on the next hook call (issue 15 part 4).
+"""The tripwire: layer 3, on the next hook call (decision 0011).
 
 Layers 1 and 2 (the hooks' analysis, the client's sandbox) keep an agent away from what governs
 it. Whatever still gets through is caught here, on the very next hook call: a fingerprint of
@@ -213,7 +213,8 @@ def _files_in(directory: Path | str, pattern: str, *, recursive: bool) -> Iterat
 def _hook_runtime() -> Iterator[str]:
     """The hook executable (the console script that runs this process), its interpreter, and
     the ``.pth`` files of the site directories ledger's code was loaded from: a ``.pth`` line
-    starting with ``import`` runs at every interpreter start (issue 15's ``--hardened`` escape)."""
+    starting with ``import`` runs at every interpreter start (the ``--hardened`` escape of
+    decision 0012)."""
     script = sys.argv[0] if sys.argv and sys.argv[0] else ""
     if script and Path(script).name == "ledger" and Path(script).is_file():
         yield os.path.realpath(script)

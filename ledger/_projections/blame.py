@@ -1,6 +1,6 @@
 """The line model: per live file, each line's content hash and the tool call that wrote it.
 
-A left fold over records (issue 9, "The line model"). Each ``hook.post`` ``attribution``
+A left fold over records (decision 0008, "The line model"). Each ``hook.post`` ``attribution``
 ``FileChange`` is applied to its file's model:
 
 * **exact**, with an old side equal to the model (``old_sha256`` = the model's ``sha``, or a
@@ -21,7 +21,7 @@ A left fold over records (issue 9, "The line model"). Each ``hook.post`` ``attri
   recorded call, and the recorder diffed that version against the call's old side): its hunks
   are replayed first as nobody's lines (``unknown``, "changed by no recorded tool call"), so the
   model describes the old side and the call replays exactly: the lines the person left alone
-  keep their agent (issue 16 part 1).
+  keep their agent (decision 0009).
 
 Denied writes (``hook.pre`` deny, or an ``ask`` a human rejected) never become attribution;
 their attempted lines (hashes) are kept per file so blame can say a line was tried and refused.

@@ -1,6 +1,6 @@
 """``ledger blame``: the line model reconciled with the file on disk and with git.
 
-Each line of the working-tree file gets one status (issue 9):
+Each line of the working-tree file gets one status (decision 0008):
 
 * ``agent``: a governed tool call wrote it; the record, session, intent and model are known;
 * ``git``: no record explains it, but git does: the line is unchanged since a commit (``git
@@ -13,7 +13,7 @@ so *and* the disk line is that very line: on the fast path the file's SHA-256 eq
 model's; otherwise the disk is diffed against the model's line hashes and only lines the diff
 keeps unchanged keep their attribution.
 
-Speed (issue 9: a warm single-line blame within ``git blame -L N,N``): the file's model comes
+Speed (decision 0008: a warm single-line blame within ``git blame -L N,N``): the file's model comes
 from its verified cache slice (:mod:`ledger._projections.slices`), not the whole line model; a
 file whose SHA-256 is the model's needs no diff and hashes only the lines asked for; and what
 only the slow paths need (the ledger's keys, the full cache, pygit2, subprocess) is imported
@@ -263,7 +263,8 @@ def blame_file(
     """
     here = Path(cwd).absolute() if cwd is not None else Path.cwd()
     workspace = Workspace(find_root(root, start=here, environ=environ))
-    if not workspace.ledger_path.exists():
+    own = workspace.ledger_path.exists()  # a clone that only reads teammates' evidence has none
+    if not own and at is not None:
         raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
     root_path = workspace.root
     relative, absolute = _resolve(root_path, path, here)
@@ -271,7 +272,7 @@ def blame_file(
         state = blame_state(_open(root_path, environ), at=at, environ=environ)
         return _report_at(relative, state.view(relative), lines, at)
     content = _read(absolute, path)
-    view = _view(workspace, relative, environ)
+    view = _view(workspace, relative, environ) if own else FileView(None, [], [], -1)
     model = view.model
     texts = split_lines(content.decode("utf-8", "replace"))
     first, last = _range(lines, len(texts), path)
@@ -344,7 +345,7 @@ def _ask_teammates(
     own_id: str | None,
     environ: Mapping[str, str] | None,
 ) -> None:
-    """Blame in any clone (issue 16 part 3): a committed line no local record explains is a
+    """Blame in any clone (decision 0018): a committed line no local record explains is a
     teammate's agent's when a verified fetched ledger's model of the file (under this path, or
     the path git says the line was committed under) keeps it unchanged in a diff against the
     file on disk, exactly as local blame aligns the disk with its own model. Content is the key,
@@ -475,7 +476,9 @@ def _range(lines: tuple[int, int] | None, count: int, path: str) -> tuple[int, i
     if lines is None:
         return 1, count
     first, last = lines
-    if first < 1 or last < first or last > count:
+    if last < first:
+        raise InputError(f"{first}-{last} is a reversed range: blame {path}:{last}-{first}")
+    if first < 1 or last > count:
         raise InputError(f"{path} has {count} lines; {first}-{last} is outside it")
     return first, last
 

@@ -1,4 +1,4 @@
-"""Teammates' line models: blame in any clone (issue 16 part 3).
+"""Teammates' line models: blame in any clone (decision 0018).
 
 ``ledger fetch`` keeps each teammate's verified ledger under ``refs/ledger-remotes/<remote>/<id>``
 (:mod:`ledger._evidence.remote`). This module folds each such ledger into its own line model
@@ -313,9 +313,9 @@ def foreign_models(
             out.append(ForeignModel(ledger_id, commit, views))
             continue
         if ledger is None:
-            from ledger._evidence.ledger import Ledger  # noqa: PLC0415 -- the cold path's
+            from ledger._evidence.ledger import open_reader  # noqa: PLC0415 -- the cold path's
 
-            ledger = Ledger.open(root, environ=environ)
+            ledger = open_reader(root, environ=environ)  # this clone may have none of its own
         # A sealed index for this very commit: this user verified it before writing the index
         # (only a slice went missing, e.g. two blames rewriting at once), so it is only refolded.
         slices = prepare_foreign(

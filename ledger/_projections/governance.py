@@ -19,7 +19,7 @@ class GovernanceStateProjection:
 
     name: Final = "governance"
     # 2: format-v2 ``observed``/``attribution``, mutations; 3: grant approval proofs, config
-    version: Final = 4  # 4: the tripwire's pending tamper and armed flag (issue 15)
+    version: Final = 4  # 4: the tripwire's pending tamper and armed flag (decision 0011)
 
     def initial(self) -> WorkspaceState:
         """No sessions, no grants."""

@@ -1,6 +1,6 @@
 """Intent state: per intent, its sessions, files touched, decisions by code, last activity.
 
-A fold over records (issue 9, "Intent state"). The intent of a tool call is the one its
+A fold over records (decision 0008, "Intent state"). The intent of a tool call is the one its
 session had selected when the call was recorded (``intent.selected`` / ``intent.cleared``), or
 the one the hook named in the record's ``data.intent_id``. Decisions are counted per code:
 ``allowed``, ``asked``, ``rejected`` (a human turned an ``ask`` down) and, for denials, the deny

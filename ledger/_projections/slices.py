@@ -2,7 +2,7 @@
 
 ``ledger blame F:N`` needs one file's line model, not every file's: loading the whole cached
 line model (megabytes of JSON for a long history) cost more than ``git blame -L`` itself
-(issue 9, "Performance"). So when :class:`~ledger._projections.cache.ProjectionCache` saves a
+(decision 0008, "Performance"). So when :class:`~ledger._projections.cache.ProjectionCache` saves a
 *sliced* projection it also writes, beside ``<name>.json``:
 
 * ``<name>.slices/<sha256>.json``: one key's slice (for blame: one file's model, the

@@ -1,7 +1,7 @@
 """``ledger report``: a summary for humans, computed with the query views.
 
 Per intent and per session: decisions by code, denials, human approvals of destructive commands;
-the most-touched files and the share of lines by agent, human and unknown; verification and
+the most-touched files and the lines by blame's statuses (agent, git, unknown); verification and
 checkpoint status. :func:`build_report` returns plain JSON-ready data; ``report_html`` renders
 it as one self-contained page.
 
@@ -9,7 +9,7 @@ Lines by status come from the ``lines`` view (current blame) when it is register
 are an estimate from attribution alone, and say so (``lines_basis``): a file whose bytes
 still equal the last write an agent recorded has that write's ranges as ``agent`` lines and the
 rest ``unknown``; a file changed since (by a person or an untracked tool) is all ``unknown``.
-Without blame nothing can be called ``human``.
+Without blame no line can be called ``git``.
 """
 
 from __future__ import annotations
@@ -180,10 +180,15 @@ _REJECTIONS: Final = """
     WHERE body->>'$.error.code' = 'HITL_REJECT'"""
 
 
+_BUCKETS: Final = ((120, "second"), (7_200, "minute"), (259_200, "hour"), (float("inf"), "day"))
+
+
 def _timeline(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    span = con.execute("SELECT date_diff('hour', min(ts), max(ts)) FROM decisions").fetchone()
-    hours = int(span[0]) if span and span[0] is not None else 0
-    unit = "minute" if hours < 3 else "hour" if hours <= 72 else "day"
+    # The bucket follows the span, so a chart has bars to compare: seconds for a session of a
+    # minute or two, minutes up to two hours, hours up to three days, then days.
+    span = con.execute("SELECT date_diff('second', min(ts), max(ts)) FROM decisions").fetchone()
+    seconds = int(span[0]) if span and span[0] is not None else 0
+    unit = next(u for limit, u in _BUCKETS if seconds <= limit)
     buckets = _rows(
         con,
         f"""
@@ -208,11 +213,10 @@ def _lines_by_directory(
         blamed: dict[str, dict[str, int]] = {}
         for item in _rows(con, "SELECT path, status, count(*) AS n FROM lines GROUP BY ALL"):
             bucket = blamed.setdefault(
-                _directory(item["path"]), {"agent": 0, "human": 0, "unknown": 0}
+                _directory(item["path"]), {"agent": 0, "git": 0, "unknown": 0}
             )
-            # Blame never calls a line human: what no agent call explains is unknown here
-            # (`ledger blame` tells git's commits apart, file by file).
-            bucket["agent" if item["status"] == "agent" else "unknown"] += item["n"]
+            # exactly blame's statuses: a line git explains is `git`, not unknown
+            bucket[item["status"] if item["status"] in bucket else "unknown"] += item["n"]
         return [{"directory": d, **counts} for d, counts in sorted(blamed.items())], "blame"
     latest = _rows(
         con,
@@ -238,7 +242,7 @@ def _lines_by_directory(
         )
         if status is None:
             continue
-        bucket = totals.setdefault(_directory(item["path"]), {"agent": 0, "human": 0, "unknown": 0})
+        bucket = totals.setdefault(_directory(item["path"]), {"agent": 0, "git": 0, "unknown": 0})
         for name, count in status.items():
             bucket[name] += count
     rows = [{"directory": d, **counts} for d, counts in sorted(totals.items())]
@@ -254,6 +258,6 @@ def _file_status(
         return None  # deleted since: not a live file
     total = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     if hashlib.sha256(data).hexdigest() != recorded_sha256:
-        return {"agent": 0, "human": 0, "unknown": total}
+        return {"agent": 0, "git": 0, "unknown": total}
     agent = len({n for a, b in ranges for n in range(a, b + 1) if 1 <= n <= total})
-    return {"agent": agent, "human": 0, "unknown": total - agent}
+    return {"agent": agent, "git": 0, "unknown": total - agent}

@@ -17,12 +17,12 @@ _COLORS: Final = {
     "ask": "#d39b2a",
     "deny": "#c8453b",
     "agent": "#4a6fd1",
-    "human": "#3b8f5a",
+    "git": "#3b8f5a",
     "unknown": "#9aa3ad",
 }
 _CSS: Final = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;
-color:#1d2430;padding:0 1rem}
+color:#1d2430;padding:0 1rem;overflow-wrap:break-word}
 h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid
 #dde2e8;padding-bottom:.3rem}.muted{color:#5c6773}.ok{color:#2d7a4a}.bad{color:#b23a30}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{text-align:left;padding:.3rem .5rem;
@@ -32,7 +32,21 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:12px}
 height:.8rem;margin-right:.3rem;vertical-align:-1px}svg text{font:11px system-ui,sans-serif;
 fill:#38414d}.cards{display:flex;gap:1rem;flex-wrap:wrap}.card{border:1px solid #dde2e8;
 border-radius:6px;padding:.6rem .9rem;min-width:9rem}.card b{display:block;font-size:1.3rem}
+.scroll{overflow-x:auto;max-width:100%}.scroll svg{min-width:820px}td.t{white-space:nowrap}
+@media (max-width:600px){body{margin:1rem auto}.card{min-width:6rem}}
 """
+
+
+def _when(value: Any) -> str:  # noqa: ANN401 -- a record's RFC 3339 time, or nothing
+    """``2026-11-21 10:43:00 UTC``: to the second (the microseconds are in the ledger)."""
+    if isinstance(value, str) and len(value) >= 19 and value[10] == "T":
+        return escape(f"{value[:10]} {value[11:19]} UTC")
+    return _e(value)
+
+
+def _scroll(html: str) -> str:
+    """A chart or table that scrolls inside its own box on a narrow screen, never the page."""
+    return f'<div class="scroll">{html}</div>'
 
 
 def _e(value: Any) -> str:  # noqa: ANN401 -- any JSON value
@@ -132,7 +146,9 @@ def _table(
     body = "".join(
         "<tr>"
         + "".join(
-            f"<td{' class=n' if key in numbers else ''}>{_e(row.get(key))}</td>"
+            f"<td class=t>{_when(row.get(key))}</td>"
+            if key == "ts" or key.endswith("_ts")
+            else f"<td{' class=n' if key in numbers else ''}>{_e(row.get(key))}</td>"
             for key, _ in columns
         )
         + "</tr>"
@@ -140,7 +156,9 @@ def _table(
     )
     if not rows:
         body = f'<tr><td colspan="{len(columns)}" class="muted">none</td></tr>'
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return _scroll(
+        f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )
 
 
 def render_report_html(report: dict[str, Any]) -> str:
@@ -152,7 +170,7 @@ def render_report_html(report: dict[str, Any]) -> str:
         if r["decision"] == "deny"
     ]
     lines = [
-        (r["directory"], {k: r[k] for k in ("agent", "human", "unknown")})
+        (r["directory"], {k: r[k] for k in ("agent", "git", "unknown")})
         for r in report["lines_by_directory"]
     ]
     verified = all(item["verification"] == "verified" for item in report["ledgers"])
@@ -166,7 +184,10 @@ def render_report_html(report: dict[str, Any]) -> str:
         f"{escape(c['message'])}</li>"
         for c in report["checkpoints"]
     )
-    if not report["checkpoints"]:
+    # "no checkpoint" only when no ledger's own verification compared one (the stored ones)
+    if not report["checkpoints"] and not any(
+        "checkpoint" in item["summary"] for item in report["ledgers"]
+    ):
         status += (
             '<li class="muted">no checkpoint compared (pass --checkpoint FILE to prove '
             "the ledger was not truncated)</li>"
@@ -196,20 +217,20 @@ def render_report_html(report: dict[str, Any]) -> str:
 <title>ledger report</title><style>{_CSS}</style></head>
 <body>
 <h1>ledger report</h1>
-<p class="muted">generated {escape(report["generated_at"])} · records from
-{_e(overview["first_ts"])} to {_e(overview["last_ts"])} · ledger {_e(overview["ledgers"])}</p>
+<p class="muted">generated {_when(report["generated_at"])} · records from
+{_when(overview["first_ts"])} to {_when(overview["last_ts"])} · ledger {_e(overview["ledgers"])}</p>
 <div class="cards">{cards}</div>
 <h2 id="verification">Verification {
         "<span class=ok>✓</span>" if verified else "<span class=bad>✗</span>"
     }</h2><ul>{status}</ul>
 <h2>Decisions over time (per {escape(report["timeline"]["unit"])})</h2>
-{_legend(("allow", "ask", "deny"))}{_timeline_svg(report["timeline"])}
+{_legend(("allow", "ask", "deny"))}{_scroll(_timeline_svg(report["timeline"]))}
 <h2>Denials by code</h2>
-{_hbars_svg("chart-denials", "denials by code", denials, ("deny",))}
+{_scroll(_hbars_svg("chart-denials", "denials by code", denials, ("deny",)))}
 <h2>Lines by status per directory</h2>
 <p class="muted">{escape(basis)}</p>
-{_legend(("agent", "human", "unknown"))}
-{_hbars_svg("chart-lines", "lines by status per directory", lines, ("agent", "human", "unknown"))}
+{_legend(("agent", "git", "unknown"))}
+{_scroll(_hbars_svg("chart-lines", "lines per directory", lines, ("agent", "git", "unknown")))}
 <h2>Sessions</h2>
 {
         _table(

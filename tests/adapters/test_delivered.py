@@ -1,4 +1,4 @@
-"""The registry's enforcement matrix is what the adapters render (issue 18: "what the client
+"""The registry's enforcement matrix is what the adapters render (decision 0016: "what the client
 could deliver"): for every payload fixture of a tool-gating or blockable event and every
 decision, the ``delivered`` a record states is what the rendered answer makes the client do,
 read the way the client reads it (tests/adapters/_support.py)."""

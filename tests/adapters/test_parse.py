@@ -1061,7 +1061,7 @@ _KNOWN_FIELDS = {
     "file_path", "edits", "output", "result_json", "tool_output", "error_message", "subagent_id",
     "subagent_type", "hookName", "taskId", "workspaceRoots", "preToolUse", "postToolUse",
     "userPromptSubmit", "taskStart", "taskResume", "taskCancel", "taskComplete", "preCompact",
-    # Copilot CLI, Antigravity CLI, Windsurf, VS Code and Gemini's MCP context (issue 18)
+    # Copilot CLI, Antigravity CLI, Windsurf, VS Code and Gemini's MCP context (decision 0017)
     "toolName", "toolArgs", "toolResult", "sessionId", "hookEventName", "conversationId",
     "transcriptPath", "toolCall", "workspacePaths", "modelName", "userMessage", "initialPrompt",
     "terminationReason", "executionTimeMs", "taskMetadata", "agent_action_name", "tool_info",

@@ -134,7 +134,8 @@ def _replay(tmp_path: Path, scenario: Path) -> list[tuple[str, dict[str, Any]]]:
     root, home = tmp_path / "workspace", tmp_path / "home"
     root.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "CLAUDE_"))}
-    env["HOME"] = str(home)
+    # the key and trust pins go under this HOME, not the user's $XDG_CONFIG_HOME/ledger
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
     subprocess.run([LEDGER, "init"], cwd=root, env=env, check=True, capture_output=True)
     (root / ".orchestration" / "active_intents.yaml").write_text(
         INTENTS_YAML.format(scope='"src/auth/**"'), encoding="utf-8"

@@ -17,7 +17,7 @@ from tests.blame._world import World, git
 class Clones:
     """Clone A (a :class:`World`: agents and a person), a bare remote, clone B (a teammate)."""
 
-    def __init__(self, tmp_path: Path, a: World | None = None) -> None:
+    def __init__(self, tmp_path: Path, a: World | None = None, *, reading: bool = False) -> None:
         if a is None:
             (tmp_path / "a").mkdir()
             a = World(tmp_path / "a")
@@ -29,6 +29,7 @@ class Clones:
         self.b_home = tmp_path / "b-home"
         self.b_env = {"LEDGER_HOME": str(self.b_home)}
         self.cloned = False
+        self.reading = reading  # B only reads: no `ledger init`, no key of its own
 
     @property
     def a_ledger(self) -> Ledger:
@@ -51,15 +52,20 @@ class Clones:
                 check=True,
                 capture_output=True,
             )
-            Ledger.init(self.b_root, environ=self.b_env)
+            if not self.reading:
+                Ledger.init(self.b_root, environ=self.b_env)
             # A's public key, as A's clone commits it (.orchestration/keys/).
+            (self.b_root / ".orchestration" / "keys").mkdir(parents=True, exist_ok=True)
             for key_file in (self.a.root / ".orchestration" / "keys").iterdir():
                 shutil.copy(key_file, self.b_root / ".orchestration" / "keys" / key_file.name)
             self.cloned = True
         else:
             git(self.b_root, "fetch", "-q", "origin")
             git(self.b_root, "reset", "-q", "--hard", "origin/main")
-        GovernedWorkspace(self.b_root, environ=self.b_env).fetch_evidence("origin", jobs=1)
+        if self.reading:
+            GovernedWorkspace.fetch_evidence_reading(self.b_root, "origin", environ=self.b_env)
+        else:
+            GovernedWorkspace(self.b_root, environ=self.b_env).fetch_evidence("origin", jobs=1)
 
     def text_b(self, relative: str) -> str | None:
         path = self.b_root / relative

@@ -167,7 +167,7 @@ def test_a_shell_command_that_rewrites_an_unnamed_file_is_credited_with_its_line
 ) -> None:
     """A generator script rewrites a file the analyzer cannot name: the pre hook kept no copy,
     but the stat tuple before the command is the one the last record left, so that version is
-    the old side (issue 16 part 1): the line the script changed is the Bash call's, the line it
+    the old side (decision 0009): the line the script changed is the Bash call's, the line it
     kept stays the Write's."""
     from tests.blame.test_fuzz import Fuzz  # noqa: PLC0415
 

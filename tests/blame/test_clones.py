@@ -1,4 +1,4 @@
-"""Blame in any clone (issue 16 part 3): a teammate's clone, where no agent ever ran, resolves
+"""Blame in any clone (decision 0018): a teammate's clone, where no agent ever ran, resolves
 committed lines to the records of the verified ledger it fetched, by content."""
 
 from __future__ import annotations
@@ -51,6 +51,28 @@ def test_a_teammates_agent_lines_are_blamed_in_a_clone_where_no_agent_ran(
     assert report.ledger_id != a_id  # B's own ledger: these lines are a teammate's
     # the git facts stay with the line (porcelain's header names the commit)
     assert report.lines[0].facts["commit"] == git(clones.a.root, "rev-parse", "HEAD").strip()
+
+
+def test_a_clone_that_only_reads_needs_no_init_and_no_key(tmp_path: Path) -> None:
+    clones = Clones(tmp_path, reading=True)
+    clones.a.write("s1", "src/app.py", "alpha = 1\nbeta = 2\n")
+    _commit_all(clones)
+    assert clones.push()
+    clones.pull()
+    assert not (clones.b_root / ".orchestration" / "agent_trace.jsonl").exists()
+    assert not (clones.b_home / "keys").exists()  # no key was made (only the cache secret)
+    report = clones.blame_b("src/app.py")
+    assert [row.status for row in report.lines] == ["agent", "agent"]
+    assert {row.facts["ledger_id"] for row in report.lines} == {clones.a_ledger.ledger_id}
+    # and through the commands a teammate types
+    from tests.hooks._support import clean_env, run_cli  # noqa: PLC0415
+
+    env = {**clean_env(clones.b_home), "HOME": str(tmp_path / "b-user")}
+    fetched = run_cli(["fetch"], env, cwd=clones.b_root)
+    assert fetched.returncode == 0, fetched.stderr
+    blamed = run_cli(["blame", "src/app.py", "--json"], env, cwd=clones.b_root)
+    assert blamed.returncode == 0, blamed.stderr
+    assert [x["status"] for x in json.loads(blamed.stdout)["lines"]] == ["agent", "agent"]
 
 
 def test_lines_survive_squash_merge_and_force_push(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_repeated_blocks_align_as_git_aligns_them_where_libgit2_does_not(
     tmp_path: Path, diff_engine: None
 ) -> None:
     """findings-2026-11-24.md §0: on this pair libgit2's xdiff places the inserted lines
-    elsewhere than git does, so blame disagreed with ``git blame`` (issue 16 part 2)."""
+    elsewhere than git does, so blame disagreed with ``git blame`` (decision 0010)."""
     pair = json.loads(_PAIR.read_text(encoding="utf-8"))
     expected = _git_hunks(tmp_path, pair["old"], pair["new"])
     use_git_diff(False)

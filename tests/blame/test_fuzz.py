@@ -48,7 +48,7 @@ class Fuzz:
         self.log: list[str] = []
         self.gaps: Counter[str] = Counter()
         self.checked = 0
-        # Gap figures on the lines an agent wrote (issue 16): all of them, those whose text the
+        # Gap figures on the lines an agent wrote (decision 0009): all of them, those whose text the
         # file's line model holds ("known"), and those in a file that arrived by a move or copy.
         self.figures: Counter[str] = Counter()
         self.moved: set[str] = set()
@@ -239,7 +239,7 @@ class Fuzz:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.join(new), encoding="utf-8")
 
-    # --- tier 2: a person's git operations (issue 16 part 4) --------------------------------
+    # --- tier 2: a person's git operations (decision 0009) --------------------------------
 
     def _git(self, *args: str) -> bool:
         try:
@@ -468,7 +468,7 @@ GIT_SEEDS = [int(s) for s in os.environ.get("BLAME_FUZZ_GIT_SEED", "").split(","
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", GIT_SEEDS)
 def test_no_wrong_attribution_through_git_operations(tmp_path: Path, seed: int) -> None:
-    """Tier 2 (issue 16 part 4): a person also amends, rebases with a fixup, squash-merges,
+    """Tier 2 (decision 0009): a person also amends, rebases with a fixup, squash-merges,
     cherry-picks, stashes and pops, resets hard and checks out an older tree between the
     agents' calls. Replay: ``BLAME_FUZZ_GIT_SEED=<seed>``."""
     fuzz = Fuzz(tmp_path, seed, git_ops=True)
@@ -632,7 +632,7 @@ def test_slices_answering_past_later_records_equal_the_full_fold(
         assert found.slice == orjson.loads(orjson.dumps(full.file_slice(key))), (seed, key)
 
 
-# --- tier 3: two clones sharing a remote (issue 16 part 4) --------------------------------------
+# --- tier 3: two clones sharing a remote (decision 0009) --------------------------------------
 
 CLONE_SEEDS = [int(s) for s in os.environ.get("BLAME_FUZZ_CLONE_SEED", "").split(",") if s] or [
     201,
@@ -777,7 +777,7 @@ class TwoClones(Fuzz):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", CLONE_SEEDS)
 def test_no_wrong_attribution_in_a_teammates_clone(tmp_path: Path, seed: int) -> None:
-    """Tier 3 (issue 16 parts 3 and 4): every line blamed in clone B agrees with the fuzzer's
+    """Tier 3 (decision 0009): every line blamed in clone B agrees with the fuzzer's
     own record of who wrote it in clone A (0 wrong). Replay: ``BLAME_FUZZ_CLONE_SEED=<seed>``
     (``BLAME_FUZZ_CLONE_OPS`` operations)."""
     fuzz = TwoClones(tmp_path, seed)

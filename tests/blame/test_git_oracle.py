@@ -8,7 +8,7 @@ a small vocabulary so duplicates (``}``, blank lines) are common: the hard case 
 model. Writes also move and copy blocks of lines. ``git blame`` without ``-M`` and the ledger
 both count a moved or copied line as written by the call that moved it, while ``git blame -M
 -C`` credits the commit the text came from: lines on which those two git answers differ, and
-lines whose text was ever moved or copied, are reported in their own bucket (issue 9, "git
+lines whose text was ever moved or copied, are reported in their own bucket (decision 0008, "git
 blame as an oracle"); the agreement goal is measured on the other lines.
 """
 

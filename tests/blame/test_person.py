@@ -1,4 +1,4 @@
-"""Attribution that survives the person (issue 16 part 1): a person's edit between two agent
+"""Attribution that survives the person (decision 0009): a person's edit between two agent
 calls, a move or copy through the shell, and a shell command's own lines."""
 
 from __future__ import annotations

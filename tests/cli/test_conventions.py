@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -259,3 +260,47 @@ def test_interactive_commands_do_not_import_typer(ws: tuple[Path, dict[str, str]
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_help_names_what_a_value_is_never_a_python_type() -> None:
+    for names in _all_commands(app):
+        done = run(*names, "--help")
+        assert done.returncode == 0, (names, done.stderr)
+        leaked = re.findall(r"<(?:str|int|float|path|list\[[^\]]*\]|Path)>", done.stdout)
+        assert not leaked, (names, leaked)
+
+
+def test_a_reversed_range_has_its_own_message(ws: tuple[Path, dict[str, str]]) -> None:
+    root, env = ws
+    (root / "a.py").write_text("1\n2\n3\n4\n5\n6\n")
+    done = run("blame", "a.py:5-2", "--root", str(root), env=env, cwd=root)
+    assert done.returncode == 2
+    assert done.stderr == "ledger: error: 5-2 is a reversed range: blame a.py:2-5\n"
+
+
+def test_a_per_user_client_without_user_is_a_usage_error(tmp_path: Path) -> None:
+    for command in ("install", "uninstall"):
+        done = run(command, "antigravity", "--root", str(tmp_path))
+        assert done.returncode == 2, done.stderr
+        [line] = done.stderr.splitlines()
+        assert line.startswith("ledger: error: Antigravity CLI reads hooks only from")
+        assert "add --user" in line
+
+
+def test_blame_usage_errors_are_one_line_like_every_command() -> None:
+    for args in (["blame"], ["blame", "a.py", "--bogus"]):
+        done = subprocess.run(
+            [str(LEDGER), *args], capture_output=True, text=True, check=False, timeout=60
+        )
+        assert done.returncode == 2
+        error, hint = done.stderr.splitlines()
+        assert error.startswith("ledger: error: ")
+        assert hint == "hint: ledger blame --help"
+
+
+def test_top_level_help_names_every_subcommand_of_each_group() -> None:
+    top = run("--help").stdout
+    for names in _all_commands(app):
+        if len(names) == 2:  # a group's subcommand: named on the group's line
+            line = next(x for x in top.splitlines() if x.strip().startswith(names[0] + " "))
+            assert names[1] in line, (names, line)

@@ -115,3 +115,10 @@ def test_ends_with_next_steps(demo: tuple[str, Path]) -> None:
         "ledger checkpoint -o",
     ):
         assert command in tail
+
+
+def test_the_kept_demo_names_its_report_and_the_report_is_there(demo: tuple[str, Path]) -> None:
+    out, workspace = demo
+    report = workspace.parent / "report" / "report.html"
+    assert f"its report at {report}" in " ".join(out.split())
+    assert report.is_file()

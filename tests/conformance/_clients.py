@@ -45,7 +45,9 @@ class ClientUnavailableError(Exception):
 
 
 def cache_root() -> Path:
-    """Where installed clients are kept (never inside the repository)."""
+    """The one folder the suite downloads agent CLIs into, with npm's own cache
+    (``$LEDGER_CONFORMANCE_CACHE``, default ``~/.cache/ledger-conformance``; never inside the
+    repository): delete it to reclaim the space, at the cost of downloading them again."""
     configured = os.environ.get("LEDGER_CONFORMANCE_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "ledger-conformance"
 
@@ -86,6 +88,9 @@ def ensure_client(spec: ClientSpec, version: str | None = None) -> Path:
                 "--no-audit",
                 "--no-fund",
                 "--no-save",
+                # npm's own download cache too, not ~/.npm: every byte under one folder
+                "--cache",
+                str(cache_root() / "npm-cache"),
                 "--prefix",
                 str(directory),
                 f"{spec.package}@{version}",
@@ -110,7 +115,7 @@ def latest_version(spec: ClientSpec) -> str:
         ClientUnavailableError: npm is missing or the registry did not answer.
     """
     result = subprocess.run(
-        [_npm(), "view", spec.package, "version"],
+        [_npm(), "view", "--cache", str(cache_root() / "npm-cache"), spec.package, "version"],
         capture_output=True,
         text=True,
         check=False,

@@ -60,7 +60,7 @@ def run_codex(
     script = Script(steps)
     # Codex runs commands in a login shell (`bash -lc`) whose profile resets PATH: put the
     # venv's bin back first, so the agent's `ledger intent select` is the real `ledger` (a path
-    # such as /venv/bin/ledger is another program to the policies: issue 8).
+    # such as /venv/bin/ledger is another program to the policies: decision 0004).
     profile = f'export PATH="{LEDGER.parent}:$PATH"\n'
     for name in (".bash_profile", ".profile"):
         (ws.home / name).write_text(profile, encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The real Claude Code CLI, offline, against ledger's installed hooks (issue 11, findings §8).
+"""The real Claude Code CLI, offline, against ledger's installed hooks (decision 0019, findings §8).
 
 Each scenario builds a fresh workspace (``ledger init`` + ``ledger install claude``), lets the
 scripted model drive ``claude -p`` through it, and returns the violations its checks found; the

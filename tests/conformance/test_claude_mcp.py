@@ -1,4 +1,4 @@
-"""The real Claude Code CLI, offline, selecting an intent through ``ledger mcp`` (issue 18).
+"""The real Claude Code CLI, offline, selecting an intent through ``ledger mcp`` (decision 0015).
 
 ``ledger install claude`` registers the server (``.mcp.json``, approved in
 ``.claude/settings.local.json``); Claude Code starts it, lists its tools to the scripted model,

@@ -1,4 +1,4 @@
-"""Codex CLI and Gemini CLI, offline, selecting an intent through ``ledger mcp`` (issue 18).
+"""Codex CLI and Gemini CLI, offline, selecting an intent through ``ledger mcp`` (decision 0015).
 
 ``ledger install <client>`` registers the server (Codex: ``[mcp_servers.ledger]`` in
 ``.codex/config.toml``; Gemini CLI: ``mcpServers`` in ``.gemini/settings.json``); the client

@@ -1,6 +1,6 @@
 """The end of the file: torn lines, blank lines, whitespace, a missing final newline.
 
-Dead ends of issue 7: a blank line at the end locked the agent out and ``repair`` said
+Dead ends of decision 0007: a blank line at the end locked the agent out and ``repair`` said
 "nothing to repair"; a complete, signed last record without its newline was quarantined (an
 acknowledged record lost) and verify called it a torn tail.
 """

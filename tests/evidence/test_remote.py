@@ -1,4 +1,4 @@
-"""Evidence that travels through git (issue 16 part 3): two clones share a bare remote; one
+"""Evidence that travels through git (decision 0018): two clones share a bare remote; one
 pushes its ledger under ``refs/ledger/<id>``, the other fetches and verifies it. The attacks are
 named after what they break."""
 
@@ -325,6 +325,8 @@ def test_cli_push_fetch_and_verify_remote(team: Team) -> None:
     assert fetched.stdout.decode() == f"new: ledger {team.a.ledger_id}, 5 records, verified\n"
     verified = ledger_cli(team.a_root, team.base / "ha", "verify", "--remote", "origin")
     assert verified.returncode == 0, verified.stdout
+    # it names the remote, and the ref, it checked against
+    assert f"against origin: {team.ref}" in verified.stdout.decode()
 
 
 def test_cli_refusal_is_one_line_with_the_ledger_and_seq(team: Team) -> None:

@@ -1,4 +1,4 @@
-"""GitHub Copilot CLI end to end, as its documentation describes it (issue 18 part 2).
+"""GitHub Copilot CLI end to end, as its documentation describes it (decision 0017).
 
 Payloads are shaped as github/docs content/copilot/reference/hooks-reference.md shows them
 (tests/fixtures/payloads/copilot/ cites each source): camelCase, no event name (the installed

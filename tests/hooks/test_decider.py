@@ -1,4 +1,4 @@
-"""The resident decider (issue 17): identical answers and records, and fail-closed whenever it
+"""The resident decider (decision 0014): identical answers and records, and fail-closed whenever it
 cannot answer -- absent, killed mid-session or mid-call, slow, of another version, sharing a
 folder others can reach, or answering garbage.
 

@@ -1,8 +1,7 @@
-"""``ledger blame``, ``log``, ``show`` and ``intent list`` through the resident decider (issue 17,
-"beyond hooks"): the same bytes and exit code as in the caller's own process, for every usual
-invocation and its errors, from any directory; and the caller runs them itself whenever the
-decider cannot answer (or will not: help, ``log --follow``).
-"""
+"""``ledger blame``, ``log``, ``show`` and ``intent list`` through the resident decider (decision
+0014, "beyond hooks"): the same bytes and exit code as in the caller's own process, for every
+usual invocation and its errors, from any directory; and the caller runs them itself whenever
+the decider cannot answer (or will not: help, ``log --follow``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every hook record says what the client could deliver of ledger's decision (issue 18):
+"""Every hook record says what the client could deliver of ledger's decision (decision 0016):
 an ask stays an ask where the client can ask, and is recorded as delivered as deny where it
 cannot (Codex); a deny is a deny everywhere; a call without objection runs."""
 

@@ -3,7 +3,7 @@
 Attacks named after what they break: a forged ``intent.scope_expanded`` written through
 ``ledger append``, through the library without an approval proof, or pointing at a tool call
 that was never asked; ``ledger intent expand`` run inside an agent with a pty for a terminal
-(issue 15: ``isatty`` is not a person).
+(decision 0013: ``isatty`` is not a person).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def test_forged_grant_naming_a_call_nobody_was_asked_about_does_not_widen_scope(
     assert write_docs(session) == "SCOPE_VIOLATION"
 
 
-@pytest.mark.parametrize("approval", ["person", "tty"])  # "tty": records before issue 15
+@pytest.mark.parametrize("approval", ["person", "tty"])  # "tty": records before decision 0013
 def test_grant_with_a_persons_approval_widens_scope(ws: Workspace, approval: str) -> None:
     session = Session(ws, "human")
     session.select()

@@ -1,7 +1,7 @@
 """The hook path does each piece of work once (one normalization per path, one read per file)
 and loads only what it needs.
 
-Counted, not timed (issue 6): every policy that needs a path's resolution or a file's content
+Counted, not timed (decision 0006): every policy that needs a path's resolution or a file's content
 asks the per-call memo of :class:`ledger._governance.policies.Governance`; a warm hook process
 imports none of the heavy modules, nor orjson.
 """

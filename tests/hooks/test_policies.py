@@ -188,7 +188,7 @@ def test_intent_select_binds_the_intent_to_the_payload_session(ws: Workspace) ->
     [
         "ledger intent select INT-002",
         "cd {root} && ledger intent select INT-002",
-        "led''ger intent select INT-002",  # the real ledger, quoted (issue 8)
+        "led''ger intent select INT-002",  # the real ledger, quoted (decision 0004)
         "command ledger intent select INT-002",
     ],
 )

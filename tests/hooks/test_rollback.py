@@ -1,6 +1,6 @@
 """A rollback of the ledger is caught by plain ``ledger verify`` once a session has ended.
 
-The attack of issue 8: an agent's shell restores an older ledger (``git stash``,
+The attack of decision 0011: an agent's shell restores an older ledger (``git stash``,
 ``git checkout-index``) or cuts its last records; the shorter chain is still a valid chain, and
 verify used to say ok. The hook path now stores a signed checkpoint outside the workspace at
 session end, and ``ledger verify`` checks every stored checkpoint without being asked.

@@ -1,4 +1,4 @@
-"""The tripwire (issue 15 part 4): what gets past the hooks is caught on the next hook call.
+"""The tripwire (decision 0011): what gets past the hooks is caught on the next hook call.
 
 Each attack changes what governs the agent the way a shell that escaped the analysis (or a
 sandbox that was never configured) could, then makes one more hook call: it must be denied

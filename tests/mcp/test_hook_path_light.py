@@ -1,5 +1,5 @@
 """The MCP SDK is paid by ``ledger mcp`` only: a hook call, even the one that selects an intent
-through ``select_active_intent``, never imports it (issue 18)."""
+through ``select_active_intent``, never imports it (decision 0015)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Selection happens at the hook, where the session is known (issue 18): the PreToolUse of
+"""Selection happens at the hook, where the session is known (decision 0015): the PreToolUse of
 ``ledger mcp``'s ``select_active_intent`` selects the intent for that session and records
 ``intent.selected`` with ``via: "mcp"``; ``request_scope_expansion`` is asked, and the grant is
 recorded after the call, as for ``ledger intent expand`` typed in the agent's shell."""

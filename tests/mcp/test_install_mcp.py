@@ -1,5 +1,5 @@
 """``ledger install <client>`` registers ``ledger mcp`` where the client reads MCP servers, next to
-the hooks; idempotent; ``uninstall`` removes only what it wrote (issue 18)."""
+the hooks; idempotent; ``uninstall`` removes only what it wrote (decision 0015)."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def test_doctor_warns_when_the_hooks_are_installed_but_the_server_is_not(tmp_pat
     install("cursor", root=root, home=home, ledger_cmd=str(ledger))
     ok = {c.name: c for c in run_checks(root, environ=env, home=home)}["hooks: cursor"]
     assert "`ledger mcp` registered" in ok.message
-    (root / ".cursor" / "mcp.json").unlink()  # an install from before issue 18
+    (root / ".cursor" / "mcp.json").unlink()  # an install from before decision 0015
     warned = {c.name: c for c in run_checks(root, environ=env, home=home)}["hooks: cursor"]
     assert warned.status == "warn"
     assert "select_active_intent" in warned.message

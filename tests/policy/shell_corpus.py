@@ -1,5 +1,5 @@
 # ruff: noqa: E501 -- corpus lines are whole commands, easier to read unbroken
-"""Corpora for the fail-safe shell classifier (issue 8, Layer 1).
+"""Corpora for the fail-safe shell classifier (decision 0001, Layer 1).
 
 ``EVERYDAY``: commands coding agents run all day (tests, builds, git reads, searches, reads of
 files in scope). None of them may be asked or denied.
@@ -124,7 +124,7 @@ EVERYDAY_BASE: tuple[str, ...] = (
 
 # Commands from real agent sessions (Claude Code, Codex, Gemini CLI transcripts of everyday
 # work: git, package managers, test runners, formatters, codegen, reads, cd chains, heredoc
-# commits). None may be asked; the false-ask budget is 1% (README "Shell commands").
+# commits). None may be asked; the false-ask budget is 1% (docs/governance.md, "Shell commands").
 SESSIONS: tuple[str, ...] = (
     # git
     "git status --porcelain", "git status -uno", "git diff --staged", "git diff --cached --stat",
@@ -430,7 +430,7 @@ NEIGHBOURS: tuple[str, ...] = (
 
 EVERYDAY: tuple[str, ...] = EVERYDAY_BASE + SESSIONS + NEIGHBOURS
 
-# Attacks of issue 15 by category, thinking as the attacker: for each category the issue names,
+# Attacks of decision 0003 by category, thinking as the attacker: for each category the decision names,
 # the other programs, options, configurations and spellings that behave the same way. Every one
 # must be asked or denied (the test says which categories must be denied outright).
 ATTACKS_BY_CATEGORY: dict[str, tuple[str, ...]] = {

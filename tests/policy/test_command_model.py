@@ -1,4 +1,4 @@
-"""The command model fails safe by construction (issue 15 part 1): attacks named after what they
+"""The command model fails safe by construction (decision 0003): attacks named after what they
 break, one family per category, through the same policies the hook runs."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .test_shell_failsafe import decide, governance, tree  # noqa: F401 -- the s
 def test_every_attack_category_is_caught_and_false_asks_stay_under_one_percent(
     tree,  # noqa: F811
 ) -> None:
-    """The figures quoted in the README ("Shell commands: the classifier fails safe")."""
+    """The figures quoted in docs/governance.md ("Shell commands: the classifier fails safe")."""
     gov = governance(tree)
     missed = {
         category: [c for c in attacks if decide(gov, c)[0] == "allow"]

@@ -164,7 +164,7 @@ def test_destructive_targets(command: str, targets: list[str], reason: str | Non
         assert result.risk == "SAFE"
         return
     # A write that only overwrites (``> f``, ``cp a f``) is destructive when f holds content,
-    # which the policy checks on disk (issue 15); the classifier names it either way.
+    # which the policy checks on disk (decision 0012); the classifier names it either way.
     reasons = result.reasons if result.destructive else result.overwrite_reasons
     assert list(result.targets) == targets
     assert any(reason in r for r in reasons), result
@@ -501,7 +501,7 @@ def test_deep_nesting_is_destructive() -> None:
     ("command", "expected"),
     [
         ("ledger intent select INT-001", IntentCommand("select", "INT-001", (), None)),
-        # The real ledger spelled with quotes or escapes is still the real ledger (issue 8).
+        # The real ledger spelled with quotes or escapes is still the real ledger (decision 0004).
         ("led''ger intent select INT-001", IntentCommand("select", "INT-001", (), None)),
         ("\\ledger intent clear", IntentCommand("clear", None, (), None)),
         ('command led""ger intent select INT-2', IntentCommand("select", "INT-2", (), None)),
@@ -547,7 +547,7 @@ def test_intent_commands(command: str, expected: IntentCommand) -> None:
         "ledger intent frobnicate INT-1",
         "ledger log",
         "ledger-evil intent select INT-1",
-        # A path names another program, not the ledger on PATH (issue 8).
+        # A path names another program, not the ledger on PATH (decision 0004).
         "./ledger intent select INT-1",
         "/tmp/x/ledger intent select INT-1",
         ".venv/bin/ledger intent select INT-001",

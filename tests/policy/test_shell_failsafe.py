@@ -1,4 +1,4 @@
-"""The shell classifier fails safe (issue 8, Layer 1): attacks named after what they break.
+"""The shell classifier fails safe (decision 0001, Layer 1): attacks named after what they break.
 
 The big corpora run through the in-process policy API (:class:`Governance`, the same policies the
 hook runs); tests/hooks/test_shell_attacks_e2e.py drives a representative subset through the
@@ -366,7 +366,7 @@ def test_over_the_size_cap_is_denied(tree) -> None:
 
 
 def test_pathological_parentheses_are_classified_not_looped() -> None:
-    # Quadratic before (issue 8: 20 KB took 63 s); now one pass. Not timed: it must finish.
+    # Quadratic before (decision 0001: 20 KB took 63 s); now one pass. Not timed: it must finish.
     for text in ("(" * 20000, "((" * 10000, "$(" * 10000, "`" * 20001):
         assert classify_command(text).risk == "DESTRUCTIVE"
 

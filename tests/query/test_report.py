@@ -70,8 +70,8 @@ def test_lines_by_directory_count_the_last_write_while_the_file_is_unchanged(
     # alice's Edit rewrote one line and bob's Write added one; both are still there (the
     # attribution-only estimate could credit only the last write)
     assert row["agent"] == 2
-    assert row["human"] == 0
-    assert row["agent"] + row["unknown"] == 6  # the file has six lines
+    assert "human" not in row  # exactly blame's statuses: agent, git, unknown
+    assert row["agent"] + row["git"] + row["unknown"] == 6  # the file has six lines
 
 
 def _chromium() -> str:
@@ -111,6 +111,9 @@ def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_pa
         assert re.search(rf'<svg id="{chart}"[^>]*>.*?<rect', dom.stdout, re.S), chart
     assert '<table id="sessions">' in dom.stdout
     assert ALICE in dom.stdout
+    # the lines legend is blame's statuses, exactly
+    legends = re.findall(r'<div class="legend">(.*?)</div>', dom.stdout, re.S)
+    assert any(re.findall(r"</i>(\w+)</span>", x) == ["agent", "git", "unknown"] for x in legends)
     console = [
         line
         for line in dom.stderr.splitlines()
@@ -187,3 +190,92 @@ def test_cli_report_compares_checkpoints(governed: Governed, tmp_path: Path) -> 
     done = cli(governed, "report", "--checkpoint", str(ckpt), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["checkpoints"][0]["ok"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_report_never_scrolls_the_page_sideways(
+    report: dict[str, Any], tmp_path: Path, width: int
+) -> None:
+    """At a desktop's and a phone's width the page is no wider than the window (wide tables
+    and charts scroll inside their own box) and chart text stays legible. Headless Chromium's
+    window is at least 500 px wide, so the page is opened in a frame of that width, by a probe
+    page whose script reads the frame's scrollWidth into the DOM it dumps."""
+    chromium = _chromium()
+    (tmp_path / "report.html").write_text(render_report_html(report), encoding="utf-8")
+    probe = tmp_path / "probe.html"
+    probe.write_text(
+        f'<!DOCTYPE html><html><body style="margin:0"><iframe id="f" src="report.html" '
+        f'width="{width}" height="900" style="border:0"></iframe><script>'
+        'document.getElementById("f").onload = function () {'
+        " var d = this.contentDocument, t = d.querySelector('svg text');"
+        " document.body.dataset.sw = d.documentElement.scrollWidth;"
+        " document.body.dataset.text = t ? t.getBoundingClientRect().height : 0; };"
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    dom = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--allow-file-access-from-files",
+            "--window-size=1400,1000",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'data-sw="(\d+)" data-text="([\d.]+)"', dom.stdout)
+    assert found is not None, dom.stdout[-500:]
+    assert int(found.group(1)) <= width
+    assert float(found.group(2)) >= 8  # chart labels a person can read (px)
+    page = render_report_html(report)
+    assert "</i>git</span>" in page  # the legend is blame's statuses
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page)
+    body = page.split("<body", 1)[1]
+    assert not re.search(r"T\d\d:\d\d:\d\d\.\d{6}Z", body)  # no microseconds to wrap
+
+
+@pytest.mark.parametrize(
+    ("seconds", "unit"),
+    [(0, "second"), (45, "second"), (600, "minute"), (4 * 3600, "hour"), (9 * 86400, "day")],
+)
+def test_the_time_chart_bucket_follows_the_span(seconds: int, unit: str) -> None:
+    import duckdb  # noqa: PLC0415
+
+    from ledger._query.report import _timeline  # noqa: PLC0415
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE decisions (ts TIMESTAMP, decision VARCHAR)")
+    con.execute(
+        "INSERT INTO decisions VALUES (TIMESTAMP '2026-11-21 10:00:00', 'allow'), "
+        f"(TIMESTAMP '2026-11-21 10:00:00' + INTERVAL {seconds} SECOND, 'deny')"
+    )
+    timeline = _timeline(con)
+    assert timeline["unit"] == unit
+    assert sum(b["allow"] + b["deny"] for b in timeline["buckets"]) == 2
+
+
+def test_the_verification_section_never_contradicts_itself(report: dict[str, Any]) -> None:
+    stored = {
+        **report,
+        "ledgers": [
+            {
+                **report["ledgers"][0],
+                "summary": "ok: 9 records, head seq 8, 2 checkpoint(s) consistent",
+            }
+        ],
+    }
+    assert "no checkpoint compared" not in render_report_html(stored)
+    bare = {
+        **report,
+        "checkpoints": [],
+        "ledgers": [{**report["ledgers"][0], "summary": "ok: 9 records, head seq 8"}],
+    }
+    assert "no checkpoint compared" in render_report_html(bare)

@@ -1,4 +1,4 @@
-"""ledger's own MCP tools as the hook sees them (``ledger mcp``, issue 18).
+"""ledger's own MCP tools as the hook sees them (``ledger mcp``, decision 0015).
 
 Selection happens at the hook, where the session is known: the PreToolUse of
 ``select_active_intent`` is the ``ledger intent select`` of the design documents' handshake,

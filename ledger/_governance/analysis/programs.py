@@ -1,6 +1,6 @@
 """The programs the shell classifier knows, as data: options, their values, and what operands are.
 
-A command is quiet only when every word of it is accounted for (issue 15, "A command model that
+A command is quiet only when every word of it is accounted for (decision 0003, "A command model that
 fails safe by construction"): a program listed here with an option not listed here is
 unanalysable (the policy asks), so an option nobody modelled (``iconv -o``, ``curl --stderr``,
 ``zstd -o``) can never pass as a read.

@@ -1,7 +1,7 @@
 """The paths no agent tool may write: the ledger, its signing keys, and the clients' hook configs.
 
 An agent that edits any of these can rewrite its own evidence or switch its own hooks off
-(issue 8, "Protected paths"):
+(decision 0002, "Protected paths"):
 
 * ``.orchestration/`` in the workspace: the ledger, pinned keys, intents, hook config;
 * the private-key directory, ``$LEDGER_HOME/keys`` (default ``~/.config/ledger/keys``, see
@@ -87,7 +87,7 @@ _CONFIG_AREAS: Final = (
     ((".config", "Code", "User", "mcp.json"), "an MCP server configuration", False),
     # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
     # a client starts the servers these files name outside any sandbox, so an agent that
-    # rewrote one would run its own code at the next start (issue 18). Gemini CLI's and
+    # rewrote one would run its own code at the next start (decision 0002). Gemini CLI's and
     # Codex's are the settings files above.
     ((".mcp.json",), "an MCP server configuration", False),
     ((".cursor", "mcp.json"), "an MCP server configuration", False),

@@ -37,7 +37,7 @@ class CommandClass(NamedTuple):
             statically; never True for a SAFE command.
         unanalysable: why (part of) the command cannot be read statically at all: a function
             definition, ``trap``, ``eval`` of a run-time value, an unrecognised program...
-            Such a command is never passed silently (issue 8, Layer 1).
+            Such a command is never passed silently (decision 0001, Layer 1).
         words: every word of the command after quote removal (ANSI-C strings decoded),
             heredoc bodies included, for the protected-path checks.
         reach_words: the words that may end up naming a file something writes: those of every

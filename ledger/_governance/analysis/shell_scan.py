@@ -210,9 +210,9 @@ class _Scanner:
         self.heredoc_op: str | None = None  # "<<" or "<<-" waiting for its delimiter word
         self.bodies: list[str] = []  # heredoc bodies: data, or code for `bash`/`python -`
         # Once one "((" failed to close, later ones are read as subshells without another
-        # scan to the end: retrying at every "(" made "((((..." quadratic (issue 8).
+        # scan to the end: retrying at every "(" made "((((..." quadratic (decision 0001).
         self.arith_failed = False
-        self.cannot: list[str] = []  # constructs no static reading can follow (issue 8)
+        self.cannot: list[str] = []  # constructs no static reading can follow (decision 0001)
 
     def scan(self) -> list[_Token]:
         """Return all tokens; raises InputError on unbalanced quoting."""
