@@ -23,6 +23,7 @@ from cli import (
     _mcp,
     _query,
     _remote,
+    _review,
     _tamper,
 )
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, UsageError, reader_gone
@@ -91,6 +92,7 @@ _keys.register(key_app)
 _blame.register(app)
 _tamper.register(app)
 _remote.register(app)
+_review.register(app)
 
 
 _run = run_action

@@ -26,6 +26,7 @@ COMMANDS: Final = (
     ("export", "Data files, the raw segment, keys and a signed manifest, for auditors."),
     ("verify-export", "Check an export alone: signature, hashes, chain, every row."),
     ("blame", "Who wrote each line: agent, git or unknown (with the reason)."),
+    ("review", "A git range for a PR or CI: agent lines, intents, governance, evidence."),
     ("intents", "Every intent: sessions, files, lines attributed now, decisions."),
     ("map", "Regenerate .orchestration/intent_map.md (lines each intent owns)."),
     ("intent", "Intents: list, show, select, clear, expand, expansions, withdraw."),
