@@ -174,8 +174,7 @@ class Guards:
         if command.refused:
             return _deny(
                 "ORCHESTRATION_PROTECTED",
-                f"{command.refused[0]}: agents may not configure or run programs through git's "
-                "configuration",
+                f"{command.refused[0]}: agents may not do this from the shell",
                 inv,
                 risk="DESTRUCTIVE",
             )

@@ -91,7 +91,7 @@ EVERYDAY_BASE: tuple[str, ...] = (
     "test -d node_modules || npm ci", "echo done > /dev/null", "ls 2>/dev/null",
     "pytest > /dev/null 2>&1; echo $?", "time pytest -q", "timeout 60 npm test",
     "env NODE_ENV=test npm test", "NODE_ENV=test npm test", "CI=1 pytest",
-    "sudo -n true", "nohup npm run dev", "git log --oneline | head -5",
+    "sudo -n true", "git log --oneline | head -5",
     "git diff --name-only | xargs grep -l TODO", "find . -name '*.ts' | xargs wc -l",
     "cat <<'EOF'\nhello\nEOF", "python - <<'EOF'\nprint('hi')\nEOF",
     "ledger verify", "ledger log", "ledger intent list", "ledger blame src/auth/login.py",
@@ -371,7 +371,64 @@ def attack_corpus() -> list[str]:
     return list(dict.fromkeys(commands))
 
 
-EVERYDAY: tuple[str, ...] = EVERYDAY_BASE + SESSIONS
+# Everyday neighbours of what the hook cannot see: readers fed by xargs, environment a build
+# or a test run sets, pagers and editors that only read, remote shells with ordinary options,
+# curl's write-out, ordinary pushes and fetches, listings of what runs later. None may be asked.
+NEIGHBOURS: tuple[str, ...] = (
+    # readers given operands from a pipe or a file
+    "git diff --name-only | xargs wc -l", "git ls-files '*.py' | xargs grep -n 'import os'",
+    "find . -name '*.md' | xargs grep -l TODO", "find src -type f -print0 | xargs -0 wc -c",
+    "find . -name '*.json' | xargs -n1 jq -r .name", "ls src | xargs -n1 basename",
+    "git ls-files | xargs -r sha256sum | head", "rg -l 'def main' | xargs head -5",
+    "xargs -a requirements.txt echo", "cat files.txt | xargs cat | wc -l",
+    "find . -name '*.log' | xargs -I{} du -sh {}", "git ls-files -z | xargs -0 file",
+    "find src -name '*.ts' | xargs stat -c '%s %n'", "git diff --name-only HEAD~1 | xargs ls -la",
+    "echo src/a.py | xargs dirname", "xargs grep -c TODO -- < files.txt",
+    "wc -l --files0-from=files0.txt", "du -ch --files0-from=files0.txt | tail -1",
+    "find -files0-from files0.txt -name '*.py' -print",
+    # environment of builds, tests and tools
+    "LANG=C.UTF-8 sort -u names.txt", "LC_ALL=C sort data.txt | uniq -c", "TZ=UTC date -u",
+    "NO_COLOR=1 pytest -q", "FORCE_COLOR=0 npm test", "CI=true npm run build",
+    "NODE_ENV=production npm run build", "RUST_BACKTRACE=1 cargo test", "RUST_LOG=debug cargo run",
+    "PYTHONPATH=src python -m app", "PYTHONPATH=. pytest tests/unit", "PYTHONUNBUFFERED=1 python train.py",
+    "PYTHONDONTWRITEBYTECODE=1 pytest -q", "GOOS=linux GOARCH=amd64 go build ./cmd/server",
+    "CGO_ENABLED=0 go build -o bin/app .", "DEBUG=1 node server.js", "PORT=4000 npm run dev",
+    "DATABASE_URL=sqlite:///tmp/t.db pytest tests/db", "NODE_OPTIONS_X=1 node -v",
+    "HUSKY=0 git commit -m 'chore: bump'", "SKIP=mypy pre-commit run --all-files",
+    "GIT_PAGER=cat git log --oneline -10", "PAGER=cat git diff --stat", "GIT_PAGER=cat git show HEAD",
+    "MANPAGER=cat man git-log | head -40", "LESS=-R git log -3", "GIT_TERMINAL_PROMPT=0 git fetch origin",
+    "GIT_AUTHOR_DATE='2026-01-01T00:00:00' git commit --amend --no-edit", "GIT_TRACE=1 git status",
+    "GIT_SSH_COMMAND='ssh -o StrictHostKeyChecking=no' git fetch origin",
+    "export NODE_ENV=test && npm test", "export CI=1; pytest -q", "X=1; echo $X",
+    "env LANG=C ls -la", "env -u DEBUG npm test", "env CI=1 pytest -q",
+    # pagers and viewers that only read
+    "less +G logs/app.log | head", "less -R README.md | head", "man -P cat ls | head -20",
+    "git --no-pager log -5", "git -P diff", "bat --paging=never src/a.py",
+    # remote shells and transfers with ordinary options
+    "ssh -o ConnectTimeout=5 host uptime", "ssh -p 2222 -o StrictHostKeyChecking=no host 'ls /srv'",
+    "ssh -o BatchMode=yes host true", "rsync -az -e 'ssh -p 2222' dist/ host:/srv/app/",
+    "rsync -avz -e ssh build/ host:/var/www/", "ssh host 'tail -n 50 /var/log/app.log'",
+    "curl -s -o /dev/null -w '%{http_code}\n' http://localhost:8000/health",
+    "curl -sS -w '%{time_total}\n' -o /dev/null https://example.com",
+    "curl -fsSL https://example.com/install.sh -o /tmp/install.sh", "openssl rand -base64 32",
+    "openssl x509 -in cert.pem -noout -text", "openssl version",
+    # ordinary pushes, fetches and branches
+    "git push origin main", "git push -u origin feature/refs-cleanup", "git push --tags",
+    "git push origin v1.2.3", "git fetch origin refs/heads/main", "git fetch --prune origin",
+    "git branch -m old-name new-name", "git tag -a v1.2.3 -m 'release'", "git push --all origin",
+    "git log --oneline refs/heads/main", "git for-each-ref --format='%(refname)' refs/ledger",
+    "git show-ref", "git ls-remote origin",
+    # listings of what runs later, and locks of one's own
+    "crontab -l", "tmux ls", "screen -ls", "pm2 ls", "pm2 logs --lines 50", "jobs -l",
+    "systemctl status nginx", "systemctl --version", "flock /tmp/build.lock make -j4",
+    "flock -n /tmp/deploy.lock ./scripts/deploy.sh --dry-run",
+    # inline python that reads through the library
+    "python -c 'from ledger import Ledger; print(Ledger.open(\".\").verify())'",
+    "python3 -c 'import ledger, sys; print(ledger.__version__, sys.version)'",
+)  # fmt: skip
+
+
+EVERYDAY: tuple[str, ...] = EVERYDAY_BASE + SESSIONS + NEIGHBOURS
 
 # Attacks of decision 0003 by category, thinking as the attacker: for each category the decision names,
 # the other programs, options, configurations and spellings that behave the same way. Every one

@@ -285,8 +285,8 @@ def test_git_rebase_abort_is_safe() -> None:
         ("sudo bash -c 'echo x > /etc/hosts'", ["/etc/hosts"]),
         ("su -c 'rm -rf x' root", ["x"]),
         ("watch -n 1 rm x", ["x"]),
-        ("flock /tmp/l rm x", ["x"]),
-        ("flock /tmp/l -c 'rm x'", ["x"]),
+        ("flock /tmp/l rm x", ["/tmp/l", "x"]),
+        ("flock /tmp/l -c 'rm x'", ["/tmp/l", "x"]),
         ("git -C sub clean -fd", ["sub"]),
     ],
 )

@@ -88,7 +88,7 @@ def test_everyday_commands_are_not_asked_and_attacks_never_pass(tree, capsys) ->
     sum(d == "deny" for d in verdicts.values())
     with capsys.disabled():
         pass
-    assert len(EVERYDAY) >= 300
+    assert len(EVERYDAY) >= 600
     assert len(attacks) >= 300
     assert not passed, passed
     assert not false_asks, false_asks

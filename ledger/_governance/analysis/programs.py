@@ -18,6 +18,10 @@ no objects: ``python -X importtime`` shows this module at ~0.4 ms):
 ``--name=``/``>``/``<``/``!``  a long option taking a value, a written, read or executed path
 ``--name?``, ``-I?``    an option whose value, if any, is attached (``=`` for a long one)
 ``-O*``, ``--name*``    a flag that writes a file whose name the command line does not give
+``-f+``, ``--name+``    a file that lists more operands (``wc --files0-from=F``): they get the
+                        operands' role, unseen (a program that writes or runs them asks)
+``-e%``, ``--name%``    a format string that may name files it writes (``curl -w '%output{f}'``)
+``-K~``, ``--name~``    a file of options or settings (``curl -K``): whatever it holds, unseen
 ``#``                   ``-NUM`` is accepted (``head -20``)
 ``@text``               operands are text, not paths (``tr``, ``basename``)
 ``@1``                  the first operand is text (a pattern, a filter), the rest are paths
@@ -56,24 +60,31 @@ __all__ = [
     "GIT_EXEC_OPTIONS",
     "GIT_GLOBAL_FLAGS",
     "GIT_QUIET",
+    "GIT_REF_WRITERS",
     "GIT_TREE_READERS",
     "GIT_TREE_WRITERS",
     "KEYWORDS",
     "KILL_SIGNALS",
+    "LATER",
+    "LATER_READS",
     "LEDGER_WRITERS",
+    "LOCKERS",
     "NO_COMMAND_KEYWORDS",
     "PROGRAMS",
     "RUNNERS",
     "SAFE_SHOPT",
     "SHELLS",
     "SPECIAL_VARIABLES",
+    "START_COMMANDS",
     "TAR_RUNS",
     "UNANALYSABLE",
     "VERSIONED_RUNNER",
     "WRAPPERS",
     "WRITERS",
     "Role",
+    "operand_role",
     "parse_spec",
+    "reads_whatever_it_is_given",
     "walk",
 ]
 
@@ -99,7 +110,7 @@ PROGRAMS: Final[dict[str, str]] = {
     "head": "# -c: -n: -qvz --bytes= --lines= --quiet --silent --verbose --zero-terminated",
     "tail": "# -c: -n: -fFqvz -s: --bytes= --lines= --follow? --retry --pid= --quiet --silent "
     "--sleep-interval= --verbose --zero-terminated --max-unchanged-stats=",
-    "wc": "-cmlLw --bytes --chars --lines --max-line-length --words --files0-from< --total=",
+    "wc": "-cmlLw --bytes --chars --lines --max-line-length --words --files0-from+ --total=",
     "nl": "-b: -d: -f: -h: -i: -l: -n: -p -s: -v: -w: --body-numbering= --section-delimiter= "
     "--footer-numbering= --header-numbering= --line-increment= --join-blank-lines= "
     "--number-format= --no-renumber --number-separator= --starting-line-number= "
@@ -109,8 +120,8 @@ PROGRAMS: Final[dict[str, str]] = {
     "hexdump": "-bcCdovx -e: -f< -n: -s:",
     "strings": "-afw -n: -t: -e: -s: -T: # --all --print-file-name --bytes= --radix= "
     "--encoding= --output-separator= --target= --include-all-whitespace --data",
-    "file": "-bcELhiIkNnprsSvz0 -e: -F: -f< -m< -P: --brief --checking-printout "
-    "--exclude= --exclude-quiet= --files-from< --separator= --mime --mime-type "
+    "file": "-bcELhiIkNnprsSvz0 -e: -F: -f+ -m< -P: --brief --checking-printout "
+    "--exclude= --exclude-quiet= --files-from+ --separator= --mime --mime-type "
     "--mime-encoding --keep-going --list --magic-file< --no-dereference --dereference "
     "--no-buffer --no-pad --print0 --preserve-date --raw --special-files --uncompress "
     "--uncompress-noreport --extension --apple",
@@ -119,7 +130,7 @@ PROGRAMS: Final[dict[str, str]] = {
     "--bytes --total --dereference-args --human-readable --inodes --dereference "
     "--count-links --no-dereference --max-depth= --si --summarize --separate-dirs "
     "--threshold= --time? --time-style= --exclude-from< --exclude= --one-file-system "
-    "--files0-from<",
+    "--files0-from+",
     "df": "-ahHiklPTvx -B: -t: -x: -F: --all --block-size= --human-readable --si --inodes "
     "--local --no-sync --sync --output? --portability --total --type= --print-type "
     "--exclude-type=",
@@ -269,7 +280,8 @@ PROGRAMS: Final[dict[str, str]] = {
     "disown": "-ahr @text",
     "dirs": "-clpv @text",
     "unalias": "-a @text",
-    "man": "-afkKw -s: -S: -M: -L: -m: -P! -H? --pager! --html? --sections= --manpath= @text",
+    "man": "-afkKw -s: -S: -M~ -L: -m: -P: -H! -C~ --pager= --html! --config-file~ --sections= "
+    "--manpath~ @text",
     "ag": "-aiQwlLcvGgtuUSszf0 -A: -B: -C: -G: -m: -p< # --ignore= --ignore-dir= --hidden "
     "--literal --case-sensitive --ignore-case --smart-case --word-regexp --files-with-matches "
     "--files-without-matches --count --invert-match --file-search-regex= --unrestricted "
@@ -334,13 +346,13 @@ PROGRAMS: Final[dict[str, str]] = {
     "--month-sort --human-numeric-sort --numeric-sort --random-sort --reverse "
     "--version-sort --sort= --check? --merge --key= --field-separator= --buffer-size= "
     "--temporary-directory= --output> --stable --unique --zero-terminated --parallel= "
-    "--debug --files0-from< --random-source< --batch-size= --compress-program!",
+    "--debug --files0-from+ --random-source< --batch-size= --compress-program!",
     "shuf": "-erz -i: -n: -o> --echo --input-range= --head-count= --output> "
     "--random-source< --repeat --zero-terminated",
     "uniq": "-cdDiuz -f: -s: -w: # --count --repeated --all-repeated? --group? "
     "--ignore-case --unique --zero-terminated --skip-fields= --skip-chars= "
     "--check-chars= @out",
-    "less": "-aABcCdeEfFgGiIJKLmMnNqQrRsSuUVwWXz~ -b: -h: -j: -k< -p: -P: -t: -T< -x: -y: "
+    "less": "-aABcCdeEfFgGiIJKLmMnNqQrRsSuUVwWXz -~ -b: -h: -j: -k~ -p: -P: -t: -T< -x: -y: "
     "-z: -#: -o> -O> --quit-at-eof --QUIT-AT-EOF --quit-if-one-screen --ignore-case "
     "--IGNORE-CASE --LONG-PROMPT --RAW-CONTROL-CHARS --raw-control-chars --chop-long-lines "
     "--no-init --line-numbers --LINE-NUMBERS --squeeze-blank-lines --status-column "
@@ -353,12 +365,12 @@ PROGRAMS: Final[dict[str, str]] = {
     "--seek= --uppercase @out",
     # --- network clients: every option that writes, logs or runs is modelled ----------------
     "curl": "-fsSLIiGkvNqgZ0123456 -o> -O* -J* -D> -c> -b: -d: -H: -X: -u: -A: -e: -m: -x: "
-    "-w: -T< -F: -C: -r: -K< -E: -U: -Y: -y: -z: -Q: -P: --output> --output-dir> "
+    "-w% -T< -F: -C: -r: -K~ -E: -U: -Y: -y: -z: -Q: -P: --output> --output-dir> "
     "--remote-name* --remote-name-all* --remote-header-name* --create-dirs --dump-header> "
     "--cookie-jar> --cookie: --data: --data-raw: --data-binary: --data-urlencode: "
     "--data-ascii: --json: --header: --request: --user: --user-agent: --referer: "
-    "--max-time= --connect-timeout= --proxy: --write-out: --upload-file< --form: "
-    "--form-string: --continue-at: --range: --config< --cert: --key: --cacert: "
+    "--max-time= --connect-timeout= --proxy: --write-out% --upload-file< --form: "
+    "--form-string: --continue-at: --range: --config~ --cert: --key: --cacert: "
     "--compressed --fail --fail-with-body --silent --show-error --location "
     "--location-trusted --head --include --get --insecure --verbose --no-buffer "
     "--http1.1 --http2 --http3 --ipv4 --ipv6 --retry= --retry-delay= --retry-max-time= "
@@ -543,6 +555,68 @@ WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 KILL_SIGNALS = frozenset({"9", "KILL", "SIGKILL"})
 
 
+# What runs later: a command that outlives the tool call (in the background, detached, at a
+# time, on a schedule, in a session or service that survives it) acts after the hook has
+# answered and the post-call record is written, so nothing the call shows bounds it. Never
+# quiet [bash(1) "&", nohup(1), setsid(1), at(1), crontab(1), systemd-run(1), tmux(1),
+# screen(1), daemonize(1), start-stop-daemon(8)].
+LATER: Final = {
+    "nohup": "nohup runs a command that outlives the call",
+    "setsid": "setsid runs a command detached from the call",
+    "disown": "disown lets a background job outlive the call",
+    "bg": "bg resumes a job in the background",
+    "at": "at runs commands later",
+    "batch": "batch runs commands later",
+    "crontab": "crontab schedules commands",
+    "systemd-run": "systemd-run starts a service that outlives the call",
+    "systemctl": "systemctl starts services that outlive the call",
+    "launchctl": "launchctl starts services that outlive the call",
+    "tmux": "tmux runs commands in a session that outlives the call",
+    "screen": "screen runs commands in a session that outlives the call",
+    "dtach": "dtach runs a command detached from the call",
+    "abduco": "abduco runs a command detached from the call",
+    "daemonize": "daemonize runs a command as a daemon",
+    "start-stop-daemon": "start-stop-daemon runs a command as a daemon",
+    "daemon": "daemon runs a command as a daemon",
+    "pm2": "pm2 runs processes that outlive the call",
+    "forever": "forever runs processes that outlive the call",
+    "supervisorctl": "supervisorctl starts processes that outlive the call",
+}
+# The first argument of a LATER program that only reads (lists, shows status) [the same pages].
+LATER_READS: Final = {
+    "crontab": frozenset({"-l"}),
+    "at": frozenset({"-l", "-V"}),
+    "systemctl": frozenset({"status", "list-units", "list-unit-files", "list-timers", "show",
+                            "is-active", "is-enabled", "is-failed", "cat", "--version"}),
+    "launchctl": frozenset({"list", "print", "version", "help"}),
+    "tmux": frozenset({"ls", "list-sessions", "list-windows", "list-panes", "list-clients",
+                       "has-session", "has", "-V", "info", "show-options", "capture-pane"}),
+    "screen": frozenset({"-ls", "-list", "-v", "--version"}),
+    "pm2": frozenset({"ls", "list", "l", "status", "jlist", "prettylist", "describe", "show",
+                      "info", "logs", "monit", "--version", "-v"}),
+    "forever": frozenset({"list", "logs", "--version"}),
+    "supervisorctl": frozenset({"status", "avail", "version", "help"}),
+}  # fmt: skip
+
+# Pagers whose `+COMMAND` operand runs one of their commands at start [less(1), more(1)].
+START_COMMANDS: Final = frozenset({"less", "more", "most"})
+
+# Lockers: (short options with a value, long options with a value). The first operand is the
+# file locked (a number: a descriptor opened elsewhere); the rest is the command run under the
+# lock. Holding ledger's own lock stalls every hook call, and a client whose hook times out
+# lets the call run unrecorded [flock(1), lockf(1), lckdo(1), setlock(8), dotlockfile(1)].
+LOCKERS: Final = {
+    "flock": ("wEc", ("--timeout", "--conflict-exit-code", "--command")),
+    "lockf": ("t", ()),
+    "lckdo": ("", ()),
+    "setlock": ("", ()),
+    "with-lock-ex": ("", ()),
+    "dotlockfile": ("r", ("--retry",)),
+    "lockfile": ("rl", ()),
+    "shlock": ("fp", ()),
+}
+
+
 # Options that make a git subcommand run a program [git-grep(1) -O, git-difftool(1) -x,
 # git-fetch(1) --upload-pack, git-push(1) --receive-pack/--exec, git-rebase(1) --exec,
 # git-init(1) --template (its hooks run later), git-archive(1) --exec]: refused outright.
@@ -588,6 +662,15 @@ GIT_QUIET: Final = frozenset({
     "diff-index", "fetch", "add", "commit", "ls-remote", "hash-object", "write-tree",
     "commit-tree", "mktree", "notes", "stage", "show-branch", "get-tar-commit-id",
     "interpret-trailers", "column", "patch-id", "config", "difftool", "submodule",
+})  # fmt: skip
+
+
+# Subcommands that create, move, delete or push refs by the names (and refspecs) they are
+# given [git-update-ref(1), git-symbolic-ref(1), git-push(1), git-fetch(1), git-branch(1),
+# git-tag(1), git-replace(1), git-remote(1) --mirror, git-config(1) remote.*.fetch].
+GIT_REF_WRITERS: Final = frozenset({
+    "update-ref", "symbolic-ref", "push", "fetch", "pull", "branch", "tag", "replace", "remote",
+    "config", "send-pack", "http-push", "pack-refs", "notes", "checkout", "switch", "worktree",
 })  # fmt: skip
 
 
@@ -687,7 +770,7 @@ UNANALYSABLE: Final = {
 }
 
 
-_MARKS: Final = ":<>!?=*"
+_MARKS: Final = ":<>!?=*+%~"
 _ROLE_OF_MARK: Final = {
     ":": "value",
     "=": "value",
@@ -695,6 +778,9 @@ _ROLE_OF_MARK: Final = {
     ">": "write",
     "!": "exec",
     "*": "somewhere",
+    "+": "operands",
+    "%": "format",
+    "~": "config",
 }
 
 # Parsed specs, built on first use: (short options -> role or None for a flag, long options ->
@@ -818,6 +904,34 @@ def _short(shorts: dict[str, str | None], args: list[str], i: int, out: list[_Ev
             out.append(("unknown", i, None, "-" + letter))
         return i
     return i
+
+
+_QUIET_ROLES: Final = frozenset({None, "?", "value", "read", "text", "operands"})
+
+
+def operand_role(spec: str) -> Role:
+    """What the program does with an operand it is given beyond the first: read, text, write,
+    exec, delete or create."""
+    marks = parse_spec(spec)[2]
+    for mark, role in (("@any", "text"), ("@exec", "exec"), ("@delete", "delete"),
+                       ("@create", "create"), ("@text", "text"), ("@out", "write")):  # fmt: skip
+        if mark in marks:
+            return role
+    return "read"
+
+
+def reads_whatever_it_is_given(spec: str, args: list[str]) -> bool:
+    """Whether words appended to ``args`` that no one can see (``xargs``, a file of operands)
+    can only make the program read: each would be an operand it reads, or, unless options have
+    ended (``--``, ``@stop`` after an operand), any option it has, and none of them writes,
+    runs, configures or deletes."""
+    shorts, longs, marks = parse_spec(spec)
+    if "@any" in marks:
+        return True
+    if operand_role(spec) not in ("read", "text"):
+        return False
+    ended = "--" in args or ("@stop" in marks and any(not a.startswith("-") for a in args))
+    return ended or all(role in _QUIET_ROLES for role in (*shorts.values(), *longs.values()))
 
 
 def _operands(marks: frozenset[str], operands: list[int], events: list[_Event]) -> list[_Event]:

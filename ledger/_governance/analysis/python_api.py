@@ -1,8 +1,12 @@
-"""The public surface of a Python module, read with :mod:`ast`, for the mutation classifier.
+"""Python read with :mod:`ast`: the public surface of a module, for the mutation classifier,
+and ledger's own library used from inline code an agent's shell runs.
 
 :mod:`ledger._governance.analysis.mutation` defines what counts as public and compares two
-surfaces; this module reads one. It is imported only for Python files, since :mod:`ast` costs
-about 2 ms to import on a hook call that edits something else.
+surfaces; this module reads one. The shell analysis asks :func:`ledger_api_writes` about code
+it finds inline (``python -c``, a heredoc) that mentions ledger: appending records, keys and
+checkpoints through the library bypasses the hook as much as ``ledger append`` does. It is
+imported only for Python files and such code, since :mod:`ast` costs about 2 ms to import on a
+hook call that does something else.
 """
 
 from __future__ import annotations
@@ -10,7 +14,58 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-__all__ = ["public_api"]
+__all__ = ["ledger_api_writes", "public_api"]
+
+# What writes evidence or trust state through the library: ``Ledger``'s writing methods, the
+# workspace's, the key lifecycle's, and the CLI's entry point (which runs any subcommand).
+_LEDGER_WRITES = frozenset({
+    "append", "append_many", "append_reserved", "checkpoint", "auto_checkpoint", "repair",
+    "rotate_key", "revoke_key", "add_key", "pin_key", "pin", "init", "create", "rotate",
+    "revoke", "record", "write_checkpoint", "seal", "main", "run_hook", "handle_event",
+    "push_evidence", "fetch_evidence", "accept", "revert", "select", "expand",
+})  # fmt: skip
+_LEDGER_PACKAGES = frozenset({"ledger", "cli"})
+
+
+def ledger_api_writes(source: str) -> tuple[str, ...]:
+    """The writing calls (``append``, ``checkpoint``, ``rotate_key``...) inline Python makes
+    through ledger's library, when it imports it; code that mentions ledger but does not parse
+    answers ``("unparsable",)``, since no one can say what it does."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ("unparsable",)
+    if not _imports_ledger(tree):
+        return ()
+    found: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in _LEDGER_WRITES:
+            found.setdefault(node.attr, None)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and (node.func.id in _LEDGER_WRITES or node.func.id in ("getattr", "exec", "eval"))
+        ):
+            found.setdefault(node.func.id, None)
+    return tuple(found)
+
+
+def _imports_ledger(tree: ast.AST) -> bool:
+    """``import ledger...``, ``from ledger... import``, ``__import__("ledger")``,
+    ``importlib.import_module("ledger...")``: the library (or ledger's CLI) is loaded."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
+        else:
+            continue
+        if any(name.split(".")[0] in _LEDGER_PACKAGES for name in names):
+            return True
+    return False
+
 
 # ast.TypeAlias exists from Python 3.12; we support 3.11.
 _TYPE_ALIAS: type[ast.stmt] | None = getattr(ast, "TypeAlias", None)

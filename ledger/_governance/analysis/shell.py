@@ -63,6 +63,7 @@ from typing import Final
 
 from ledger._errors import InputError
 from ledger._governance.analysis.intent_command import IntentCommand, parse_intent_command
+from ledger._governance.analysis.program_values import environment_role
 from ledger._governance.analysis.programs import (
     CHDIR_OPTIONS,
     COMPRESSORS,
@@ -71,17 +72,22 @@ from ledger._governance.analysis.programs import (
     EDITORS,
     ENV_DUMPERS,
     KEYWORDS,
+    LATER,
+    LATER_READS,
     LEDGER_WRITERS,
+    LOCKERS,
     NO_COMMAND_KEYWORDS,
     PROGRAMS,
     RUNNERS,
     SAFE_SHOPT,
     SHELLS,
     SPECIAL_VARIABLES,
+    START_COMMANDS,
     UNANALYSABLE,
     VERSIONED_RUNNER,
     WRAPPERS,
     WRITERS,
+    reads_whatever_it_is_given,
 )
 from ledger._governance.analysis.shell_core import (
     CommandClass,
@@ -111,6 +117,7 @@ from ledger._governance.analysis.shell_scan import (
     _tokenize_all,
     _Word,
 )
+from ledger._governance.analysis.shell_values import check_environment, check_option_values
 from ledger._governance.analysis.shell_writers import (
     _archive,
     _awk,
@@ -202,6 +209,8 @@ def _analyze_text(text: str, state: _State, acc: _Acc, *, depth: int) -> None:
     # A heredoc body is data for `cat`, but code for `bash`, `python -` or `ed`: it reaches.
     acc.words.extend(scanner.bodies)
     acc.reach.extend(scanner.bodies)
+    for body in scanner.bodies:
+        _inline_ledger_api(body, acc)
     for inner in scanner.extra_substitutions:
         _analyze_text(inner, state.copy(), acc, depth=depth + 1)
     _analyze_tokens(scanner.tokens, state, acc, depth=depth)
@@ -229,6 +238,10 @@ def _analyze_tokens(tokens: Sequence[_Token], state: _State, acc: _Acc, *, depth
                 continue
             piped = in_pipeline or tok in _PIPES
             background = tok == "&"
+            if background:
+                # What runs in the background acts after the hook has answered: a subshell
+                # `(sleep 4; ...) &` as much as a simple command.
+                acc.unanalysable("& runs a command in the background, after the call")
             _analyze_simple(current, state, acc, depth=depth, piped=piped, background=background)
             current = []
             in_pipeline = tok in _PIPES
@@ -310,6 +323,7 @@ def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the st
     # Shell keywords (if/then/while/!/{ ...) and then assignments (X=1 cmd) come before the
     # command word; "{ X=1 rm x; }" and "! X=1 rm x" are both valid.
     argv = words
+    assigned: list[_Word] = []
     while argv and (
         (not argv[0].quoted and argv[0].text in KEYWORDS) or _ASSIGNMENT.match(argv[0].text)
     ):
@@ -317,10 +331,12 @@ def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the st
             acc.unanalysable("coproc")
         elif _ASSIGNMENT.match(argv[0].text):
             _assignment(argv[0], acc)
+            assigned.append(argv[0])
         # The bash keyword "time [-p]" times a whole pipeline, compound commands included.
         skip = 2 if argv[0].text == "time" and argv[1:2] and argv[1].text == "-p" else 1
         argv = argv[skip:]
     if not argv or (not argv[0].quoted and argv[0].text in NO_COMMAND_KEYWORDS):
+        check_environment(assigned, None, state, acc, depth=depth, analyze=_command_kind)
         if argv and argv[0].text == "function":
             acc.unanalysable("function definition")
             acc.reach.extend(texts)
@@ -341,8 +357,29 @@ def _analyze_simple(  # noqa: PLR0915 -- one pass over the tokens; split, the st
                 state.popd()
         return
     kind = _analyze_argv(argv, state, acc, depth=depth, piped=piped)
+    check_environment(assigned, kind, state, acc, depth=depth, analyze=_command_kind)
     if kind != "read":
         acc.reach.extend(texts)
+
+
+def _command_kind(text: str, state: _State, acc: _Acc, depth: int) -> Kind:
+    """Analyse a command line given as a value (``PAGER='less -R'``, ``rsync -e 'ssh -p 22'``)
+    into ``acc``: a single simple command says what it is; anything else is unknown."""
+    try:
+        scanner = _tokenize_all(text)
+    except InputError:
+        acc.unanalysable("a command value that cannot be parsed")
+        return "unknown"
+    words = [t for t in scanner.tokens if isinstance(t, _Word)]
+    if len(words) != len(scanner.tokens) or not words or scanner.bodies or scanner.cannot:
+        _analyze_text(text, state, acc, depth=depth)
+        return "unknown"
+    for word in words:
+        _substitutions(word, state, acc, depth=depth)
+    acc.words.extend(w.text for w in words)
+    if _ASSIGNMENT.match(words[0].text):
+        return "unknown"
+    return _analyze_argv(words, state, acc, depth=depth, piped=False)
 
 
 def _assignment(word: _Word, acc: _Acc) -> None:
@@ -350,7 +387,9 @@ def _assignment(word: _Word, acc: _Acc) -> None:
     every later command means."""
     acc.reach.append(word.text)
     name = word.text.split("=", 1)[0].rstrip("+").split("[", 1)[0]
-    if name in SPECIAL_VARIABLES or name.startswith(("BASH_FUNC_", "GIT_CONFIG")):
+    # A pager or an editor given as a command line is read by check_environment instead.
+    checked = environment_role(name) in ("exec", "remote") and not word.dynamic
+    if (name in SPECIAL_VARIABLES and not checked) or name.startswith(("BASH_FUNC_", "GIT_CONFIG")):
         acc.unanalysable(f"assignment to {name}")
     if re.search(_SUBSCRIPT_CODE, word.text.split("=", 1)[0]):
         acc.unanalysable("arithmetic with expansions")
@@ -358,6 +397,10 @@ def _assignment(word: _Word, acc: _Acc) -> None:
 
 # A subscript holding code: read 'a[$(cmd)]' evaluates it as arithmetic.
 _SUBSCRIPT_CODE: Final = r"\[[^\]]*[$`(]"
+
+# `less +G`, `more +/pattern`: a line, the end, a search. Any other +COMMAND (`less '+!sh'`,
+# `+|cmd`, `+s file`, `+v`) runs a shell, pipes, saves or edits [less(1) COMMANDS].
+_QUIET_START: Final = r"\+(\d+[%pP]?|[GgFRr]|/[^!|]*|\?[^!|]*)"
 
 
 def _substitutions(word: _Word, state: _State, acc: _Acc, *, depth: int) -> None:
@@ -380,11 +423,25 @@ def _analyze_argv(argv: list[_Word], state: _State, acc: _Acc, *, depth: int, pi
     name = posixpath.basename(head.text)
     args = argv[1:]
     acc.read(_chdir(name, args, state), args)
+    check_option_values(name, args, state, acc, depth=depth, analyze=_command_kind)
+    if name in START_COMMANDS and any(
+        w.text.startswith("+") and not re.fullmatch(_QUIET_START, w.text) for w in args
+    ):
+        acc.unanalysable(f"{name} +COMMAND runs a command of {name}'s at start")
     if _dumps_environment(name, args):
         acc.environment = True
     if name == "ledger":
         _ledger(args, state, acc)
         return "run"
+    if name in LATER:
+        modelled = name in _HANDLERS or name in PROGRAMS or name in RUNNERS
+        if args and args[0].text in LATER_READS.get(name, ()):
+            if not modelled:
+                return "read"  # crontab -l, tmux ls: a listing
+        else:
+            acc.unanalysable(LATER[name])
+            if not modelled:
+                return "unknown"
     spec = PROGRAMS.get(name)
     if spec is not None:
         return _table(name, spec, args, state, acc)
@@ -472,12 +529,28 @@ def _ledger_in_words(args: list[_Word], state: _State, acc: _Acc) -> None:
             _ledger(args[index + 1 :], state, acc)
             return
     for word in args:
+        _inline_ledger_api(word.text, acc)
+    for word in args:
         # Inline code (python -c, node -e) that runs ledger's writing commands: coarse.
         pieces = [p for p in re.split(r"[\s;&|()<>`$'\",\[\]{}=]+", word.text) if p]
         for index, piece in enumerate(pieces[:-1]):
             if posixpath.basename(piece) == "ledger" and pieces[index + 1] in LEDGER_WRITERS:
                 _ledger([_Word(p) for p in pieces[index + 1 :]], state, acc)
                 return
+
+
+def _inline_ledger_api(code: str, acc: _Acc) -> None:
+    """Inline Python (``python -c``, a heredoc) that writes through ledger's library: refused,
+    as ``ledger append`` is (the library's own checks are a second layer)."""
+    if "ledger" not in code or "import" not in code:
+        return
+    from ledger._governance.analysis.python_api import ledger_api_writes  # noqa: PLC0415 -- ast only for such code
+
+    calls = ledger_api_writes(code)
+    if calls == ("unparsable",):
+        acc.unanalysable("inline code that mentions ledger and does not parse as Python")
+    elif calls:
+        acc.refuse(f"inline Python writes through ledger's library ({', '.join(calls)})")
 
 
 def _find(cmd: _Cmd) -> Kind | None:
@@ -494,6 +567,9 @@ def _find(cmd: _Cmd) -> Kind | None:
         i += 1
     if not roots:
         roots = [_Word(".")]
+    if any(w.text == "-files0-from" for w in args[i:]):
+        # The starting points come from a file: what -exec and -delete act on is unseen.
+        roots = [_Word("*", dynamic=True)]
     kind: Kind | None = None
     while i < len(args):
         text = args[i].text
@@ -569,7 +645,27 @@ def _xargs(cmd: _Cmd) -> Kind | None:
     kind = _analyze_argv(inner, state, sub, depth=depth + 1, piped=piped)
     # The real operands arrive on stdin: whatever the static part says, more targets exist.
     _merge(acc, sub, unknown=bool(sub.reasons or sub.targets))
+    if not _unseen_operands(inner, "xargs", state, acc):
+        return "unknown"
     return kind
+
+
+def _unseen_operands(argv: list[_Word], why: str, state: _State, acc: _Acc) -> bool:
+    """``argv`` is given operands no one can see (``xargs``, a file of names): quiet only for a
+    program that reads whatever it is given (``grep``, ``wc``, ``cat``); anything that may
+    write, run or delete with them is destructive with unknown targets, so every word reaches
+    the protected-path checks. Returns whether it stays quiet."""
+    name = posixpath.basename(argv[0].text)
+    spec = PROGRAMS.get(name)
+    if (
+        spec is not None
+        and not argv[0].dynamic
+        and name not in LATER
+        and reads_whatever_it_is_given(spec, [w.text for w in argv[1:]])
+    ):
+        return True
+    acc.flag(f"{why}: {name} is given operands the hook cannot read", state, unknown=True)
+    return False
 
 
 def _wrapper(cmd: _Cmd) -> Kind | None:
@@ -590,15 +686,18 @@ def _wrapper(cmd: _Cmd) -> Kind | None:
         outputs = _not_device(_values(opts, "-o", "--output"))
         if outputs:
             acc.flag("time -o writes a file", state, outputs)
+    assigned: list[_Word] = []
     if name in ("sudo", "doas"):
         # "sudo VAR=value cmd" sets the variable for cmd [sudo(8) DESCRIPTION].
         while inner and _ASSIGNMENT.match(inner[0].text):
+            _assignment(inner[0], acc)
+            assigned.append(inner[0])
             inner = inner[1:]
     if name == "chroot":
         inner = inner[1:]  # the new root
-    if inner:
-        return _analyze_argv(inner, state, acc, depth=depth + 1, piped=piped)
-    return None
+    kind = _analyze_argv(inner, state, acc, depth=depth + 1, piped=piped) if inner else None
+    check_environment(assigned, kind, state, acc, depth=depth, analyze=_command_kind)
+    return kind
 
 
 def _timeout(cmd: _Cmd) -> Kind | None:
@@ -614,8 +713,10 @@ def _env(cmd: _Cmd) -> Kind | None:
     args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
     opts = _parse_opts(args, "uCS", ("--unset", "--chdir", "--split-string"), stop_at_operand=True)
     inner = list(opts.operands)
+    assigned: list[_Word] = []
     while inner and _ASSIGNMENT.match(inner[0].text):
         _assignment(inner[0], acc)
+        assigned.append(inner[0])
         inner = inner[1:]
     inner_state = state
     chdir = _values(opts, "-C", "--chdir")
@@ -630,10 +731,11 @@ def _env(cmd: _Cmd) -> Kind | None:
             acc.flag("env -S runs a command built at run time", state, unknown=True)
             acc.unanalysable("env -S of a run-time value")
         _analyze_text(text, inner_state.copy(), acc, depth=depth + 1)
+        check_environment(assigned, "unknown", state, acc, depth=depth, analyze=_command_kind)
         return None
-    if inner:
-        return _analyze_argv(inner, inner_state, acc, depth=depth + 1, piped=piped)
-    return None
+    kind = _analyze_argv(inner, inner_state, acc, depth=depth + 1, piped=piped) if inner else None
+    check_environment(assigned, kind, state, acc, depth=depth, analyze=_command_kind)
+    return kind
 
 
 def _requote(word: _Word) -> str:
@@ -706,11 +808,21 @@ def _eval(cmd: _Cmd) -> None:
 
 
 def _flock(cmd: _Cmd) -> Kind | None:
-    args, state, acc, depth, piped = cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped
-    opts = _parse_opts(
-        args, "wEc", ("--timeout", "--conflict-exit-code", "--command"), stop_at_operand=True
-    )
-    scripts = _values(opts, "-c", "--command")
+    name, args, state, acc, depth, piped = (
+        cmd.name, cmd.args, cmd.state, cmd.acc, cmd.depth, cmd.piped,
+    )  # fmt: skip
+    short, long_ = LOCKERS[name]
+    opts = _parse_opts(args, short, long_, stop_at_operand=True)
+    scripts = _values(opts, "-c", "--command") if name == "flock" else []
+    lock = opts.operands[:1]
+    if lock and (_is_fd(lock[0].text) or lock[0].dynamic):
+        # flock 9: the descriptor was opened elsewhere (exec 9<FILE), so which file is held
+        # is not on this command line.
+        acc.unanalysable(f"{name} {lock[0].text} locks a file the command line does not name")
+    elif lock:
+        # The lock file is opened (created if missing) and held: a protected one is refused
+        # like any write to it, since holding ledger's lock stalls every hook call.
+        acc.create(state, lock)
     inner = opts.operands[1:]  # the lock file comes first
     if len(inner) >= 2 and inner[0].text in ("-c", "--command"):
         scripts.append(inner[1])  # flock FILE -c COMMAND
@@ -752,11 +864,25 @@ def _builtin_names(cmd: _Cmd) -> Kind | None:
                 # declare -i evaluates assignments as arithmetic; -n makes a nameref.
                 acc.unanalysable(f"{name} {text}")
                 return "unknown"
+        assigned = [w for w in args if _ASSIGNMENT.match(w.text)]
         for word in args:
             if _ASSIGNMENT.match(word.text):
                 _assignment(word, acc)
             elif not word.text.startswith(("-", "+")) and word.text in SPECIAL_VARIABLES:
                 acc.unanalysable(f"{name} {word.text}")
+        # Exported, a variable reaches every later command: one the table does not know asks.
+        exported = name == "export" or any(
+            t.startswith("-") and "x" in t for t in texts if not _ASSIGNMENT.match(t)
+        )
+        check_environment(
+            assigned,
+            None,
+            cmd.state,
+            acc,
+            depth=cmd.depth,
+            analyze=_command_kind,
+            exported=exported,
+        )
         return None
     if name in ("mapfile", "readarray") and any(t.startswith("-") and "C" in t for t in texts):
         acc.unanalysable("mapfile -C runs a callback")
@@ -804,7 +930,7 @@ _HANDLERS: dict[str, _Handler] = {
     "su": _su,
     "eval": _eval,
     "watch": _eval,
-    "flock": _flock,
+    **dict.fromkeys(LOCKERS, _flock),
     "kill": _kill,
     "pkill": _kill,
     "killall": _kill,

@@ -5,6 +5,7 @@ the walk of a program's entry in :data:`~ledger._governance.analysis.programs.PR
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -13,6 +14,7 @@ from typing import Literal, NamedTuple
 from ledger._governance.analysis.programs import (
     DESTROYS,
     DEVICES,
+    operand_role,
     walk,
 )
 from ledger._governance.analysis.shell_scan import _State, _Word
@@ -195,6 +197,9 @@ class _Acc:
         return len(self.reasons), len(self.targets), self.unknown, len(self.cannot)
 
     def result(self) -> CommandClass:
+        for target in self.targets:
+            if _is_evidence_ref_file(target):
+                self.refuse(f"{target} is git's store of the evidence refs (refs/ledger*)")
         words = tuple(self.words)
         if any("/proc/" in w and "environ" in w for w in words):
             self.environment = True  # cat /proc/self/environ, < /proc/$$/environ
@@ -218,6 +223,32 @@ class _Acc:
             overwrite_reasons=() if destructive else tuple(self.soft),
             reads_anywhere=tuple(self.reads_anywhere),
         )
+
+
+# git's files for the evidence refs: loose refs under refs/ledger*, and packed-refs, which can
+# hold them too [gitrepository-layout(5)].
+_EVIDENCE_REF_FILE = re.compile(r"(^|/)\.git/(.*/)?(refs/ledger[^/]*(/|$)|packed-refs$)")
+_EVIDENCE_REF_SAMPLES = (
+    (".git", "refs", "ledger"),
+    (".git", "refs", "ledger-incoming"),
+    (".git", "refs", "ledger-remotes"),
+    (".git", "packed-refs"),
+)
+
+
+def _is_evidence_ref_file(target: str) -> bool:
+    text = posixpath.normpath(target).casefold()
+    if _EVIDENCE_REF_FILE.search(text):
+        return True
+    if not any(c in text for c in "*?["):
+        return False
+    # A glob: matched segment by segment (a `*` never crosses a `/`) from the .git it names.
+    tail = ".git/" + text.rsplit("/.git/", 1)[1] if "/.git/" in text else text
+    parts = tail.split("/")
+    return any(
+        len(parts) == len(sample) and all(map(fnmatch.fnmatchcase, sample, parts))
+        for sample in _EVIDENCE_REF_SAMPLES
+    )
 
 
 def _is_fd(text: str) -> bool:
@@ -365,8 +396,40 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
             kind = "write"
         elif role == "read":
             acc.read(state, [word])
+        elif role == "operands":
+            acc.read(state, [word])
+            if operand_role(spec) not in ("read", "text"):
+                why = f"{name} {option} reads more operands from a file the hook cannot read"
+                acc.flag(why, state, unknown=True)
+                kind = "write"
+        elif role == "config":
+            acc.unanalysable(f"{name} {option} reads options or settings from a file")
+            kind = "unknown"
+        elif role == "format":
+            kind = _format_writes(name, option, word, state, acc) or kind
     if name in DESTROYS:
         acc.flag(DESTROYS[name], state, destroyed)  # rm with no operand is still rm
+        kind = "write"
+    return kind
+
+
+# curl's ``-w`` writes to the file ``%output{FILE}`` names (``%output{>>FILE}`` appends)
+# [curl(1) --write-out]; ``@FILE`` reads the format from a file.
+_OUTPUT_FORMAT = re.compile(r"%output\{(>>)?([^}]*)\}")
+
+
+def _format_writes(name: str, option: str, word: _Word, state: _State, acc: _Acc) -> Kind | None:
+    """A format string that names the files it writes: each one a write, checked like any."""
+    if word.text.startswith("@") or word.dynamic:
+        acc.unanalysable(f"{name} {option} reads its format from a file or a run-time value")
+        return "unknown"
+    kind: Kind | None = None
+    for append, path in _OUTPUT_FORMAT.findall(word.text):
+        target = _Word(path)
+        if append:
+            acc.create(state, [target])
+        else:
+            acc.overwrite(f"{name} {option} %output overwrites a file", state, [target])
         kind = "write"
     return kind
 

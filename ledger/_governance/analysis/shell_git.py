@@ -4,6 +4,7 @@ which paths they write, and the options and configuration that make git run a pr
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 
@@ -12,6 +13,7 @@ from ledger._governance.analysis.programs import (
     GIT_EXEC_OPTIONS,
     GIT_GLOBAL_FLAGS,
     GIT_QUIET,
+    GIT_REF_WRITERS,
     GIT_TREE_READERS,
     GIT_TREE_WRITERS,
 )
@@ -80,6 +82,7 @@ def _git(cmd: _Cmd) -> None:
                 config = _option_value(rest, j, value if eq else None)
                 if config is not None:
                     _git_config_value(config, acc)
+    _ledger_refs(sub, rest, acc)
     analyzer = _GIT_SUBCOMMANDS.get(sub)
     if analyzer is not None:
         analyzer(rest, git_state, acc)
@@ -91,6 +94,41 @@ def _git(cmd: _Cmd) -> None:
         acc.flag(GIT_TREE_WRITERS[sub], git_state, [_Word(".")])
     elif sub not in GIT_QUIET:
         acc.unanalysable(f"git {sub} is not modelled (it may be an alias)")
+
+
+# Names that stand for the evidence refs (refs/ledger/<id>, refs/ledger-incoming/...,
+# refs/ledger-remotes/...): only `ledger push` and `ledger fetch` write them, after their checks.
+_LEDGER_REF_SAMPLES = ("refs/ledger/x", "refs/ledger-incoming/x", "refs/ledger-remotes/r/x")
+
+
+def _names_ledger_refs(text: str) -> bool:
+    """Whether a word (a ref, a refspec ``+src:dst``, a glob ``refs/*``) may name an
+    evidence ref."""
+    folded = text.casefold()
+    if "refs/ledger" in folded:
+        return True
+    for side in folded.lstrip("+^").split(":"):
+        if "*" in side and any(fnmatch.fnmatchcase(ref, side) for ref in _LEDGER_REF_SAMPLES):
+            return True
+    return False
+
+
+def _ledger_refs(sub: str, rest: list[_Word], acc: _Acc) -> None:
+    """The shell may not create, move, delete or push ``refs/ledger*``: a forged or malformed
+    one is what every teammate's ``ledger fetch`` would then read."""
+    if sub not in GIT_REF_WRITERS:
+        return
+    texts = [w.text for w in rest]
+    mirror = any(t == "--mirror" or t.startswith("--mirror=") for t in texts)
+    if any(w.dynamic and ("refs" in w.text or ":" in w.text) for w in rest):
+        acc.unanalysable(f"git {sub} of a ref named at run time")
+    if any(_names_ledger_refs(t) for t in texts):
+        acc.refuse(f"git {sub} writes an evidence ref (refs/ledger*), which only ledger push and "
+                   "ledger fetch write")  # fmt: skip
+    elif sub in ("push", "remote") and mirror:
+        acc.refuse(f"git {sub} --mirror pushes or fetches every ref, the evidence refs included")
+    elif sub == "update-ref" and "--stdin" in texts:
+        acc.unanalysable("git update-ref --stdin writes refs its input names")
 
 
 def _git_option(text: str, option: str) -> bool:
