@@ -251,12 +251,24 @@ def verify(
 ) -> None:
     """Verify every record's hash, signature, key, link and seq (and checkpoints).
 
+    In a clone with no ledger of its own (one that only reads), the teammates' evidence
+    `ledger fetch` kept (or, with --remote, what the remote holds now) is verified against the
+    public keys committed in .orchestration/keys/.
+
     Exit 0 intact, 1 integrity problem (incl. a torn tail), 2 could not check.
     """
 
     def action() -> int:
+        from ledger import find_root, read_checkpoint_file  # noqa: PLC0415
+
+        if not (find_root(root) / ".orchestration" / "agent_trace.jsonl").exists():
+            if checkpoint:
+                raise UsageError(
+                    "--checkpoint checks this clone's own ledger, and it has none "
+                    "(`ledger verify` checks the fetched evidence here)"
+                )
+            return _verify_reading(root, remote, jobs=jobs, as_json=as_json)
         ledger = Ledger.open(root)
-        from ledger import read_checkpoint_file  # noqa: PLC0415
 
         stored = [(str(path), read_checkpoint_file(path)) for path in checkpoint or []]
         if remote is not None:
@@ -281,6 +293,33 @@ def verify(
         return _verify_exit_code(report)
 
     _run(action)
+
+
+def _verify_reading(
+    root: str | None, remote: str | None, *, jobs: int | None, as_json: bool
+) -> int:
+    """``ledger verify`` in a clone that only reads: its fetched evidence (or ``remote``'s)
+    against the public keys pinned here; exit 1 for refused evidence, 2 for unpinned keys."""
+    from ledger import verify_fetched_evidence  # noqa: PLC0415
+
+    checked = verify_fetched_evidence(root, remote, jobs=jobs)
+    if as_json:
+        _emit_json({"own_ledger": False, "ledgers": [c._asdict() for c in checked]})
+    elif not checked:
+        where = f"{remote} holds no ledger evidence" if remote else "no evidence fetched"
+        print(
+            f"nothing to verify: this clone has no ledger of its own and {where} "
+            f"(`ledger fetch{' ' + remote if remote else ''}` keeps teammates' evidence)"
+        )
+    for item in [] if as_json else checked:
+        source = f"as {item.remote} holds it now" if remote else f"fetched from {item.remote}"
+        if item.status == "verified":
+            print(f"ok: ledger {item.ledger_id}, {item.records} records, {source}")
+        else:
+            print(f"{item.status}: {item.reason}")
+    if any(item.status == "refused" for item in checked):
+        return INTEGRITY
+    return UNVERIFIABLE if any(item.status == "unverified" for item in checked) else OK
 
 
 @app.command()
