@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
+from typer._click.core import Context as ClickContext  # typer vendors its click
+from typer._click.shell_completion import CompletionItem
+from typer.core import TyperCommand
 from typer.core import _TyperParameter as TyperParameter
 
 from cli import (
@@ -179,24 +182,44 @@ def append(
 
 
 def _passthrough(
-    group: typer.Typer, name: str, summary: str, main: Callable[[list[str]], int]
+    group: typer.Typer,
+    name: str,
+    summary: str,
+    main: Callable[[list[str]], int],
+    parser: Callable[[], _log.CommandParser] | None = None,
 ) -> None:
     """Register a command that parses its own arguments (a Typer-free fast path, dispatched
-    first by ``cli._entry``; this entry puts it in the command list and shell completion)."""
+    first by ``cli._entry``; this entry puts it in the command list and shell completion,
+    whose candidates are ``parser``'s own options, so they cannot drift from it)."""
 
     def command(ctx: typer.Context) -> None:
         raise typer.Exit(main(list(ctx.args)))
 
+    class Passthrough(TyperCommand):
+        def shell_complete(self, ctx: ClickContext, incomplete: str) -> list[CompletionItem]:
+            previous = ctx.args[-1] if ctx.args else None
+            offered = parser().completions(previous, incomplete) if parser else []
+            return [CompletionItem(word) for word in offered]
+
     group.command(
         name,
+        cls=Passthrough,
         help=summary,
         add_help_option=False,
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     )(command)
 
 
-_passthrough(app, "log", "Show recent records, one line each; filters; -f follows.", _log.log_main)
-_passthrough(app, "show", "Print one record in full (default: the last).", _log.show_main)
+_passthrough(
+    app,
+    "log",
+    "Show recent records, one line each; filters; -f follows.",
+    _log.log_main,
+    _log.log_parser,
+)
+_passthrough(
+    app, "show", "Print one record in full (default: the last).", _log.show_main, _log.show_parser
+)
 _passthrough(app, "mcp", "Serve select_active_intent and ledger's other tools over MCP.", _mcp.main)
 
 
@@ -544,6 +567,13 @@ def _clients_help() -> str:
     return f"{', '.join(CLIENT_NAMES[:-1])} or {CLIENT_NAMES[-1]}"
 
 
+def _complete_client(incomplete: str) -> list[str]:
+    """Shell completion of a client argument: the registry's names."""
+    from ledger import CLIENT_NAMES  # noqa: PLC0415
+
+    return [name for name in CLIENT_NAMES if name.startswith(incomplete)]
+
+
 def _known_client(name: str) -> str:
     """An unknown client name is bad usage (exit 2), like any other invalid argument."""
     from ledger import CLIENT_NAMES  # noqa: PLC0415
@@ -557,7 +587,10 @@ CLIENTS_HELP = _clients_help()
 ClientArgument = Annotated[
     str,
     typer.Argument(
-        metavar="CLIENT", callback=_known_client, help=f"The agent client: {CLIENTS_HELP}."
+        metavar="CLIENT",
+        callback=_known_client,
+        autocompletion=_complete_client,
+        help=f"The agent client: {CLIENTS_HELP}.",
     ),
 ]
 intent_app = typer.Typer(
@@ -569,7 +602,10 @@ _intents.register(app, intent_app)
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def hook(
-    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    client: Annotated[
+        str,
+        typer.Argument(autocompletion=_complete_client, help=f"The agent client: {CLIENTS_HELP}."),
+    ],
     event: Annotated[str | None, typer.Option(help=_hook.OPTIONS["--event"])] = None,
     root: RootOption = None,
 ) -> None:
