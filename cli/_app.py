@@ -18,6 +18,7 @@ from typer.core import _TyperParameter as TyperParameter
 from cli import (
     _append,
     _blame,
+    _forget,
     _hook,
     _intent,
     _intents,
@@ -26,6 +27,7 @@ from cli import (
     _mcp,
     _query,
     _remote,
+    _review,
     _tamper,
 )
 from cli._exit import EXIT_CODES_HELP, INTEGRITY, OK, UNVERIFIABLE, UsageError, reader_gone
@@ -93,7 +95,9 @@ app.add_typer(key_app, name="key")
 _keys.register(key_app)
 _blame.register(app)
 _tamper.register(app)
+_forget.register(app)
 _remote.register(app)
+_review.register(app)
 
 
 _run = run_action

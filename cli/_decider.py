@@ -70,6 +70,7 @@ def _version(install: str) -> str:
 
 
 PROOF_PREFIX = b"ledger-decider-proof-v1\0"
+CALLER_PREFIX = b"ledger-decider-caller-v1\0"
 
 
 def _ledger_home(environ: dict[str, str] | os._Environ[str]) -> str:
@@ -199,14 +200,18 @@ def _exchange(
         sock.settimeout(budget)
         nonce = os.urandom(16)
         sock.sendall(MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n")
-        why = _unproven(_read_line(sock, 200), secret, nonce, _peer(sock, _socket))
+        proof = _read_line(sock, 240)
+        why = _unproven(proof, secret, nonce, _peer(sock, _socket))
         if why is not None:
             sys.stderr.write(
                 f"ledger: the process at {path} is not ledger's decider ({why}); deciding in "
                 "this process\n"
             )
             return None
-        sock.sendall(_request([f"version={_version(install)}", f"install={install}", *fields], raw))
+        sock.sendall(
+            _caller(proof, secret)
+            + _request([f"version={_version(install)}", f"install={install}", *fields], raw)
+        )
         chunks = []
         while True:
             chunk = sock.recv(1 << 16)
@@ -218,6 +223,16 @@ def _exchange(
     finally:
         sock.close()
     return _parse(b"".join(chunks), start=start)
+
+
+def _caller(proof: bytes, secret: bytes) -> bytes:
+    """This caller's proof, answering the challenge that ends the decider's: the decider
+    decides only for a process that can read the per-user secret (not the agent's sandboxed
+    shell under --hardened; ledger/_hooks/decider.py says why)."""
+    challenge = bytes.fromhex(proof.rstrip(b"\n").split(b" ")[5].decode("ascii"))
+    pid = os.getpid()
+    mac = _hmac_sha256(secret, CALLER_PREFIX + challenge + b"%d" % pid)
+    return MAGIC + b" caller %d " % pid + mac.encode() + b"\n"
 
 
 def _peer(sock: object, module: object) -> tuple[int, int] | None:
@@ -237,8 +252,10 @@ def _unproven(
 ) -> str | None:
     """Why the hello's answer does not prove the decider, or None when it does."""
     parts = answer.rstrip(b"\n").split(b" ")
-    if len(parts) != 5 or b" ".join(parts[:3]) != MAGIC + b" proof" or not parts[3].isdigit():
+    if len(parts) != 6 or b" ".join(parts[:3]) != MAGIC + b" proof" or not parts[3].isdigit():
         return "it gave no proof"
+    if len(parts[5]) != 32 or parts[5].strip(b"0123456789abcdef"):
+        return "it gave no challenge"
     pid = int(parts[3])
     if parts[4] != _hmac_sha256(secret, PROOF_PREFIX + nonce + b"%d" % pid).encode():
         return "its proof does not verify"

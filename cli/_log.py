@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from _typeshed import SupportsWrite
 
-    from ledger import CommandCall
+    from ledger import CommandCall, Revealer
 
 #: The kinds ledger itself writes; application kinds are whatever ``ledger append`` recorded.
 KNOWN_KINDS: Final = (
@@ -54,6 +54,7 @@ KNOWN_KINDS: Final = (
     "governance.tamper_reverted",
     "governance.tripwire_armed",
     "governance.evidence_refused",
+    "ledger.forgotten",
 )
 DECISIONS: Final = ("deny", "ask", "allow")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -744,8 +745,9 @@ def run_log(options: LogOptions, out: IO[str] | Output | None = None) -> int:
     seen: set[str] = set()
     picked: deque[tuple[Line, Summary]] = deque(maxlen=options.limit)
     records = read_lines(path) if options.filtered else iter(tail_lines(path, options.limit))
+    revealer = _revealer(path)
     for record in records:
-        data = record.data
+        data = revealer.record(record.data)
         seen.add(str(data.get("kind")))
         row = summarize(data, targets)
         _remember(targets, data, row)
@@ -773,6 +775,13 @@ def run_log(options: LogOptions, out: IO[str] | Output | None = None) -> int:
     if options.follow:
         _follow(path, options, since, targets, stream, color, width)
     return OK
+
+
+def _revealer(path: Path) -> Revealer:
+    """Shows disclosed values (``--json`` prints the stored line: the commitments)."""
+    from ledger import Revealer  # noqa: PLC0415
+
+    return Revealer.beside(path)
 
 
 def _new_lines(path: Path, offset: int) -> tuple[list[bytes], int]:
@@ -814,7 +823,7 @@ def _follow(
     try:
         for line in _follow_lines(path, _FOLLOW_INTERVAL):
             try:
-                data = _parse(line).data
+                data = _revealer(path).record(_parse(line).data)  # its disclosures are new too
             except LedgerError:
                 continue  # verify reports it; following goes on
             row = summarize(data, targets)
@@ -883,7 +892,7 @@ def run_show(
     if as_json:
         print(record.raw.decode(), file=stream)
     else:
-        print(render_record(record.data, output.width or 100), file=stream)
+        print(render_record(_revealer(path).record(record.data), output.width or 100), file=stream)
     return OK
 
 

@@ -267,11 +267,27 @@ def report(
     force: ForceOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report data.")] = False,
     root: RootOption = None,
+    range_spec: Annotated[
+        str | None,
+        typer.Option("--range", help="Report a git range as `ledger review` sees it (BASE..HEAD)."),
+    ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by", help="With --range: chart the shares by week, intent, model, client or author."
+        ),
+    ] = None,
 ) -> None:
     """Summarise decisions, denials, human approvals, sessions, files and verification;
     --out DIR adds a report.html with charts for reviewers."""
 
     def action() -> int:
+        if range_spec is not None:
+            from cli._review import review_report  # noqa: PLC0415
+
+            return review_report(
+                range_spec, by=by, out=out, force=force, as_json=as_json, root=root
+            )
         sources = _sources(root, ledgers)
         if out is not None:
             check_report_dir(out, force=force)

@@ -25,13 +25,27 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def push(
-        remote: RemoteArgument = "origin", root: RootOption = None, as_json: JsonOption = False
+        remote: RemoteArgument = "origin",
+        root: RootOption = None,
+        as_json: JsonOption = False,
+        publish_verbatim_content: Annotated[
+            bool,
+            typer.Option(
+                "--publish-verbatim-content",
+                help="Also publish records from before format v3, whose prompts, command "
+                "lines and file contents are in the chain verbatim (refused without it).",
+            ),
+        ] = False,
     ) -> None:
         """Publish this clone's signed evidence (its records and a checkpoint of them) to
-        refs/ledger/<ledger id> on REMOTE, as a fast-forward of the previous push."""
+        refs/ledger/<ledger id> on REMOTE, as a fast-forward of the previous push. Content
+        (prompts, commands, files) is not published: the chain holds commitments to it, and
+        the disclosure store stays on this machine."""
 
         def action() -> int:
-            result = push_evidence(Ledger.open(root), remote)
+            result = push_evidence(
+                Ledger.open(root), remote, publish_verbatim_content=publish_verbatim_content
+            )
             if as_json:
                 print(json.dumps(result._asdict(), indent=2, sort_keys=True))
             elif result.status == "current":
@@ -64,7 +78,7 @@ def register(app: typer.Typer) -> None:
             elif not fetched:
                 print(f"{remote} holds no ledger evidence (refs/ledger/*)")
             for item in [] if as_json else fetched:
-                if item.status == "unverified":
+                if item.status in ("unverified", "skipped"):
                     # Nothing is wrong with this clone: a teammate's key to pin (docs/team.md).
                     print(item.reason, file=sys.stderr)
                 else:

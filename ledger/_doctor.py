@@ -28,6 +28,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from ledger._clients.install import hook_status
 from ledger._clients.registry import CLIENTS, DECISIONS, ClientSpec, enforcement
+from ledger._clients.versions import CLIENT_EXECUTABLES
 from ledger._errors import ConfigError, KeyNotFoundError, LedgerError
 from ledger._evidence.keys import load_signing_key
 from ledger._evidence.ledger import Ledger
@@ -49,18 +50,6 @@ Status = Literal["ok", "warn", "fail"]
 #: A checkpoint is "recent" while it is at most this many records and this many days behind.
 RECENT_RECORDS: Final = 1000
 RECENT_DAYS: Final = 7
-#: Executables that identify a client being used on this machine.
-_CLIENT_EXECUTABLES: Final = {
-    "claude": ("claude",),
-    "cursor": ("cursor-agent", "cursor"),
-    "gemini": ("gemini",),
-    "codex": ("codex",),
-    "cline": ("cline",),
-    "copilot": ("copilot",),
-    "antigravity": ("agy",),
-    "windsurf": ("windsurf",),
-    "vscode": ("code", "code-insiders"),
-}
 #: The folder that shows a client is used in a workspace, where its hooks folder does not:
 #: VS Code's hooks share `.github/hooks/` with GitHub Copilot CLI.
 _CLIENT_FOLDERS: Final = {"vscode": ".vscode"}
@@ -195,7 +184,7 @@ def _client_found(spec: ClientSpec, root: Path) -> str | None:
     )
     if not spec.user_only and (root / folder).exists():  # a per-user client has no folder here
         return f"{folder}/ exists"
-    for name in _CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
+    for name in CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
         if shutil.which(name):
             return f"`{name}` is on PATH"
     return None
@@ -249,6 +238,95 @@ def _client_hooks(spec: ClientSpec, root: Path, home: Path | None) -> tuple[Chec
         )
         return unregistered, True
     return Check(name, "ok", f"{installed}; `ledger mcp` registered"), True
+
+
+def _client_version(
+    spec: ClientSpec, root: Path, environ: Mapping[str, str] | None, home: Path | None
+) -> list[Check]:
+    """Whether the installed client's version and the settings ledger wrote agree (only for
+    clients whose versions change what ledger writes: ``versions.CLAUDE_FEATURES``): the
+    sandbox settings ``--hardened`` wrote, and the hook transport (mcp_tool hooks on a version
+    that ignores ``onFailure`` fail open; command hooks on one that honours it cost a process
+    per call)."""
+    from ledger._clients.install import hook_status  # noqa: PLC0415
+    from ledger._clients.settings import (  # noqa: PLC0415
+        MCP_HOOK_MARK,
+        _installed_commands,
+        load_settings,
+    )
+    from ledger._clients.versions import (  # noqa: PLC0415
+        CLAUDE_FEATURES,
+        feature_applies,
+        format_version,
+        installed_version,
+    )
+
+    if spec.name != "claude" or spec.sandbox_file is None:
+        return []
+    name = f"client version: {spec.name}"
+    try:
+        sandbox = load_settings(root / spec.sandbox_file).get("sandbox")
+        path = hook_status(spec.name, root, home=home).path
+    except LedgerError:
+        return []  # the hooks line above names the broken file
+    marks = set(_installed_commands(spec, path, with_mcp=True).values())
+    through_mcp = MCP_HOOK_MARK in marks
+    on_failure = CLAUDE_FEATURES["hook-on-failure"]
+    since = format_version(on_failure.since)
+    found = installed_version(spec.name, environ)
+    if found.version is None:
+        if found.executable is None and not isinstance(sandbox, dict) and not through_mcp:
+            return []  # not on PATH, and nothing written depends on its version
+        hooks = (
+            f"hooks through `ledger mcp`, which fail closed only from {since}"
+            if through_mcp
+            else "command hooks, which fail closed on any version"
+        )
+        return [
+            Check(
+                name,
+                "warn",
+                f"cannot read {spec.title}'s version ({found.how}): the settings hold the "
+                f"sandbox settings the newest version needs, and {hooks}",
+                f"put `{spec.name}` on PATH, then `ledger doctor` again",
+            )
+        ]
+    shown = f"{spec.title} {found.text} ({found.how})"
+    flow = CLAUDE_FEATURES["sandbox-permission-flow"]
+    if (
+        isinstance(sandbox, dict)
+        and sandbox.get("enabled") is True
+        and sandbox.get("autoAllowBashIfSandboxed") is not True
+        and feature_applies(flow, found.version)
+    ):
+        return [
+            Check(
+                name,
+                "warn",
+                f"{shown}: {flow.name} from {format_version(flow.since)}, and "
+                f"{spec.sandbox_file} does not set sandbox.autoAllowBashIfSandboxed: every "
+                "shell command ledger lets through asks a person (headless: refused)",
+                f"run `ledger install {spec.name} --hardened`",
+            )
+        ]
+    fix = f"run `ledger install {spec.name}`"
+    honours = found.version >= on_failure.since
+    if through_mcp and not honours:
+        message = (
+            f"{shown} ignores onFailure (from {since}), but the hooks go through `ledger mcp`: "
+            "a dead server would let tool calls through (the client was downgraded since "
+            "`ledger install`)"
+        )
+        return [Check(name, "fail", message, fix)]
+    if marks and not through_mcp and honours:
+        message = (
+            f"{shown} honours onFailure: block, but the hooks are commands (a process per "
+            "call; the client was upgraded since `ledger install`)"
+        )
+        return [Check(name, "warn", message, fix)]
+    hardened = "; the sandbox settings agree" if isinstance(sandbox, dict) else ""
+    transport = "; hooks through `ledger mcp`" if through_mcp else ""
+    return [Check(name, "ok", f"{shown}{hardened}{transport}")]
 
 
 def _enforcement(spec: ClientSpec) -> list[Check]:
@@ -365,6 +443,7 @@ def run_checks(
             client_checks.append(found[0])
             if found[1]:  # installed: what the client does with each decision
                 client_checks += _enforcement(spec)
+                client_checks += _client_version(spec, base, environ, home)
     checks += client_checks or [
         Check(
             "hooks",
@@ -374,6 +453,7 @@ def run_checks(
             "run `ledger install <client>` for the agent you use",
         )
     ]
+    checks.append(_disclosures(ledger, report))
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
     checks.append(_tripwire(base, environ))
     refused = _refused_evidence(ledger)
@@ -381,6 +461,41 @@ def run_checks(
         checks.append(refused)
     checks.append(_decider(environ))
     return checks
+
+
+def _disclosures(ledger: Ledger, report: VerifyReport | None) -> Check:
+    """What the chain commits and this clone discloses; records holding content verbatim."""
+    from ledger._evidence.disclosure import verbatim_records  # noqa: PLC0415
+
+    try:
+        verbatim = verbatim_records(line for line, _ in ledger.file.iter_lines())
+    except LedgerError as exc:
+        return Check("content", "fail", f"could not read the ledger: {exc}")
+    held = report.disclosures if report is not None else None
+    store = ledger.disclosures
+    parts = []
+    if held is not None and held.committed:
+        parts.append(
+            f"{held.committed} fields committed: {held.disclosed} disclosed here, "
+            f"{held.withheld} withheld ({held.forgotten} forgotten)"
+        )
+    if held is not None and held.committed and not store.exists():
+        parts.append("the disclosure store is missing (deleted?): every field is withheld")
+    if held is not None and held.orphans:
+        parts.append(f"{held.orphans} disclosure(s) of commitments no record holds (ignored)")
+    if verbatim:
+        parts.append(
+            f"{verbatim} record(s) from before format v3 hold prompts, commands or file "
+            "contents verbatim"
+        )
+        return Check(
+            "content",
+            "warn",
+            "; ".join(parts),
+            "`ledger push` publishes them only with --publish-verbatim-content",
+        )
+    status: Status = "warn" if len(parts) > 1 else "ok"
+    return Check("content", status, "; ".join(parts) or "no content recorded yet")
 
 
 def _decider(environ: Mapping[str, str] | None) -> Check:

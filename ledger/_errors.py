@@ -30,6 +30,7 @@ __all__ = [
     "IntegrityError",
     "KeyNotFoundError",
     "LedgerError",
+    "LockTimeoutError",
     "NotInitializedError",
     "PolicyError",
     "RemoteError",
@@ -37,6 +38,7 @@ __all__ = [
     "StorageError",
     "TornTailError",
     "UnverifiableError",
+    "VerbatimContentError",
     "WorkspaceNotFoundError",
 ]
 
@@ -110,6 +112,14 @@ class StorageError(UnverifiableError):
     """
 
 
+class LockTimeoutError(StorageError):
+    """ledger's lock on its file was not granted before the deadline: another process holds it.
+
+    Never waited out: a client whose hook times out lets the tool call run unrecorded, so the
+    call is denied instead, naming the holder when it can be found.
+    """
+
+
 class WorkspaceNotFoundError(UnverifiableError):
     """No ``.orchestration/`` directory was found from the starting directory upwards."""
 
@@ -127,6 +137,11 @@ class RemoteError(UnverifiableError):
 
 
 # --- the input is refused --------------------------------------------------------------------
+
+
+class VerbatimContentError(RemoteError):
+    """``ledger push`` refused to publish records that hold content verbatim (written before
+    format v3) without the flag that says so."""
 
 
 class InputError(LedgerError):

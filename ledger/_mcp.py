@@ -24,12 +24,20 @@ Tools (:data:`MCP_TOOL_NAMES`):
 
 Every call opens the workspace afresh (the hooks append between calls). A server started where
 no workspace is found still starts, and answers each tool with the one-line reason.
+
+One more tool is not listed: ``hook``, the channel of Claude Code's ``mcp_tool`` hooks
+(``ledger/_clients/mcp_hook.py``). It rebuilds the hook input from its arguments and answers
+what ``ledger hook claude`` answers for it (:meth:`McpTools.hook`), recording as the command
+path does; the hook path is imported before the server answers, so no call pays for it. The
+model never sees it in ``tools/list``, and its PreToolUse denies a call of it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import InputError, LedgerError
@@ -67,6 +75,10 @@ class McpTools:
         environ: where ``$LEDGER_ROOT``/``$LEDGER_HOME`` are read (default: this process's).
     """
 
+    #: The installed ledger's version file: a server started before an upgrade refuses to
+    #: answer hooks for code it no longer matches.
+    version_file: Path = Path(__file__).with_name("_version.py")
+
     def __init__(self, root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
         self._root = root
         self._environ = environ
@@ -97,6 +109,7 @@ class McpTools:
         """The ``<intent_context>`` of ``intent_id``; refused as ``ledger intent select`` is."""
         from ledger._governance.intents import intent_refusal, render_intent_context  # noqa: PLC0415
 
+        _bounded("intent_id", intent_id, _MAX_WORD)
         workspace = self.workspace()
         intent = self._intent(workspace, intent_id)
         refusal = intent_refusal(intent)
@@ -144,6 +157,12 @@ class McpTools:
         the grant after it)."""
         from ledger._governance.intents import expansion_problem  # noqa: PLC0415
 
+        _bounded("intent_id", intent_id, _MAX_WORD)
+        _bounded("reason", reason, _MAX_REASON)
+        if len(globs) > _MAX_GLOBS:
+            raise InputError(f"{len(globs)} globs in one request; at most {_MAX_GLOBS}")
+        for glob in globs:
+            _bounded("a glob", glob, _MAX_PATH)
         if not globs:
             raise InputError("name at least one glob to add, e.g. 'docs/**'")
         for glob in globs:
@@ -165,20 +184,135 @@ class McpTools:
             "`ledger install <client>` installs the hooks.)"
         )
 
+    def hook(self, arguments: Mapping[str, Any]) -> str:
+        """The answer of ``ledger hook claude`` to the hook input ``arguments`` carry (an
+        ``mcp_tool`` hook's call): its JSON, ``{}`` where the command prints nothing.
+
+        Raises:
+            InputError: the hook path answered with an exit code alone (a block the tool can
+                only deliver as a failed call, which Claude Code's ``onFailure: "block"``
+                turns into the block).
+        """
+        from ledger._clients.mcp_hook import payload_from_arguments  # noqa: PLC0415
+        from ledger._hooks.service import run_hook  # noqa: PLC0415
+
+        self._refuse_if_upgraded()
+        raw, event = payload_from_arguments(arguments)
+        response = run_hook(
+            "claude", raw, expected_event=event, root=self._root, environ=self._environ
+        )
+        if response.exit_code != 0 and not response.stdout:
+            raise InputError(response.stderr.strip() or f"ledger hook exited {response.exit_code}")
+        return response.stdout or "{}"
+
+    def _refuse_if_upgraded(self) -> None:
+        """Raise when the ledger installed now is another version than this server's: its
+        decisions and records would be an old version's (the client failed closed on the
+        error, and the person restarts the server)."""
+        from ledger._version import __version__  # noqa: PLC0415
+
+        try:
+            text = self.version_file.read_text(encoding="utf-8")
+        except OSError:
+            return  # nothing installed there to compare with (a zipped or frozen install)
+        found = re.search(r'__version__\s*=\s*"([^"]+)"', text)
+        if found is not None and found.group(1) != __version__:
+            raise InputError(
+                f"this `ledger mcp` server is ledger {__version__}, but ledger "
+                f"{found.group(1)} is installed now: restart the server (Claude Code: /mcp, "
+                "then reconnect ledger; or start a new session)"
+            )
+
     def explain_line(self, path: str, line: int) -> str:
         """Blame of one line of ``path`` (relative to the workspace root, or absolute)."""
         from ledger._projections.explain import blame_file  # noqa: PLC0415
         from ledger._workspace import find_root  # noqa: PLC0415
 
+        _bounded("path", path, _MAX_PATH)
         if line < 1:
             raise InputError(f"line {line} is not a line number (they start at 1)")
         root = find_root(self._root, environ=self._environ)
         absolute = path if os.path.isabs(path) else os.path.join(root, path)  # noqa: PTH117, PTH118
+        why = _unreadable(str(root), os.path.realpath(absolute), self._environ)
+        if why is not None:
+            raise InputError(f"explain_line answers nothing about {path}: {why}")
         report = blame_file(absolute, root=root, lines=(line, line), environ=self._environ)
         if not report.lines:
             raise InputError(f"{report.file} has no line {line}")
         found = report.lines[0]
         return f"{report.file}:{found.line} {_explain(found.status, found.facts)}\n{found.text}"
+
+
+#: Argument sizes the tools take: a 20 MB argument is answered with one line, at once.
+_MAX_WORD: Final = 200
+_MAX_PATH: Final = 4096
+_MAX_REASON: Final = 2000
+_MAX_GLOBS: Final = 64
+
+
+def _bounded(name: str, value: object, limit: int) -> None:
+    if isinstance(value, str) and len(value) > limit:
+        raise InputError(f"{name} is {len(value)} characters; the limit is {limit}")
+
+
+def _unreadable(root: str, real: str, environ: Mapping[str, str] | None) -> str | None:
+    """Why an agent may not read ``real`` (so no tool answers about it), or None: outside the
+    workspace, ledger's own folder (its cache keeps copies of files), the key or the secret,
+    or a file the person's own read rules keep from the agent (Claude Code's ``Read(...)``
+    deny rules and sandbox ``denyRead``)."""
+    from ledger._governance.analysis.protected import READ_DENIED, ProtectedAreas  # noqa: PLC0415
+
+    inside = real.startswith(os.path.realpath(root) + os.sep)
+    if not inside:
+        return "it is outside the workspace"
+    area = ProtectedAreas.for_workspace(root, environ).area_of(real)
+    if area in READ_DENIED or (area is not None and area.startswith(".orchestration")):
+        return f"agents may not read it ({area})"
+    relative = os.path.relpath(real, os.path.realpath(root))
+    for rule in _person_read_denials(root, environ):
+        if _matches(rule, relative):
+            return f"the person's read rule {rule!r} keeps it from agents"
+    return None
+
+
+def _person_read_denials(root: str, environ: Mapping[str, str] | None) -> list[str]:
+    """The patterns of the person's read-deny rules in Claude Code's settings files."""
+    import json  # noqa: PLC0415
+
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111
+    files = [
+        os.path.join(root, ".claude", "settings.json"),  # noqa: PTH118
+        os.path.join(root, ".claude", "settings.local.json"),  # noqa: PTH118
+        os.path.join(home, ".claude", "settings.json"),  # noqa: PTH118
+    ]
+    found: list[str] = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                settings = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(settings, dict):
+            continue
+        deny = (settings.get("permissions") or {}).get("deny") or []
+        found += [r[5:-1] for r in deny if isinstance(r, str) and r.startswith("Read(")]
+        sandbox = ((settings.get("sandbox") or {}).get("filesystem") or {}).get("denyRead")
+        found += [r for r in sandbox or [] if isinstance(r, str)]
+    return found
+
+
+def _matches(rule: str, relative: str) -> bool:
+    """Whether a Claude Code path rule (gitignore-style, relative to the project) names the
+    workspace-relative path, or a folder above it."""
+    import pathspec  # noqa: PLC0415 -- ledger mcp only
+
+    pattern = rule.removeprefix("./").removeprefix("/")
+    if not pattern or pattern.startswith(("~", "/")):
+        return False
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+    parts = relative.split("/")
+    return any(spec.match_file("/".join(parts[: i + 1])) for i in range(len(parts)))
 
 
 def _explain(status: str, facts: Mapping[str, Any]) -> str:
@@ -212,18 +346,44 @@ def _one_line(exc: LedgerError) -> str:
 def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
     """Run the MCP server on stdin/stdout until the client closes it.
 
-    Only here is the SDK imported. The governance modules the first call needs are imported
-    before the server answers, so the first ``tools/call`` pays no import.
+    Only here is the SDK imported. The governance and hook modules the first call needs (the
+    hook tool's too: the client adapter, the policies, the shell reader) are imported once,
+    before the server answers, so no ``tools/call`` pays an import.
     """
     from mcp.server import MCPServer  # noqa: PLC0415
     from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+    from mcp_types import CallToolResult, TextContent  # noqa: PLC0415
 
     from ledger import __version__  # noqa: PLC0415
+    from ledger._clients import claude as _claude  # noqa: F401, PLC0415
+    from ledger._clients.mcp_hook import HOOK_TOOL  # noqa: PLC0415
     from ledger._governance import intents as _intents  # noqa: F401, PLC0415
+    from ledger._governance import policies as _policies  # noqa: F401, PLC0415
+    from ledger._governance.analysis import shell as _shell  # noqa: F401, PLC0415
     from ledger._hooks import service as _service  # noqa: F401, PLC0415
 
     tools = McpTools(root, environ)
-    server: MCPServer[Any] = MCPServer(
+
+    class LedgerServer(MCPServer[Any]):
+        """The SDK's server, plus the unlisted hook tool (registered tools are all listed)."""
+
+        async def call_tool(
+            self,
+            name: str,
+            arguments: dict[str, Any],
+            context: Any = None,  # noqa: ANN401 -- the SDK's request context
+        ) -> Any:  # noqa: ANN401 -- the SDK's result types
+            if name != HOOK_TOOL:
+                return await super().call_tool(name, arguments, context)
+            try:
+                text = tools.hook(arguments)
+            except LedgerError as exc:
+                return CallToolResult(
+                    content=[TextContent(type="text", text=_one_line(exc))], is_error=True
+                )
+            return CallToolResult(content=[TextContent(type="text", text=text)])
+
+    server = LedgerServer(
         MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
 

@@ -115,8 +115,15 @@ SHARED_PATHS: Final = (
     ".gitignore",
 )
 #: Each clone's own, never committed: its ledger (two machines appending to one committed file
-#: would fork its chain), derived caches, quarantined torn bytes, ledgers written elsewhere.
-LOCAL_PATHS: Final = ("agent_trace.jsonl", ".cache/", "quarantine/", "other-ledgers/")
+#: would fork its chain), the disclosures of its commitments (content: prompts, commands, file
+#: contents), derived caches, quarantined torn bytes, ledgers written elsewhere.
+LOCAL_PATHS: Final = (
+    "agent_trace.jsonl",
+    "disclosures.jsonl",
+    ".cache/",
+    "quarantine/",
+    "other-ledgers/",
+)
 GITIGNORE_HEADER: Final = (
     "# This clone's own state, never committed: its ledger, derived caches, quarantined torn\n"
     "# bytes, ledgers written on other machines. Intents, hooks.yaml and keys/ (public keys)\n"

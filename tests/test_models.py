@@ -88,7 +88,7 @@ def test_key_lifecycle_bodies_validate(ledger: Ledger) -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("v", 3),
+        ("v", 4),
         ("seq", -1),
         ("prev", "xyz"),
         ("ts", "yesterday"),

@@ -62,6 +62,7 @@ from ledger._clients.settings import (
 )
 from ledger._errors import ConfigError, StorageError
 from ledger._evidence.keys import key_home, private_key_dir
+from ledger._governance.analysis.runs_later import CLIENT_FILES, login_shell_files
 from ledger._workspace import ORCHESTRATION_DIR, cache_secret_path, decider_dirs, state_home
 
 __all__ = [
@@ -84,25 +85,22 @@ _CODEX_END: Final = "# <<< ledger install --hardened <<<"
 HARDENED_CODEX_BEGIN: Final = _CODEX_BEGIN
 _CODEX_PROFILE: Final = "ledger"
 _CLAUDE_SETTINGS: Final = ".claude/settings.json"
+_CLAUDE_LOCAL: Final = ".claude/settings.local.json"
 
 
 def protected_paths(root: Path) -> list[Path]:
     """The paths an agent's shell must not write, as they exist in ``root``.
 
-    ``.orchestration/`` always; every client's hook, settings and sandbox files that exist
-    (a path that does not exist cannot be bound read-only, and binding one would make the
-    sandbox create it). Claude Code's two settings files are always listed: the installer
-    creates them.
+    ``.orchestration/`` always; every file and folder a registered client reads hooks,
+    settings or MCP servers from that exists (the one list,
+    :data:`ledger._governance.analysis.runs_later.CLIENT_FILES`: a path that does not exist
+    cannot be bound read-only, and binding one would make the sandbox create it). Claude
+    Code's two settings files are always listed: the installer creates them.
     """
-    paths = [root / ORCHESTRATION_DIR, root / _CLAUDE_SETTINGS]
-    for spec in CLIENTS.values():
-        for name in (spec.shared_file, spec.local_file, spec.sandbox_file):
-            if (
-                name
-                and (root / name) not in paths
-                and ((root / name).exists() or spec.name == "claude")
-            ):
-                paths.append(root / name)
+    paths = [root / ORCHESTRATION_DIR, root / _CLAUDE_SETTINGS, root / _CLAUDE_LOCAL]
+    for name, *_ in CLIENT_FILES:
+        if (root / name) not in paths and (root / name).exists():
+            paths.append(root / name)
     return paths
 
 
@@ -134,13 +132,13 @@ def runs_outside_paths(
     root: Path, *, home: Path, ledger_cmd: str, environ: Mapping[str, str] | None = None
 ) -> list[Path]:
     """What the sandbox must keep the agent's shell from writing because a change runs code
-    outside it: the hook's runtime, git's configuration (:mod:`ledger._clients.runs_outside`)
-    and the clients' user-wide settings that exist."""
+    outside it (the one list, :mod:`ledger._governance.analysis.runs_later`): the hook's
+    runtime, git's configuration (submodules' and worktrees' too), the login shell's files and
+    every client's user-wide hook, settings and MCP files that exist."""
     found = [*hook_runtime_paths(ledger_cmd, home), *git_config_paths(root, home, environ)[0]]
-    # Every client's user-wide hooks and settings: a hook added there runs unsandboxed in
-    # every project (Codex's user config.toml too: it names hooks and MCP servers).
-    user_files = [home / spec.user_file for spec in CLIENTS.values()]
-    found += [p for p in [*user_files, home / ".codex" / "config.toml"] if p.exists()]
+    # A hook or MCP server added to a user-wide file runs unsandboxed in every project.
+    found += [home / name for name, *_ in CLIENT_FILES if (home / name).exists()]
+    found += [p for p in login_shell_files(home) if p.exists()]
     return [p for i, p in enumerate(found) if p not in found[:i]]
 
 
@@ -235,6 +233,10 @@ def claude_settings(
             "enabled": True,
             "failIfUnavailable": True,
             "allowUnsandboxedCommands": False,
+            # From 2.1.3xx a sandboxed command otherwise goes through the permission flow, and
+            # a person is asked (headless: refused) where ledger's hook did not ask
+            # (ledger._clients.versions.CLAUDE_FEATURES); older versions defaulted it to true.
+            "autoAllowBashIfSandboxed": True,
             "filesystem": {"denyWrite": writes, "denyRead": [key, secret, *sockets]},
         },
         "permissions": {"deny": [*edits, f"Read({key}/**)", f"Read({secret})"]},
@@ -326,7 +328,7 @@ def codex_block(
     rules = [(ORCHESTRATION_DIR, "read")]
     for path in protected_paths(root):
         relative = path.relative_to(root).as_posix()
-        if relative != ORCHESTRATION_DIR and not relative.startswith(".codex/"):
+        if relative not in (ORCHESTRATION_DIR, ".codex") and not relative.startswith(".codex/"):
             rules.append((relative, "read"))
     rules.append((".codex", "read"))
     runs = runs_outside_paths(

@@ -27,17 +27,19 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from ledger._clients.registry import ClientSpec, adapter, client_spec
 from ledger._clients.settings import (
+    MCP_HOOK_MARK,
     Action,
     Change,
     _command_key,
     _handlers,
     _installed_commands,
+    _our_handler,
     _ours,
     _remove_empty_dirs,
     _rewrite,
@@ -131,19 +133,45 @@ def _hook_lists(
         yield event, matcher, entries
 
 
-def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> list[Change]:
+def _json_install(
+    spec: ClientSpec,
+    data: dict[str, Any],
+    ledger_cmd: str,
+    mcp_events: frozenset[str] = frozenset(),
+) -> list[Change]:
+    """Install the hooks in one JSON settings object; ``mcp_events`` (Claude Code only) go
+    through ``ledger mcp``'s hook tool, the others run the command."""
+    from ledger._clients.mcp_hook import hook_handler, is_our_hook_handler  # noqa: PLC0415
+
     for key, value in spec.file_fields.items():  # Cursor's and Copilot's "version": 1
         data.setdefault(key, value)
     changes = []
     for event, matcher, entries in _hook_lists(spec, data, create=True):
         command = hook_command(spec, event, ledger_cmd)
         key = _command_key(spec)
-        mine = [h for h in _handlers(spec, entries) if _ours(h.get(key), spec.name)]
+        mine = [h for h in _handlers(spec, entries) if _our_handler(spec, h)]
+        if event in mcp_events:
+            wanted = hook_handler(event)
+            if mine and all(h == wanted for h in mine):
+                changes.append(Change("unchanged", event, "already installed"))
+            elif mine:
+                for handler in mine:
+                    handler.clear()
+                    handler.update(wanted)
+                changes.append(Change("updated", event, "mcp_tool hook into `ledger mcp`"))
+            else:
+                group: dict[str, Any] = {"hooks": [wanted]}
+                entries.append({"matcher": matcher, **group} if matcher is not None else group)
+                changes.append(Change("added", event, "mcp_tool hook into `ledger mcp`"))
+            continue
         if mine and all(h.get(key) == command for h in mine):
             changes.append(Change("unchanged", event, "already installed"))
             continue
         if mine:
             for handler in mine:
+                if is_our_hook_handler(handler):  # back from the mcp_tool transport
+                    handler.clear()
+                    handler.update({"type": "command", **spec.handler_fields})
                 handler[key] = command
             changes.append(Change("updated", event, command))
             continue
@@ -156,7 +184,7 @@ def _json_install(spec: ClientSpec, data: dict[str, Any], ledger_cmd: str) -> li
             entries.append({"type": "command", "command": command, **spec.handler_fields})
         else:
             handler = {"type": "command", "command": command, **spec.handler_fields}
-            group: dict[str, Any] = {"hooks": [handler]}
+            group = {"hooks": [handler]}
             entries.append({"matcher": matcher, **group} if matcher is not None else group)
         changes.append(Change("added", event, command))
     return changes
@@ -171,7 +199,7 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
             if spec.layout == "flat" or (
                 spec.layout == "bundle" and isinstance(entry, dict) and "hooks" not in entry
             ):
-                if isinstance(entry, dict) and _ours(entry.get(_command_key(spec)), spec.name):
+                if isinstance(entry, dict) and _our_handler(spec, entry):
                     changes.append(Change("removed", event, "ledger hook"))
                 else:
                     kept.append(entry)
@@ -180,9 +208,7 @@ def _json_uninstall(spec: ClientSpec, data: dict[str, Any]) -> list[Change]:
                 kept.append(entry)
                 continue
             inner = [
-                h
-                for h in entry["hooks"]
-                if not (isinstance(h, dict) and _ours(h.get("command"), spec.name))
+                h for h in entry["hooks"] if not (isinstance(h, dict) and _our_handler(spec, h))
             ]
             if len(inner) != len(entry["hooks"]):
                 changes.append(Change("removed", event, "ledger hook"))
@@ -341,10 +367,13 @@ def install(
         from ledger._clients.hardening import check_hardenable  # noqa: PLC0415
 
         check_hardenable(spec, root=root, user=user, home=home, ledger_cmd=cmd, environ=environ)
+    mcp_events, transport = _transport(spec, environ)
     if spec.layout == "scripts":
         changes = _scripts(spec, path, cmd, remove=False, stop=stop)
     else:
-        changes = _rewrite(path, spec, lambda data: _json_install(spec, data, cmd), stop)
+        changes = _rewrite(
+            path, spec, lambda data: _json_install(spec, data, cmd, mcp_events), stop
+        )
         shared = root / spec.shared_file
         if not user and shared != path and shared.exists():
             # An earlier install put this machine's path in the shared file: move it out.
@@ -352,14 +381,17 @@ def install(
             changes += [
                 c._replace(target=f"{shared}: {c.target}", detail=f"moved to {path}") for c in moved
             ]
+    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
+
+    # The MCP registration first: the sandbox protects only files that exist (.mcp.json).
+    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
     if hardened:
         from ledger._clients.hardening import harden  # noqa: PLC0415
 
         changes += harden(spec, root=root, user=user, home=home, environ=environ, ledger_cmd=cmd)
-    from ledger._clients.mcp_config import register_server  # noqa: PLC0415
-
-    changes += register_server(spec, root=root, user=user, home=home, ledger_cmd=cmd)
-    changes += _notes(spec, user=user, root=root)
+    if not any(c.action in ("added", "updated") for c in changes):
+        transport = []  # nothing of the hooks changed: nothing new to say about them
+    changes += transport + _notes(spec, user=user, root=root)
     if not user:
         changes = _keep_out_of_git(spec, root, path, changes)
     return path, changes
@@ -411,6 +443,51 @@ def _keep_out_of_git(
     return kept
 
 
+def _transport(
+    spec: ClientSpec, environ: Mapping[str, str] | None
+) -> tuple[frozenset[str], list[Change]]:
+    """(events answered through ``ledger mcp``'s hook tool, a note saying why) for ``spec``:
+    Claude Code from the version whose hooks honour ``onFailure: "block"``; command hooks for
+    an older one, whose ignored ``onFailure`` would let a call through a dead server, and for
+    one whose version cannot be read (a command hook fails closed on any version)."""
+    if spec.name != "claude":
+        return frozenset(), []
+    from ledger._clients.mcp_hook import MCP_TOOL_EVENTS  # noqa: PLC0415
+    from ledger._clients.versions import (  # noqa: PLC0415
+        CLAUDE_FEATURES,
+        format_version,
+        installed_version,
+    )
+
+    found = installed_version(spec.name, environ)
+    feature = CLAUDE_FEATURES["hook-on-failure"]
+    since = format_version(feature.since)
+    if found.version is not None and found.version >= feature.since:
+        events = ", ".join(sorted(MCP_TOOL_EVENTS))
+        return MCP_TOOL_EVENTS, [
+            Change(
+                "note",
+                spec.title,
+                f"{found.text} ({found.how}): {events} go through `ledger mcp` (mcp_tool "
+                "hooks, onFailure: block: no process per call, and a dead server blocks); "
+                "the other events run the command",
+            )
+        ]
+    why = (
+        f"{found.text} ignores onFailure (from {since})"
+        if found.version is not None
+        else f"its version is unknown ({found.how})"
+    )
+    return frozenset(), [
+        Change(
+            "note",
+            spec.title,
+            f"command hooks: {why}; `ledger install {spec.name}` switches to mcp_tool hooks "
+            f"once Claude Code {since} or later is on PATH",
+        )
+    ]
+
+
 def uninstall(
     client: str,
     *,
@@ -432,14 +509,16 @@ def uninstall(
     home = home or Path.home()
     path = settings_path(client, user=user, root=root, home=home)
     stop = home if user else root
-    # The MCP entry first: it may share the hooks' file (Gemini CLI), which is removed once
-    # nothing but ledger's hooks is left in it.
+    # The sandbox's entries first, while the files they name (.mcp.json) still exist; then the
+    # MCP entry: it may share the hooks' file (Gemini CLI), which is removed once nothing but
+    # ledger's hooks is left in it.
+    hardening = unharden(spec, root=root, user=user, home=home, environ=environ)
     server = unregister_server(spec, root=root, user=user, home=home)
     if spec.layout == "scripts":
-        return path, server + _scripts(spec, path, "", remove=True, stop=stop) + (
+        return path, hardening + server + _scripts(spec, path, "", remove=True, stop=stop) + (
             _forget_excluded(root) if not user else []
         )
-    changes = server + unharden(spec, root=root, user=user, home=home, environ=environ)
+    changes = server + hardening
     targets = [path]
     if not user and spec.local_file is not None:
         targets.append(root / spec.shared_file)  # hooks an older ledger wrote there
@@ -533,7 +612,7 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
     candidates.append(home / spec.user_file)
     path, commands = candidates[0], {}
     for candidate in candidates:
-        commands = _installed_commands(spec, candidate)
+        commands = _installed_commands(spec, candidate, with_mcp=True)
         if commands:
             path = candidate
             break
@@ -548,13 +627,14 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
         )
     command_runs: bool | None = None
     if commands:
-        reasons = {r for r in map(_executable_starts, commands.values()) if r}
+        run = [c for c in commands.values() if c != MCP_HOOK_MARK]
+        reasons = {r for r in map(_executable_starts, run) if r}
         command_runs = not reasons
         problems += [
             f"{reason}: run `ledger install {client}` from the ledger you use"
             for reason in sorted(reasons)
         ]
-        unguarded = [e for e, c in commands.items() if "||" not in c]
+        unguarded = [e for e, c in commands.items() if "||" not in c and c != MCP_HOOK_MARK]
         if unguarded:
             problems.append(
                 f"{path}: hooks without the fail-closed guard ({', '.join(unguarded)})"

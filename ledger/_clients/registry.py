@@ -163,6 +163,12 @@ class ClientSpec(NamedTuple):
             ``ledger install`` needs ``--user``.
         file_fields: top-level fields the hooks file carries (``flat`` layout), e.g.
             ``version``.
+        reads: the other files and folders the client reads hooks, settings or MCP servers
+            from (beside the files above), relative to the workspace and the home folder
+            alike: ``a/b.json`` a file, ``a/b/`` a folder (everything in it), ``a/b/*.json`` a
+            folder of which the files matching the glob are watched (the client writes its
+            own state beside them). Everything a client reads what runs from is protected and
+            watched from these fields (ledger/_clients/runs_outside.py, ``client_files``).
     """
 
     name: str
@@ -189,6 +195,7 @@ class ClientSpec(NamedTuple):
     hooks_key: str = "hooks"
     user_only: bool = False
     file_fields: Mapping[str, object] = {}
+    reads: tuple[str, ...] = ()
 
 
 class ClientAdapter(Protocol):
@@ -261,6 +268,7 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
         ),
         ClientSpec(
             name="cursor",
+            reads=(".cursor/sandbox.json",),
             actor="cursor",
             title="Cursor",
             module="ledger._clients.cursor",
@@ -348,6 +356,7 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
         ),
         ClientSpec(
             name="codex",
+            reads=(".codex/*.toml", ".codex/rules/"),
             actor="codex",
             title="Codex CLI",
             module="ledger._clients.codex",
@@ -386,6 +395,11 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
         ),
         ClientSpec(
             name="cline",
+            reads=(
+                # Cline as a VS Code extension keeps its MCP servers in the editor's storage.
+                ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
+                "cline_mcp_settings.json",
+            ),
             actor="cline",
             title="Cline",
             module="ledger._clients.cline",
@@ -428,6 +442,7 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             # hooks-reference.md): `.github/hooks/*.json` version 1, camelCase events, command
             # entries run `bash`; a crashed or non-zero preToolUse hook denies the call.
             name="copilot",
+            reads=(".github/hooks/*.json", ".copilot/hooks/*.json"),
             actor="copilot-cli",
             title="GitHub Copilot CLI",
             module="ledger._clients.copilot",
@@ -521,6 +536,13 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             # hooks.md): Claude-shaped, read from .github/hooks/*.json, which GitHub Copilot CLI
             # reads too; ask prompts the person.
             name="vscode",
+            reads=(
+                ".github/hooks/*.json",
+                ".copilot/hooks/*.json",
+                ".claude/settings.json",  # VS Code runs Claude Code's hooks too
+                ".claude/settings.local.json",
+                "Library/Application Support/Code/User/mcp.json",  # macOS's user profile
+            ),
             actor="vscode",
             title="VS Code agent hooks",
             module="ledger._clients.vscode",

@@ -23,17 +23,28 @@ sandbox setting hides a variable.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
+from ledger._clients.registry import CLIENTS
 from ledger._evidence.keys import SIGNING_KEY_ENV, private_key_dir
 from ledger._git import git_command, git_environment, repository_dirs
+from ledger._governance.analysis.runs_later import git_files
 
-__all__ = ["git_config_paths", "hook_runtime_paths", "hooks_path_inside", "refusals"]
+__all__ = [
+    "client_files",
+    "git_config_paths",
+    "hook_runtime_paths",
+    "hooks_path_inside",
+    "refusals",
+    "render_client_files",
+]
 
 #: Variables that make what runs outside the sandbox load or run code from the paths they name:
 #: the hook's interpreter (``PYTHON*``), the dynamic loader (``LD_*``), the shell running the
@@ -165,23 +176,19 @@ def hook_runtime_paths(ledger_cmd: str, home: Path) -> list[Path]:
 def git_config_paths(
     root: Path, home: Path, environ: Mapping[str, str] | None = None
 ) -> tuple[list[Path], Path | None]:
-    """(the git files whose change runs code that exist, the repository's hooks folder when it
-    is missing). The caller creates a missing hooks folder so the sandbox can bind it."""
-    env = os.environ if environ is None else environ
+    """(the git files whose change runs code that exist and the user can write, the
+    repository's hooks folder when it is missing), from the one list
+    (:func:`ledger._governance.analysis.runs_later.git_files`: submodules' and worktrees'
+    included). The caller creates a missing hooks folder so the sandbox can bind it."""
     found: list[Path] = []
     missing_hooks: Path | None = None
     dirs = repository_dirs(root)
-    if dirs:
-        for folder in dirs:
-            found += [folder / n for n in ("config", "config.worktree") if (folder / n).exists()]
-        hooks = dirs[-1] / "hooks"
-        if hooks.is_dir():
-            found.append(hooks)
-        else:
-            missing_hooks = hooks
-    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-    found += [p for p in (home / ".gitconfig", xdg / "git" / "config") if p.exists()]
-    return [Path(os.path.normpath(p)) for p in found], missing_hooks
+    for path, is_hooks in git_files(root, home, environ):
+        if path.exists() and (_owned(path) or home in path.parents):
+            found.append(Path(os.path.normpath(path)))
+        elif is_hooks and dirs and path == dirs[-1] / "hooks" and not path.exists():
+            missing_hooks = path
+    return [p for i, p in enumerate(found) if p not in found[:i]], missing_hooks
 
 
 def hooks_path_inside(root: Path) -> Path | None:
@@ -259,3 +266,81 @@ def refusals(
             )
             break
     return why
+
+
+# --- where the clients read what runs: one table, from the registry ------------------------------
+
+#: The generated table's home: the governance layer reads it (it may not import the registry).
+CLIENT_FILES_MODULE: Final = (
+    Path(__file__).parents[1] / "_governance" / "analysis" / "client_files.py"
+)
+
+
+def client_files() -> tuple[tuple[str, str, bool, str, str, bool, str], ...]:
+    """Every file and folder a registered client reads hooks, settings or MCP servers from,
+    relative to the workspace and the home folder alike, from :data:`CLIENTS` alone:
+    ``(protected path, area name, everything below it, watched folder, watched glob, watched
+    recursively, tripwire rule)``. The rule is ``mcp-config`` for a file that only names MCP
+    servers (the tripwire holds what they run fixed, not the client's toggles and state beside
+    them) and ``client-config`` otherwise."""
+    rows: dict[str, tuple[str, str, bool, str, str, bool, str]] = {}
+
+    def add(entry: str, title: str, *, folder: bool, mcp: bool) -> None:
+        if folder:
+            path = watch_dir = entry.rstrip("/")
+            glob, recursive, below = "*", True, True
+        elif any(c in entry.rsplit("/", 1)[-1] for c in "*?["):
+            path, _, glob = entry.rpartition("/")
+            watch_dir, recursive, below = path, False, True
+        else:
+            path, below, recursive = entry, False, False
+            watch_dir, _, glob = entry.rpartition("/")
+        rule = "mcp-config" if mcp else "client-config"
+        old = rows.get(path)
+        if old is not None:
+            rule = "client-config" if "client-config" in (old[6], rule) else rule
+            title = old[1]
+        rows[path] = (path, title, below, watch_dir, glob, recursive, rule)
+
+    servers = "an MCP server configuration"
+    for spec in CLIENTS.values():
+        title = f"a {spec.title} hook or settings file"
+        folder = spec.layout == "scripts"  # one executable per hook in a folder (Cline)
+        for entry in (spec.shared_file, spec.local_file, spec.user_file, spec.sandbox_file):
+            if entry:
+                add(entry, title, folder=folder, mcp=False)
+        for entry in spec.reads:
+            mcp = "mcp" in entry.rsplit("/", 1)[-1]  # a further MCP file (another install)
+            add(entry, servers if mcp else title, folder=entry.endswith("/"), mcp=mcp)
+    for spec in CLIENTS.values():
+        for entry in (spec.mcp.project_file, spec.mcp.user_file):
+            if entry:
+                add(entry, servers, folder=False, mcp=spec.mcp.format == "json")
+    return tuple(sorted(rows.values()))
+
+
+def render_client_files() -> str:
+    """The source of :data:`CLIENT_FILES_MODULE` (``python -m ledger._clients.runs_outside``
+    writes it; a test fails when it differs)."""
+    rows = (
+        "".join(
+            "    (\n" + "".join(f"        {json.dumps(field)},\n" for field in row) + "    ),\n"
+            for row in client_files()
+        )
+        .replace("true,", "True,")
+        .replace("false,", "False,")
+    )
+    return (
+        '"""Where the registered clients read hooks, settings and MCP servers from: GENERATED\n'
+        "from ledger/_clients/registry.py by ``python -m ledger._clients.runs_outside`` (do not\n"
+        "edit; tests/hooks/test_runs_later.py fails when it differs). The governance layer may\n"
+        "not import the registry, so it reads this copy. Rows: see\n"
+        '``ledger._clients.runs_outside.client_files``."""\n\n'
+        "from typing import Final\n\n"
+        "CLIENT_FILES: Final[tuple[tuple[str, str, bool, str, str, bool, str], ...]] = (\n"
+        f"{rows})\n"
+    )
+
+
+if __name__ == "__main__":
+    CLIENT_FILES_MODULE.write_text(render_client_files(), encoding="utf-8")

@@ -11,7 +11,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from ledger._clients.registry import ClientSpec
 from ledger._errors import ConfigError, StorageError
@@ -152,8 +152,21 @@ def _rewrite(
     return changes
 
 
-def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
-    """event -> our installed command, read from ``path``."""
+def _our_handler(spec: ClientSpec, handler: dict[str, Any]) -> bool:
+    """A handler ledger wrote: its command hook, or Claude Code's ``mcp_tool`` hook into
+    ``ledger mcp`` (:mod:`ledger._clients.mcp_hook`)."""
+    from ledger._clients.mcp_hook import is_our_hook_handler  # noqa: PLC0415
+
+    return _ours(handler.get(_command_key(spec)), spec.name) or is_our_hook_handler(handler)
+
+
+#: How :func:`_installed_commands` shows an ``mcp_tool`` hook into ``ledger mcp`` (no command).
+MCP_HOOK_MARK: Final = "mcp_tool: ledger/hook"
+
+
+def _installed_commands(spec: ClientSpec, path: Path, *, with_mcp: bool = False) -> dict[str, str]:
+    """event -> our installed command, read from ``path`` (with ``with_mcp``, also the events
+    answered through ``ledger mcp``, as :data:`MCP_HOOK_MARK`)."""
     if spec.layout == "scripts":
         found = {}
         for entry in spec.hooks:
@@ -176,4 +189,6 @@ def _installed_commands(spec: ClientSpec, path: Path) -> dict[str, str]:
                     command = handler.get(_command_key(spec))
                     if _ours(command, spec.name):
                         found[event] = str(command)
+                    elif with_mcp and _our_handler(spec, handler):
+                        found[event] = MCP_HOOK_MARK
     return found

@@ -36,6 +36,7 @@ from ledger._evidence.lightjson import dumps_sorted
 
 __all__ = [
     "CHECKPOINT_DOMAIN",
+    "COMMITMENT_DOMAIN",
     "KEY_ID_DOMAIN",
     "MAX_SAFE_INTEGER",
     "RECORD_HASH_DOMAIN",
@@ -58,6 +59,8 @@ RECORD_SIG_DOMAIN: Final = b"ledger.record-sig.v1\x00"
 ROTATION_DOMAIN: Final = b"ledger.key-rotation.v1\x00"
 CHECKPOINT_DOMAIN: Final = b"ledger.checkpoint.v1\x00"
 KEY_ID_DOMAIN: Final = b"ledger.key-id.v1\x00"
+# A salted commitment to a content field of a record (ledger/_evidence/disclosure.py).
+COMMITMENT_DOMAIN: Final = b"ledger.commitment.v1\x00"
 
 # Characters from U+E000 up sort differently by UTF-16 code unit and by code point (see the
 # module docstring); a key holds one when its largest character is at least this.

@@ -20,6 +20,7 @@ from ledger._errors import (
 )
 from ledger._evidence import ledger_upkeep as _upkeep
 from ledger._evidence import lightjson
+from ledger._evidence.disclosure import DisclosureStore, disclosure_lines, seal_body
 from ledger._evidence.keys import (
     KeyEntry,
     Keyring,
@@ -28,7 +29,7 @@ from ledger._evidence.keys import (
     load_signing_key,
     store_private_key,
 )
-from ledger._evidence.ledger_upkeep import AutoCheckpoint, RepairResult
+from ledger._evidence.ledger_upkeep import AutoCheckpoint, Forgotten, RepairResult, forget
 from ledger._evidence.read import read_records, record_at, tail_records
 from ledger._evidence.record import (
     APPEND_RESERVED_PREFIXES,
@@ -48,7 +49,15 @@ if TYPE_CHECKING:
     from ledger._evidence.checkpoint import Checkpoint
     from ledger._evidence.verify import VerifyReport
 
-__all__ = ["MAX_RECORD_BYTES", "AutoCheckpoint", "Entry", "Ledger", "RepairResult"]
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "AutoCheckpoint",
+    "Entry",
+    "Forgotten",
+    "Ledger",
+    "RepairResult",
+    "forget",
+]
 
 #: Batches larger than this load orjson for the canonical encoding (a hook call appends 1-3).
 _BULK_APPEND: Final = 32
@@ -106,6 +115,7 @@ class Ledger:
     ) -> None:
         self.workspace = workspace
         self.file = LedgerFile(workspace.ledger_path)
+        self.disclosures = DisclosureStore.beside(workspace.ledger_path)  # content, beside it
         self._explicit_key = signing_key
         self._key = signing_key
         self._clock: Clock = clock or utc_now
@@ -326,10 +336,12 @@ class Ledger:
             if type(item.body) is not dict:
                 raise InputError("body must be a JSON object")
         actors = [normalize_actor(item.actor) for item in items]
+        sealed = [seal_body(item.body) for item in items]  # secrets redacted, content committed
+        bodies = [(i.kind, b, a) for i, (b, _), a in zip(items, sealed, actors, strict=True)]
         with self.file.transaction() as tx:
-            records = self._append_locked(
-                tx, [(i.kind, i.body, a) for i, a in zip(items, actors, strict=True)]
-            )
+            records = self._append_locked(tx, bodies)
+            # Under the lock: `ledger forget` rewrites the store under it too.
+            self.disclosures.append(disclosure_lines(records, [found for _, found in sealed]))
             if after is not None:
                 after(records)  # still under the lock: the tripwire seals the new head
             return records

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
@@ -25,6 +25,13 @@ from ledger._errors import (
     StorageError,
 )
 from ledger._evidence import lightjson
+from ledger._evidence.disclosure import (
+    COMMITMENT_KEY,
+    FORGOTTEN_KIND,
+    ForgetSelector,
+    check_disclosures,
+    forget_lines,
+)
 from ledger._evidence.keys import (
     KeyEntry,
     Keyring,
@@ -124,6 +131,8 @@ class LedgerVerifier:
             StorageError: the ledger file is unreadable.
             CheckpointError: a given checkpoint is malformed or not validly signed.
         """
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 -- verify only
+
         from ledger._evidence.checkpoint import parse_checkpoint  # noqa: PLC0415
         from ledger._evidence.verify import Problem  # noqa: PLC0415
         from ledger._evidence.verify_file import verify_file  # noqa: PLC0415
@@ -138,20 +147,33 @@ class LedgerVerifier:
         if stored_checkpoints and ledger_id is not None:
             stored, anchor_problems = self._stored_targets(ledger_id, keyring)
             targets.extend(stored)
-        report = verify_file(
-            self.ledger.file,
-            {e.kid: e.public_raw for e in keyring},
-            revoked_from={
-                e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None
-            },
-            checkpoints=targets,
-            trusted=trusted,
-            jobs=jobs,
-            progress=progress,
-        )
+        # The disclosures are checked in a thread while the workers check the chain: the
+        # parent mostly waits for them, and the store's digests then cost little wall time.
+        with ThreadPoolExecutor(1) as pool:
+            disclosures = pool.submit(
+                check_disclosures,
+                (line for line, _ in self.ledger.file.iter_lines()),
+                self.ledger.disclosures.raw_lines(),
+            )
+            report = verify_file(
+                self.ledger.file,
+                {e.kid: e.public_raw for e in keyring},
+                revoked_from={
+                    e.kid: e.revoked_from_seq for e in keyring if e.revoked_from_seq is not None
+                },
+                checkpoints=targets,
+                trusted=trusted,
+                jobs=jobs,
+                progress=progress,
+            )
+            checked = disclosures.result()
         report.notes.extend(notes)
         for problem in anchor_problems:
             report.add(problem)
+        # Each disclosure present must open its commitment; missing ones are counted.
+        report.disclosures = checked
+        for seq, field, message in checked.bad:
+            report.add(Problem("bad-disclosure", seq, seq + 1, f"{field}: {message}"))
         return report
 
     def _stored_targets(self, ledger_id: str, keyring: Keyring) -> tuple[list[Any], list[Any]]:
@@ -581,3 +603,55 @@ class KeyLifecycle:
         return pin_trusted_keys(
             ledger_id, [TrustPin(kid, public_raw, from_seq)], self.ledger._environ
         )
+
+
+class Forgotten(NamedTuple):
+    """What :meth:`Ledger.forget` erased: its record's seq (None: nothing matched), the
+    fields and records whose disclosures went, and their commitments."""
+
+    seq: int | None
+    fields: int
+    records: int
+    commitments: tuple[str, ...]
+
+
+def forget(
+    ledger: Ledger,
+    selector: ForgetSelector,
+    *,
+    actor: Mapping[str, Any] | None = None,
+    after: Callable[[list[Record]], None] | None = None,
+) -> Forgotten:
+    """Erase the disclosures ``selector`` picks (salt and value) and append a signed
+    ``ledger.forgotten`` record of what was erased: the commitments and counts, never the
+    content (nor the text matched). Under the append lock: a hook appending at the same
+    time waits, and loses nothing.
+
+    Raises:
+        InputError: a seq the ledger does not hold.
+    """
+    with ledger.file.transaction() as tx:
+        tail = tx.tail()
+        asked = {*selector.seqs, *(seq for seq, _ in selector.fields)}
+        missing = sorted(seq for seq in asked if seq > tail.seq)
+        if missing:
+            raise InputError(
+                f"no record with seq {missing[0]} (the last is seq {tail.seq}); see `ledger log`"
+            )
+        store = ledger.disclosures
+        kept, erased = forget_lines(store.lines(), selector, ledger._clock())
+        if not erased:
+            return Forgotten(None, 0, 0, ())
+        store.rewrite(kept)
+        commitments = tuple(sorted({str(e[COMMITMENT_KEY]) for e in erased}))
+        records = {e.get("seq") for e in erased}
+        body = {
+            "commitments": list(commitments),
+            "fields": len(erased),
+            "records": len(records),
+            "by": selector.how,
+        }
+        (record,) = ledger._append_locked(tx, [(FORGOTTEN_KIND, body, normalize_actor(actor))])
+        if after is not None:
+            after([record])  # the tripwire seals the new head
+        return Forgotten(record.seq, len(erased), len(records), commitments)

@@ -32,10 +32,12 @@ __all__ = [
     "Actor",
     "Attribution",
     "BorrowedLine",
+    "Commitment",
     "ConfigChangedBody",
     "Drift",
     "EvidenceRefusedBody",
     "FileChange",
+    "ForgottenBody",
     "GenesisBody",
     "KeyAddedBody",
     "KeyRevokedBody",
@@ -62,6 +64,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+class Commitment(_Strict):
+    """A content field in format v3: the salted digest of its value, which the disclosure store
+    holds (``SHA-256('ledger.commitment.v1\\0' || JCS({field, salt, value}))``)."""
+
+    commitment: Hex64
+
+
+ShortLineHash = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{12}$")]
+# A content field: the value itself (format v1, v2) or its commitment (v3).
+Committed = Annotated[StrictStr | Commitment, Field()]
+
+
 class Actor(_Strict):
     """Who acted. Every field is present; ``null`` where the client did not say."""
 
@@ -72,7 +86,7 @@ class Actor(_Strict):
 
 
 class RecordModel(_Strict):
-    """One ledger record, format version 2 (one line of agent_trace.jsonl, RFC 8785 JSON)."""
+    """One ledger record, format version 3 (one line of agent_trace.jsonl, RFC 8785 JSON)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -84,7 +98,7 @@ class RecordModel(_Strict):
         },
     )
 
-    v: Literal[2] = Field(description="Record format version (older versions are upcast).")
+    v: Literal[3] = Field(description="Record format version (older versions are upcast).")
     ledger: StrictStr = Field(min_length=1, description="Ledger id, fixed at init.")
     seq: Annotated[StrictInt, Field(ge=0, le=2**53 - 1)] = Field(
         description="Position in the chain, contiguous from 0."
@@ -111,7 +125,7 @@ class GenesisBody(_Strict):
     """``ledger.genesis`` (seq 0): the ledger's birth certificate."""
 
     created_by: StrictStr = Field(description="Tool and version that created the ledger.")
-    format: Literal[1, 2] = Field(description="Record format version at creation.")
+    format: Literal[1, 2, 3] = Field(description="Record format version at creation.")
     key: KeyId = Field(description="The first signing key.")
 
 
@@ -175,7 +189,7 @@ class HookErrorObject(_Strict):
         "DESTRUCTIVE_COMMAND, HITL_REJECT, HOOK_ERROR, "
         "ORCHESTRATION_PROTECTED, SCOPE_EXPANSION_REQUESTED, HOOK_BLOCKED, TAMPER"
     )
-    message: StrictStr = Field(description="One line.")
+    message: Committed = Field(description="One line (v3: committed; it quotes paths).")
     meta: dict[str, JsonValue] = Field(
         description="invocation_id, tool, intent_id, risk, mutation_class, affected_files, ..."
     )
@@ -189,7 +203,7 @@ class HookResult(_Strict):
     duration_ms: SafeInt
     error: HookErrorObject | None
     name: StrictStr
-    reason: StrictStr | None
+    reason: Committed | None
 
 
 class ConfigDigests(_Strict):
@@ -239,7 +253,7 @@ class _HookBody(_Strict):
     decision: Literal["allow", "deny", "ask"] = Field(
         description="Merged decision: deny > ask > allow; allow also means 'no objection'."
     )
-    reason: StrictStr | None
+    reason: Committed | None
     error: HookErrorObject | None = Field(
         description="The deciding refusal's error; for allowed calls the first hook error."
     )
@@ -262,12 +276,17 @@ class HookPreBody(_HookBody):
     """``hook.pre``: the governance decision before a tool call."""
 
     tool_input: dict[str, JsonValue] = Field(
-        description="The tool's input; strings over 2 KiB are clipped with their SHA-256."
+        description="The tool's input; strings over 2 KiB are clipped with their SHA-256. "
+        "v3: paths plain and relative, every other argument a commitment."
+    )
+    attempted_lines: list[ShortLineHash] | None = Field(
+        default=None,
+        description="v3: short SHA-256 of each line a file write carries (blame of a refused "
+        "write), kept plain beside the committed content.",
     )
 
 
 Sha256Ref = Annotated[StrictStr, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
-ShortLineHash = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{12}$")]
 
 
 class LineHunk(_Strict):
@@ -392,7 +411,7 @@ class Attribution(_Strict):
         "snapshot (a shell command's before/after), v1 (upcast)."
     )
     files: list[FileChange]
-    command: StrictStr | None = Field(
+    command: Committed | None = Field(
         default=None,
         description="source snapshot: the shell command whose before/after these are (its "
         "first 1,000 characters), so blame names it. Absent otherwise.",
@@ -412,7 +431,7 @@ class HookPostBody(_HookBody):
 
     outcome: Literal["success", "failure", "blocked"] | None
     duration_ms: SafeInt | None
-    tool_error: StrictStr | None
+    tool_error: Committed | None
     edit: dict[str, JsonValue] | None = Field(
         description="content / old_string+new_string / edits / patch, and the client's "
         "structured_patch; enough to rebuild line attribution from the ledger alone."
@@ -422,7 +441,7 @@ class HookPostBody(_HookBody):
 class HookEventBody(_HookBody):
     """``hook.event``: any other client event (SessionStart, UserPromptSubmit, Stop, ...)."""
 
-    prompt: StrictStr | None = Field(default=None, description="UserPromptSubmit's prompt.")
+    prompt: Committed | None = Field(default=None, description="UserPromptSubmit's prompt.")
     source: StrictStr | None = Field(default=None, description="SessionStart's source.")
     event_reason: StrictStr | None = Field(default=None, description="SessionEnd's reason.")
     agent_type: StrictStr | None = None
@@ -542,6 +561,19 @@ class EvidenceRefusedBody(_Strict):
     reason: StrictStr = Field(description="The one-line refusal, as the command printed it.")
 
 
+class ForgottenBody(_Strict):
+    """``ledger.forgotten``: a person erased disclosures (``ledger forget``, or the retention
+    policy). Their commitments stay in the chain and keep verifying; what they held cannot be
+    opened or guessed any more. Never the content, nor the text a ``--match`` looked for."""
+
+    commitments: list[Hex64] = Field(description="The commitments whose disclosures went.")
+    fields: SafeInt = Field(description="How many fields were erased.")
+    records: SafeInt = Field(description="How many records they belong to.")
+    by: list[Literal["seq", "field", "session", "match", "older-than", "retention"]] = Field(
+        description="The criteria used."
+    )
+
+
 KIND_BODIES: dict[str, type[BaseModel]] = {
     GENESIS_KIND: GenesisBody,
     REPAIRED_KIND: LedgerRepairedBody,
@@ -554,6 +586,7 @@ KIND_BODIES: dict[str, type[BaseModel]] = {
     "governance.tamper_reverted": TamperResolvedBody,
     "governance.tripwire_armed": TripwireArmedBody,
     "governance.evidence_refused": EvidenceRefusedBody,
+    "ledger.forgotten": ForgottenBody,
     "hook.pre": HookPreBody,
     "hook.post": HookPostBody,
     "hook.event": HookEventBody,

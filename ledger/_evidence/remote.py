@@ -41,8 +41,10 @@ from ledger._errors import (
     CheckpointError,
     EvidenceRefusedError,
     RemoteError,
+    VerbatimContentError,
 )
 from ledger._evidence.checkpoint import MAX_CHECKPOINT_BYTES, parse_checkpoint
+from ledger._evidence.disclosure import verbatim_records
 from ledger._evidence.ledger import Ledger, open_reader
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
@@ -85,9 +87,11 @@ _IDENTITY: Final = {
 _COMPARE_CHUNK: Final = 1024 * 1024
 
 PushStatus = Literal["pushed", "current"]
-FetchStatus = Literal["new", "updated", "current", "unverified"]
+FetchStatus = Literal["new", "updated", "current", "unverified", "skipped"]
 """``unverified``: the records verify as a chain but are signed by keys this clone has not
-pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin)."""
+pinned; nothing of them is kept or used (``FetchedLedger.reason`` says which key to pin).
+``skipped``: the ref is malformed (not a ledger id, not ledger's commit shape): a warning, and
+the other refs are checked (one such ref on a shared remote stopped every teammate's fetch)."""
 
 
 class PushResult(NamedTuple):
@@ -124,6 +128,13 @@ class CheckedLedger(NamedTuple):
     status: CheckStatus
     reason: str | None = None
     """For ``unverified`` and ``refused``: the one line that says why."""
+
+
+#: git holds a blob in memory whole below ``core.bigFileThreshold`` (512 MB by default) when it
+#: receives, packs or prints one: a 300 MB one-line segment cost 300 MB. Above the threshold it
+#: streams, and keeping what a fetch receives as a pack (``fetch.unpackLimit=1``) lets
+#: ``index-pack`` do so too.
+_STREAMING: Final = ("-c", "core.bigFileThreshold=8m", "-c", "fetch.unpackLimit=1")
 
 
 class _Git:
@@ -218,7 +229,7 @@ class _Git:
 
     def blob_to_file(self, sha: str, path: Path) -> None:
         with path.open("wb") as handle:
-            done = self.run("cat-file", "blob", sha, stdout=handle.fileno())
+            done = self.run(*_STREAMING, "cat-file", "blob", sha, stdout=handle.fileno())
         if done.returncode != 0:
             raise RemoteError(f"cannot read evidence blob {sha}: {_last_line(done.stderr)}")
 
@@ -271,12 +282,22 @@ def _refused(
 
 
 def push_evidence(
-    ledger: Ledger, remote: str = "origin", *, environ: Mapping[str, str] | None = None
+    ledger: Ledger,
+    remote: str = "origin",
+    *,
+    environ: Mapping[str, str] | None = None,
+    publish_verbatim_content: bool = False,
 ) -> PushResult:
     """Publish ``ledger``'s records and a checkpoint of them to ``refs/ledger/<id>`` on
-    ``remote``, as a fast-forward of what was pushed before.
+    ``remote``, as a fast-forward of what was pushed before. The disclosure store is never
+    published: format v3 records carry commitments in place of content.
+
+    Args:
+        publish_verbatim_content: publish even records from before format v3, whose prompts,
+            command lines and file contents are in the chain verbatim.
 
     Raises:
+        VerbatimContentError: such records exist and ``publish_verbatim_content`` is False.
         RemoteError: no such remote, not a git repository, or git could not push.
         EvidenceRefusedError: the remote's evidence of this ledger is not a prefix of it (the
             ledger was rewritten after a push, or the remote's evidence was).
@@ -284,6 +305,13 @@ def push_evidence(
     git = _Git(ledger.workspace.root, environ)
     url = git.remote_url(remote)
     data, checkpoint = ledger.segment()
+    verbatim = verbatim_records(data.splitlines())
+    if verbatim and not publish_verbatim_content:
+        raise VerbatimContentError(
+            f"{verbatim} record(s) from before format v3 hold prompts, command lines or file "
+            "contents verbatim and would be published for good; push them anyway with "
+            "--publish-verbatim-content, or start a new ledger (`ledger doctor` counts them)"
+        )
     ref = EVIDENCE_REFS + checkpoint.ledger_id
     local = parent = git.rev(ref)
     published = git.published(url, ref)
@@ -376,6 +404,18 @@ def fetch_evidence(
                 )
             except EvidenceRefusedError as exc:
                 refusals.append(exc)
+            except RemoteError as exc:  # malformed: skipped, the others still checked
+                shown = "".join(c if c.isprintable() else "?" for c in ledger_id)[:80]
+                fetched.append(
+                    FetchedLedger(
+                        shown,
+                        f"{FETCHED_REFS}{remote}/{shown}",
+                        commit,
+                        0,
+                        "skipped",
+                        f"warning: skipped {EVIDENCE_REFS}{shown} on {remote}: {exc}",
+                    )
+                )
     finally:
         for _, name in git.refs(incoming):
             git.delete_ref(name)
@@ -388,6 +428,7 @@ def _fetch_all(git: _Git, remote: str, incoming: str) -> None:
     """Fetch every ``refs/ledger/*`` of ``remote`` into the quarantine ``incoming``."""
     url = git.remote_url(remote)
     done = git.run(
+        *_STREAMING,
         "fetch",
         "--no-tags",
         "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
@@ -673,6 +714,11 @@ def verify_fetched_evidence(
                 )
             except EvidenceRefusedError as exc:
                 checked.append(CheckedLedger(ledger_id, remote, 0, "refused", str(exc)))
+                continue
+            except RemoteError as exc:  # malformed (as fetch skips it): not checked
+                shown = "".join(c if c.isprintable() else "?" for c in ledger_id)[:80]
+                why = f"{EVIDENCE_REFS}{shown} on {remote} was not checked: {exc}"
+                checked.append(CheckedLedger(shown, remote, 0, "unverified", why))
                 continue
             status: CheckStatus = "unverified" if item.status == "unverified" else "verified"
             checked.append(CheckedLedger(ledger_id, remote, item.records, status, item.reason))

@@ -19,17 +19,27 @@ import errno
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from ledger._errors import NotInitializedError, StorageError, TornTailError
+from ledger._errors import LockTimeoutError, NotInitializedError, StorageError, TornTailError
 
-__all__ = ["LedgerFile", "Tail", "Transaction"]
+__all__ = ["LOCK_DEADLINE", "LedgerFile", "Tail", "Transaction", "lock_holder"]
 
 _TAIL_WINDOW: Final = 64 * 1024
 _WHITESPACE: Final = b" \t\r\n"
 READ_CHUNK: Final = 4 * 1024 * 1024
+
+# How long anyone waits for the lock. Every append holds it for milliseconds; a process holding
+# it for longer is stuck or hostile (``flock agent_trace.jsonl sleep 1e9 &``). Waiting it out
+# would outlast the clients' hook timeouts (Copilot CLI's 30 s, a UserPromptSubmit's 30 s), and
+# a timed-out hook lets the tool call run unrecorded: so the wait ends well before, and the call
+# is denied. Below the thin client's 3 s budget too, so the decider itself answers the denial.
+LOCK_DEADLINE: Final = 2.5
+_LOCK_POLL_FIRST: Final = 0.001
+_LOCK_POLL_MAX: Final = 0.05
 
 
 class Tail(NamedTuple):
@@ -205,8 +215,9 @@ class Transaction:
 class LedgerFile:
     """``agent_trace.jsonl``: locked appends and streaming reads."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, deadline: float = LOCK_DEADLINE) -> None:
         self.path = path
+        self.deadline = deadline
 
     def exists(self) -> bool:
         """True when the file exists."""
@@ -223,10 +234,7 @@ class LedgerFile:
         except OSError as exc:
             raise _oserror("open", self.path, exc) from None
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError as exc:  # pragma: no cover - flock on local files does not fail
-                raise _oserror("lock", self.path, exc) from None
+            _lock_by(fd, self.path, time.monotonic() + self.deadline)
             yield Transaction(self.path, fd)
         finally:
             os.close(fd)  # also releases the flock
@@ -277,6 +285,68 @@ class LedgerFile:
                 yield line, True
             if last:
                 yield last, False
+
+
+def _lock_by(fd: int, path: Path, deadline: float) -> None:
+    """Take the exclusive ``flock`` on ``fd``, polling until ``deadline`` (monotonic).
+
+    Polled rather than blocking: a blocking ``flock`` has no timeout, and ``SIGALRM`` would
+    belong to whichever thread the decider runs this in. The first try costs one syscall.
+    """
+    pause = _LOCK_POLL_FIRST
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass
+        except OSError as exc:  # pragma: no cover - flock on local files does not fail
+            raise _oserror("lock", path, exc) from None
+        else:
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            holder = lock_holder(path)
+            by = f" by {holder}" if holder else " by another process"
+            raise LockTimeoutError(
+                f"ledger's lock on {path} is held{by}; nothing was recorded and the call is "
+                "denied: stop that process (a hook never holds the lock for more than a moment)"
+            )
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, _LOCK_POLL_MAX)
+
+
+def lock_holder(path: Path) -> str | None:
+    """Who holds a ``flock`` on ``path``: ``pid N (command line)`` from ``/proc/locks`` and
+    ``/proc/N/cmdline`` on Linux; ``None`` where that cannot be found (another OS, another
+    PID namespace, the holder gone)."""
+    try:
+        st = path.stat()
+        with open("/proc/locks", "rb") as handle:
+            table = handle.read(1 << 20).decode("ascii", "replace")
+    except OSError:
+        return None
+    wanted = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in table.splitlines():
+        fields = row.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"; waiters are marked "->".
+        if len(fields) < 6 or fields[1] == "->" or fields[1] not in ("FLOCK", "POSIX", "OFDLCK"):
+            continue
+        if fields[5] != wanted or not fields[4].isdigit():
+            continue
+        pid = int(fields[4])
+        return f"pid {pid} ({_command_line(pid)})" if pid > 0 else "a process in another namespace"
+    return None
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read(4096).rstrip(b"\0").split(b"\0")
+    except OSError:
+        return "its command line is unreadable"
+    text = " ".join(a.decode("utf-8", "replace") for a in argv)
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text[:200] or "no command line"
 
 
 def fsync_dir(path: Path) -> None:

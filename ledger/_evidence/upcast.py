@@ -12,6 +12,10 @@ overwrote an earlier one's. Format 2 has typed fields: ``observed`` (path → SH
 ``ledger/_evidence/models.py``). v1 did not record the old side of a change, so upcast hunks
 carry ``old_start``/``old_lines`` as ``null`` and ``exact: false``: blame treats them as
 "these lines were written here", never as a replayable diff.
+
+Format 2 → 3: content fields became commitments in new records; a v2 record keeps its plain
+values (``ledger doctor`` counts such records, and ``ledger push`` publishes them only when told
+to publish verbatim content).
 """
 
 from __future__ import annotations
@@ -74,8 +78,14 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 bodies hold their content plain, which a v3 reader shows as it is (a plain value
+    where v3 has a commitment): nothing moves, only the version."""
+    return {**data, "v": 3}
+
+
 #: ``UPCASTERS[v]`` turns a version-``v`` record dict into a version-``v + 1`` one.
-UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def upcast(data: dict[str, Any]) -> dict[str, Any]:

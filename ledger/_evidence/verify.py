@@ -13,9 +13,12 @@ problem on every later record (the approach of aws-cli's digest traverser, archi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+if TYPE_CHECKING:
+    from ledger._evidence.disclosure import DisclosureReport
 
 from ledger._evidence.record import (
     GENESIS_KIND,
@@ -236,6 +239,8 @@ class VerifyReport:
         self.keys_used = keys_used
         self.notes = notes if notes is not None else []
         self.repairable = repairable
+        #: Set by ``Ledger.verify`` where a disclosure store sits beside the ledger.
+        self.disclosures: DisclosureReport | None = None
 
     def add(self, problem: Problem) -> None:
         """Add a problem found outside the chain fold (e.g. about a stored checkpoint)."""
@@ -280,7 +285,13 @@ class VerifyReport:
         """One line for humans."""
         if self.ok:
             cps = f", {len(self.checkpoints)} checkpoint(s) consistent" if self.checkpoints else ""
-            return f"ok: {self.records} records, head seq {self.head_seq}{cps}"
+            held = self.disclosures
+            fields = (
+                f", {held.withheld} fields withheld ({held.forgotten} forgotten)"
+                if held is not None and held.committed
+                else ""
+            )
+            return f"ok: {self.records} records{fields}, head seq {self.head_seq}{cps}"
         if self.only_torn_tail:
             return (
                 f"torn tail after seq {self.head_seq} (crash mid-append, not tampering); "
@@ -314,6 +325,19 @@ class VerifyReport:
             "problems": [p.to_json() for p in self.problems],
             "records": self.records,
             "repairable": self.repairable,
+            **(
+                {
+                    "fields": {
+                        "committed": self.disclosures.committed,
+                        "disclosed": self.disclosures.disclosed,
+                        "withheld": self.disclosures.withheld,
+                        "forgotten": self.disclosures.forgotten,
+                        "orphan_disclosures": self.disclosures.orphans,
+                    }
+                }
+                if self.disclosures is not None
+                else {}
+            ),
         }
 
 

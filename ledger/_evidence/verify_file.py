@@ -163,14 +163,19 @@ def verify_file(
         while pending:
             drain_one()
         if position < stop:
-            torn = _pread(fd, stop - position, position)
-            fold.feed_torn_tail(len(torn), check_line(torn, keys))
+            # Read no more of it than a record can be: a fetched segment of one 300 MB line
+            # must not cost 300 MB (times the copies a parse makes).
+            torn = _pread(fd, min(stop - position, MAX_LINE_BYTES), position)
+            fold.feed_torn_tail(stop - position, check_line(torn, keys))
             if progress:
                 progress(stop, stop)
     return fold.finish()
 
 
 _SEEK_WINDOW: Final = 64 * 1024
+#: No record line is longer (a hook payload is at most 8 MiB); a longer one is read no further
+#: and reported where it starts, as the bytes after the last complete record.
+MAX_LINE_BYTES: Final = 32 * 1024 * 1024
 
 
 def _line_ranges(fd: int, stop: int) -> Iterator[tuple[int, int]]:
@@ -182,9 +187,9 @@ def _line_ranges(fd: int, stop: int) -> Iterator[tuple[int, int]]:
         target = min(offset + CHUNK_BYTES, stop)
         cut = _newline_before(fd, offset, target)
         if cut < 0:  # a line longer than a chunk: the range ends where it does
-            cut = _newline_from(fd, target, stop)
+            cut = _newline_from(fd, target, min(stop, offset + MAX_LINE_BYTES))
             if cut < 0:
-                return  # no newline until stop: the rest is a torn tail
+                return  # no newline until stop (or no record is that long): a torn tail
         yield offset, cut - offset
         offset = cut
 

@@ -92,7 +92,28 @@ def read_hook_config(
     return loaded
 
 
-_TOP_LEVEL: Final = ("policies", "hooks")
+_TOP_LEVEL: Final = ("policies", "hooks", "retention")
+
+
+def retention_policy(config: dict[str, Any] | None, path: Path) -> dict[str, str]:
+    """``retention:`` of ``hooks.yaml``: how long disclosures are kept, per field prefix
+    (``prompt: 30d``, ``tool_input: 90d``) and ``default``. Empty: kept until forgotten.
+
+    Raises:
+        ConfigError: not a mapping of field prefixes to ages (``30d``, ``12h``, ``45m``).
+    """
+    from ledger._evidence.disclosure import age_cutoff  # noqa: PLC0415
+
+    rules = (config or {}).get("retention") or {}
+    where = f"{ORCHESTRATION_DIR}/{path.name}"
+    if not isinstance(rules, dict):
+        raise ConfigError(f"{where}: retention must map field prefixes to ages, e.g. prompt: 30d")
+    for key, value in rules.items():
+        if not isinstance(value, str) or age_cutoff(value, 0.0) is None:
+            raise ConfigError(
+                f"{where}: retention.{key} must be an age such as 30d, 12h or 45m, not {value!r}"
+            )
+    return {str(k): str(v) for k, v in rules.items()}
 
 
 def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig:
@@ -112,7 +133,7 @@ def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig
             )
             raise ConfigError(
                 f"{where}: unknown top-level setting {key!r}{hint}; the top level "
-                "takes policies: and hooks:"
+                "takes policies:, hooks: and retention:"
             )
     policies = (config or {}).get("policies") or {}
     if not isinstance(policies, dict):

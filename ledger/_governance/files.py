@@ -167,7 +167,7 @@ class FileReader:
             return None, sha256_file(absolute)
         if self.cache_dir is None:
             return data.decode("utf-8", "replace"), hashlib.sha256(data).hexdigest()
-        digest = keep_blob(self.cache_dir, data)  # previews and the next call's old side
+        digest = keep_blob(self.cache_dir, data, path=absolute)  # previews, the next old side
         return data.decode("utf-8", "replace"), digest
 
     def blob_path(self, digest: str) -> Path | None:

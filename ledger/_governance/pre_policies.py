@@ -9,6 +9,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from ledger._errors import InputError
+from ledger._governance.analysis.ledger_mcp import is_hook_tool
 from ledger._governance.analysis.paths import (
     check_write_scope,
 )
@@ -54,7 +55,7 @@ from ledger._governance.snapshot import (
     save_before,
     stat_snapshot,
 )
-from ledger._governance.vocabulary import SHELL_TOOLS, Permission
+from ledger._governance.vocabulary import SHELL_TOOLS, Permission, for_person
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.shell_core import CommandClass
@@ -87,6 +88,14 @@ class Guards:
 
     def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:
         """Deny any agent write to a protected path, and any read of the private keys."""
+        if is_hook_tool(inv.tool_name):
+            return _deny(
+                "ORCHESTRATION_PROTECTED",
+                "mcp__ledger__hook is the client's channel to ledger's hooks: no agent may "
+                "call it (it would record hook calls that never happened)",
+                inv,
+                risk="DESTRUCTIVE",
+            )
         analysis = self.gov.analyze(inv)
         areas = self.gov.protected()
         if inv.tool_name in READ_TOOLS:
@@ -316,9 +325,11 @@ class Guards:
                 intent_id=intent.id,
                 globs=globs,
             )
+        shown = ", ".join(for_person(g, 200) for g in globs[:20])  # the person reads it
         reason = (
-            f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {', '.join(globs)} to "
-            f"{intent.id} ({intent.name})" + (f": {request.reason}" if request.reason else "")
+            f"SCOPE_EXPANSION_REQUESTED: the agent asks to add {shown} to "
+            f"{intent.id} ({intent.name})"
+            + (f": {for_person(request.reason, 500)}" if request.reason else "")
         )
         return HookOutcome(
             decision="ask",
@@ -641,7 +652,7 @@ class WriteChecks:
                 continue
             data = self.gov.files.content(absolute).head  # the call's one read (never a FIFO)
             if data is not None and len(data) <= _BLOB_LIMIT:
-                hashes[relative] = keep_blob(self.gov.cache_dir, data)
+                hashes[relative] = keep_blob(self.gov.cache_dir, data, path=relative)
         if snapshot is not None and analysis.command is not None:
             # The workspace files the command reads may be what it copies into a file it
             # writes (cp, cat >): their content before it, so copied lines keep their
@@ -653,7 +664,7 @@ class WriteChecks:
                     continue
                 data = _read_regular(absolute, _BLOB_LIMIT + 1) if absolute else None
                 if data is not None and len(data) <= _BLOB_LIMIT:
-                    hashes[relative] = keep_blob(self.gov.cache_dir, data)
+                    hashes[relative] = keep_blob(self.gov.cache_dir, data, path=relative)
                 kept += 1
                 if kept >= _SOURCES_KEPT:
                     break

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from ledger._evidence.secrets import find_secrets, looks_secret_path
+
 __all__ = [
     "BLOB_LIMIT",
     "SKIP_DIRS",
@@ -90,19 +92,46 @@ def stat_snapshot(
     return StatSnapshot(files, complete=True)
 
 
-def keep_blob(cache_dir: Path, data: bytes) -> str:
-    """Keep ``data`` as ``blobs/<sha256>`` (best effort) and return its SHA-256."""
+def keep_blob(cache_dir: Path, data: bytes, *, path: str | None = None) -> str:
+    """Keep ``data`` as ``blobs/<sha256>`` (best effort) and return its SHA-256.
+
+    Never a copy of what looks secret: a file named like one (``.env*``, keys, credential
+    stores; ``path``) or bytes the secret detector flags are hashed, not kept (their lines then
+    lose exactness in blame, never their attribution). Blobs are 0600 in a 0700 folder, at most
+    :data:`BLOB_LIMIT` bytes (the callers' bound), and pruned after a day.
+    """
     digest = hashlib.sha256(data).hexdigest()
-    blob = cache_dir / "blobs" / digest
+    if (path is not None and looks_secret_path(path)) or find_secrets(data):
+        return digest
+    folder = cache_dir / "blobs"
+    blob = folder / digest
     if not blob.exists():
         try:
-            blob.parent.mkdir(parents=True, exist_ok=True)
+            # The copies hold what files said: this user's alone, whatever the umask (agent
+            # tools may not read them either: analysis/protected.py).
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            for each in (cache_dir, folder):
+                if each.stat().st_mode & 0o077:
+                    each.chmod(0o700)  # a folder an older release made 0755
             tmp = blob.with_name(f".{blob.name}.{os.getpid()}")
-            tmp.write_bytes(data)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             tmp.replace(blob)
+            if digest.startswith("00"):  # about one new blob in 256 prunes the old ones
+                _prune_blobs(folder)
         except OSError:
             pass  # a missing blob only costs exactness
     return digest
+
+
+def _prune_blobs(folder: Path) -> None:
+    cutoff = time.time() - _MAX_AGE_SECONDS
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)  # noqa: PTH108
 
 
 def read_blob(cache_dir: Path, digest: str) -> str | None:

@@ -24,6 +24,7 @@ __all__ = [
     "HookResponse",
     "Permission",
     "Phase",
+    "for_person",
     "hook_error",
     "strictness",
 ]
@@ -214,3 +215,18 @@ def hook_error(
     if code not in HOOK_ERROR_CODES:
         raise ValueError(f"unknown hook error code {code!r}")
     return {"type": error_type, "code": code, "message": message, "meta": dict(meta or {})}
+
+
+def for_person(text: str, limit: int) -> str:
+    """``text`` as a person is shown it (an ``ask`` prompt): control and format characters
+    (escapes, bidi overrides, zero-width marks) removed, whitespace runs made one space, and
+    at most ``limit`` characters, so an agent's words cannot redraw or flood the prompt."""
+    import unicodedata  # noqa: PLC0415 -- only when an agent's text reaches a person
+
+    kept = "".join(
+        " " if c.isspace() else c
+        for c in text
+        if unicodedata.category(c) not in ("Cc", "Cf") or c.isspace()
+    )
+    flat = " ".join(kept.split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)] + "…"

@@ -30,6 +30,19 @@ shell could) cannot read the secret, so the caller never sends it its payload or
 on Linux the caller also checks that the pid and uid are those of the socket's peer
 (``SO_PEERCRED``), so a go-between relaying the real decider's proof is refused too.
 
+The proof line ends with a challenge of the decider's own, and the caller proves itself in
+turn before anything is decided: ``LEDGER-DECIDE 1 caller <pid> <HMAC-SHA256(the decider's
+per-user secret, caller prefix + challenge + pid)>``. The decider runs outside any sandbox, so
+a caller it answered without proof could have it sign forged hook records or run git with a
+``PATH`` of its choosing there (a sandboxed shell that reached the socket, when the socket's
+folder was not the one ``--hardened`` hid). The secret is the one of the decider's own ledger
+home, never one the caller names (a caller could name a folder holding a secret of its own);
+``--hardened`` makes it unreadable to the agent's shell, which therefore cannot prove itself,
+while the client's hook command runs outside the sandbox and reads it. On Linux the decider
+also checks that the pid the caller proves for is the socket's peer, of this user. A caller
+that does not prove itself gets ``decline`` and decides in its own process; ``status`` and
+``stop`` need the same proof, and nothing a caller sends can end the decider.
+
 The socket lives in ``$XDG_RUNTIME_DIR/ledger/``, else the ledger home's ``run/`` (mode 0700
 folders, a 0600 socket); its name carries a hash of the installation, so two installations of
 ledger each have their own decider. A lock file beside it makes exactly one decider serve: a
@@ -74,6 +87,8 @@ __all__ = [
 MAGIC: Final = b"LEDGER-DECIDE 1"
 #: Domain separation of the decider's proof (HMAC input prefix), never used for another MAC.
 PROOF_PREFIX: Final = b"ledger-decider-proof-v1\0"
+#: Domain separation of the caller's proof.
+CALLER_PREFIX: Final = b"ledger-decider-caller-v1\0"
 #: ``LEDGER_DECIDER=off`` keeps every hook call in its own process (no decider is started).
 DECIDER_OFF_ENV: Final = "LEDGER_DECIDER"
 #: Requests larger than this are refused (the payload limit plus room for the environment).
@@ -238,8 +253,9 @@ class DeciderStatus(NamedTuple):
 
 
 class _State:
-    def __init__(self, install: str, idle: float) -> None:
+    def __init__(self, install: str, idle: float, environ: Mapping[str, str] | None) -> None:
         self.install = install
+        self.environ = environ
         self.idle = idle
         self.started = time.time()
         self.last = time.monotonic()
@@ -249,6 +265,11 @@ class _State:
         self.code_checked = time.monotonic()
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+
+    def secret(self) -> bytes | None:
+        """The per-user secret of the decider's own ledger home, read at each call (the first
+        hook call may make it after the decider started)."""
+        return cache_secret(self.environ)
 
     def stale(self) -> bool:
         """Whether the code on disk is no longer the code running (checked once a second)."""
@@ -264,12 +285,23 @@ class _Handler(socketserver.BaseRequestHandler):
     server: _Server
 
     def handle(self) -> None:
+        with contextlib.suppress(Exception):  # nothing a caller sends may end the decider
+            self._handle()
+
+    def _handle(self) -> None:
         sock: socket.socket = self.request
         sock.settimeout(READ_TIMEOUT)
+        challenge = os.urandom(16)
         try:
-            sock.sendall(prove(_read_line(sock)))
+            sock.sendall(prove(_read_line(sock), challenge))
+            why = _unproven_caller(
+                _read_line(sock), self.server.state.secret(), challenge, _peer(sock)
+            )
+            if why is not None:
+                sock.sendall(encode_response("decline", 0, f"the caller {why}\n", ""))
+                return
             request = parse_request(_read_request(sock))
-        except (OSError, InputError):
+        except (OSError, InputError, ValueError, UnicodeError):
             return  # a client that sent garbage or vanished gets nothing: it decides itself
         state = self.server.state
         with state.lock:
@@ -322,8 +354,43 @@ def hello(nonce: bytes, home: Path) -> bytes:
     return MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n"
 
 
-def prove(greeting: bytes) -> bytes:
-    """The answer to ``LEDGER-DECIDE 1 hello <nonce hex> <ledger home>``."""
+def caller_proof(secret: bytes, challenge: bytes, pid: int) -> bytes:
+    """The caller's line proving it holds the decider's per-user secret: HMAC-SHA256 of the
+    decider's challenge and the caller's pid (``cli/_decider.py`` computes the same)."""
+    mac = hmac.new(secret, CALLER_PREFIX + challenge + b"%d" % pid, hashlib.sha256).hexdigest()
+    return MAGIC + b" caller %d " % pid + mac.encode() + b"\n"
+
+
+def _peer(sock: socket.socket) -> tuple[int, int] | None:
+    """``(pid, uid)`` of the socket's peer (Linux ``SO_PEERCRED``), else None."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, option, 12)
+    except OSError:
+        return None
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
+
+
+def _unproven_caller(
+    line: bytes, secret: bytes | None, challenge: bytes, peer: tuple[int, int] | None
+) -> str | None:
+    """Why the caller's line does not prove it holds the secret, or None when it does."""
+    parts = line.rstrip(b"\n").split(b" ")
+    if len(parts) != 5 or b" ".join(parts[:3]) != MAGIC + b" caller" or not parts[3].isdigit():
+        return "it sent no proof"
+    pid = int(parts[3])
+    if secret is None or not hmac.compare_digest(line, caller_proof(secret, challenge, pid)):
+        return "its proof does not verify"
+    if peer is not None and peer != (pid, os.getuid()):
+        return "its proof is not for the socket's peer"
+    return None
+
+
+def prove(greeting: bytes, challenge: bytes = b"") -> bytes:
+    """The answer to ``LEDGER-DECIDE 1 hello <nonce hex> <ledger home>``, ending with the
+    decider's ``challenge`` for the caller's own proof."""
     parts = greeting.rstrip(b"\n").split(b" ", 4)
     if len(parts) != 5 or b" ".join(parts[:2]) != MAGIC or parts[2] != b"hello":
         raise InputError("bad hello")
@@ -336,7 +403,8 @@ def prove(greeting: bytes) -> bytes:
     if secret is None:
         raise InputError("no secret to prove with")
     pid = os.getpid()
-    return MAGIC + b" proof %d " % pid + proof(secret, nonce, pid).encode() + b"\n"
+    line = MAGIC + b" proof %d " % pid + proof(secret, nonce, pid).encode()
+    return line + (b" " + challenge.hex().encode() if challenge else b"") + b"\n"
 
 
 def _read_exactly(sock: socket.socket, size: int) -> bytes:
@@ -518,7 +586,8 @@ def serve_decider(
         _few_heap_arenas()
         old_umask = os.umask(0o177)
         try:
-            server = _Server(path, _State(install_dir(), idle_seconds), commands or {})
+            state = _State(install_dir(), idle_seconds, environ)
+            server = _Server(path, state, commands or {})
         finally:
             os.umask(old_umask)
         path.chmod(0o600)
@@ -609,16 +678,16 @@ def _ask(op: str, environ: Mapping[str, str] | None, timeout: float = 2.0) -> by
             sock.sendall(
                 MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n"
             )
-            answer = _read_line(sock).split(b" ")
-            if len(answer) != 5 or not answer[3].isdigit():
+            answer = _read_line(sock).rstrip(b"\n").split(b" ")
+            if len(answer) != 6 or not answer[3].isdigit():
                 return None
             pid = int(answer[3])
-            if answer[4] != proof(secret, nonce, pid).encode() + b"\n":
+            if answer[4] != proof(secret, nonce, pid).encode():
                 return None  # not ledger's decider
-
+            sock.sendall(caller_proof(secret, bytes.fromhex(answer[5].decode()), os.getpid()))
             sock.sendall(MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % 0)
             return _read_all(sock)
-    except (OSError, InputError):
+    except (OSError, InputError, ValueError):
         return None
 
 

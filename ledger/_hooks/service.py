@@ -10,8 +10,10 @@ lock and one fsync. The pieces live beside it: :mod:`ledger._hooks.mapping` (eve
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,9 +29,10 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import InputError, LedgerError, NotAPersonError
+from ledger._errors import InputError, LedgerError, LockTimeoutError, NotAPersonError
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
-from ledger._evidence.ledger import Entry, Ledger, append_reserved
+from ledger._evidence.disclosure import ForgetSelector
+from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved, forget
 from ledger._evidence.read import tail_records
 from ledger._evidence.record import Record
 from ledger._git import read_head
@@ -37,10 +40,12 @@ from ledger._governance.config import (
     WorkspaceConfig,
     policy_config,
     register_configured_hooks,
+    retention_policy,
 )
 from ledger._governance.config_evidence import CONFIG_CHANGED_KIND, config_change, config_digests
 from ledger._governance.engine import HookEngine, Invocation
 from ledger._governance.intents import IntentsFile
+from ledger._governance.loosening import HOOK_CONFIG_NAMES, INTENTS_NAME, loosenings
 from ledger._governance.policies import Governance
 from ledger._hooks.mapping import BLOCKABLE_EVENTS, decision_of, invocation_of
 from ledger._hooks.records import hook_body
@@ -49,6 +54,7 @@ from ledger._hooks.tripwire import (
     SEALED_KINDS,
     TAMPER_KIND,
     TRIPWIRE_SCAN_LIMIT,
+    Change,
     Fingerprint,
     Seal,
     TripwireStore,
@@ -158,6 +164,34 @@ class GovernedWorkspace:
             self._require_person(kind)
         return self._append_person(kind, body, session=session, after=self._seal_head)
 
+    def forget(self, selector: ForgetSelector) -> Forgotten:
+        """``ledger forget`` (:func:`~ledger._evidence.ledger_upkeep.forget`) as a person's
+        command (refused inside an agent: erasing what a session said is the person's call),
+        sealed for the tripwire.
+
+        Raises:
+            NotAPersonError: this process runs inside an agent.
+            InputError: a seq the ledger does not hold.
+        """
+        from ledger._governance.person import PERSON_ACTOR  # noqa: PLC0415
+
+        self._require_person("ledger.forgotten")
+        return forget(self.ledger, selector, actor={"client": PERSON_ACTOR}, after=self._seal_head)
+
+    def apply_retention(self) -> list[Forgotten]:
+        """Forget the disclosures ``hooks.yaml``'s ``retention:`` no longer keeps (at a
+        session's end), each rule's erasure a signed ``ledger.forgotten`` record."""
+        rules = retention_policy(self.config.hooks(), self.config.hooks_path)
+        if not rules or not self.ledger.disclosures.exists():
+            return []
+        from ledger._evidence.disclosure import retention_selectors  # noqa: PLC0415
+
+        done = [
+            forget(self.ledger, selector, actor={"client": "ledger"}, after=self._seal_head)
+            for selector in retention_selectors(rules, time.time())
+        ]
+        return [d for d in done if d.seq is not None]
+
     def fetch_evidence(
         self, remote: str = "origin", *, jobs: int | None = None
     ) -> list[FetchedLedger]:
@@ -235,6 +269,7 @@ class GovernedWorkspace:
         """The engine with built-in policies and configured external hooks."""
         hooks = self.config.hooks()
         switches = policy_config(hooks, self.config.hooks_path)
+        retention_policy(hooks, self.config.hooks_path)  # a bad one is refused on any call
         intents, intents_error = self.config.intents()
         governance = Governance(
             root=self.real_root,
@@ -279,6 +314,7 @@ class GovernedWorkspace:
             config=self.config_digests,
             observed=governance.observed if governance else {},
             attribution=governance.attribution if governance else None,
+            root=str(self.root),
         )
         self._pending.append(Entry(kind, body, self._actor(inv)))
 
@@ -333,6 +369,7 @@ class GovernedWorkspace:
             armed=armed,
             during_call=during_call,
             reserved=SEALED_KINDS,
+            loosens=functools.cache(lambda change: self._loosens(store, sealed, change)),
         )
         if store.secret() is None:
             self._verdict.problems.append(
@@ -419,6 +456,23 @@ class GovernedWorkspace:
 
         record = self._append_person(kind, body, after=seal_now)
         return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))
+
+    @staticmethod
+    def _loosens(store: TripwireStore, sealed: object, change: Change) -> list[str]:
+        """Why a change of the governance configuration between calls loosens it, from the
+        sealed copy and the disk."""
+        name = Path(change.path).name
+        if name not in (*HOOK_CONFIG_NAMES, INTENTS_NAME) or not isinstance(sealed, Seal):
+            return []
+        entry = sealed.files.get(change.path)
+        old = store.copy_of(entry) if entry is not None else None
+        if entry is not None and old is None:
+            return [f"its sealed version is not kept, so what {name} loosens cannot be told"]
+        try:
+            new = Path(change.path).read_bytes() if change.what != "removed" else None
+        except OSError:
+            new = None
+        return loosenings(name, old, new)
 
     @contextmanager
     def changing_protected_files(self) -> Iterator[None]:
@@ -546,9 +600,10 @@ def handle_event(
         # decision must not be recorded twice (ledger/_hooks/decider.py).
         raise CallAbandonedError("the caller stopped waiting; it decides in its own process")
     appended = workspace.flush(governance.records, inv)
-    workspace.ledger.auto_checkpoint(
-        session_end=event.event in ("SessionEnd", "Stop"), appended=appended
-    )
+    session_end = event.event in ("SessionEnd", "Stop")
+    workspace.ledger.auto_checkpoint(session_end=session_end, appended=appended)
+    if session_end:
+        workspace.apply_retention()
     return decision_of(event, merged)
 
 
@@ -604,7 +659,8 @@ def run_hook(
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
-        _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
+        if not isinstance(exc, LockTimeoutError):  # recording would wait on the same lock
+            _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
         return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 
 

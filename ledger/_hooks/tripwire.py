@@ -42,14 +42,18 @@ import json
 import os
 import re
 import stat
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, cast
 
 from ledger._evidence.keys import private_key_dir, trust_pins_dir
-from ledger._git import GIT_EXEC_KEYS, repository_dirs
+from ledger._git import GIT_EXEC_KEYS
 from ledger._governance.analysis.protected import watched_client_files
+from ledger._governance.analysis.runs_later import (
+    git_files,
+    hook_install_files,
+    login_shell_files,
+)
 from ledger._version import __version__
 from ledger._workspace import atomic_write, cache_secret, checkpoint_dir, seal, state_home, unseal
 
@@ -78,7 +82,14 @@ __all__ = [
 ]
 
 Rule = Literal[
-    "config", "strict", "client-config", "git-config", "runtime", "append-only", "checkpoint"
+    "config",
+    "strict",
+    "client-config",
+    "mcp-config",
+    "git-config",
+    "runtime",
+    "append-only",
+    "checkpoint",
 ]
 #: The kinds only the hook service and a person's commands append, each sealing the new head:
 #: one in the ledger's tail the seal does not explain was appended around them. ``key.`` and
@@ -92,17 +103,44 @@ COPY_LIMIT: Final = 1024 * 1024
 _SEAL_VERSION: Final = 1
 #: Files read in one directory of the protected set (a planted flood is itself a change).
 _DIR_LIMIT: Final = 512
-#: What a client writes into its own settings as the person uses it, and which runs nothing:
-#: left out of the settings' digest (everything else, unknown keys included, is held fixed).
-#: Claude Code adds ``permissions.allow`` rules ("Yes, and don't ask again"); Gemini CLI keeps
-#: the chosen auth and UI state; Codex records the projects a person trusted.
+#: What a client or a person writes into a client's settings as they use it, and which runs
+#: nothing: left out of the settings' digest (everything else, unknown keys included, is held
+#: fixed). Claude Code adds ``permissions.allow`` rules ("Yes, and don't ask again") and keeps
+#: the model, theme and MCP approvals there; Gemini CLI keeps the chosen auth and UI state;
+#: Codex records the projects a person trusted. ``env`` is dropped but for the variables that
+#: make a program load or run code (:data:`_CODE_VARIABLES`).
 _CLIENT_OWN_KEYS: Final = (
     ("permissions", "allow"),
+    ("permissions", "ask"),
+    ("permissions", "additionalDirectories"),
+    ("model",),
+    ("theme",),
+    ("outputStyle",),
+    ("spinnerTipsEnabled",),
+    ("includeCoAuthoredBy",),
+    ("cleanupPeriodDays",),
+    ("enabledMcpjsonServers",),
+    ("disabledMcpjsonServers",),
+    ("enableAllProjectMcpServers",),
     ("security", "auth"),
     ("ui",),
     ("ide", "hasSeenNudge"),
+    ("general",),
     ("projects",),
+    ("model_reasoning_effort",),
+    ("tui",),
 )
+#: Variables in a settings file's ``env`` that make what the client starts load or run code.
+_CODE_VARIABLES: Final = re.compile(
+    r"(PYTHON|LD_|DYLD_|NODE_|BASH_ENV$|ENV$|GIT_|PERL|RUBY|JAVA_TOOL|_JAVA_OPTIONS|PATH$|SHELL$"
+    r"|PROMPT_COMMAND|ZDOTDIR|EDITOR|VISUAL|PAGER|LESS|MANPAGER|HOME$|XDG_|LEDGER_)"
+)
+#: An MCP server's fields a client or a person toggles without changing what runs.
+_SERVER_TOGGLES: Final = frozenset(
+    {"disabled", "enabled", "autoApprove", "alwaysAllow", "disabledTools", "timeout", "trust"}
+)
+#: Keys that hold MCP servers, at any depth (``projects.<path>.mcpServers`` in ~/.claude.json).
+_SERVER_KEYS: Final = frozenset({"mcpServers", "servers", "mcp_servers"})
 
 
 class Entry(NamedTuple):
@@ -156,21 +194,24 @@ def protected_set(
     for path in _files_in(orchestration / "keys", "*", recursive=False):
         found[path] = "config"  # teammates' keys arrive by git pull, between calls
     home = Path(env.get("HOME") or Path.home())
-    for base in (root, home):
-        for directory, pattern, recursive in watched_client_files():
-            target = base / directory
+    for base in (str(root), str(home)):
+        for directory, pattern, recursive, rule in watched_client_files():
+            target = f"{base}/{directory}" if directory else base
             if not recursive and not any(c in pattern for c in "*?["):
-                found[str(target / pattern)] = "client-config"  # one file: no listing
+                found[f"{target}/{pattern}"] = cast("Rule", rule)  # one file: no listing
             else:
                 for path in _files_in(target, pattern, recursive=recursive):
-                    found[path] = "client-config"
-    for git_dir in repository_dirs(root):
-        found[str(git_dir / "config")] = "git-config"
-        found[str(git_dir / "config.worktree")] = "git-config"
-        for path in _files_in(git_dir / "hooks", "*", recursive=False):
-            found[path] = "strict"
-    for path in _hook_runtime():
-        found[path] = "runtime"
+                    found[path] = cast("Rule", rule)
+    for git_file, is_hooks in git_files(root, home, env):
+        if is_hooks:
+            for hook in _files_in(git_file, "*", recursive=False):
+                found[hook] = "strict"
+        else:
+            found[str(git_file)] = "git-config"
+    for shell_file in login_shell_files(home):
+        found[str(shell_file)] = "strict"
+    for install_file in hook_install_files(root):
+        found[install_file] = "runtime"
     for outside in (trust_pins_dir(env), private_key_dir(env)):
         for path in _files_in(outside, "*", recursive=False):
             found[path] = "append-only"
@@ -210,20 +251,6 @@ def _files_in(directory: Path | str, pattern: str, *, recursive: bool) -> Iterat
     yield from sorted(matched)
 
 
-def _hook_runtime() -> Iterator[str]:
-    """The hook executable (the console script that runs this process), its interpreter, and
-    the ``.pth`` files of the site directories ledger's code was loaded from: a ``.pth`` line
-    starting with ``import`` runs at every interpreter start (the ``--hardened`` escape of
-    decision 0012)."""
-    script = sys.argv[0] if sys.argv and sys.argv[0] else ""
-    if script and Path(script).name == "ledger" and Path(script).is_file():
-        yield os.path.realpath(script)
-    yield os.path.realpath(sys.executable)
-    package = str(Path(__file__).resolve().parents[2])  # the directory holding ledger/
-    for directory in {package, *(p for p in sys.path if p.endswith("-packages"))}:
-        yield from _files_in(directory, "*.pth", recursive=False)
-
-
 def fingerprint(paths: Mapping[str, Rule], previous: Fingerprint | None = None) -> Fingerprint:
     """Stat every path; hash only those whose stat moved since ``previous`` (missing paths are
     left out: absence is compared by :func:`compare`)."""
@@ -248,7 +275,7 @@ def _digest(path: str, info: os.stat_result, rule: Rule) -> str | None:
         return None
     try:
         with open(path, "rb") as handle:
-            if rule in ("git-config", "client-config"):
+            if rule in ("git-config", "client-config", "mcp-config"):
                 return _content_digest(handle.read(COPY_LIMIT * 4), rule)
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
@@ -310,14 +337,23 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     return sorted(changes)
 
 
-def tampering(changes: list[Change], *, during_call: bool, upgraded: bool) -> list[Change]:
-    """The changes no legitimate actor explains (pure): a person's edit of the intents or
-    ``hooks.yaml`` between calls is accepted (and recorded as ``governance.config_changed``);
-    the runtime's files change with an upgrade of ledger itself."""
+def tampering(
+    changes: list[Change],
+    *,
+    during_call: bool,
+    upgraded: bool,
+    loosens: Callable[[Change], list[str]] | None = None,
+) -> list[Change]:
+    """The changes no legitimate actor explains (pure but for ``loosens``): a person's edit of
+    the intents or ``hooks.yaml`` between calls is accepted (and recorded as
+    ``governance.config_changed``) unless it loosens governance (``loosens`` says why: code the
+    agent left running can edit between calls too, so a loosening waits for a person's
+    ``ledger tamper accept``); the runtime's files change with an upgrade of ledger itself."""
     return [
         c
         for c in changes
-        if not (c.rule == "config" and not during_call) and not (c.rule == "runtime" and upgraded)
+        if not (c.rule == "config" and not during_call and not (loosens and loosens(c)))
+        and not (c.rule == "runtime" and upgraded)
     ]
 
 
@@ -418,34 +454,102 @@ def _content_digest(data: bytes, rule: Rule) -> str:
         return hashlib.sha256("\n".join(settings).encode()).hexdigest()
     if rule == "client-config":
         return hashlib.sha256(client_settings(data)).hexdigest()
+    if rule == "mcp-config":
+        return hashlib.sha256(mcp_servers(data)).hexdigest()
     return hashlib.sha256(data).hexdigest()
+
+
+def _document(data: bytes) -> Any:  # noqa: ANN401 -- a parsed JSON or TOML document
+    """The settings as a document; ``None`` when it parses as neither JSON nor TOML."""
+    import tomllib  # noqa: PLC0415 -- only when a client's settings changed
+
+    try:
+        return json.loads(data)
+    except ValueError:
+        try:
+            return tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+
+
+def _canonical(document: Any) -> bytes:  # noqa: ANN401
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
 def client_settings(data: bytes) -> bytes:
     """The part of a client's settings file the tripwire holds fixed: the whole document but
-    :data:`_CLIENT_OWN_KEYS`, canonically re-encoded. A file that parses as neither JSON nor
-    TOML is held fixed byte for byte."""
-    import tomllib  # noqa: PLC0415 -- only when a client's settings changed
-
-    try:
-        document = json.loads(data)
-    except ValueError:
-        try:
-            document = tomllib.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return data
+    :data:`_CLIENT_OWN_KEYS` (a block they leave empty goes too: the first "don't ask again"
+    rule creates ``permissions``), the MCP servers' toggles, canonically re-encoded. A file
+    that parses as neither JSON nor TOML is held fixed byte for byte."""
+    document = _document(data)
+    if document is None:
+        return data
     if isinstance(document, dict):
         for key_path in _CLIENT_OWN_KEYS:
             _drop(document, key_path)
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), default=str).encode()
+        env = document.get("env")
+        if isinstance(env, dict):
+            kept = {k: v for k, v in env.items() if _CODE_VARIABLES.match(str(k).upper())}
+            if kept:
+                document["env"] = kept
+            else:
+                document.pop("env")
+    _strip_toggles(document)
+    return _canonical(document)
+
+
+def mcp_servers(data: bytes) -> bytes:
+    """The part of an MCP configuration the tripwire holds fixed: each server's definition
+    (what it runs: command, arguments, environment, URL), found under ``mcpServers``,
+    ``servers`` or ``mcp_servers`` at any depth, without its toggles. The rest of such a file
+    is the client's own state (~/.claude.json keeps history and counters beside the servers)."""
+    document = _document(data)
+    if document is None:
+        return data
+    _strip_toggles(document)
+    found: dict[str, Any] = {}
+    _collect_servers(document, "", found)
+    return _canonical(found)
+
+
+def _collect_servers(node: Any, where: str, found: dict[str, Any]) -> None:  # noqa: ANN401
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        path = f"{where}/{key}"
+        if key in _SERVER_KEYS and isinstance(value, dict):
+            found[path] = value
+        else:
+            _collect_servers(value, path, found)
+
+
+def _strip_toggles(node: Any) -> None:  # noqa: ANN401
+    """Drop the MCP servers' toggles wherever servers are listed."""
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in _SERVER_KEYS and isinstance(value, dict):
+            for server in value.values():
+                if isinstance(server, dict):
+                    for toggle in _SERVER_TOGGLES.intersection(server):
+                        server.pop(toggle)
+        else:
+            _strip_toggles(value)
 
 
 def _drop(document: dict[str, Any], key_path: tuple[str, ...]) -> None:
     node: Any = document
+    parents: list[tuple[dict[str, Any], str]] = []
     for key in key_path[:-1]:
-        node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return
+        parents.append((node, key))
+        node = node.get(key)
     if isinstance(node, dict):
         node.pop(key_path[-1], None)
+        for parent, key in reversed(parents):  # a block left empty was made for the key
+            if parent.get(key) == {}:
+                parent.pop(key)
 
 
 def restore(store: TripwireStore, change: Change, sealed: Seal) -> bool:
@@ -503,9 +607,11 @@ def inspect(
     armed: bool,
     during_call: bool,
     reserved: tuple[str, ...],
+    loosens: Callable[[Change], list[str]] | None = None,
 ) -> Verdict:
     """Compare the seal with the disk and the ledger's tail (pure but for ``records_after``,
-    which reads the records from a seq on, or ``None`` when there are too many to read)."""
+    which reads the records from a seq on, or ``None`` when there are too many to read, and
+    ``loosens``, which says why a change of the configuration loosens governance)."""
     if sealed is None:
         if not armed:
             return Verdict([], [], now, arm=True)
@@ -513,8 +619,10 @@ def inspect(
     if sealed == "forged":
         return Verdict(["the tripwire's seal does not verify"], [], now, arm=False)
     upgraded = sealed.version != __version__
-    found = tampering(compare(sealed.files, now), during_call=during_call, upgraded=upgraded)
-    problems = [f"{c.path} was {c.what}" for c in found]
+    found = tampering(
+        compare(sealed.files, now), during_call=during_call, upgraded=upgraded, loosens=loosens
+    )
+    problems = [_problem(c, during_call, loosens) for c in found]
     seq = tail[0]
     if (seq, tail[1]) != (sealed.head_seq, sealed.head_hash) and seq >= sealed.head_seq:
         records = records_after(sealed.head_seq)
@@ -531,6 +639,19 @@ def inspect(
         else:
             files.pop(change.path, None)
     return Verdict(problems, found, files, arm=False)
+
+
+def _problem(
+    change: Change, during_call: bool, loosens: Callable[[Change], list[str]] | None
+) -> str:
+    why = loosens(change) if loosens and change.rule == "config" and not during_call else []
+    if not why:
+        return f"{change.path} was {change.what}"
+    return (
+        f"{change.path} was {change.what} between calls and loosens governance "
+        f"({'; '.join(why)}): it takes effect once a person runs `ledger tamper accept` "
+        "(`ledger tamper revert` puts the sealed version back)"
+    )
 
 
 def ledger_problems(

@@ -211,7 +211,10 @@ class BlameState:
         attempt = {
             "code": (error or {}).get("code"),
             "intent_id": (data or {}).get("intent_id"),
-            "lines": attempted_line_hashes(tool_input),
+            # v3 keeps the line hashes plain beside the committed content.
+            "lines": body["attempted_lines"]
+            if isinstance(body.get("attempted_lines"), list)
+            else attempted_line_hashes(tool_input),
             "path": path,
             "record_hash": record.get("hash"),
             "seq": record.get("seq"),

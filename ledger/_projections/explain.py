@@ -25,11 +25,12 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError, NotInitializedError
+from ledger._evidence.disclosure import Revealer
 from ledger._governance.attribution import line_hash, split_lines
 from ledger._projections.blame import BASE, BLAME, BlameState, FileView
 from ledger._projections.slices import read_slice
@@ -37,8 +38,20 @@ from ledger._workspace import Workspace, find_root
 
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
+    from ledger._projections.foreign import ForeignModel
 
-__all__ = ["STATUSES", "BlameLine", "BlameReport", "blame_file", "blame_state", "current_lines"]
+__all__ = [
+    "STATUSES",
+    "BlameLine",
+    "BlameReport",
+    "Teammates",
+    "blame_file",
+    "blame_state",
+    "current_lines",
+    "explain_lines",
+    "file_view",
+    "git_authors",
+]
 
 STATUSES: Final = ("agent", "git", "unknown")
 _NOT_COMMITTED: Final = "0" * 40
@@ -142,31 +155,34 @@ def _git_blame(
     root: Path,
     relative: str,
     content: bytes,
-    wanted: tuple[int, int],
+    wanted: list[tuple[int, int]],
     environ: Mapping[str, str] | None,
+    *,
+    rev: str | None = None,
 ) -> tuple[dict[int, dict[str, Any]], str | None]:
-    """git's answer for the lines ``wanted`` of the file as on disk: final line -> commit facts
-    (uncommitted lines are left out), or ``(empty, why git cannot say)``."""
+    """git's answer for the line runs ``wanted`` of the file as on disk (or, with ``rev``, as
+    committed in ``rev``, which ``content`` then is): final line -> commit facts (uncommitted
+    lines are left out), or ``(empty, why git cannot say)``."""
     import subprocess  # noqa: PLC0415 -- only lines no record explains need git
 
     from ledger._git import git_command, git_environment, run_bounded  # noqa: PLC0415
 
     env = git_environment(environ)  # the caller's (a decider blames for another process)
+    runs = [arg for first, last in wanted for arg in ("-L", f"{first},{last}")]
+    source = ["--contents", "-"] if rev is None else [rev]
     command = git_command(
         root,
         "blame",
         "--no-textconv",
         "--line-porcelain",
-        "--contents",
-        "-",
-        "-L",
-        f"{wanted[0]},{wanted[1]}",
+        *runs,
+        *source,
         "--",
         relative,
         env=env,
     )
     try:
-        done = run_bounded(command, data=content, env=env, timeout=60)
+        done = run_bounded(command, data=content if rev is None else None, env=env, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return {}, "git is not available"
     if done.returncode != 0:
@@ -270,13 +286,55 @@ def blame_file(
     relative, absolute = _resolve(root_path, path, here)
     if at is not None:
         state = blame_state(_open(root_path, environ), at=at, environ=environ)
-        return _report_at(relative, state.view(relative), lines, at)
+        return _report_at(relative, state.view(relative), lines, at, workspace.ledger_path)
     content = _read(absolute, path)
-    view = _view(workspace, relative, environ) if own else FileView(None, [], [], -1)
-    model = view.model
     texts = split_lines(content.decode("utf-8", "replace"))
     first, last = _range(lines, len(texts), path)
-    wanted = {i: line_hash(texts[i]) for i in range(first - 1, last)}
+    own_id = _own_ledger_id(workspace.ledger_path)
+    rows, fast = explain_lines(
+        workspace,
+        relative,
+        content,
+        range(first, last + 1),
+        texts=texts,
+        own_id=own_id,
+        environ=environ,
+    )
+    return BlameReport(relative, rows, fast, None, own_id)
+
+
+Teammates = Callable[[list[str]], "list[ForeignModel]"]
+"""Paths -> every verified fetched ledger's models of them (:func:`foreign_models`)."""
+
+
+def explain_lines(
+    workspace: Workspace,
+    relative: str,
+    content: bytes,
+    numbers: Sequence[int],
+    *,
+    texts: list[str] | None = None,
+    rev: str | None = None,
+    view: FileView | None = None,
+    own_id: str | None = None,
+    teammates: Teammates | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[list[BlameLine], bool]:
+    """The blame of lines ``numbers`` (1-based, ascending, within the file) of ``content``, the
+    file ``relative`` as on disk, or as committed in ``rev``: the one attribution rule of
+    ``ledger blame``, for callers that explain many files (``ledger review``) and bring the
+    file's model (``view``), this clone's ledger id and the teammates' models themselves.
+    Returns the rows and whether the file is exactly what the model expects (fast path)."""
+    if texts is None:
+        texts = split_lines(content.decode("utf-8", "replace"))
+    if view is None:
+        # A clone that only reads teammates' evidence has no ledger of its own: no model.
+        exists = workspace.ledger_path.exists()
+        view = file_view(workspace, relative, environ) if exists else FileView(None, [], [], -1)
+    if own_id is None:
+        own_id = _own_ledger_id(workspace.ledger_path)
+    model = view.model
+    wanted = {n - 1: line_hash(texts[n - 1]) for n in numbers}
     if model is not None and _is_model(model, content, len(texts), wanted):
         mapping: list[int | None] | range = range(len(texts))
         fast = True
@@ -287,8 +345,7 @@ def blame_file(
     rows: list[BlameLine] = []
     needs_git: list[int] = []
     denied = _denied_index(view.denied)
-    own_id = _own_ledger_id(workspace.ledger_path)
-    for number in range(first, last + 1):
+    for number in numbers:
         index = number - 1
         model_index = mapping[index]
         ref = model["refs"][model_index] if model is not None and model_index is not None else BASE
@@ -304,11 +361,48 @@ def blame_file(
             facts["denied"] = denied[wanted[index]]
         rows.append(BlameLine(number, texts[index], status, wanted[index], facts))
     if needs_git:
-        _ask_git(
-            root_path, relative, content, rows, needs_git=needs_git, first=first, environ=environ
+        # `ledger blame` asks git once over the span; a review asks only for its runs.
+        runs = _runs(needs_git) if rev is not None else [(min(needs_git), max(needs_git))]
+        _ask_git(workspace.root, relative, content, rows, runs=runs, rev=rev, environ=environ)
+        _ask_teammates(
+            workspace, relative, texts, rows, own_id=own_id, teammates=teammates, environ=environ
         )
-        _ask_teammates(workspace, relative, texts, rows, own_id=own_id, environ=environ)
-    return BlameReport(relative, rows, fast, None, own_id)
+    _reveal_commands(rows, Revealer.beside(workspace.ledger_path))
+    return rows, fast
+
+
+def git_authors(
+    root: Path,
+    relative: str,
+    numbers: list[int],
+    *,
+    rev: str,
+    environ: Mapping[str, str] | None = None,
+) -> dict[int, str]:
+    """The author of the commit git names for each of the lines ``numbers`` of ``relative`` as
+    committed in ``rev`` (lines git cannot explain are left out)."""
+    found, _ = _git_blame(root, relative, b"", _runs(numbers), environ, rev=rev)
+    return {line: str(facts.get("author")) for line, facts in found.items()}
+
+
+def _runs(numbers: list[int]) -> list[tuple[int, int]]:
+    """Ascending line numbers as inclusive runs: ``[1, 2, 3, 7]`` -> ``[(1, 3), (7, 7)]``."""
+    runs: list[tuple[int, int]] = []
+    for number in numbers:
+        if runs and runs[-1][1] == number - 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
+
+
+def _reveal_commands(rows: list[BlameLine], revealer: Revealer) -> None:
+    """A shell call's command as this clone's disclosures show it (a v3 record commits it:
+    ``[withheld]`` for a teammate's line or a forgotten one)."""
+    for row in rows:
+        command = row.facts.get("command")
+        if isinstance(command, dict):
+            row.facts["command"] = revealer.field(command, "attribution.command")
 
 
 def _read(absolute: Path, path: str) -> bytes:
@@ -343,6 +437,7 @@ def _ask_teammates(
     rows: list[BlameLine],
     *,
     own_id: str | None,
+    teammates: Teammates | None = None,
     environ: Mapping[str, str] | None,
 ) -> None:
     """Blame in any clone (decision 0018): a committed line no local record explains is a
@@ -361,9 +456,12 @@ def _ask_teammates(
         origin = row.facts.get("orig_file")
         if isinstance(origin, str) and origin not in paths:
             paths.append(origin)
-    models = foreign_models(
-        workspace.root, workspace.cache_dir, paths, own_ledger_id=own_id, environ=environ
-    )
+    if teammates is not None:
+        models = teammates(paths)
+    else:
+        models = foreign_models(
+            workspace.root, workspace.cache_dir, paths, own_ledger_id=own_id, environ=environ
+        )
     if not any(m.views for m in models):
         return
     disk = [line_hash(text) for text in texts]
@@ -393,11 +491,11 @@ def _ask_teammates(
                             attribution, foreign.ledger_id
                         )
                 open_rows = still
-    first = rows[0].line
+    position = {row.line: i for i, row in enumerate(rows)}
     for line, found in claims.items():
         if len(found) != 1:
             continue  # two ledgers (or two calls) claim this line: a gap, never a guess
-        row = rows[line - first]
+        row = rows[position[line]]
         (facts,) = found.values()
         git_facts: dict[str, Any] = {
             k: row.facts[k]
@@ -405,7 +503,7 @@ def _ask_teammates(
             if k in row.facts
         }
         kept = {"denied": row.facts["denied"]} if "denied" in row.facts else {}
-        rows[line - first] = row._replace(status="agent", facts={**facts, **git_facts, **kept})
+        rows[position[line]] = row._replace(status="agent", facts={**facts, **git_facts, **kept})
 
 
 def _agent_facts(attribution: dict[str, Any], ledger_id: str | None) -> dict[str, Any]:
@@ -425,7 +523,9 @@ def _open(root: Path, environ: Mapping[str, str] | None) -> Ledger:
     return Ledger.open(root, environ=environ)
 
 
-def _view(workspace: Workspace, relative: str, environ: Mapping[str, str] | None) -> FileView:
+def file_view(
+    workspace: Workspace, relative: str, environ: Mapping[str, str] | None = None
+) -> FileView:
     """The file's model as of the whole ledger: its cache slice when that is current and
     verified, else through the full cache (which brings the slices up to date)."""
     found = read_slice(
@@ -448,13 +548,13 @@ def _ask_git(
     content: bytes,
     rows: list[BlameLine],
     *,
-    needs_git: list[int],
-    first: int,
+    runs: list[tuple[int, int]],
+    rev: str | None,
     environ: Mapping[str, str] | None,
 ) -> None:
     """Turn the ``unknown`` rows that git explains into ``git`` rows (in place)."""
-    found, why = _git_blame(root, relative, content, (min(needs_git), max(needs_git)), environ)
-    for row in list(rows):
+    found, why = _git_blame(root, relative, content, runs, environ, rev=rev)
+    for position, row in enumerate(list(rows)):
         if row.status != "unknown":
             continue
         commit = found.get(row.line)
@@ -467,7 +567,7 @@ def _ask_git(
                 orig_line=commit["orig_line"],
                 orig_file=commit.get("orig_file"),
             )
-            rows[row.line - first] = row._replace(status="git")
+            rows[position] = row._replace(status="git")
         else:
             row.facts["reason"] += f"; {why or 'not committed to git'}"
 
@@ -513,7 +613,7 @@ def _denied_index(attempts: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 
 
 def _report_at(
-    relative: str, view: FileView, lines: tuple[int, int] | None, at: int
+    relative: str, view: FileView, lines: tuple[int, int] | None, at: int, ledger_path: Path
 ) -> BlameReport:
     model = view.model
     if model is None:
@@ -536,6 +636,7 @@ def _report_at(
                     {"reason": _why(model, number - 1, attribution, at)},
                 )
             )
+    _reveal_commands(rows, Revealer.beside(ledger_path))
     return BlameReport(relative, rows, False, at)
 
 

@@ -31,7 +31,7 @@ class ClientSpec:
 
 
 CLIENTS: Final = {
-    "claude": ClientSpec("claude", "@anthropic-ai/claude-code", "2.1.330", "claude"),
+    "claude": ClientSpec("claude", "@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": ClientSpec("codex", "@openai/codex", "0.169.0", "codex"),
     "gemini": ClientSpec("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
     # Runs offline with a model provider of one's own (BYOK: COPILOT_PROVIDER_BASE_URL,

@@ -74,6 +74,8 @@ class Workspace:
 
     client: str
     base: Path
+    #: Folders put first on ``PATH`` (the real client's, so ``ledger install`` reads its version).
+    bin_dirs: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -96,6 +98,7 @@ class Workspace:
         # The venv's bin first (the agent's shell runs `ledger intent select`), then node's.
         node = shutil.which("node")
         dirs = [
+            *self.bin_dirs,
             str(LEDGER.parent),
             *([str(Path(node).parent)] if node else []),
             "/usr/local/bin",
@@ -180,10 +183,18 @@ def _handlers(node: object, key: str = "command") -> Iterator[dict[str, Any]]:
 
 
 def make_workspace(
-    base: Path, client: str, *, scope: str = '"src/auth/**"', hooks_yaml: str | None = None
+    base: Path,
+    client: str,
+    *,
+    scope: str = '"src/auth/**"',
+    hooks_yaml: str | None = None,
+    hardened: bool = False,
+    binary: Path | None = None,
 ) -> Workspace:
-    """``ledger init`` + intents + ``ledger install <client>``, with every hook call captured."""
-    ws = Workspace(client, base)
+    """``ledger init`` + intents + ``ledger install <client>`` (``--hardened`` when asked), with
+    every hook call captured. ``binary``: the client's executable, put on the workspace's
+    ``PATH`` as a user's would be."""
+    ws = Workspace(client, base, (str(binary.parent),) if binary else ())
     CREATED.append(ws)
     for directory in (ws.root, ws.home, ws.captures, base / "tmp"):
         directory.mkdir(parents=True, exist_ok=True)
@@ -191,7 +202,7 @@ def make_workspace(
     ws.write(".orchestration/active_intents.yaml", INTENTS_YAML.format(scope=scope))
     if hooks_yaml is not None:
         ws.write(".orchestration/hooks.yaml", hooks_yaml)
-    installed = ws.ledger("install", client).stdout
+    installed = ws.ledger("install", client, *(["--hardened"] if hardened else [])).stdout
     settings = ws.root / SETTINGS[client]
     data = json.loads(settings.read_text(encoding="utf-8"))
     key = CLIENTS[client].command_key if CLIENTS[client].layout == "flat" else "command"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import Ledger, SigningKey
+from ledger import FORMAT_VERSION, Ledger, SigningKey
 from ledger._evidence import record as record_module
 from ledger._evidence.models import parse_record
 from ledger._evidence.read import line_ending_at, read_records, record_at
@@ -112,7 +113,7 @@ def test_v1_hook_post_is_upcast_to_typed_attribution(
     assert b'"v":1' in raw[0]  # history is not rewritten
     assert ledger.verify().ok  # a chain mixing v1 and v2 verifies
     post = next(r for r in ledger.records() if r.kind == "hook.post")
-    assert post.data["v"] == 2
+    assert post.data["v"] == FORMAT_VERSION
     body = post.body
     assert body["observed"] == {"src/a.py": "a" * 64}
     assert "seen" not in body["data"]
@@ -134,4 +135,21 @@ def test_the_previous_releases_golden_ledger_still_verifies(tmp_path: Path) -> N
     ledger = Ledger.open(ws, environ={"LEDGER_HOME": str(tmp_path / "home")})
     report = ledger.verify()
     assert report.ok, report.problems
-    assert all(record.data["v"] == 2 for record in ledger.records())
+    assert all(record.data["v"] == FORMAT_VERSION for record in ledger.records())
+
+
+def test_format_v2_ledgers_verify_unchanged_and_read_as_they_were(tmp_path: Path) -> None:
+    """The golden ledger of the release before commitments (format v2): every record verifies
+    with its bytes as they were signed, and its plain bodies read as they were."""
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "legacy_v2", ws / ".orchestration")
+    before = (ws / ".orchestration" / "agent_trace.jsonl").read_bytes()
+    ledger = Ledger.open(ws, environ={"LEDGER_HOME": str(tmp_path / "home")})
+    report = ledger.verify()
+    assert report.ok, report.problems
+    assert report.disclosures is not None
+    assert report.disclosures.committed == 0
+    stored = [json.loads(line) for line in before.splitlines()]
+    assert {line["v"] for line in stored} == {2}
+    assert [r.body for r in ledger.records()] == [line["body"] for line in stored]
+    assert (ws / ".orchestration" / "agent_trace.jsonl").read_bytes() == before

@@ -381,18 +381,37 @@ def test_cli_bad_input_exit_codes(team: Team) -> None:
     assert len(gone.stderr.decode().splitlines()) == 1
 
 
-def test_cli_unreadable_evidence_ref_is_one_line_exit_2(team: Team) -> None:
-    # A ref whose commit holds no checkpoint: nothing to verify against, nothing kept.
+def test_cli_unreadable_evidence_ref_is_skipped_with_one_warning(team: Team) -> None:
+    # A ref whose commit holds no checkpoint: nothing to verify against, nothing kept; a
+    # warning, not an exit 2 that would stop every teammate's fetch of the other refs.
     segment, _ = team.a.segment()
     seg = git(team.bare, "hash-object", "-w", "--stdin", data=segment)
     tree = git(team.bare, "mktree", data=f"100644 blob {seg}\tagent_trace.jsonl\n".encode())
     git(team.bare, "update-ref", team.ref, git(team.bare, "commit-tree", tree, data=b"x"))
     done = ledger_cli(team.b_root, team.base / "hb", "fetch")
-    assert done.returncode == 2
+    assert done.returncode == 0
     [line] = done.stderr.decode().splitlines()
-    assert "unreadable" in line
+    assert line.startswith("warning: skipped")
     assert "checkpoint.note" in line
     assert team.fetched() == ""
+
+
+@pytest.mark.parametrize("name", ["not-a-ledger-id", "x" * 200])
+def test_a_malformed_ref_beside_good_evidence_is_skipped_and_the_rest_verified(
+    team: Team, name: str
+) -> None:
+    push_evidence(team.a)
+    empty = git(team.bare, "mktree", data=b"")
+    git(
+        team.bare,
+        "update-ref",
+        f"refs/ledger/{name}",
+        git(team.bare, "commit-tree", empty, data=b"x"),
+    )
+    fetched = {f.status: f for f in fetch_evidence(team.b)}
+    assert fetched["new"].ledger_id == team.a.ledger_id
+    assert "warning: skipped" in str(fetched["skipped"].reason)
+    assert team.fetched() != ""
 
 
 def test_cli_verify_remote_catches_a_truncation(team: Team) -> None:

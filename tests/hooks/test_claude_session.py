@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from ledger import Revealer
+
 from ._support import (
     INTENTS_YAML,
     LEDGER,
@@ -465,7 +467,9 @@ def test_whole_claude_code_session(workspace: tuple[Path, dict[str, str]]) -> No
         "SessionEnd",
     }
     prompt_record = next(r for r in mine if r["body"].get("event") == "UserPromptSubmit")
-    assert "Harden the JWT check" in prompt_record["body"]["prompt"]
+    assert set(prompt_record["body"]["prompt"]) == {"commitment"}  # the chain holds a digest
+    revealer = Revealer.beside(root / ".orchestration" / "agent_trace.jsonl")
+    assert "Harden the JWT check" in revealer.record(prompt_record)["body"]["prompt"]
 
 
 # --- failures: fail closed on PreToolUse, never block PostToolUse ------------------------------

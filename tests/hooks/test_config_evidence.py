@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger import GovernedWorkspace
 from ledger._evidence.models import KIND_BODIES
 
 from ._support import INTENTS_YAML, Session, Workspace, make_workspace
@@ -51,10 +52,13 @@ def test_policy_switched_off_by_the_agent_is_recorded_before_it_takes_effect(ws:
     assert write_out_of_scope(session) == "SCOPE_VIOLATION"
     ws.write(".orchestration/hooks.yaml", "policies:\n  scope: false\n")  # the agent's shell
     count = len(ws.records())
-    assert write_out_of_scope(session) is None  # the new config applies ...
-    change, pre = ws.records()[count:]
-    assert change.kind == "governance.config_changed"  # ... but only once it is recorded,
-    assert pre.kind == "hook.pre"  # right before the decision that uses it
+    # A loosening waits for a person (tests/hooks/test_loosening.py); it is recorded at once,
+    # right before the decision that found it.
+    assert write_out_of_scope(session) == "TAMPER"
+    tamper, change, pre = ws.records()[count:]
+    assert tamper.kind == "governance.tamper"
+    assert change.kind == "governance.config_changed"
+    assert pre.kind == "hook.pre"
     assert change.body["changed"] == ["hooks"]
     assert change.body["before"]["hooks_sha256"] is None
     assert change.body["after"]["hooks_sha256"] == sha(ws.orchestration / "hooks.yaml")
@@ -64,13 +68,18 @@ def test_policy_switched_off_by_the_agent_is_recorded_before_it_takes_effect(ws:
     KIND_BODIES["hook.pre"].model_validate(pre.body)
 
 
-def test_scope_widened_in_the_intents_file_is_recorded(ws: Workspace) -> None:
+def test_scope_widened_in_the_intents_file_is_recorded(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ledger._governance.person.ancestor_chain", lambda: [])  # a person
     session = Session(ws, "s1")
     session.select()
     widened = INTENTS_YAML.replace(
         'owned_scope: ["src/auth/**"]', 'owned_scope: ["src/auth/**", "src/billing/**"]'
     )
     ws.write(".orchestration/active_intents.yaml", widened)
+    assert write_out_of_scope(session) == "TAMPER"  # a widening waits for a person
+    GovernedWorkspace(ws.root, environ=ws.env).resolve_tamper("accept")
     assert write_out_of_scope(session) is None
     changes = [r for r in ws.records() if r.kind == "governance.config_changed"]
     assert [c.body["changed"] for c in changes] == [["intents"]]

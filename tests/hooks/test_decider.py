@@ -345,7 +345,7 @@ def test_a_decider_that_closes_mid_answer_gets_the_in_process_answer(rig: Rig) -
     def half_answer() -> None:  # proves itself as the decider would, then dies mid-answer
         conn, _ = listener.accept()
         conn.settimeout(5)
-        conn.sendall(server.prove(server._read_line(conn)))
+        conn.sendall(server.prove(server._read_line(conn), os.urandom(16)))
         conn.recv(1 << 20)
         conn.sendall(b'LEDGER-DECIDE 1 ok 0 500 0\n{"hookSpecific')
         conn.close()
@@ -532,7 +532,9 @@ def test_a_client_that_disconnects_mid_request_leaves_no_record_and_a_healthy_de
         sock.settimeout(5)
         sock.connect(str(rig.socket))
         sock.sendall(server.hello(nonce, home))
-        server._read_line(sock)
+        challenge = bytes.fromhex(server._read_line(sock).split()[-1].decode())
+        secret = (home / "cache.secret").read_bytes()
+        sock.sendall(server.caller_proof(secret, challenge, os.getpid()))
         header = b"op=hook\0client=claude\0event=PreToolUse"
         sock.sendall(
             server.MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % len(payload)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ledger import Revealer
 from ledger._errors import ConfigError
 from ledger._governance.engine import invocation_id_for
 
@@ -327,7 +328,7 @@ ATTACKS = [
     ("dotdot-inside-out-of-scope", "SCOPE_VIOLATION", "outside the scope of INT-001"),
     ("relative-dotdot", "SCOPE_VIOLATION", "outside the workspace"),
     ("absolute-outside", "SCOPE_VIOLATION", "outside the workspace"),
-    ("home", "SCOPE_VIOLATION", "outside the workspace"),
+    ("home", "ORCHESTRATION_PROTECTED", "login shell"),  # ~/.bashrc runs in every terminal
     ("absolute-inside-out-of-scope", "SCOPE_VIOLATION", "outside the scope of INT-001"),
     ("symlink-dir-outside", "SCOPE_VIOLATION", "outside the workspace"),
     ("symlink-file-outside", "SCOPE_VIOLATION", "outside the workspace"),
@@ -372,9 +373,9 @@ def test_scope_attacks_are_denied(
         error_json_from_reason(fired.out["hookSpecificOutput"]["permissionDecisionReason"])
         == fired.decision.error
     )
-    # Nothing in .orchestration/ other than the ledger (and caches) changed.
+    # Nothing in .orchestration/ other than the ledger, its disclosures (and caches) changed.
     for path, data in before.items():
-        if path.name != "agent_trace.jsonl":
+        if path.name not in ("agent_trace.jsonl", "disclosures.jsonl"):
             assert path.read_bytes() == data
 
 
@@ -414,7 +415,7 @@ def test_scope_violation_error_meta(ws: Workspace) -> None:
     assert error["meta"]["path"] == "src/other/x.ts"
     assert error["meta"]["affected_files"] == ["src/other/x.ts"]
     record = last(ws, "hook.pre")
-    assert record.body["error"] == error
+    assert revealed(ws, record.body)["error"] == error  # the message committed, then disclosed
     assert record.body["invocation"] == error["meta"]["invocation_id"]
 
 
@@ -799,7 +800,7 @@ def test_post_edit_records_patch_hash_and_added_lines(ws: Workspace) -> None:
 
     record = ws.records()[-1]
     assert record.kind == "hook.post"
-    body = record.body
+    body = revealed(ws, record.body)
     assert body["tool"] == "Edit"
     assert body["outcome"] == "success"
     assert body["duration_ms"] == 41
@@ -857,7 +858,7 @@ def test_post_write_create_attributes_every_line(ws: Workspace) -> None:
     assert passes(session.pre("Write", write, tool_use_id=tool_use_id))
     path.write_text(content, encoding="utf-8")
     session.post("Write", write, write_response(path, content, None), tool_use_id=tool_use_id)
-    body = ws.records()[-1].body
+    body = revealed(ws, ws.records()[-1].body)
     assert body["edit"]["created"] is True
     assert body["edit"]["write_type"] == "create"
     assert written_ranges(body) == {"src/auth/tokens.ts": [[1, 3]]}
@@ -876,7 +877,7 @@ def test_post_tool_use_failure_is_recorded_as_failure(ws: Workspace) -> None:
         duration_ms=1200,
     )
     assert fired.response.exit_code == 0
-    body = ws.records()[-1].body
+    body = revealed(ws, ws.records()[-1].body)
     assert body["outcome"] == "failure"
     assert body["tool_error"].startswith("Exit code 1")
     assert body["observed"] == {}
@@ -967,5 +968,10 @@ def test_payload_cwd_locates_the_workspace(ws: Workspace, tmp_path: Path) -> Non
         tool_use_id="toolu_nested",
     )
     assert fire(ws, payload).code == "INTENT_REQUIRED"
-    assert ws.records()[-1].body["cwd"] == str(sub)
+    assert ws.records()[-1].body["cwd"] == str(sub.relative_to(ws.root))  # kept relative
     assert tmp_path in ws.root.parents
+
+
+def revealed(ws: Workspace, body: dict[str, Any]) -> Any:
+    """A record body as a person reads it: commitments opened from the disclosure store."""
+    return Revealer.beside(ws.orchestration / "agent_trace.jsonl").body(body)

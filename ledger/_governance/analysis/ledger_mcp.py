@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 if TYPE_CHECKING:
     from ledger._governance.analysis.intent_command import IntentCommand
 
-__all__ = ["LEDGER_MCP_SERVER", "LEDGER_MCP_TOOLS", "intent_command_of", "ledger_tool"]
+__all__ = [
+    "LEDGER_HOOK_TOOL",
+    "LEDGER_MCP_SERVER",
+    "LEDGER_MCP_TOOLS",
+    "intent_command_of",
+    "is_hook_tool",
+    "ledger_tool",
+]
 
 #: The server's name in every client's MCP configuration (``ledger install`` writes it).
 LEDGER_MCP_SERVER: Final = "ledger"
@@ -43,6 +50,11 @@ LEDGER_MCP_TOOLS: Final[Mapping[str, Literal["select", "expand", "read"]]] = {
     "request_scope_expansion": "expand",
     "explain_line": "read",
 }
+
+#: The tool Claude Code's ``mcp_tool`` hooks call (``ledger/_clients/mcp_hook.py``). It is the
+#: client's channel to ledger's hook, never the model's: ``ledger mcp`` keeps it out of
+#: ``tools/list``, and a call of it by the model is denied (it would record forged hook calls).
+LEDGER_HOOK_TOOL: Final = "hook"
 
 #: Server names under which a client reports one of ledger's intent tools (Cursor's
 #: ``beforeMCPExecution`` is named by its ``ledger mcp`` command: ledger/_clients/cursor.py).
@@ -58,6 +70,11 @@ def ledger_tool(tool_name: str | None) -> str | None:
     if server in _SERVERS and LEDGER_MCP_TOOLS.get(tool) in ("select", "expand"):
         return tool
     return None
+
+
+def is_hook_tool(tool_name: str | None) -> bool:
+    """Whether a (neutral) tool name calls ledger's hook tool, ``mcp__ledger__hook``."""
+    return tool_name == f"mcp__{LEDGER_MCP_SERVER}__{LEDGER_HOOK_TOOL}"
 
 
 def intent_command_of(tool: str, tool_input: Mapping[str, Any]) -> IntentCommand:

@@ -40,7 +40,15 @@ from collections.abc import Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Final
 
+from ledger._governance.analysis.runs_later import (
+    CLIENT_FILES,
+    INSTALL_AREA,
+    hook_install_dirs,
+    relative_areas,
+)
+
 __all__ = [
+    "CACHE_AREA",
     "KEY_AREA",
     "READ_DENIED",
     "ProtectedAreas",
@@ -56,64 +64,26 @@ KEY_PARENT: Final = "a directory holding the ledger's signing keys"
 SECRET_AREA: Final = "the ledger's cache secret"  # noqa: S105 -- an area name, not a secret
 TRUST_AREA: Final = "the ledger's trust pins"
 STATE_AREA: Final = "the ledger's stored checkpoints"
-#: Areas an agent may not even read: their contents sign records or seal caches.
-READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA})
+#: The hook's cache: copies of the files tool calls touched (a .env the person's own read rules
+#: keep from the agent included), kept for diffs and attribution.
+CACHE_AREA: Final = "ledger's cache of file copies"
+#: Areas an agent may not even read: their contents sign records or seal caches, or copy files.
+READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA, CACHE_AREA})
 
-# (components as fnmatch patterns, area name, whether anything below the match is covered).
-# Relative to the workspace root and to the home directory alike.
-_CONFIG_AREAS: Final = (
-    ((ORCHESTRATION,), ".orchestration/", True),
-    ((".claude", "settings*.json"), "Claude Code's settings", False),
-    ((".cursor", "hooks.json"), "Cursor's hooks", False),
-    ((".gemini", "settings.json"), "Gemini CLI's settings", False),
-    ((".codex",), "Codex's configuration", True),
-    ((".clinerules", "hooks"), "Cline's hooks", True),
-    # GitHub Copilot CLI: `.github/hooks/*.json` in the repository, `~/.copilot/hooks/` per
-    # user (github/docs content/copilot/reference/hooks-reference.md, "Hooks locations").
-    ((".github", "hooks"), "GitHub Copilot's hooks", True),
-    ((".copilot", "hooks"), "GitHub Copilot's hooks", True),
-    # Antigravity CLI: one `~/.gemini/config/hooks.json` of named bundles for every project
-    # (findings-2026-11-24 §1.2; ledger/_clients/antigravity.py names the sources).
-    ((".gemini", "config", "hooks.json"), "Antigravity CLI's hooks", False),
-    ((".gemini", "config", "mcp_config.json"), "an MCP server configuration", False),
-    # Windsurf: `.windsurf/hooks.json` in the workspace, `~/.codeium/windsurf/` per user
-    # (docs.windsurf.com/windsurf/cascade/hooks, "Configuration").
-    ((".windsurf", "hooks.json"), "Windsurf's hooks", False),
-    ((".codeium", "windsurf", "hooks.json"), "Windsurf's hooks", False),
-    ((".codeium", "windsurf", "mcp_config.json"), "an MCP server configuration", False),
-    # VS Code's agent hooks live in `.github/hooks/` (above); its MCP servers in
-    # `.vscode/mcp.json` and the user profile's `mcp.json` (code.visualstudio.com, MCP servers).
-    ((".vscode", "mcp.json"), "an MCP server configuration", False),
-    ((".config", "Code", "User", "mcp.json"), "an MCP server configuration", False),
-    # Where `ledger install` registers `ledger mcp` (ledger/_clients/registry.py, McpConfig):
-    # a client starts the servers these files name outside any sandbox, so an agent that
-    # rewrote one would run its own code at the next start (decision 0002). Gemini CLI's and
-    # Codex's are the settings files above.
-    ((".mcp.json",), "an MCP server configuration", False),
-    ((".cursor", "mcp.json"), "an MCP server configuration", False),
-    ((".github", "mcp.json"), "an MCP server configuration", False),
-    ((".copilot", "mcp-config.json"), "an MCP server configuration", False),
-    ((".claude.json",), "an MCP server configuration", False),
-    (
-        (".cline", "data", "settings", "cline_mcp_settings.json"),
-        "an MCP server configuration",
-        False,
-    ),
+# (components as fnmatch patterns, case-folded, area name, whether anything below the match is
+# covered). Relative to the workspace root and to the home directory alike: ``.orchestration/``,
+# then the one list of what runs code later (ledger/_governance/analysis/runs_later.py: every
+# client's hook, settings and MCP files from the client registry, git's configuration, the
+# login shell's files). Folded here because names are compared folded (``Documents/Cline/Hooks``
+# and VS Code's ``Code/User/mcp.json`` never matched when only the path was folded).
+_CONFIG_AREAS: Final = tuple(
+    (tuple(p.casefold() for p in parts), name, below)
+    for parts, name, below in (
+        ((ORCHESTRATION, ".cache"), CACHE_AREA, True),  # before the folder holding it
+        ((ORCHESTRATION,), ".orchestration/", True),
+        *relative_areas(),
+    )
 )
-#: Of the client areas above, what the tripwire watches instead of the whole area
-#: (ledger/_hooks/tripwire.py), as (directory components, file glob, recursive) each: the
-#: parts of an area the client itself rewrites as it runs would trip it on every call. Areas
-#: not named here are watched as they are protected.
-_WATCHED_INSTEAD: Final[dict[tuple[str, ...], tuple[tuple[tuple[str, ...], str, bool], ...]]] = {
-    # Codex keeps its sessions, logs and state databases beside its configuration.
-    (".codex",): (((".codex",), "*.toml", False), ((".codex",), "hooks.json", False)),
-    (".github", "hooks"): (((".github", "hooks"), "*.json", False),),
-    (".copilot", "hooks"): (((".copilot", "hooks"), "*.json", False),),
-    # Claude Code's own state (history, counters) lives in ~/.claude.json beside its servers;
-    # Cline rewrites its MCP settings as the person toggles servers.
-    (".claude.json",): (),
-    (".cline", "data", "settings", "cline_mcp_settings.json"): (),
-}
 _GLOB_CHARS: Final = frozenset("*?[")
 _WALK_LIMIT: Final = 2000  # files looked at when searching protected areas for a hard link
 # A run-time expansion in a shell word ($X, ${X...}, $(...), `...`), as the scanner keeps it.
@@ -144,7 +114,7 @@ class ProtectedAreas:
             ``STATE_AREA`` (see the module docstring).
     """
 
-    __slots__ = ("_bases", "_private", "_protected_inodes", "home", "key_dir", "root")
+    __slots__ = ("_bases", "_install", "_private", "_protected_inodes", "home", "key_dir", "root")
 
     def __init__(
         self, root: str, key_dir: str, home: str, trust_state: Mapping[str, str] | None = None
@@ -164,6 +134,15 @@ class ProtectedAreas:
             (path, _casefold_parts(path), area, parent) for path, area, parent in private
         )
         self._protected_inodes: frozenset[tuple[int, int]] | None = None
+        # The hook's own installation, where a file written runs in the next hook call; not
+        # when it lies in the workspace (an editable install of the project being worked on:
+        # its code is the agent's work, governed by scope, and --hardened refuses it).
+        inside = _casefold_parts(self.root)
+        self._install = tuple(
+            parts
+            for parts in map(_casefold_parts, hook_install_dirs())
+            if parts[: len(inside)] != inside and len(parts) > 1
+        )
 
     @classmethod
     def for_workspace(cls, root: str, environ: Mapping[str, str] | None = None) -> ProtectedAreas:
@@ -200,8 +179,12 @@ class ProtectedAreas:
                     return ORCHESTRATION + "/"  # the workspace root contains the ledger
                 continue
             for patterns, name, below in _CONFIG_AREAS:
+                if name == CACHE_AREA and len(rest) < len(patterns):
+                    continue  # .orchestration itself: its own area, not the cache's
                 if _components_hit(rest, patterns, below=below):
                     return name
+        if any(parts[: len(folder)] == folder for folder in self._install):
+            return INSTALL_AREA
         return None
 
     def alias_of(self, absolute: str) -> str | None:
@@ -222,18 +205,10 @@ class ProtectedAreas:
         roots = [os.path.join(self.root, ORCHESTRATION)]  # noqa: PTH118
         roots += [path for path, _, _, _ in self._private]
         for base in self._bases:
-            for directory in (
-                ".claude",
-                ".cursor",
-                ".gemini",
-                ".codex",
-                ".clinerules",
-                ".github/hooks",
-                ".copilot/hooks",
-            ):
-                roots.append(os.path.join(base, directory))  # noqa: PTH118
+            for path, _name, _below, folder, *_ in CLIENT_FILES:
+                roots.append(os.path.join(base, folder or path))  # noqa: PTH118
         seen = 0
-        for top in roots:
+        for top in dict.fromkeys(roots):
             try:
                 info = os.lstat(top)
             except OSError:
@@ -373,6 +348,8 @@ def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
     for i in range(len(parts)):
         rest = parts[i:]
         for patterns, name, _ in _CONFIG_AREAS:
+            if name == CACHE_AREA and len(rest) < len(patterns):
+                continue  # a word naming .orchestration names its own area
             width = min(len(rest), len(patterns))
             if all(
                 _pattern_hits(p, q) for p, q in zip(rest[:width], patterns[:width], strict=True)
@@ -407,17 +384,12 @@ def expand_glob(pattern: str, base: str, limit: int = 512) -> list[str] | None:
     return found
 
 
-def watched_client_files() -> tuple[tuple[str, str, bool], ...]:
+def watched_client_files() -> tuple[tuple[str, str, bool, str], ...]:
     """Every client's settings, hook and MCP files the tripwire watches, relative to the
-    workspace and to the home directory alike: ``(directory, file glob, recursive)``. Derived
-    from the protected areas (one table of where clients keep what runs), with the parts a
-    client rewrites itself left out (:data:`_WATCHED_INSTEAD`)."""
-    found: list[tuple[str, str, bool]] = []
-    for patterns, _name, below in _CONFIG_AREAS:
-        if patterns == (ORCHESTRATION,):
-            continue  # the tripwire names what it watches there itself
-        parts = _WATCHED_INSTEAD.get(
-            patterns, ((patterns, "*", True),) if below else ((patterns[:-1], patterns[-1], False),)
-        )
-        found.extend(("/".join(folder), glob, recursive) for folder, glob, recursive in parts)
-    return tuple(found)
+    workspace and to the home directory alike: ``(directory, file glob, recursive, rule)``,
+    from the one table of where clients keep what runs (``client_files``), which names the
+    part of a folder a client rewrites itself (Codex's sessions beside its ``*.toml``)."""
+    return tuple(
+        (folder, glob, recursive, rule)
+        for _path, _name, _below, folder, glob, recursive, rule in CLIENT_FILES
+    )

@@ -1,0 +1,645 @@
+"""Commitments in the chain, disclosures beside it (record format v3).
+
+A content-bearing value (a prompt, a command line, a file's content, a tool's answer, a reason
+that quotes any of them) is never signed as it is. The signed, chained body holds a salted
+commitment in its place, ``{"commitment": "<64 hex>"}``::
+
+    SHA-256(COMMITMENT_DOMAIN || JCS({"field": <path in the body>, "salt": <32 hex>,
+                                      "value": <the value>}))
+
+and the value with its salt goes to the disclosure store beside the ledger
+(``.orchestration/disclosures.jsonl``: plain JSON lines, mode 0600, never committed), as IETF
+SD-JWT discloses ``[salt, name, value]``. The salt is 128 bits from ``os.urandom``: without it a
+commitment reveals nothing and cannot be guessed, so deleting the salt and the value
+(``ledger forget``) erases the content while every hash and signature still verifies.
+
+Before anything is committed or written, every string of the body (committed or plain) passes
+the secret detector (:mod:`ledger._evidence.secrets`): a secret becomes ``[secret:<rule>]`` in
+the value that is committed and disclosed, so its plaintext reaches no file ledger writes.
+
+A value too long to scan within a hook's budget is committed whole and withheld: its disclosure
+is never written.
+
+Everything here but :class:`DisclosureStore` is pure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
+from ledger._evidence.lightjson import dumps_sorted
+from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
+
+__all__ = [
+    "COMMITMENT_KEY",
+    "DISCLOSURES_FILE",
+    "FORGOTTEN",
+    "FORGOTTEN_KIND",
+    "WITHHELD",
+    "Content",
+    "Disclosure",
+    "DisclosureReport",
+    "DisclosureStore",
+    "ForgetSelector",
+    "Revealer",
+    "age_cutoff",
+    "check_disclosures",
+    "commitment_digest",
+    "commitments_in",
+    "disclosure_line",
+    "disclosure_lines",
+    "forget_lines",
+    "is_commitment",
+    "opened",
+    "opens_fast",
+    "retention_selectors",
+    "reveal",
+    "seal_body",
+    "verbatim_records",
+]
+
+COMMITMENT_KEY: Final = "commitment"
+DISCLOSURES_FILE: Final = "disclosures.jsonl"
+WITHHELD: Final = "[withheld]"
+FORGOTTEN: Final = "[forgotten]"
+_TOO_LARGE: Final = "[withheld: too large to scan]"
+_HEX64: Final = re.compile("[0-9a-f]{64}")
+#: A commitment as canonical JSON writes it: counted in a record's bytes without parsing them.
+COMMITMENT_BYTES: Final = re.compile(rb'\{"commitment":"([0-9a-f]{64})"\}')
+
+
+class Content:
+    """Marks a value of a body as content: :func:`seal_body` commits it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:  # noqa: ANN401 -- any JSON value
+        self.value = value
+
+
+class Disclosure(NamedTuple):
+    """What opens one commitment: its field, salt and (secret-free) value."""
+
+    commitment: str
+    field: str
+    salt: str
+    value: Any
+
+
+def commitment_digest(field: str, salt: str, value: Any) -> str:  # noqa: ANN401
+    """The commitment to ``value`` at ``field`` under ``salt`` (hex SHA-256)."""
+    payload = {"field": field, "salt": salt, "value": value}
+    return hashlib.sha256(domain_bytes(COMMITMENT_DOMAIN, payload)).hexdigest()
+
+
+def is_commitment(value: object) -> bool:
+    """``{"commitment": "<64 hex>"}``, as a v3 body holds committed content."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    digest = value.get(COMMITMENT_KEY)
+    return isinstance(digest, str) and _HEX64.fullmatch(digest) is not None
+
+
+def _unwrap(value: object) -> object:
+    if isinstance(value, Content):
+        return value.value
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _redact_all(value: Any) -> Any:  # noqa: ANN401 -- any JSON value
+    if isinstance(value, str):
+        if len(value) > SCAN_LIMIT:
+            return _TOO_LARGE
+        return redact(value)[0]
+    if isinstance(value, dict):
+        return {_redact_all(str(k)): _redact_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_all(v) for v in value]
+    if isinstance(value, Content):
+        return Content(_redact_all(value.value))
+    return value
+
+
+def seal_body(body: dict[str, Any]) -> tuple[dict[str, Any], list[Disclosure]]:
+    """``body`` as it is signed: secrets redacted everywhere, each :class:`Content` committed.
+
+    Returns:
+        The body to sign (plain JSON) and the disclosures of its commitments.
+    """
+    text = json.dumps(body, default=_unwrap, ensure_ascii=False)
+    if find_secrets(text.encode("utf-8", "surrogatepass")) or len(text) > SCAN_LIMIT:
+        body = _redact_all(body)
+    disclosures: list[Disclosure] = []
+    sealed = _commit(body, "", disclosures)
+    return sealed, disclosures
+
+
+def _commit(value: Any, path: str, out: list[Disclosure]) -> Any:  # noqa: ANN401
+    if isinstance(value, Content):
+        salt = os.urandom(16).hex()
+        digest = commitment_digest(path, salt, value.value)
+        if value.value != _TOO_LARGE:
+            out.append(Disclosure(digest, path, salt, value.value))
+        return {COMMITMENT_KEY: digest}
+    if isinstance(value, dict):
+        return {k: _commit(v, f"{path}.{k}" if path else k, out) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_commit(v, f"{path}[{i}]", out) for i, v in enumerate(value)]
+    return value
+
+
+def commitments_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:  # noqa: ANN401
+    """``(field, commitment)`` for every commitment in a (v3) body, in document order."""
+    if is_commitment(value):
+        yield path, value[COMMITMENT_KEY]
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from commitments_in(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from commitments_in(v, f"{path}[{i}]")
+
+
+def opened(entry: Mapping[str, Any], field: str, commitment: str) -> bool:
+    """The disclosure ``entry`` opens ``commitment`` at ``field``."""
+    salt = entry.get("salt")
+    if not isinstance(salt, str) or "value" not in entry:
+        return False
+    payload = {"field": field, "salt": salt, "value": entry["value"]}
+    try:
+        # Sorted compact JSON is the canonical encoding for all but rare keys (>= U+E000) and
+        # values no commitment holds (floats): a mismatch takes the canonical encoder's word.
+        quick = hashlib.sha256(COMMITMENT_DOMAIN + dumps_sorted(payload)).hexdigest()
+        if quick == commitment:
+            return True
+        return commitment_digest(field, salt, entry["value"]) == commitment
+    except Exception:  # noqa: BLE001 -- a doctored value (a float, a huge int) opens nothing
+        return False
+
+
+def reveal(
+    value: Any,  # noqa: ANN401 -- any JSON value
+    disclosures: Mapping[str, Mapping[str, Any]],
+    forgotten: AbstractSet[str] = frozenset(),
+    path: str = "",
+) -> Any:  # noqa: ANN401
+    """``value`` with each commitment replaced by its disclosed value where the disclosure
+    opens it, else by ``[forgotten]`` or ``[withheld]``."""
+    if is_commitment(value):
+        digest = value[COMMITMENT_KEY]
+        entry = disclosures.get(digest)
+        if entry is not None and opened(entry, path, digest):
+            return entry["value"]
+        return FORGOTTEN if digest in forgotten else WITHHELD
+    if isinstance(value, dict):
+        return {
+            k: reveal(v, disclosures, forgotten, f"{path}.{k}" if path else k)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [reveal(v, disclosures, forgotten, f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+FORGOTTEN_KIND: Final = "ledger.forgotten"
+_FORGOTTEN_KIND_BYTES: Final = b'"kind":"ledger.forgotten"'
+_COMMITMENT_PREFIX: Final = b'{"commitment":"'
+
+
+_HOOK_KIND_BYTES: Final = b'"kind":"hook.'
+_CURRENT_VERSION_END: Final = b',"v":3}'
+
+
+def verbatim_records(lines: Iterable[bytes]) -> int:
+    """How many hook records were written before commitments (format v1, v2): their prompts,
+    command lines and file contents are in the chain verbatim. Read from the bytes (``v`` is
+    the last member of a canonical record), no record parsed."""
+    return sum(
+        1
+        for line in lines
+        if _HOOK_KIND_BYTES in line and not line.rstrip().endswith(_CURRENT_VERSION_END)
+    )
+
+
+class DisclosureReport(NamedTuple):
+    """What the disclosure store says about the chain's commitments (``ledger verify``)."""
+
+    committed: int
+    """Commitments the chain holds."""
+    disclosed: int
+    """Of those, opened by a disclosure present in the store."""
+    forgotten: int
+    """Of the rest, erased by ``ledger forget`` (a signed ``ledger.forgotten`` record)."""
+    bad: list[tuple[int, str, str]]
+    """``(seq, field, message)`` of each disclosure that does not open its commitment."""
+    orphans: int
+    """Disclosures of a commitment no record holds (ignored; ``ledger doctor`` warns)."""
+
+    @property
+    def withheld(self) -> int:
+        """Commitments with no disclosure that opens them."""
+        return self.committed - self.disclosed
+
+
+_DOES_NOT_OPEN: Final = "the disclosure does not open its commitment (value or salt changed)"
+
+
+def check_disclosures(lines: Iterable[bytes], store: Iterable[bytes]) -> DisclosureReport:
+    """Fold the ledger's lines and the store's raw lines into a :class:`DisclosureReport`.
+
+    Pure: the caller reads the files. Commitments are found in the canonical bytes (the pattern
+    ``{"commitment":"<hex>"}`` cannot occur inside a JSON string, whose quotes are escaped), and
+    a store line as ledger writes it is checked by hashing a slice of it (:func:`opens_fast`):
+    no record is parsed but the ``ledger.forgotten`` ones, no store line but a tombstone or one
+    that does not open.
+    """
+    in_chain: dict[str, int] = {}
+    forgotten: set[str] = set()
+    for seq, line in enumerate(lines):
+        if _COMMITMENT_PREFIX in line:
+            for digest in COMMITMENT_BYTES.findall(line):
+                in_chain[digest.decode()] = seq
+        if _FORGOTTEN_KIND_BYTES in line:
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                forgotten.update(str(d) for d in json.loads(line)["body"]["commitments"])
+    disclosed: set[str] = set()
+    bad: list[tuple[int, str, str]] = []
+    orphans = 0
+    for raw in store:
+        fast = opens_fast(raw)
+        if fast:
+            digest = raw[15:79].decode()
+            if digest in in_chain:
+                disclosed.add(digest)
+            else:
+                orphans += 1
+            continue
+        entry = _parse_line(raw)
+        if entry is None:
+            continue
+        digest = str(entry[COMMITMENT_KEY])
+        if "forgotten" in entry:
+            forgotten.add(digest)
+            continue
+        holder = in_chain.get(digest)
+        field = str(entry.get("field"))
+        if holder is None:
+            orphans += 1
+        elif opened(entry, field, digest):
+            disclosed.add(digest)
+        else:
+            bad.append(
+                (
+                    holder,
+                    field,
+                    "the disclosure does not open its commitment (value or salt changed)",
+                )
+            )
+    return DisclosureReport(
+        committed=len(in_chain),
+        disclosed=len(disclosed),
+        forgotten=len((forgotten & in_chain.keys()) - disclosed),
+        bad=bad,
+        orphans=orphans,
+    )
+
+
+class ForgetSelector(NamedTuple):
+    """Which disclosures ``ledger forget`` erases: any line one of the criteria picks."""
+
+    seqs: frozenset[int] = frozenset()
+    fields: frozenset[tuple[int, str]] = frozenset()
+    sessions: frozenset[str] = frozenset()
+    match: str | None = None
+    older_than: str | None = None
+    """An RFC 3339 UTC timestamp: disclosures of records made before it."""
+    field_prefixes: tuple[str, ...] = ()
+    """With ``older_than`` only (a retention rule): fields starting with one of these."""
+    excluded: tuple[str, ...] = ()
+    """With ``older_than``: fields starting with one of these are left to their own rule."""
+    retention: bool = False
+    """Picked by the retention policy of ``hooks.yaml`` rather than a person's command."""
+
+    @property
+    def how(self) -> list[str]:
+        """The criteria used, by name (recorded: never the text matched)."""
+        if self.retention:
+            return ["retention"]
+        named = {
+            "seq": bool(self.seqs),
+            "field": bool(self.fields),
+            "session": bool(self.sessions),
+            "match": self.match is not None,
+            "older-than": self.older_than is not None,
+        }
+        return [name for name, used in named.items() if used]
+
+    def picks(self, entry: Mapping[str, Any]) -> bool:
+        """``entry`` (a disclosure line) is one to erase."""
+        seq = entry.get("seq")
+        if seq in self.seqs or (seq, entry.get("field")) in self.fields:
+            return True
+        if self.sessions and entry.get("session") in self.sessions:
+            return True
+        if self.match is not None and self.match in _searchable(entry.get("value")):
+            return True
+        if self.older_than is not None and str(entry.get("ts", "")) < self.older_than:
+            field = str(entry.get("field", ""))
+            if self.excluded and field.startswith(self.excluded):
+                return False
+            return not self.field_prefixes or field.startswith(self.field_prefixes)
+        return False
+
+
+_AGE: Final = re.compile(r"(\d{1,6})([dhm])")
+_AGE_UNITS: Final = {"d": 86400, "h": 3600, "m": 60}
+
+
+def age_cutoff(text: str, now: float) -> str | None:
+    """``90d`` / ``12h`` / ``30m`` → the RFC 3339 UTC time that long before ``now`` (epoch
+    seconds); ``None`` when ``text`` is not an age."""
+    import time  # noqa: PLC0415
+
+    found = _AGE.fullmatch(text.strip())
+    if found is None:
+        return None
+    then = now - int(found.group(1)) * _AGE_UNITS[found.group(2)]
+    micros = round((then % 1) * 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(then)) + f".{micros:06d}Z"
+
+
+def retention_selectors(rules: Mapping[str, str], now: float) -> list[ForgetSelector]:
+    """The selectors of a retention policy, ``{field prefix or "default": age}``: each field
+    goes after the age of the longest prefix that names it, else ``default``."""
+    named = sorted((k for k in rules if k != "default"), key=len, reverse=True)
+    selectors = []
+    for prefix in named:
+        cutoff = age_cutoff(rules[prefix], now)
+        if cutoff is not None:
+            selectors.append(
+                ForgetSelector(older_than=cutoff, field_prefixes=(prefix,), retention=True)
+            )
+    if "default" in rules:
+        cutoff = age_cutoff(rules["default"], now)
+        if cutoff is not None:
+            selectors.append(
+                ForgetSelector(older_than=cutoff, excluded=tuple(named), retention=True)
+            )
+    return selectors
+
+
+def _searchable(value: Any) -> str:  # noqa: ANN401
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def forget_lines(
+    lines: Iterable[dict[str, Any]], selector: ForgetSelector, now: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split the store's lines: ``(the store to keep, the disclosures erased)``. Each erased
+    disclosure leaves a tombstone, ``{"commitment", "field", "seq", "forgotten": now}``: no
+    salt, no value."""
+    kept: list[dict[str, Any]] = []
+    erased: list[dict[str, Any]] = []
+    for line in lines:
+        if "forgotten" not in line and selector.picks(line):
+            erased.append(line)
+            kept.append(
+                {
+                    COMMITMENT_KEY: line[COMMITMENT_KEY],
+                    "field": line.get("field"),
+                    "seq": line.get("seq"),
+                    "forgotten": now,
+                }
+            )
+        else:
+            kept.append(line)
+    return kept, erased
+
+
+def _loads(raw: bytes) -> Any:  # noqa: ANN401 -- any JSON value
+    """orjson where a reader already loaded it (verify), else the standard library."""
+    loaded = sys.modules.get("orjson")
+    return loaded.loads(raw) if loaded is not None else json.loads(raw)
+
+
+def disclosure_line(record: Any, disclosure: Disclosure) -> bytes:  # noqa: ANN401
+    """The store's line for ``disclosure`` of ``record`` (a :class:`~ledger.Record`): where it
+    belongs (seq, session, ts) and, last, ``"disclosed"``: the canonical bytes of ``{field,
+    salt, value}`` that the commitment is the digest of, so verify checks a line by hashing a
+    slice of it, without parsing it."""
+    session = (record.data.get("actor") or {}).get("session")
+    payload = canonical_bytes(
+        {"field": disclosure.field, "salt": disclosure.salt, "value": disclosure.value}
+    )
+    return b"".join(
+        (
+            b'{"commitment":"',
+            disclosure.commitment.encode(),
+            b'","seq":',
+            str(record.seq).encode(),
+            b',"session":',
+            json.dumps(session, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+            b',"ts":"',
+            record.ts.encode(),
+            _DISCLOSED,
+            payload,
+            b"}",
+        )
+    )
+
+
+def disclosure_lines(records: list[Any], found: list[list[Disclosure]]) -> list[bytes]:
+    """The store's lines for the disclosures ``found`` for each of ``records``."""
+    return [
+        disclosure_line(record, d) for record, ds in zip(records, found, strict=True) for d in ds
+    ]
+
+
+_DISCLOSED: Final = b'","disclosed":'
+_LINE_PREFIX: Final = b'{"commitment":"'
+
+
+def opens_fast(raw: bytes) -> bool | None:
+    """A store line as ledger writes it opens the commitment it names (``True``/``False``);
+    ``None``: not in that form (a tombstone, a line a person rewrote): parse it instead."""
+    if not raw.startswith(_LINE_PREFIX) or len(raw) < 80:
+        return None
+    at = raw.find(_DISCLOSED, 79)
+    body = raw.rstrip(b"\r\n")
+    if at < 0 or not body.endswith(b"}"):
+        return None
+    payload = body[at + len(_DISCLOSED) : -1]
+    return hashlib.sha256(COMMITMENT_DOMAIN + payload).hexdigest().encode() == raw[15:79]
+
+
+def _flat(line: dict[str, Any]) -> dict[str, Any]:
+    """A parsed store line with its ``disclosed`` payload's members at the top."""
+    disclosed = line.pop("disclosed", None)
+    if isinstance(disclosed, dict):
+        for key in ("field", "salt", "value"):
+            if key in disclosed:
+                line[key] = disclosed[key]
+    return line
+
+
+class Revealer:
+    """Records as a person reads them: each commitment replaced by its disclosed value where a
+    disclosure present opens it, else ``[forgotten]`` or ``[withheld]``. The store is read once,
+    on the first record that holds a commitment."""
+
+    __slots__ = ("_loaded", "_store")
+
+    def __init__(self, store: DisclosureStore) -> None:
+        self._store = store
+        self._loaded: tuple[dict[str, dict[str, Any]], set[str]] | None = None
+
+    @classmethod
+    def beside(cls, ledger_path: Path) -> Revealer:
+        """The revealer of the ledger at ``ledger_path``."""
+        return cls(DisclosureStore.beside(ledger_path))
+
+    def body(self, body: Any) -> Any:  # noqa: ANN401 -- any JSON value
+        """``body`` with its commitments revealed (a body without any comes back as it is)."""
+        if not _holds_commitment(body):
+            return body
+        if self._loaded is None:
+            self._loaded = self._store.load()
+        disclosed, forgotten = self._loaded
+        return reveal(body, disclosed, forgotten)
+
+    def field(self, value: Any, field: str) -> Any:  # noqa: ANN401 -- any JSON value
+        """``value``, found at ``field`` of a body, revealed."""
+        if not _holds_commitment(value):
+            return value
+        if self._loaded is None:
+            self._loaded = self._store.load()
+        disclosed, forgotten = self._loaded
+        return reveal(value, disclosed, forgotten, field)
+
+    def record(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``data`` (a record dict) with its body revealed."""
+        body = data.get("body")
+        revealed = self.body(body)
+        return data if revealed is body else {**data, "body": revealed}
+
+
+def _holds_commitment(value: Any) -> bool:  # noqa: ANN401
+    if isinstance(value, dict):
+        return is_commitment(value) or any(_holds_commitment(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_commitment(v) for v in value)
+    return False
+
+
+class DisclosureStore:
+    """``disclosures.jsonl`` beside the ledger: one JSON object per line, mode 0600.
+
+    A disclosure line: ``{"commitment", "seq", "session", "ts", "disclosed": {"field", "salt",
+    "value"}}`` (``jq -r .disclosed.value``); a forgotten commitment leaves ``{"commitment",
+    "field", "seq", "forgotten": ts}`` (no salt, no value), so
+    readers can say ``[forgotten]`` rather than ``[withheld]``. Writers hold the ledger's append
+    lock (appends and ``ledger forget`` never interleave).
+    """
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def beside(cls, ledger_path: Path) -> DisclosureStore:
+        """The store of the ledger at ``ledger_path``."""
+        return cls(ledger_path.with_name(DISCLOSURES_FILE))
+
+    def append(self, lines: list[bytes]) -> None:
+        """Append ``lines`` in one write (the caller holds the ledger's lock)."""
+        if not lines:
+            return
+        data = b"\n".join(lines) + b"\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+
+    def raw_lines(self) -> Iterator[bytes]:
+        """Every line's bytes (none when the store does not exist)."""
+        try:
+            handle = self.path.open("rb")
+        except OSError:
+            return
+        with handle:
+            yield from handle
+
+    def lines(self) -> Iterator[dict[str, Any]]:
+        """Every well-formed line, flat (``commitment, seq, session, ts, field, salt, value``;
+        a tombstone has ``forgotten`` and no salt or value) and with its bytes as ``_raw``.
+        Malformed lines are skipped: they open nothing."""
+        for raw in self.raw_lines():
+            line = _parse_line(raw)
+            if line is not None:
+                yield line
+
+    def load(self) -> tuple[dict[str, dict[str, Any]], set[str]]:
+        """``(disclosures by commitment, forgotten commitments)``."""
+        disclosed: dict[str, dict[str, Any]] = {}
+        forgotten: set[str] = set()
+        for line in self.lines():
+            digest = line[COMMITMENT_KEY]
+            if "forgotten" in line:
+                forgotten.add(digest)
+                disclosed.pop(digest, None)
+            elif digest not in forgotten:
+                disclosed[digest] = line
+        return disclosed, forgotten
+
+    def exists(self) -> bool:
+        """The store file is there."""
+        return self.path.exists()
+
+    def rewrite(self, lines: Iterable[dict[str, Any]]) -> None:
+        """Replace the store with ``lines`` (atomically; the caller holds the ledger's lock):
+        a line read from the store keeps its bytes, a new one (a tombstone) is encoded."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for line in lines:
+                    raw = line.get("_raw")
+                    if not isinstance(raw, bytes):
+                        raw = json.dumps(
+                            line, ensure_ascii=False, separators=(",", ":"), sort_keys=True
+                        ).encode("utf-8", "surrogatepass")
+                    handle.write(raw.rstrip(b"\r\n") + b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            tmp.replace(self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    try:
+        line = _loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(line, dict) or not isinstance(line.get(COMMITMENT_KEY), str):
+        return None
+    flat = _flat(line)
+    flat["_raw"] = raw
+    return flat

@@ -1,0 +1,233 @@
+"""Everything whose change runs code later, outside the watch of the call that changed it: one
+list, read by the three places that must agree on it.
+
+* agent tools may not write it (:mod:`ledger._governance.analysis.protected`);
+* ``ledger install --hardened`` makes it read-only in the client's sandbox
+  (:mod:`ledger._clients.hardening`);
+* the tripwire watches it and halts the workspace when it changed outside the hooks
+  (:mod:`ledger._hooks.tripwire`).
+
+What is in it:
+
+* every file a registered client reads hooks, settings or MCP servers from: the generated
+  :data:`~ledger._governance.analysis.client_files.CLIENT_FILES`, derived from the client
+  registry (``ledger/_clients/registry.py``), relative to the workspace and the home folder;
+* git's configuration: the repository's ``config``, ``config.worktree`` and ``hooks``, every
+  submodule's (``.git/modules/<name>/``, nested) and linked worktree's
+  (``.git/worktrees/<name>/config.worktree``), the user's (``~/.gitconfig``,
+  ``$XDG_CONFIG_HOME/git/``) and the system's (``/etc/gitconfig``): a ``core.fsmonitor``,
+  filter or hook planted there runs when the person runs git, in any repository;
+* the login shell's files (``~/.bashrc``, ``~/.profile``, ``~/.zshenv`` ...): they run in every
+  terminal the person opens;
+* the hook's own installation: its executable and interpreter, ledger's code, the
+  interpreter's start-up files (``sitecustomize``, ``usercustomize``, every ``.pth`` in a site
+  folder) and the core modules every hook call imports: a file dropped there runs in the next
+  hook call, outside any sandbox, and can read the per-user secret.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Final
+
+from ledger._git import repository_dirs
+from ledger._governance.analysis.client_files import CLIENT_FILES
+
+__all__ = [
+    "CLIENT_FILES",
+    "GIT_AREA",
+    "INSTALL_AREA",
+    "LOGIN_SHELL_FILES",
+    "SHELL_AREA",
+    "git_files",
+    "hook_install_dirs",
+    "hook_install_files",
+    "login_shell_files",
+    "relative_areas",
+]
+
+GIT_AREA: Final = "git's configuration (what it runs)"
+SHELL_AREA: Final = "a login shell's start-up file"
+INSTALL_AREA: Final = "the hook's Python installation"
+
+#: Start-up files of the shells a person's terminal runs (bash(1) INVOCATION, zsh(1) STARTUP
+#: FILES, fish's config folder), relative to the home folder.
+LOGIN_SHELL_FILES: Final = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshenv",
+    ".zprofile",
+    ".zshrc",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish/config.fish",
+)
+
+#: git's files that make it run something, relative to the workspace (the repository) and the
+#: home folder alike (``*`` one name): ``(path, everything below it)``.
+_GIT_RELATIVE: Final = (
+    (".git/config", False),
+    (".git/config.worktree", False),
+    (".git/hooks", True),
+    (".git/modules", True),  # submodules' git dirs: config, hooks, nested modules
+    (".git/worktrees/*/config", False),
+    (".git/worktrees/*/config.worktree", False),
+    (".gitconfig", False),
+    (".config/git", True),
+)
+
+#: The standard library's files every hook call runs (relative to its folder).
+_CORE_FILES: Final = (
+    "site.py",
+    "os.py",
+    "stat.py",
+    "hashlib.py",
+    "hmac.py",
+    "socket.py",
+    "json/__init__.py",
+    "json/decoder.py",
+    "encodings/__init__.py",
+)
+
+
+def relative_areas() -> tuple[tuple[tuple[str, ...], str, bool], ...]:
+    """``(components, area name, everything below it)`` of the list's paths that are named
+    relative to the workspace and the home folder: the clients' files, git's, the shells'."""
+    rows = [(tuple(path.split("/")), name, below) for path, name, below, *_ in CLIENT_FILES]
+    rows += [(tuple(path.split("/")), GIT_AREA, below) for path, below in _GIT_RELATIVE]
+    rows += [(tuple(path.split("/")), SHELL_AREA, False) for path in LOGIN_SHELL_FILES]
+    return tuple(rows)
+
+
+def login_shell_files(home: Path) -> list[Path]:
+    return [home / name for name in LOGIN_SHELL_FILES]
+
+
+def git_files(
+    root: Path, home: Path, environ: Mapping[str, str] | None = None
+) -> Iterator[tuple[Path, bool]]:
+    """``(path, is the hooks folder)`` for every git file whose change runs code: the
+    repository's (and its common dir's) config, config.worktree and hooks, every submodule's
+    and linked worktree's, the user's and the system's config. Existing or not: the caller
+    stats them (a file that appears is a change)."""
+    env = os.environ if environ is None else environ
+    for folder in repository_dirs(root):
+        yield from _git_dir_files(folder, depth=0)
+        try:
+            worktrees = sorted(os.scandir(folder / "worktrees"), key=lambda e: e.name)
+        except OSError:
+            worktrees = []
+        for entry in worktrees:
+            if entry.is_dir(follow_symlinks=False):
+                yield Path(entry.path) / "config", False
+                yield Path(entry.path) / "config.worktree", False
+    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    for path in (home / ".gitconfig", xdg / "git" / "config", Path("/etc/gitconfig")):
+        yield path, False
+    for variable in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        if env.get(variable):
+            yield Path(env[variable]), False
+
+
+def _git_dir_files(folder: Path, *, depth: int) -> Iterator[tuple[Path, bool]]:
+    yield folder / "config", False
+    yield folder / "config.worktree", False
+    yield folder / "hooks", True
+    if depth >= 4:  # submodules of submodules, bounded
+        return
+    yield from _submodules(folder / "modules", depth=depth)
+
+
+def _submodules(modules: Path, *, depth: int) -> Iterator[tuple[Path, bool]]:
+    """Each submodule's git dir below ``modules`` (``a/b`` names nest as folders)."""
+    try:
+        entries = sorted(os.scandir(modules), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries[:256]:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        if (path / "HEAD").exists():
+            yield from _git_dir_files(path, depth=depth + 1)
+        else:
+            yield from _submodules(path, depth=depth + 1)
+
+
+def hook_install_dirs() -> list[str]:
+    """The folders the hook's interpreter loads code from (real paths): its prefixes, every
+    folder on its path (the standard library, site-packages, ledger's own source), the user
+    site folder. A file written there runs in the next hook call."""
+    import site  # noqa: PLC0415 -- already imported by the interpreter's start-up
+
+    found = [sys.prefix, sys.exec_prefix, str(Path(__file__).resolve().parents[3])]
+    found += [p for p in sys.path if p and os.path.isdir(p)]  # noqa: PTH112
+    user_site = getattr(site, "USER_SITE", None)
+    if isinstance(user_site, str):
+        found.append(user_site)
+    unique: list[str] = []
+    for path in (os.path.realpath(p) for p in found):
+        if path not in unique:
+            unique.append(path)
+    return unique
+
+
+def hook_install_files(root: Path | None = None) -> list[str]:
+    """The files of the hook's installation the tripwire watches (existing or not: one that
+    appears is a change): the executable and interpreter; ``sitecustomize``/``usercustomize``
+    in each folder on the path and the user site folder, and every ``.pth`` of the site
+    folders; ledger's own code (its folders too, so a module added is a change) and the core
+    modules every hook imports, unless they lie in the workspace ``root`` (an editable install
+    of the project being worked on: its code is the agent's work, governed by scope;
+    ``--hardened`` refuses that set-up)."""
+    fixed = _install_layout(tuple(sys.path), None if root is None else os.path.realpath(root))
+    found = list(fixed[0])
+    for folder in fixed[1]:  # listed on every call: a .pth dropped there is the attack
+        try:
+            names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".pth"))
+        except OSError:
+            continue
+        found += [os.path.join(folder, name) for name in names[:512]]  # noqa: PTH118
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str], list[str]]:
+    """(the fixed part of :func:`hook_install_files`, the site folders to list for ``.pth``),
+    once per interpreter path and workspace: walking ledger's code on every hook call would
+    cost more than the rest of the tripwire."""
+    import site  # noqa: PLC0415
+
+    found: list[str] = []
+    script = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if script and Path(script).name == "ledger" and Path(script).is_file():
+        found.append(os.path.realpath(script))
+    found.append(os.path.realpath(sys.executable))
+    folders = [p for p in path if p and os.path.isdir(p)]  # noqa: PTH112
+    user_site = getattr(site, "USER_SITE", None)
+    if isinstance(user_site, str):
+        folders.append(user_site)
+    package = Path(__file__).resolve().parents[2]  # ledger/
+    folders.append(str(package.parent))
+    sites: list[str] = []
+    for folder in dict.fromkeys(os.path.realpath(f) for f in folders):
+        found.append(os.path.join(folder, "sitecustomize.py"))  # noqa: PTH118
+        found.append(os.path.join(folder, "usercustomize.py"))  # noqa: PTH118
+        if folder.endswith("-packages") or folder == str(package.parent):
+            sites.append(folder)  # site.addsitedir reads .pth files only there
+    inside = root + os.sep if root is not None else None
+    stdlib = os.path.dirname(os.path.realpath(os.__file__))  # noqa: PTH120
+    code = [os.path.join(stdlib, name) for name in _CORE_FILES]  # noqa: PTH118
+    for directory, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        code.append(directory)
+        code += [os.path.join(directory, n) for n in sorted(files) if n.endswith(".py")]  # noqa: PTH118
+    found += [p for p in code if inside is None or not p.startswith(inside)]
+    return found, sites
