@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
+from typer._click.core import Context as ClickContext  # typer vendors its click
+from typer._click.shell_completion import CompletionItem
+from typer.core import TyperCommand
 from typer.core import _TyperParameter as TyperParameter
 
 from cli import (
@@ -183,24 +186,44 @@ def append(
 
 
 def _passthrough(
-    group: typer.Typer, name: str, summary: str, main: Callable[[list[str]], int]
+    group: typer.Typer,
+    name: str,
+    summary: str,
+    main: Callable[[list[str]], int],
+    parser: Callable[[], _log.CommandParser] | None = None,
 ) -> None:
     """Register a command that parses its own arguments (a Typer-free fast path, dispatched
-    first by ``cli._entry``; this entry puts it in the command list and shell completion)."""
+    first by ``cli._entry``; this entry puts it in the command list and shell completion,
+    whose candidates are ``parser``'s own options, so they cannot drift from it)."""
 
     def command(ctx: typer.Context) -> None:
         raise typer.Exit(main(list(ctx.args)))
 
+    class Passthrough(TyperCommand):
+        def shell_complete(self, ctx: ClickContext, incomplete: str) -> list[CompletionItem]:
+            previous = ctx.args[-1] if ctx.args else None
+            offered = parser().completions(previous, incomplete) if parser else []
+            return [CompletionItem(word) for word in offered]
+
     group.command(
         name,
+        cls=Passthrough,
         help=summary,
         add_help_option=False,
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     )(command)
 
 
-_passthrough(app, "log", "Show recent records, one line each; filters; -f follows.", _log.log_main)
-_passthrough(app, "show", "Print one record in full (default: the last).", _log.show_main)
+_passthrough(
+    app,
+    "log",
+    "Show recent records, one line each; filters; -f follows.",
+    _log.log_main,
+    _log.log_parser,
+)
+_passthrough(
+    app, "show", "Print one record in full (default: the last).", _log.show_main, _log.show_parser
+)
 _passthrough(app, "mcp", "Serve select_active_intent and ledger's other tools over MCP.", _mcp.main)
 
 
@@ -255,12 +278,24 @@ def verify(
 ) -> None:
     """Verify every record's hash, signature, key, link and seq (and checkpoints).
 
+    In a clone with no ledger of its own (one that only reads), the teammates' evidence
+    `ledger fetch` kept (or, with --remote, what the remote holds now) is verified against the
+    public keys committed in .orchestration/keys/.
+
     Exit 0 intact, 1 integrity problem (incl. a torn tail), 2 could not check.
     """
 
     def action() -> int:
+        from ledger import find_root, read_checkpoint_file  # noqa: PLC0415
+
+        if not (find_root(root) / ".orchestration" / "agent_trace.jsonl").exists():
+            if checkpoint:
+                raise UsageError(
+                    "--checkpoint checks this clone's own ledger, and it has none "
+                    "(`ledger verify` checks the fetched evidence here)"
+                )
+            return _verify_reading(root, remote, jobs=jobs, as_json=as_json)
         ledger = Ledger.open(root)
-        from ledger import read_checkpoint_file  # noqa: PLC0415
 
         stored = [(str(path), read_checkpoint_file(path)) for path in checkpoint or []]
         if remote is not None:
@@ -285,6 +320,33 @@ def verify(
         return _verify_exit_code(report)
 
     _run(action)
+
+
+def _verify_reading(
+    root: str | None, remote: str | None, *, jobs: int | None, as_json: bool
+) -> int:
+    """``ledger verify`` in a clone that only reads: its fetched evidence (or ``remote``'s)
+    against the public keys pinned here; exit 1 for refused evidence, 2 for unpinned keys."""
+    from ledger import verify_fetched_evidence  # noqa: PLC0415
+
+    checked = verify_fetched_evidence(root, remote, jobs=jobs)
+    if as_json:
+        _emit_json({"own_ledger": False, "ledgers": [c._asdict() for c in checked]})
+    elif not checked:
+        where = f"{remote} holds no ledger evidence" if remote else "no evidence fetched"
+        print(
+            f"nothing to verify: this clone has no ledger of its own and {where} "
+            f"(`ledger fetch{' ' + remote if remote else ''}` keeps teammates' evidence)"
+        )
+    for item in [] if as_json else checked:
+        source = f"as {item.remote} holds it now" if remote else f"fetched from {item.remote}"
+        if item.status == "verified":
+            print(f"ok: ledger {item.ledger_id}, {item.records} records, {source}")
+        else:
+            print(f"{item.status}: {item.reason}")
+    if any(item.status == "refused" for item in checked):
+        return INTEGRITY
+    return UNVERIFIABLE if any(item.status == "unverified" for item in checked) else OK
 
 
 @app.command()
@@ -509,6 +571,13 @@ def _clients_help() -> str:
     return f"{', '.join(CLIENT_NAMES[:-1])} or {CLIENT_NAMES[-1]}"
 
 
+def _complete_client(incomplete: str) -> list[str]:
+    """Shell completion of a client argument: the registry's names."""
+    from ledger import CLIENT_NAMES  # noqa: PLC0415
+
+    return [name for name in CLIENT_NAMES if name.startswith(incomplete)]
+
+
 def _known_client(name: str) -> str:
     """An unknown client name is bad usage (exit 2), like any other invalid argument."""
     from ledger import CLIENT_NAMES  # noqa: PLC0415
@@ -522,7 +591,10 @@ CLIENTS_HELP = _clients_help()
 ClientArgument = Annotated[
     str,
     typer.Argument(
-        metavar="CLIENT", callback=_known_client, help=f"The agent client: {CLIENTS_HELP}."
+        metavar="CLIENT",
+        callback=_known_client,
+        autocompletion=_complete_client,
+        help=f"The agent client: {CLIENTS_HELP}.",
     ),
 ]
 intent_app = typer.Typer(
@@ -534,7 +606,10 @@ _intents.register(app, intent_app)
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def hook(
-    client: Annotated[str, typer.Argument(help=f"The agent client: {CLIENTS_HELP}.")],
+    client: Annotated[
+        str,
+        typer.Argument(autocompletion=_complete_client, help=f"The agent client: {CLIENTS_HELP}."),
+    ],
     event: Annotated[str | None, typer.Option(help=_hook.OPTIONS["--event"])] = None,
     root: RootOption = None,
 ) -> None:

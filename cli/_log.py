@@ -85,6 +85,18 @@ class CommandParser(argparse.ArgumentParser):
             raise NotServedError(self.prog)
         super()._print_message(message, file)
 
+    def completions(self, previous: str | None, incomplete: str) -> list[str]:
+        """What shell completion offers for the word ``incomplete`` after ``previous``: the
+        options (once a dash is typed), or the values of an option with fixed choices
+        (``--decision de``)."""
+        out = []
+        for action in self._actions:
+            if incomplete.startswith("-"):
+                out += [o for o in action.option_strings if o.startswith(incomplete)]
+            elif previous in action.option_strings and action.choices is not None:
+                out += [c for c in map(str, action.choices) if c.startswith(incomplete)]
+        return out
+
     def error(self, message: str) -> NoReturn:
         extra = message.removeprefix("unrecognized arguments: ")
         if extra != message and extra.startswith("-"):

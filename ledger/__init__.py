@@ -84,11 +84,13 @@ if TYPE_CHECKING:
     )
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.remote import (
+        CheckedLedger,
         FetchedLedger,
         PushResult,
         fetch_evidence,
         push_evidence,
         verify_against_remote,
+        verify_fetched_evidence,
     )
     from ledger._evidence.verify import CheckpointResult, Problem, VerifyReport, verify_lines
     from ledger._export import (
@@ -198,6 +200,7 @@ __all__ = [
     "BlameReport",
     "CanonicalizationError",
     "Check",
+    "CheckedLedger",
     "Checkpoint",
     "CheckpointError",
     "CheckpointResult",
@@ -325,6 +328,7 @@ __all__ = [
     "uninstall_pre_push",
     "verify_against_remote",
     "verify_export",
+    "verify_fetched_evidence",
     "verify_lines",
     "view_schema_json",
     "view_schema_text",
@@ -462,11 +466,13 @@ _LAZY = {
     "Problem": "ledger._evidence.verify",
     "VerifyReport": "ledger._evidence.verify",
     "verify_lines": "ledger._evidence.verify",
+    "CheckedLedger": "ledger._evidence.remote",
     "FetchedLedger": "ledger._evidence.remote",
     "PushResult": "ledger._evidence.remote",
     "fetch_evidence": "ledger._evidence.remote",
     "push_evidence": "ledger._evidence.remote",
     "verify_against_remote": "ledger._evidence.remote",
+    "verify_fetched_evidence": "ledger._evidence.remote",
     "Workspace": "ledger._workspace",
     "find_root": "ledger._workspace",
 }

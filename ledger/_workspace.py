@@ -9,8 +9,6 @@ either. Caches are sealed with a per-user secret (:func:`seal`, :func:`unseal`).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import time
 from collections.abc import Mapping
@@ -327,6 +325,9 @@ def seal(
     key = secret if secret is not None else cache_secret(environ)
     if key is None:
         return None
+    import hashlib  # noqa: PLC0415 -- loaded on first use, as in unseal
+    import hmac  # noqa: PLC0415
+
     return hmac.new(key, payload, hashlib.sha256).hexdigest().encode() + b"\n" + payload
 
 
@@ -339,5 +340,8 @@ def unseal(
     if key is None:
         return None
     mac, _, payload = raw.partition(b"\n")
+    import hashlib  # noqa: PLC0415 -- hashlib loads OpenSSL (~35 ms cold): only a cache
+    import hmac  # noqa: PLC0415 -- read or written pays it, never `ledger log`'s start-up
+
     expected = hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
     return payload if hmac.compare_digest(mac, expected) else None

@@ -67,3 +67,16 @@ from cli._entry import main
 assert main(["append", "--root", {str(tmp_path)!r} + "/ws"]) == 0
 """
     assert _loaded_heavy_modules(body) == []
+
+
+def test_the_workspace_module_loads_no_openssl() -> None:
+    # hashlib loads OpenSSL (~35 ms cold, bench_cli_start): every command imports
+    # ledger._workspace, and only one that seals or unseals a cache may pay for hmac/hashlib.
+    probe = (
+        "import sys; import ledger._workspace; "
+        "print('OPENSSL:' + ','.join(sorted({'hashlib', '_hashlib', 'hmac'} & set(sys.modules))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out.splitlines()[-1] == "OPENSSL:", out

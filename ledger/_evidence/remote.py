@@ -29,6 +29,7 @@ could plant in ``.git/config`` runs anything.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -44,7 +45,7 @@ from ledger._errors import (
 )
 from ledger._evidence.checkpoint import MAX_CHECKPOINT_BYTES, parse_checkpoint
 from ledger._evidence.disclosure import verbatim_records
-from ledger._evidence.ledger import Ledger
+from ledger._evidence.ledger import Ledger, open_reader
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
 from ledger._git import git_command, git_environment
@@ -54,6 +55,7 @@ __all__ = [
     "EVIDENCE_REFS",
     "FETCHED_REFS",
     "SEGMENT_FILE",
+    "CheckedLedger",
     "FetchedLedger",
     "PushResult",
     "fetch_evidence",
@@ -62,6 +64,7 @@ __all__ = [
     "segment_of",
     "verified_segment",
     "verify_against_remote",
+    "verify_fetched_evidence",
 ]
 
 #: Where each clone publishes its ledger: ``refs/ledger/<ledger id>``.
@@ -111,6 +114,20 @@ class FetchedLedger(NamedTuple):
     status: FetchStatus
     reason: str | None = None
     """For ``unverified``: the one line that names the unpinned key and how to pin it."""
+
+
+CheckStatus = Literal["verified", "unverified", "refused"]
+
+
+class CheckedLedger(NamedTuple):
+    """One teammate's evidence, verified again in a clone that only reads."""
+
+    ledger_id: str
+    remote: str
+    records: int
+    status: CheckStatus
+    reason: str | None = None
+    """For ``unverified`` and ``refused``: the one line that says why."""
 
 
 #: git holds a blob in memory whole below ``core.bigFileThreshold`` (512 MB by default) when it
@@ -372,21 +389,8 @@ def fetch_evidence(
             others that verified are kept).
     """
     git = _Git(ledger.workspace.root, environ)
-    url = git.remote_url(remote)
     incoming = f"{_INCOMING}{remote}/"
-    done = git.run(
-        *_STREAMING,
-        "fetch",
-        "--no-tags",
-        "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
-        "--no-write-fetch-head",
-        "--upload-pack=git-upload-pack",
-        url,
-        f"+{EVIDENCE_REFS}*:{incoming}*",
-        transport=True,
-    )
-    if done.returncode != 0:
-        raise RemoteError(f"cannot fetch evidence from {remote}: {_last_line(done.stderr)}")
+    _fetch_all(git, remote, incoming)
     fetched: list[FetchedLedger] = []
     refusals: list[EvidenceRefusedError] = []
     try:
@@ -420,8 +424,33 @@ def fetch_evidence(
     return fetched
 
 
+def _fetch_all(git: _Git, remote: str, incoming: str) -> None:
+    """Fetch every ``refs/ledger/*`` of ``remote`` into the quarantine ``incoming``."""
+    url = git.remote_url(remote)
+    done = git.run(
+        *_STREAMING,
+        "fetch",
+        "--no-tags",
+        "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
+        "--no-write-fetch-head",
+        "--upload-pack=git-upload-pack",
+        url,
+        f"+{EVIDENCE_REFS}*:{incoming}*",
+        transport=True,
+    )
+    if done.returncode != 0:
+        raise RemoteError(f"cannot fetch evidence from {remote}: {_last_line(done.stderr)}")
+
+
 def _verify_fetched(
-    git: _Git, ledger: Ledger, remote: str, *, ledger_id: str, commit: str, jobs: int | None
+    git: _Git,
+    ledger: Ledger,
+    remote: str,
+    *,
+    ledger_id: str,
+    commit: str,
+    jobs: int | None,
+    keep: bool = True,
 ) -> FetchedLedger:
     remote_ref = EVIDENCE_REFS + ledger_id
     if not _LEDGER_ID.fullmatch(ledger_id):
@@ -469,7 +498,8 @@ def _verify_fetched(
             f"brings it once they commit it), then `ledger fetch {remote}`"
         )
         return FetchedLedger(ledger_id, local_ref, commit, records, "unverified", reason)
-    git.set_ref(local_ref, commit, previous)
+    if keep:
+        git.set_ref(local_ref, commit, previous)
     return FetchedLedger(
         ledger_id, local_ref, commit, records, "new" if previous is None else "updated"
     )
@@ -641,6 +671,87 @@ def verified_segment(ledger: Ledger, ledger_id: str, commit: str, folder: Path) 
     except (RemoteError, EvidenceRefusedError):
         return None
     return None if unpinned else segment
+
+
+# --- verify in a clone that only reads ---------------------------------------------------------
+
+
+def verify_fetched_evidence(
+    root: str | os.PathLike[str] | None = None,
+    remote: str | None = None,
+    *,
+    jobs: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[CheckedLedger]:
+    """``ledger verify`` in a clone with no ledger of its own: the teammates' evidence it
+    fetched, verified again against the public keys pinned here (a ref moved by hand, or a key
+    file removed since, shows). With ``remote``: what ``remote`` holds now, verified the same
+    way and, for a ledger fetched before, as a fast-forward of it (a remote rewritten after
+    the fetch is refused); nothing is kept. An empty list: there is nothing to verify.
+
+    Raises:
+        WorkspaceNotFoundError: no ``.orchestration/`` was found.
+        RemoteError: no such remote, or it cannot be read.
+    """
+    ledger = open_reader(root, environ=environ)
+    git = _Git(ledger.workspace.root, environ)
+    if remote is None:
+        checked = []
+        for ledger_id, kept_from, commit in fetched_ledgers(ledger.workspace.root, environ):
+            checked.append(
+                _check_kept(git, ledger, ledger_id, remote=kept_from, commit=commit, jobs=jobs)
+            )
+        return checked
+    incoming = f"{_INCOMING}verify/{remote}/"
+    _fetch_all(git, remote, incoming)
+    checked = []
+    try:
+        for commit, name in git.refs(incoming):
+            ledger_id = name[len(incoming) :]
+            try:
+                item = _verify_fetched(
+                    git, ledger, remote, ledger_id=ledger_id, commit=commit, jobs=jobs, keep=False
+                )
+            except EvidenceRefusedError as exc:
+                checked.append(CheckedLedger(ledger_id, remote, 0, "refused", str(exc)))
+                continue
+            except RemoteError as exc:  # malformed (as fetch skips it): not checked
+                shown = "".join(c if c.isprintable() else "?" for c in ledger_id)[:80]
+                why = f"{EVIDENCE_REFS}{shown} on {remote} was not checked: {exc}"
+                checked.append(CheckedLedger(shown, remote, 0, "unverified", why))
+                continue
+            status: CheckStatus = "unverified" if item.status == "unverified" else "verified"
+            checked.append(CheckedLedger(ledger_id, remote, item.records, status, item.reason))
+    finally:
+        for _, name in git.refs(incoming):
+            git.delete_ref(name)
+    return checked
+
+
+def _check_kept(
+    git: _Git, ledger: Ledger, ledger_id: str, *, remote: str, commit: str, jobs: int | None
+) -> CheckedLedger:
+    ref = EVIDENCE_REFS + ledger_id
+    try:
+        blobs = git.blobs(commit, ref)
+        with tempfile.TemporaryDirectory(prefix="ledger-verify-") as folder:
+            segment = Path(folder, SEGMENT_FILE)
+            git.blob_to_file(blobs[SEGMENT_FILE], segment)
+            text = git.small_blob(blobs[CHECKPOINT_FILE], f"{commit}:{CHECKPOINT_FILE}")
+            records, unpinned = _verify_segment(
+                ledger, ledger_id, segment, text=text, name=f"{remote}:{ref}", jobs=jobs
+            )
+    except (RemoteError, EvidenceRefusedError) as exc:
+        # Kept by a fetch, then moved or damaged here: blame verifies it again and skips it.
+        why = str(exc).removesuffix("; nothing was kept")
+        return CheckedLedger(ledger_id, remote, 0, "refused", f"{why}; blame does not use it")
+    if unpinned:
+        reason = (
+            f"ledger {ledger_id} is signed by {', '.join(unpinned)}, not pinned here; commit "
+            f"its .orchestration/keys/ file from the teammate's clone"
+        )
+        return CheckedLedger(ledger_id, remote, records, "unverified", reason)
+    return CheckedLedger(ledger_id, remote, records, "verified")
 
 
 # --- verify --remote ---------------------------------------------------------------------------

@@ -9,11 +9,13 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import typer
 
+from cli import _log
 from cli._app import app
 from cli._help import COMMANDS
 from ledger import __version__
@@ -230,6 +232,44 @@ def test_shell_completion_is_installable_and_completes() -> None:
     }
     completed = run(env=env)
     assert set(completed.stdout.split()) >= {"init", "install", "intent"}
+
+
+def _completions(line: str) -> set[str]:
+    """What bash completion offers for the last word of ``line`` (empty after a space)."""
+    words = line.split(" ")
+    env = {
+        **os.environ,
+        "_LEDGER_COMPLETE": "complete_bash",
+        "COMP_WORDS": line,
+        "COMP_CWORD": str(len(words) - 1),
+    }
+    return set(run(env=env).stdout.split())
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall", "hook"])
+def test_completion_offers_the_registrys_client_names(command: str) -> None:
+    from ledger import CLIENT_NAMES  # noqa: PLC0415
+
+    assert _completions(f"ledger {command} ") == set(CLIENT_NAMES)
+    assert _completions(f"ledger {command} c") == {n for n in CLIENT_NAMES if n.startswith("c")}
+
+
+@pytest.mark.parametrize(
+    ("command", "parser"), [("log", _log.log_parser), ("show", _log.show_parser)]
+)
+def test_completion_offers_every_option_of_log_and_show(
+    command: str, parser: Callable[[], _log.CommandParser]
+) -> None:
+    options = {
+        o for a in parser()._actions for o in a.option_strings if o.startswith("--")
+    }  # argparse keeps no public list of its options
+    assert {"--root", "--json", "--help"} <= options
+    assert _completions(f"ledger {command} --") == options
+    assert _completions(f"ledger {command} -") >= options
+    if command == "log":
+        assert {"--count", "--kind", "--session", "--decision", "--since"} <= options
+        assert _completions("ledger log -n 5 --decision ") == {"allow", "ask", "deny"}
+        assert _completions("ledger log --decision d") == {"deny"}
 
 
 def test_interactive_commands_do_not_import_typer(ws: tuple[Path, dict[str, str]]) -> None:
