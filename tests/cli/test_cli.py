@@ -305,8 +305,11 @@ def test_verify_without_keyring_exits_2(ledger: CLI) -> None:
 @pytest.mark.parametrize("edit", [b'"v":9}', b'"v":"2"}', b"}"], ids=["v9", "string", "removed"])
 def test_edited_format_version_is_tampering_exit_1(ledger: CLI, edit: bytes) -> None:
     lines = ledger.lines()
-    last = lines[-1].replace(b',"v":2}', b"}") if edit == b"}" else lines[-1]
-    lines[-1] = last.replace(b'"v":2}', edit)
+    version = re.search(rb'"v":\d+}$', lines[-1])  # the record's own format version, at its end
+    assert version is not None
+    last = lines[-1].replace(b"," + version.group(), b"}") if edit == b"}" else lines[-1]
+    lines[-1] = last.replace(version.group(), edit)
+    assert lines[-1] != ledger.lines()[-1]
     ledger.ledger_path.write_bytes(b"\n".join(lines) + b"\n")
     done = ledger.run("verify", "--root", str(ledger.ws), "--json")
     assert done.returncode == INTEGRITY  # its hash, signature and link were still checked

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ledger import verify_export
+from ledger._evidence.disclosure import Revealer
 
 LEDGER = Path(sys.executable).parent / "ledger"
 WIDTH = 64
@@ -74,10 +75,13 @@ def _reasons(out: str) -> list[str]:
 def test_refusal_reasons_are_wrapped_whole(demo: tuple[str, Path]) -> None:
     out, workspace = demo
     stored = []
-    for line in (workspace / ".orchestration" / "agent_trace.jsonl").read_text().splitlines():
+    ledger_path = workspace / ".orchestration" / "agent_trace.jsonl"
+    revealer = Revealer.beside(ledger_path)  # a v3 record commits the message; it is disclosed
+    for line in ledger_path.read_text().splitlines():
         record = json.loads(line)
-        error = (record["body"] or {}).get("error") if record["kind"] == "hook.pre" else None
-        if error and record["body"]["decision"] in ("deny", "ask"):
+        body = revealer.body(record["body"] or {})
+        error = body.get("error") if record["kind"] == "hook.pre" else None
+        if error and body["decision"] in ("deny", "ask"):
             stored.append(error["message"].split("\n")[0])
     printed = _reasons(out)
     assert len(printed) == len(stored) >= 5

@@ -28,6 +28,7 @@ import pytest
 from cli import _decider as client
 from ledger import MAX_PAYLOAD_BYTES, Ledger, decider_socket
 from ledger._hooks import decider as server
+from ledger._evidence.disclosure import Revealer
 
 from ..conformance._harness import INTENTS_YAML
 from ..conformance._payloads import REAL_FIXTURES
@@ -205,8 +206,10 @@ def _normalize(text: str, root: Path) -> str:
 
 
 def _comparable(records: list[dict[str, Any]], root: Path) -> list[Any]:
-    """Records as a decision sees them: kind, actor and body, without times and signatures."""
+    """Records as a decision sees them: kind, actor and body, without times and signatures, and
+    with the content a v3 record commits read back from the disclosures (each salt is random)."""
     volatile = {"duration_ms", "ts", "started_at", "elapsed_ms"}
+    revealer = Revealer.beside(root / ".orchestration" / "agent_trace.jsonl")
 
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
@@ -217,7 +220,7 @@ def _comparable(records: list[dict[str, Any]], root: Path) -> list[Any]:
             return _normalize(value, root)
         return value
 
-    return [(r["kind"], strip(r.get("actor")), strip(r["body"])) for r in records[1:]]
+    return [(r["kind"], strip(r.get("actor")), strip(revealer.body(r["body"]))) for r in records[1:]]
 
 
 def _fixture_calls() -> list[tuple[str, str, str]]:

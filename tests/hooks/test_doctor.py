@@ -41,6 +41,7 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "claude allow",
         "claude ask",
         "claude deny",
+        "content",
         "checkpoint",
         "tripwire",
         "decider",
