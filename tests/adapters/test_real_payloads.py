@@ -135,7 +135,8 @@ def _replay(tmp_path: Path, scenario: Path) -> list[tuple[str, dict[str, Any]]]:
     root.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "CLAUDE_"))}
     # the key and trust pins go under this HOME, not the user's $XDG_CONFIG_HOME/ledger
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    # ... and each hook decides in its own process: a decider started here would outlive the test
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), LEDGER_DECIDER="off")
     subprocess.run([LEDGER, "init"], cwd=root, env=env, check=True, capture_output=True)
     (root / ".orchestration" / "active_intents.yaml").write_text(
         INTENTS_YAML.format(scope='"src/auth/**"'), encoding="utf-8"

@@ -27,8 +27,8 @@ import pytest
 
 from cli import _decider as client
 from ledger import MAX_PAYLOAD_BYTES, Ledger, decider_socket
-from ledger._hooks import decider as server
 from ledger._evidence.disclosure import Revealer
+from ledger._hooks import decider as server
 
 from ..conformance._harness import INTENTS_YAML
 from ..conformance._payloads import REAL_FIXTURES
@@ -220,7 +220,9 @@ def _comparable(records: list[dict[str, Any]], root: Path) -> list[Any]:
             return _normalize(value, root)
         return value
 
-    return [(r["kind"], strip(r.get("actor")), strip(revealer.body(r["body"]))) for r in records[1:]]
+    return [
+        (r["kind"], strip(r.get("actor")), strip(revealer.body(r["body"]))) for r in records[1:]
+    ]
 
 
 def _fixture_calls() -> list[tuple[str, str, str]]:
