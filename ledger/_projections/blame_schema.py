@@ -7,9 +7,6 @@ from these models, and validates real ``--json`` output against it.
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -116,13 +113,9 @@ def blame_schema() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write ``DIR/blame.v1.schema.json``."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "schemas") / SCHEMA_FILE
-    target.write_text(
-        json.dumps(blame_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
-    return 0
+    from ledger._evidence.schema import write_schemas  # noqa: PLC0415 -- the one schema writer
+
+    return write_schemas({SCHEMA_FILE: blame_schema()}, argv)
 
 
 if __name__ == "__main__":

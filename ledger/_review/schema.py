@@ -7,9 +7,6 @@ models, and validates real ``--json`` output against it.
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
@@ -201,13 +198,9 @@ def review_schema() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write ``DIR/review.v1.schema.json``."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "schemas") / SCHEMA_FILE
-    target.write_text(
-        json.dumps(review_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
-    return 0
+    from ledger._evidence.schema import write_schemas  # noqa: PLC0415 -- the one schema writer
+
+    return write_schemas({SCHEMA_FILE: review_schema()}, argv)
 
 
 if __name__ == "__main__":
