@@ -26,11 +26,6 @@ OTHER = "src/other/x.ts"
 
 
 @pytest.fixture
-def person(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ledger._governance.person.ancestor_chain", lambda: [])
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
     ws = make_workspace(tmp_path)
     subprocess.run(["git", "init", "-q", str(ws.root)], check=True)

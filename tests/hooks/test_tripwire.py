@@ -43,12 +43,6 @@ AUTH = "src/auth/login.ts"
 
 
 @pytest.fixture
-def person(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process counts as a person's terminal (the suite may itself run under an agent)."""
-    monkeypatch.setattr("ledger._governance.person.ancestor_chain", lambda: [])
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
     ws = make_workspace(tmp_path)
     subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
