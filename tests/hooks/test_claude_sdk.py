@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -273,3 +274,15 @@ def test_a_failed_decision_is_an_error_answer_which_blocks() -> None:
         answer_of(HookResponse(2, "", "ledger: refused\n"))
     assert answer_of(HookResponse(0, "")) == {}  # no opinion is {}, never None (a failure)
     assert answer_of(HookResponse(0, '{"continue": false}')) == {"continue": False}
+
+
+def test_without_the_sdk_the_answer_is_one_line_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ledger._errors import InputError  # noqa: PLC0415
+
+    monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)  # import fails as if absent
+    with pytest.raises(InputError) as raised:
+        claude_sdk_hooks()
+    assert str(raised.value).splitlines() == [str(raised.value)]
+    assert "pip install 'agent-ledger[sdk]'" in str(raised.value)
