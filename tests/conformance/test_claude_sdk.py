@@ -23,6 +23,7 @@ import anyio  # noqa: E402 -- the SDK's own dependency
 
 import ledger  # noqa: E402
 
+from ._claude import claude_env  # noqa: E402
 from ._harness import INTENTS_YAML, Workspace  # noqa: E402
 from ._server import Call, ModelServer, Say, Script  # noqa: E402
 
@@ -48,17 +49,7 @@ def session(ws: Workspace, steps: list[Any], hooks: dict[Any, Any]) -> tuple[Scr
 
     async def run() -> None:
         with ModelServer(script, "anthropic") as server:
-            env = ws.env(
-                ANTHROPIC_BASE_URL=server.url,
-                ANTHROPIC_API_KEY="sk-ant-conformance",
-                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                DISABLE_AUTOUPDATER="1",
-                DISABLE_TELEMETRY="1",
-                DISABLE_ERROR_REPORTING="1",
-                HTTPS_PROXY=server.url,
-                HTTP_PROXY=server.url,
-                NO_PROXY="127.0.0.1,localhost",
-            )
+            env = claude_env(ws, server)
             options = claude_agent_sdk.ClaudeAgentOptions(
                 cwd=str(ws.root),
                 env=env,
