@@ -204,7 +204,7 @@ class _Git:
         return done.stdout.decode("utf-8", "replace").strip()
 
     def remote_url(self, remote: str) -> str:
-        if not remote or remote.startswith("-") or "/" in remote:
+        if not remote or remote.startswith("-") or "/" in remote or remote in (".", ".."):
             raise RemoteError(f"{remote!r} is not a git remote name")
         done = self.run("config", "--get", f"remote.{remote}.url")
         if done.returncode == 1:

@@ -362,10 +362,11 @@ def test_push_and_fetch_print_the_disclosures(tmp_path: Path) -> None:
     assert "records, verified, 2 disclosures" in done.stdout.decode()
 
 
+@pytest.mark.parametrize("reading", [False, True], ids=["clone-with-a-ledger", "reading-clone"])
 def test_blame_in_a_teammates_clone_names_the_shared_command_until_it_is_forgotten(
-    tmp_path: Path,
+    tmp_path: Path, reading: bool
 ) -> None:
-    clones = Clones(tmp_path)
+    clones = Clones(tmp_path, reading=reading)
     session = clones.a.session("s1")
     command = "printf 'alpha = 1\\nbeta = 2\\n' > app.py"
     tid = session.tool_use_id()
