@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from _common import (
@@ -37,28 +35,11 @@ from _common import (
     spread,
     verdict,
 )
+from bench_fetch import git, timed
 
 LEDGER = str(Path(sys.executable).with_name("ledger"))
 PUSH_TARGET = 2.0
 FETCH_TARGET = 1.5
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=b", "-c", "user.email=b@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
-def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
-    return seconds
 
 
 def _records(clone: Path, env: dict[str, str], records: int) -> int:

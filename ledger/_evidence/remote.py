@@ -421,6 +421,8 @@ def _publish_disclosures(
     disclosure enters this repository's objects, where an erasure could not reach it."""
     ref = DISCLOSURE_REFS + ledger_id
     published = git.published(url, ref)
+    if fields == () and published is None:
+        return 0
     with tempfile.TemporaryDirectory(prefix="ledger-disclose-") as folder:
         lines = Path(folder, DISCLOSURES_BLOB)
         with lines.open("wb") as out:
@@ -433,7 +435,7 @@ def _publish_disclosures(
         if count == 0:
             if published is None:
                 return 0
-            spec = f":{ref}"
+            spec = f":{ref}"  # published before, none now: delete it
         else:
             blob = scratch.out("hash-object", "-w", str(lines))
             tree = scratch.out("mktree", data=f"100644 blob {blob}\t{DISCLOSURES_BLOB}\n".encode())

@@ -208,6 +208,15 @@ def test_a_forget_record_drops_a_value_the_remote_still_carries(tmp_path: Path) 
     assert _shown_in_b(team, ledger, prompt) == FORGOTTEN
 
 
+def _published_all(tmp_path: Path) -> tuple[Team, Ledger, str]:
+    """Clone A's session pushed with ``--disclose all``, and the published blob's text."""
+    team = Team(tmp_path)
+    ledger = _session(team)
+    push_evidence(ledger, disclose="all")
+    ref = f"{DISCLOSURE_REFS}{ledger.ledger_id}:disclosures.jsonl"
+    return team, ledger, git(team.bare, "cat-file", "blob", ref)
+
+
 def _publish_blob(team: Team, ledger: Ledger, data: bytes, name: str = "disclosures.jsonl") -> None:
     """Point the remote's disclosures ref at a commit of ``data`` (what a hostile pusher could
     do)."""
@@ -218,12 +227,7 @@ def _publish_blob(team: Team, ledger: Ledger, data: bytes, name: str = "disclosu
 
 
 def test_a_doctored_disclosure_is_warned_dropped_and_never_shown(tmp_path: Path) -> None:
-    team = Team(tmp_path)
-    ledger = _session(team)
-    push_evidence(ledger, disclose="all")
-    lines = git(
-        team.bare, "cat-file", "blob", f"{DISCLOSURE_REFS}{ledger.ledger_id}:disclosures.jsonl"
-    )
+    team, ledger, lines = _published_all(tmp_path)
     doctored = lines.replace("make deploy-staging", "make deploy-prod").encode() + b"\n"
     _publish_blob(team, ledger, doctored)
     [got] = fetch_evidence(team.b)
@@ -251,12 +255,7 @@ def test_a_doctored_disclosure_is_warned_dropped_and_never_shown(tmp_path: Path)
 def test_a_malformed_disclosures_ref_is_a_warning_and_the_rest_proceeds(
     tmp_path: Path, data: bytes, name: str, why: str
 ) -> None:
-    team = Team(tmp_path)
-    ledger = _session(team)
-    push_evidence(ledger, disclose="all")
-    good = git(
-        team.bare, "cat-file", "blob", f"{DISCLOSURE_REFS}{ledger.ledger_id}:disclosures.jsonl"
-    )
+    team, ledger, good = _published_all(tmp_path)
     _publish_blob(team, ledger, data + good.encode() + b"\n", name)
     # A disclosures ref of no ledger, and one whose name is no ledger id: ignored.
     commit = git(team.bare, "rev-parse", DISCLOSURE_REFS + ledger.ledger_id)
@@ -273,12 +272,7 @@ def test_a_malformed_disclosures_ref_is_a_warning_and_the_rest_proceeds(
 
 
 def test_a_huge_disclosures_blob_is_read_in_bounded_memory(tmp_path: Path) -> None:
-    team = Team(tmp_path)
-    ledger = _session(team)
-    push_evidence(ledger, disclose="all")
-    good = git(
-        team.bare, "cat-file", "blob", f"{DISCLOSURE_REFS}{ledger.ledger_id}:disclosures.jsonl"
-    )
+    team, ledger, good = _published_all(tmp_path)
     huge = b'{"commitment":"' + b"a" * 64 + b'","value":"' + b"x" * (48 * 1024 * 1024) + b'"}\n'
     _publish_blob(team, ledger, huge + good.encode() + b"\n")
     del huge
