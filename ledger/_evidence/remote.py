@@ -519,7 +519,10 @@ def fetch_evidence(
     finally:
         for _, name in git.refs(incoming):
             git.delete_ref(name)
-    fetched = _fetch_disclosures(git, remote, fetched)
+    own = (
+        ledger.ledger_id if ledger.file.path.is_file() and ledger.file.path.stat().st_size else None
+    )
+    fetched = _fetch_disclosures(git, remote, fetched, own_id=own)
     if refusals:
         raise refusals[0]
     return fetched
@@ -531,12 +534,17 @@ MAX_DISCLOSURES_BYTES: Final = 1024 * 1024 * 1024
 _OFFERED: Final = "refs/offered/"
 
 
-def _fetch_disclosures(git: _Git, remote: str, fetched: list[FetchedLedger]) -> list[FetchedLedger]:
+def _fetch_disclosures(
+    git: _Git, remote: str, fetched: list[FetchedLedger], *, own_id: str | None
+) -> list[FetchedLedger]:
     """Keep, beside each verified teammate ledger, the disclosures its clone published that
     open its commitments, minus what it forgot since (:func:`_keep_disclosures`). What the
     remote no longer carries is dropped here too. The refs are fetched into a scratch
-    repository deleted afterwards: no disclosure enters this repository's objects."""
-    verified = [f for f in fetched if f.status in ("new", "updated", "current")]
+    repository deleted afterwards: no disclosure enters this repository's objects. This
+    clone's own ledger is skipped: a copy of its disclosures would outlive a local forget."""
+    verified = [
+        f for f in fetched if f.status in ("new", "updated", "current") and f.ledger_id != own_id
+    ]
     dirs = repository_dirs(git.root)
     if not verified or not dirs:
         return fetched

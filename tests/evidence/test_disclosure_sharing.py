@@ -43,6 +43,7 @@ from tests.blame._clones import Clones
 from tests.blame._world import git as blame_git
 from tests.cli.inprocess import run_in_process
 from tests.evidence.test_remote import IDENTITY, KEY_A, Team, git, home
+from tests.hooks._support import Session, make_workspace
 
 PROMPT = "the launch date is 2026-12-24, do not tell anyone"
 FILE = "PLAN = 'acquire the competitor in March'\n"
@@ -380,3 +381,20 @@ def test_blame_in_a_teammates_clone_names_the_shared_command_until_it_is_forgott
     clones.pull()
     rows = clones.blame_b("app.py").lines
     assert [(r.status, r.facts.get("command")) for r in rows] == [("agent", FORGOTTEN)] * 2
+
+
+def test_a_fetch_keeps_no_copy_of_this_clones_own_disclosures(tmp_path: Path) -> None:
+    """A copy in the git directory would outlive a local ``ledger forget``."""
+    team = Team(tmp_path)
+    ledger = _session(team)
+    push_evidence(ledger, disclose="all")
+    [got] = fetch_evidence(ledger)
+    assert (got.ledger_id, got.disclosed) == (ledger.ledger_id, 0)
+    assert not (team.a_root / ".git" / FETCHED_DISCLOSURES_DIR).exists()
+
+
+def test_a_bad_disclose_setting_is_refused_on_the_next_hook_call(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    ws.write(".orchestration/hooks.yaml", "disclose: {prompt: yes}\n")
+    with pytest.raises(ConfigError, match=r"disclose must list the fields ledger push may"):
+        Session(ws, "s-bad").event("SessionStart", source="startup")
