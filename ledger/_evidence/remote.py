@@ -444,12 +444,29 @@ def _publish_disclosures(
             if commit == published:
                 return count
             spec = f"+{commit}:{ref}"
-        done = scratch.run(
-            "push", "--porcelain", "--receive-pack=git-receive-pack", url, spec, transport=True
-        )
+
+        def push(spec: str) -> subprocess.CompletedProcess[bytes]:
+            return scratch.run(
+                "push", "--porcelain", "--receive-pack=git-receive-pack", url, spec, transport=True
+            )
+
+        done = push(spec)
+        # A remote that refuses non-fast-forwards (`git init --shared` sets
+        # receive.denyNonFastForwards) may still take a deletion and a new ref.
+        rewrite = done.returncode != 0 and published is not None and spec.startswith("+")
+        if rewrite and push(f":{ref}").returncode == 0:
+            done = push(spec[1:])
     if done.returncode != 0:
-        why = _last_line(done.stderr + done.stdout)
-        raise RemoteError(f"cannot push {ref} to {remote}: {why}")
+        # --porcelain: "!<TAB>src:dst<TAB>[remote rejected] (why)" says more than the last line
+        printed = done.stdout.decode("utf-8", "replace").splitlines()
+        why = next(
+            (line.rsplit("\t", 1)[-1] for line in printed if line.startswith("!")),
+            _last_line(done.stderr),
+        )
+        raise RemoteError(
+            f"the evidence was pushed, but {remote} refused {ref}: {why} (it must take a "
+            "rewritten ref: until then what `ledger forget` erased may still be on it)"
+        )
     return count
 
 

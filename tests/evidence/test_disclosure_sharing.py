@@ -27,7 +27,7 @@ from ledger import (
     fetch_evidence,
     push_evidence,
 )
-from ledger._errors import ConfigError
+from ledger._errors import ConfigError, RemoteError
 from ledger._evidence.disclosure import (
     FETCHED_DISCLOSURES_DIR,
     FORGOTTEN,
@@ -398,3 +398,30 @@ def test_a_bad_disclose_setting_is_refused_on_the_next_hook_call(tmp_path: Path)
     ws.write(".orchestration/hooks.yaml", "disclose: {prompt: yes}\n")
     with pytest.raises(ConfigError, match=r"disclose must list the fields ledger push may"):
         Session(ws, "s-bad").event("SessionStart", source="startup")
+
+
+def test_a_remote_that_refuses_rewrites_still_loses_what_was_forgotten(tmp_path: Path) -> None:
+    """A server that refuses a non-fast-forward update of a ref (a pre-receive policy) but
+    takes a deletion and a new ref: the ref is deleted and made again; one that refuses both
+    is one line saying the erasure did not reach it."""
+    team = Team(tmp_path)
+    hook = team.bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\nz=0000000000000000000000000000000000000000\n"
+        'while read old new ref; do\n  case "$ref" in refs/ledger-disclosures/*)\n'
+        '    [ "$old" != $z ] && [ "$new" != $z ] && { echo "no rewrites" >&2; exit 1; }\n'
+        '    [ -e "$GIT_DIR/frozen" ] && { echo "frozen" >&2; exit 1; } ;;\n  esac\ndone\nexit 0\n',
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+    ledger = _session(team)
+    push_evidence(ledger, disclose="all")
+    forget(ledger, ForgetSelector(match="launch date"))
+    assert push_evidence(ledger, disclose="all").disclosed == 3
+    assert b"launch date" not in _objects(team.bare)
+    (team.bare / "frozen").touch()
+    forget(ledger, ForgetSelector(match="deploy-staging"))
+    with pytest.raises(RemoteError, match=r"the evidence was pushed, but origin refused") as err:
+        push_evidence(ledger, disclose="all")
+    assert "pre-receive hook declined" in str(err.value)
+    assert str(err.value).count("\n") == 0
