@@ -14,6 +14,7 @@ import json
 import subprocess
 import tracemalloc
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given
@@ -34,7 +35,10 @@ from ledger._evidence.disclosure import (
     WITHHELD,
     Content,
     bounded_lines,
+    disclosure_line,
     field_disclosed,
+    seal_body,
+    sift_fetched,
 )
 from ledger._evidence.ledger import forget
 from ledger._evidence.remote import DISCLOSURE_REFS
@@ -425,3 +429,39 @@ def test_a_remote_that_refuses_rewrites_still_loses_what_was_forgotten(tmp_path:
         push_evidence(ledger, disclose="all")
     assert "pre-receive hook declined" in str(err.value)
     assert str(err.value).count("\n") == 0
+
+
+class _Record(NamedTuple):
+    seq: int
+    ts: str
+    data: dict[str, object]
+
+
+_SEALED = seal_body(
+    {"prompt": Content(PROMPT), "tool_input": {"command": Content(COMMAND)}, "n": 1}
+)[1]
+_LINES = [
+    disclosure_line(_Record(0, "2026-11-28T00:00:00.000000Z", {"actor": {"session": "s"}}), d)
+    for d in _SEALED
+]
+
+
+@given(
+    st.integers(min_value=0, max_value=len(_LINES) - 1),
+    st.data(),
+)
+def test_sift_fetched_never_keeps_a_value_its_commitment_does_not_bind(
+    which: int, data: st.DataObject
+) -> None:
+    """Any change to a published line (value, salt, field, commitment, framing) is dropped or
+    leaves the value it was committed with: a teammate is never shown anything else."""
+    line = bytearray(_LINES[which])
+    at = data.draw(st.integers(min_value=0, max_value=len(line) - 1))
+    line[at] = data.draw(st.integers(min_value=0, max_value=255).filter(lambda b: b != line[at]))
+    original = {d.commitment: d.value for d in _SEALED}
+    out = io.BytesIO()
+    sifted = sift_fetched([bytes(line), *_LINES], dict.fromkeys(original, 0), set(), out)
+    kept = [json.loads(raw) for raw in out.getvalue().splitlines()]
+    assert sifted.kept == len(kept) == len(original)  # the genuine lines, once each
+    for entry in kept:
+        assert entry["disclosed"]["value"] == original[entry["commitment"]]
