@@ -27,6 +27,7 @@ from ledger import (
     Revealer,
     fetch_evidence,
     push_evidence,
+    run_checks,
 )
 from ledger._errors import ConfigError, RemoteError
 from ledger._evidence.disclosure import (
@@ -325,6 +326,10 @@ def test_hooks_yaml_disclose_names_the_published_fields(tmp_path: Path) -> None:
     published = _objects(team.bare)
     assert PROMPT.encode() in published
     assert COMMAND.encode() not in published
+    doctor = {c.name: c for c in run_checks(team.a_root, environ=home(team.base / "ha"))}
+    assert doctor["sharing"].status == "ok"
+    assert "publishes 1 disclosure(s)" in doctor["sharing"].message
+    assert "disclose: [prompt]" in doctor["sharing"].message
     hooks.write_text("disclose: prompt\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"disclose must list the fields"):
         disclose_policy({"disclose": "prompt"}, hooks)
