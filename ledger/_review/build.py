@@ -18,6 +18,7 @@ its seq and ledger id.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -37,6 +38,7 @@ from ledger._projections.blame import FileView
 from ledger._projections.explain import (
     STATUSES,
     BlameLine,
+    ask_teammates,
     blame_state,
     explain_lines,
     file_view,
@@ -141,7 +143,7 @@ def _review(
     own_id = ledger.ledger_id
     local = ledger.verify(jobs=None)
     teammates = _Teammates(workspace, own_id, environ)
-    files, rows_by_file, notes = _files(
+    files, inside, rows_by_file, notes = _files(
         repo,
         workspace,
         span,
@@ -159,9 +161,9 @@ def _review(
     histories = _histories(
         workspace, ledger, teammates, {r.facts["ledger_id"] for _, r in agent_rows}, environ
     )
-    intents, scope_of = _intents(workspace, agent_rows, histories, files)
-    for file in files:
-        file["runs"] = _runs(rows_by_file.get(file["path"], []), scope_of, file["path"])
+    intents, scope_of = _intents(workspace, agent_rows, histories, inside)
+    for file, within in zip(files, inside, strict=True):
+        file["runs"] = _runs(rows_by_file.get(within.path, []), scope_of, within.path)
     governance = _governance(agent_rows, histories)
     evidence = _evidence(
         repo,
@@ -171,6 +173,12 @@ def _review(
         teammates=teammates,
         histories=histories,
         agent_rows=agent_rows,
+        unverified=Counter(
+            str(row.facts.get("ledger_id"))
+            for rows in rows_by_file.values()
+            for row in rows
+            if row.facts.get("unverified")
+        ),
     )
     totals = _count(f["lines"] for f in files)
     if not teammates.refs and not any(r.facts["ledger_id"] == own_id for _, r in agent_rows):
@@ -186,6 +194,7 @@ def _review(
             "base": span.base,
             "head": span.head,
             "commits": repo.commit_count(span),
+            "prefix": prefix,
         },
         "totals": totals,
         "files": files,
@@ -206,7 +215,8 @@ def _review(
 
 
 class _Teammates:
-    """Every verified fetched ledger's models, asked once per path (blame asks per file)."""
+    """Every verified fetched ledger's models, asked once per path (blame asks per file); and
+    the fetched ledgers that do not verify here, whose lines are named unverified."""
 
     def __init__(
         self, workspace: Workspace, own_id: str, environ: Mapping[str, str] | None
@@ -221,6 +231,7 @@ class _Teammates:
         self.views: dict[str, dict[str, ForeignFile]] = {}
         self.asked: set[str] = set()
         self.lock = threading.Lock()
+        self._unverified: dict[tuple[str, str, str], dict[str, bytes] | None] | None = None
 
     def __call__(self, paths: list[str]) -> list[ForeignModel]:
         with self.lock:  # blames run side by side; each folds a ledger once
@@ -244,6 +255,38 @@ class _Teammates:
             for i, c in self.verified.items()
         ]
 
+    def failing(self) -> list[tuple[str, str, str]]:
+        """``(ledger id, remote, commit)`` of the fetched ledgers that do not verify here (one
+        per ledger id, as blame keeps one); known once the verified ones were asked."""
+        seen = set(self.verified)
+        out = []
+        for ref in self.refs:
+            if ref[0] not in seen:
+                seen.add(ref[0])
+                out.append(ref)
+        return out
+
+    def unverified(self, paths: list[str]) -> list[ForeignModel]:
+        """The models of ``paths`` in the fetched ledgers that do not verify here (each one
+        folded once, at the first call; never cached, never used to attribute a line)."""
+        from ledger._projections.foreign import unverified_slices  # noqa: PLC0415
+
+        with self.lock:
+            if self._unverified is None:
+                self._unverified = {
+                    ref: unverified_slices(self.workspace.root, ref[0], ref[2], self.environ)
+                    for ref in self.failing()
+                }
+            out = []
+            for (ledger_id, _, commit), slices in self._unverified.items():
+                views = {
+                    p: ForeignFile.from_slice(json.loads(slices[p]), -1)
+                    for p in paths
+                    if slices and p in slices
+                }
+                out.append(ForeignModel(ledger_id, commit, views))
+            return out
+
 
 def _files(
     repo: Repository,
@@ -257,23 +300,29 @@ def _files(
     teammates: _Teammates,
     git_facts: bool,
     environ: Mapping[str, str] | None,
-) -> tuple[list[dict[str, Any]], dict[str, list[BlameLine]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[ChangedFile], dict[str, list[BlameLine]], list[str]]:
+    """Each changed file's entry (paths from the repository's top), the same files with
+    paths from the workspace's, each file's explained lines by workspace path, and notes."""
     notes: list[str] = []
     outside = [f for f in changed if not f.path.startswith(prefix)]
     if outside:
         notes.append(f"{len(outside)} changed file(s) outside the workspace {prefix} not reviewed")
+    # Paths shown are the repository's (what a pull request, a comment and code scanning
+    # name); the records, the scope and git run in the workspace, so lines are read by the
+    # workspace's path (an old path outside it names nothing the workspace's records hold).
+    shown = [f for f in changed if f.path.startswith(prefix)]
     inside = [
         f._replace(
             path=f.path[len(prefix) :],
             old_path=f.old_path[len(prefix) :]
             if f.old_path and f.old_path.startswith(prefix)
-            else f.old_path,
+            else None,
         )
-        for f in changed
-        if f.path.startswith(prefix)
+        for f in shown
     ]
     counted = [f for f in inside if f.blob and f.added and not f.path.startswith(_ORCHESTRATION)]
-    teammates([p for f in counted for p in (f.path, f.old_path) if p])  # one fold for all
+    asked = [p for f in counted for p in (f.path, f.old_path) if p]
+    teammates(asked)  # one fold for all
     contents = repo.blobs(sorted({f.blob for f in counted if f.blob}))
     # Each file's model first, one after the other (a stale slice index makes the first one
     # rebuild the cache for all); then git's blames, which are processes, run side by side.
@@ -299,7 +348,11 @@ def _files(
             teammates=teammates,
             environ=environ,
         )
-        return rows if local_ok else [_unverified_if_own(row, own_id) for row in rows]
+        if not local_ok:
+            rows = [_unverified_if_own(row, own_id) for row in rows]
+        return _unverified_teammates(
+            workspace, file.path, texts, rows, own_id=own_id, teammates=teammates
+        )
 
     # The files git is asked about go to the pool; the others cost less than a task there.
     quick = {f.path for f in counted if not git_facts and _nobodys(f, views[f.path], teammates)}
@@ -309,13 +362,13 @@ def _files(
         explained.update(zip([f.path for f in slow], pool.map(explain, slow), strict=True))
     files: list[dict[str, Any]] = []
     rows_by_file: dict[str, list[BlameLine]] = {}
-    for file in inside:
+    for file, seen in zip(inside, shown, strict=True):
         rows = explained.get(file.path, [])
         rows_by_file[file.path] = rows
         files.append(
             {
-                "path": file.path,
-                "old_path": file.old_path,
+                "path": seen.path,
+                "old_path": seen.old_path,
                 "change": file.change,
                 "added": len(file.added),
                 "removed": file.removed,
@@ -323,7 +376,7 @@ def _files(
                 "lines": _count([_tally(rows)]),
             }
         )
-    return files, rows_by_file, notes
+    return files, inside, rows_by_file, notes
 
 
 def _views(
@@ -341,12 +394,14 @@ def _views(
 
 def _nobodys(file: ChangedFile, view: FileView, teammates: _Teammates) -> bool:
     """A file the range adds (no rename or copy source) that no ledger describes: no local
-    model, no refused write, no teammate's model under its path."""
+    model, no refused write, no teammate's model under its path, and no fetched ledger that
+    does not verify here (whose claims are not read unless needed)."""
     return (
         file.change == "added"
         and view.model is None
         and not view.denied
         and not any(file.path in views for views in teammates.views.values())
+        and not teammates.failing()
     )
 
 
@@ -373,6 +428,60 @@ def _unverified_if_own(row: BlameLine, own_id: str) -> BlameLine:
         **{k: row.facts.get(k) for k in _AGENT_RUN_FIELDS},
     }
     return row._replace(status="unknown", facts=facts)
+
+
+def _unverified_teammates(
+    workspace: Workspace,
+    path: str,
+    texts: list[str],
+    rows: list[BlameLine],
+    *,
+    own_id: str,
+    teammates: _Teammates,
+) -> list[BlameLine]:
+    """The committed lines a fetched ledger that does not verify here claims (by blame's own
+    rule, as if it verified), made unknown and unverified: never agent, and not git either,
+    since the evidence offered for them is broken, which a reviewer must see."""
+    if not teammates.failing() or not any(row.status == "git" for row in rows):
+        return rows
+    remotes = {ledger_id: remote for ledger_id, remote, _ in teammates.failing()}
+    claimed = list(rows)
+    ask_teammates(
+        workspace,
+        path,
+        texts,
+        claimed,
+        own_id=own_id,
+        teammates=teammates.unverified,
+        environ=teammates.environ,
+    )
+    out = []
+    for before, after in zip(rows, claimed, strict=True):
+        ledger_id = after.facts.get("ledger_id")
+        if before.status != "git" or after.status != "agent" or ledger_id not in remotes:
+            out.append(before)
+            continue
+        reason = (
+            f"evidence not verified: the ledger {ledger_id} fetched from {remotes[ledger_id]} "
+            f"does not verify here; fix: {_teammate_fix(ledger_id, remotes[ledger_id])}"
+        )
+        facts = {
+            "reason": reason,
+            "unverified": True,
+            **{k: after.facts.get(k) for k in _AGENT_RUN_FIELDS},
+        }
+        out.append(before._replace(status="unknown", facts=facts))
+    return out
+
+
+def _teammate_fix(ledger_id: str, remote: str) -> str:
+    """The way out for a fetched ledger that does not verify here: the copy kept here is
+    dropped and fetched again from the remote, which verifies it (and says so when the remote's
+    own copy is bad, or signed by a key not pinned here)."""
+    return (
+        f"git update-ref -d refs/ledger-remotes/{remote}/{ledger_id} && ledger fetch {remote}"
+        " (a key not pinned: commit the teammate's .orchestration/keys/<kid>.json)"
+    )
 
 
 def _tally(rows: Sequence[BlameLine]) -> dict[str, int]:
@@ -515,7 +624,7 @@ def _intents(
     workspace: Workspace,
     agent_rows: list[tuple[str, BlameLine]],
     histories: dict[str, _History],
-    files: list[dict[str, Any]],
+    files: list[ChangedFile],
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, int, str], bool | None]]:
     """Each intent of the agent lines, and whether each line's record lay inside the scope
     its session held then (``None``: the intent is not in the intents file any more)."""
@@ -526,7 +635,7 @@ def _intents(
         declared = load_intents_file(workspace.orchestration / INTENTS_FILE)
     except ConfigError:
         declared = None
-    old_paths = {f["path"]: f.get("old_path") for f in files}
+    old_paths = {f.path: f.old_path for f in files}
     specs: dict[tuple[str, ...], ScopeSpec] = {}
     scope_of: dict[tuple[str, int, str], bool | None] = {}
     per_intent: dict[str, dict[str, Any]] = {}
@@ -767,6 +876,7 @@ def _evidence(
     teammates: _Teammates,
     histories: dict[str, _History],
     agent_rows: list[tuple[str, BlameLine]],
+    unverified: Counter[str],
 ) -> list[dict[str, Any]]:
     """Each ledger: verified or not, whose key, pinned or not, the newest checkpoint, and (this
     clone's) how much of it is pushed."""
@@ -792,6 +902,7 @@ def _evidence(
             "pushed": None if not pushed else {"commit": pushed, "records": pushed_records},
             "remote": None,
             "lines": lines.get(ledger.ledger_id, 0),
+            "unverified_lines": unverified.get(ledger.ledger_id, 0),
             "fix": None
             if local.ok
             else "run `ledger verify` (then `ledger repair` for a torn tail)",
@@ -819,12 +930,8 @@ def _evidence(
                 "pushed": None,
                 "remote": remote,
                 "lines": lines.get(ledger_id, 0),
-                "fix": None
-                if verified
-                else (
-                    "pin its key (commit the teammate's .orchestration/keys/<kid>.json), "
-                    f"then `ledger fetch {remote}`"
-                ),
+                "unverified_lines": unverified.get(ledger_id, 0),
+                "fix": None if verified else _teammate_fix(ledger_id, remote),
             }
         )
     return entries

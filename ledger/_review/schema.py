@@ -67,7 +67,7 @@ class Run(_Strict):
 
 
 class File(_Strict):
-    path: StrictStr
+    path: StrictStr = Field(description="From the repository's top (see range.prefix).")
     old_path: StrictStr | None
     change: Literal[
         "added", "modified", "renamed", "copied", "deleted", "binary", "submodule", "symlink"
@@ -148,7 +148,11 @@ class Evidence(_Strict):
     newest_checkpoint: Checkpoint | None
     pushed: Pushed | None
     remote: StrictStr | None
-    lines: StrictInt
+    lines: StrictInt = Field(description="Agent lines of the range this ledger explains.")
+    unverified_lines: StrictInt = Field(
+        description="Lines of the range this ledger claims while it does not verify here "
+        "(counted unknown and unverified, never agent)."
+    )
     fix: StrictStr | None = Field(description="The command that fixes unverified evidence.")
 
 
@@ -157,6 +161,10 @@ class Range(_Strict):
     base: StrictStr
     head: StrictStr
     commits: StrictInt
+    prefix: StrictStr = Field(
+        description="The workspace's folder in the repository ('' at its top, else ending in "
+        "'/'). Every path of the review (files, SARIF) is relative to the repository's top."
+    )
 
 
 class Group(_Strict):
