@@ -18,6 +18,7 @@ its seq and ledger id.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -51,7 +52,7 @@ from ledger._workspace import Workspace, find_root, utc_now
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
     from ledger._evidence.verify import VerifyReport
-    from ledger._governance.intents import Intent
+    from ledger._governance.intents import Intent, IntentsFile
 
 __all__ = ["GROUPINGS", "REVIEW_VERSION", "build_review"]
 
@@ -158,10 +159,13 @@ def _review(
     agent_rows = [
         (path, row) for path, rows in rows_by_file.items() for row in rows if row.status == "agent"
     ]
-    histories = _histories(
-        workspace, ledger, teammates, {r.facts["ledger_id"] for _, r in agent_rows}, environ
-    )
-    intents, scope_of = _intents(workspace, agent_rows, histories, inside)
+    wanted: dict[str, set[int]] = {}
+    for _, row in agent_rows:
+        wanted.setdefault(str(row.facts["ledger_id"]), set()).add(int(row.facts.get("seq") or -1))
+    histories = _histories(workspace, ledger, teammates, wanted, environ)
+    versions = _IntentsVersions(repo, workspace)
+    intents, scope_of = _intents(agent_rows, histories, inside, versions)
+    notes.extend(versions.notes())
     for file, within in zip(files, inside, strict=True):
         file["runs"] = _runs(rows_by_file.get(within.path, []), scope_of, within.path)
     governance = _governance(agent_rows, histories)
@@ -543,9 +547,12 @@ class _History:
     """What one ledger's records say about the review: the grants each intent held over time,
     and the governance records worth listing (parsed; the rest skipped)."""
 
-    def __init__(self, ledger_id: str, verified: bool) -> None:
+    def __init__(self, ledger_id: str, verified: bool, seqs: set[int] | None = None) -> None:
         self.ledger_id = ledger_id
         self.verified = verified
+        self.seqs = seqs or set()  # the records that wrote the range's agent lines
+        # seq -> the SHA-256 of the intents file that record's decision used (None: not named)
+        self.intents_at: dict[int, str | None] = {}
         self.records: list[dict[str, Any]] = []
         self.answered: set[str] = set()  # tool_use_ids a hook.post followed (an ask ran)
         # intent -> [(seq, globs in force from that seq on)]
@@ -570,6 +577,8 @@ class _History:
                     found = _TOOL_USE_ID.search(line)
                     if found:
                         self.answered.add(found.group(1).decode())
+                    if self.seqs and _top_seq(line) in self.seqs:
+                        self._intents_digest(parse_stored(line))
                     continue
                 if not any(marker in line for marker in _MARKERS):
                     continue
@@ -584,6 +593,11 @@ class _History:
                     )
         self.records_count = lines
 
+    def _intents_digest(self, record: dict[str, Any]) -> None:
+        config = (record.get("body") or {}).get("config")
+        digest = config.get("intents_sha256") if isinstance(config, dict) else None
+        self.intents_at[int(record.get("seq", -1))] = digest if isinstance(digest, str) else None
+
     def grants_at(self, intent: str, seq: int) -> list[str]:
         """The approved expansions of ``intent`` in force when record ``seq`` was written."""
         held: list[str] = []
@@ -594,18 +608,30 @@ class _History:
         return held
 
 
+def _top_seq(line: bytes) -> int | None:
+    """A canonical record line's own ``seq`` (its last ``"seq":``: the keys after it, ``sig``,
+    ``ts`` and ``v``, hold no object)."""
+    at = line.rfind(b'"seq":')
+    if at < 0:
+        return None
+    digits = re.match(rb"\d+", line[at + 6 : at + 26])
+    return int(digits.group()) if digits else None
+
+
 def _histories(
     workspace: Workspace,
     ledger: Ledger,
     teammates: _Teammates,
-    wanted: set[str],
+    wanted: dict[str, set[int]],
     environ: Mapping[str, str] | None,
 ) -> dict[str, _History]:
+    """The records behind the agent lines, per ledger (``wanted``: ledger id -> the seqs of
+    the records that wrote them)."""
     from ledger._evidence.remote import segment_of  # noqa: PLC0415
 
     out: dict[str, _History] = {}
     for ledger_id in sorted(wanted):
-        history = _History(ledger_id, verified=True)
+        history = _History(ledger_id, verified=True, seqs=wanted[ledger_id])
         if ledger_id == ledger.ledger_id:
             history.read(ledger.file.path)
         elif ledger_id in teammates.verified:
@@ -620,25 +646,133 @@ def _histories(
     return out
 
 
+class _IntentsVersions:
+    """The intents file each record's decision used, by its SHA-256 (``config.intents_sha256``
+    in every hook record): this checkout's file when the digest is its own, else the version
+    git's history holds (every ref: a teammate's fetched branches too). The ledger records
+    only the digest, never the file. A digest found nowhere (a record that names none, an
+    edit never committed) falls back, named, to this checkout's file."""
+
+    _WHERE: Final = ".orchestration/active_intents.yaml"
+
+    def __init__(self, repo: Repository, workspace: Workspace) -> None:
+        from ledger._governance.intents import INTENTS_FILE  # noqa: PLC0415
+
+        self.repo = repo
+        path = workspace.orchestration / INTENTS_FILE
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        self.today_sha256 = None if data is None else hashlib.sha256(data).hexdigest()
+        self.today = self._parse(data, "this checkout's .orchestration/active_intents.yaml")
+        self.found: dict[str | None, tuple[IntentsFile | None, str | None]] = {}
+        self._history: dict[str, tuple[bytes, str]] | None = None
+        self.fallbacks: dict[str | None, set[tuple[str, int]]] = {}
+
+    @staticmethod
+    def _parse(data: bytes | None, name: str) -> IntentsFile | None:
+        from ledger._governance.intents import parse_intents  # noqa: PLC0415
+
+        if data is None:
+            return None
+        try:
+            return parse_intents(data.decode("utf-8"), name)
+        except (ConfigError, UnicodeDecodeError):
+            return None  # an intents file no hook could have used as written
+
+    def at(
+        self, digest: str | None, record: tuple[str, int]
+    ) -> tuple[IntentsFile | None, str | None]:
+        """The intents file of ``digest`` (which ``record`` used) and where it was found;
+        ``(this checkout's, None)`` when it was found nowhere (:meth:`notes` names it)."""
+        if digest not in self.found:
+            self.found[digest] = self._find(digest)
+        intents, source = self.found[digest]
+        if source is None:
+            self.fallbacks.setdefault(digest, set()).add(record)
+        return intents, source
+
+    def _find(self, digest: str | None) -> tuple[IntentsFile | None, str | None]:
+        if digest is not None and digest == self.today_sha256 and self.today is not None:
+            return self.today, "this checkout's .orchestration/active_intents.yaml"
+        if digest is not None:
+            if self._history is None:
+                self._history = self._git_versions()
+            if digest in self._history:
+                data, commit = self._history[digest]
+                where = f"git {commit[:12]}:{self._WHERE}"
+                intents = self._parse(data, where)
+                if intents is not None:
+                    return intents, where
+        return self.today, None
+
+    def _git_versions(self) -> dict[str, tuple[bytes, str]]:
+        """SHA-256 -> (content, the newest commit holding it) of every version of the intents
+        file in the history of every ref (one ``git log``, one ``cat-file --batch``)."""
+        done = self.repo.run(
+            "log",
+            "--all",
+            "--format=%H",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "--",
+            self._WHERE,
+        )
+        if done.returncode != 0:
+            return {}
+        blobs: dict[str, str] = {}
+        commit = ""
+        for line in done.stdout.decode("utf-8", "replace").splitlines():
+            if re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?", line):
+                commit = line
+            elif line.startswith(":"):
+                blob = line.split()[3]
+                if blob.strip("0") and blob not in blobs:
+                    blobs[blob] = commit  # log runs newest first
+        contents = self.repo.blobs(sorted(blobs))
+        return {
+            hashlib.sha256(data).hexdigest(): (data, blobs[blob]) for blob, data in contents.items()
+        }
+
+    def notes(self) -> list[str]:
+        """One line per digest that was found nowhere, naming the fallback."""
+        today = (self.today_sha256 or "none")[:12]
+        return [
+            (
+                f"the intents file of {count} agent record(s) was {digest[:12]}, found neither "
+                "in this checkout nor in git history: their scope is judged against this "
+                f"checkout's intents file ({today})"
+                if digest is not None
+                else f"{count} agent record(s) name no intents file (recorded before ledger "
+                f"recorded it): their scope is judged against this checkout's ({today})"
+            )
+            for digest, count in sorted(
+                ((d, len(records)) for d, records in self.fallbacks.items()),
+                key=lambda item: item[0] or "",
+            )
+        ]
+
+
 def _intents(
-    workspace: Workspace,
     agent_rows: list[tuple[str, BlameLine]],
     histories: dict[str, _History],
     files: list[ChangedFile],
+    versions: _IntentsVersions,
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, int, str], bool | None]]:
     """Each intent of the agent lines, and whether each line's record lay inside the scope
-    its session held then (``None``: the intent is not in the intents file any more)."""
+    its session held then: the intent's ``owned_scope`` in the intents file that record's
+    decision used, plus the expansions a person had approved by then (``None``: the intent
+    is in neither that file nor this checkout's)."""
     from ledger._governance.analysis.paths import ScopeSpec  # noqa: PLC0415
-    from ledger._governance.intents import INTENTS_FILE, load_intents_file  # noqa: PLC0415
 
-    try:
-        declared = load_intents_file(workspace.orchestration / INTENTS_FILE)
-    except ConfigError:
-        declared = None
+    declared = versions.today
     old_paths = {f.path: f.old_path for f in files}
     specs: dict[tuple[str, ...], ScopeSpec] = {}
     scope_of: dict[tuple[str, int, str], bool | None] = {}
     per_intent: dict[str, dict[str, Any]] = {}
+    scopes: dict[tuple[str, str | None], dict[str, Any]] = {}
     for path, row in agent_rows:
         facts = row.facts
         intent_id = facts.get("intent_id") or "(none)"
@@ -659,16 +793,28 @@ def _intents(
                 "out_of_scope": 0,
                 "expansions_used": [],
                 "sessions": [],
+                "scopes": [],
             },
         )
         entry["lines"] += 1
         session = facts.get("session_id")
         if session not in entry["sessions"]:
             entry["sessions"].append(session)
+        history = histories.get(ledger_id)
+        digest = history.intents_at.get(seq) if history else None
         key = (ledger_id, seq, path)
         if key not in scope_of:
+            then, source = versions.at(digest, (ledger_id, seq))
+            held = then.get(intent_id) if then else None
+            if held is not None and not entry["declared"] and entry["name"] is None:
+                # no longer in this checkout's file: named as the file of its time had it
+                entry.update(
+                    name=held.name,
+                    status=held.status,
+                    acceptance_criteria=list(held.acceptance_criteria),
+                )
             scope_of[key] = _in_scope(
-                intent,
+                held,
                 ledger_id=ledger_id,
                 seq=seq,
                 path=path,
@@ -677,6 +823,15 @@ def _intents(
                 specs=specs,
                 entry=entry,
             )
+            if (intent_id, digest) not in scopes:
+                scopes[intent_id, digest] = {
+                    "intents_sha256": digest,
+                    "source": source,
+                    "owned_scope": list(held.owned_scope) if held else None,
+                    "lines": 0,
+                }
+                entry["scopes"].append(scopes[intent_id, digest])
+        scopes[intent_id, digest]["lines"] += 1
         verdict = scope_of[key]
         if verdict is True:
             entry["in_scope"] += 1

@@ -3,6 +3,7 @@ hold: each odd case is one line or one note, an exit code, and never a traceback
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -150,3 +151,56 @@ def test_a_clone_without_a_ledger_is_told_to_init(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "ledger init" in done.stderr.decode()
     assert "Traceback" not in done.stderr.decode()
+
+
+def _set_scope(world: World, intent: str, scope: str) -> str:
+    """Give ``intent`` the owned_scope ``scope``; the new file's SHA-256."""
+    intents = world.ws.orchestration / "active_intents.yaml"
+    text = intents.read_text(encoding="utf-8")
+    head, _, rest = text.partition(f"id: {intent}\n")
+    before, _, after = rest.partition("owned_scope: ")
+    after = after.split("\n", 1)[1]
+    intents.write_text(f"{head}id: {intent}\n{before}owned_scope: {scope}\n{after}", "utf-8")
+    return hashlib.sha256(intents.read_bytes()).hexdigest()
+
+
+def test_scope_is_judged_against_the_intents_file_as_the_line_was_written(
+    tmp_path: Path,
+) -> None:
+    world = World(tmp_path)
+    intents = ".orchestration/active_intents.yaml"
+    (world.root / "README").write_text("r\n", encoding="utf-8")
+    first = _set_scope(world, "INT-001", '["lib/**", "src/**", "docs/**"]')
+    git(world.root, "add", "-f", intents)  # a team commits its intents
+    base = commit(world, "base")
+    world.write("s1", "lib/a.py", "a = 1\n")  # inside lib/** in the committed file
+    # narrowed twice (narrowing needs no person): the middle version is never committed
+    never_committed = _set_scope(world, "INT-001", '["src/**", "docs/**"]')
+    world.write("s1", "src/b.py", "b = 1\n")  # inside src/**, in a file git never saw
+    today = _set_scope(world, "INT-001", '["docs/**"]')
+    git(world.root, "add", "-f", intents)
+    commit(world, "work; INT-001 narrowed to docs")
+
+    data = json.loads(cli(world.root, world.ws.env, f"{base}..HEAD", "--json").stdout)
+    runs = {f["path"]: f["runs"][0] for f in data["files"] if f["runs"]}
+    # lib/a.py was inside lib/** when it was written, though today's file says docs/** only
+    assert runs["lib/a.py"]["in_scope"] is True
+    # src/b.py's file is found nowhere: judged, and named, against today's file (docs/**)
+    assert runs["src/b.py"]["in_scope"] is False
+    [intent] = [i for i in data["intents"] if i["id"] == "INT-001"]
+    assert (intent["in_scope"], intent["out_of_scope"]) == (1, 1)
+    assert intent["owned_scope"] == ["docs/**"]  # today's, as declared now
+    scopes = {s["intents_sha256"]: s for s in intent["scopes"]}
+    assert set(scopes) == {first, never_committed}
+    assert scopes[first]["source"] == f"git {base[:12]}:{intents}"
+    assert scopes[first]["owned_scope"] == ["lib/**", "src/**", "docs/**"]
+    assert scopes[first]["lines"] == 1
+    assert scopes[never_committed]["source"] is None
+    assert scopes[never_committed]["owned_scope"] == ["docs/**"]
+    [note] = [n for n in data["notes"] if "intents file" in n]
+    assert never_committed[:12] in note
+    assert today[:12] in note
+    assert "found neither in this checkout nor in git history" in note
+    text = cli(world.root, world.ws.env, f"{base}..HEAD").stdout.decode()
+    assert f"git {base[:12]}:{intents}" in text
+    assert never_committed[:12] in text
