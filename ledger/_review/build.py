@@ -426,10 +426,18 @@ def _unverified_if_own(row: BlameLine, own_id: str) -> BlameLine:
     """An agent line only this clone's ledger explains, when that ledger does not verify."""
     if row.status != "agent" or row.facts.get("ledger_id") != own_id:
         return row
+    return _unverified(
+        row, row, f"evidence not verified: ledger {own_id} fails `ledger verify` (run it)"
+    )
+
+
+def _unverified(row: BlameLine, claim: BlameLine, reason: str) -> BlameLine:
+    """``row`` as an unknown, unverified line, naming what ``claim`` (the agent line a ledger
+    that does not verify would make of it) says."""
     facts = {
-        "reason": f"evidence not verified: ledger {own_id} fails `ledger verify` (run it)",
+        "reason": reason,
         "unverified": True,
-        **{k: row.facts.get(k) for k in _AGENT_RUN_FIELDS},
+        **{k: claim.facts.get(k) for k in _AGENT_RUN_FIELDS},
     }
     return row._replace(status="unknown", facts=facts)
 
@@ -469,12 +477,7 @@ def _unverified_teammates(
             f"evidence not verified: the ledger {ledger_id} fetched from {remotes[ledger_id]} "
             f"does not verify here; fix: {_teammate_fix(ledger_id, remotes[ledger_id])}"
         )
-        facts = {
-            "reason": reason,
-            "unverified": True,
-            **{k: after.facts.get(k) for k in _AGENT_RUN_FIELDS},
-        }
-        out.append(before._replace(status="unknown", facts=facts))
+        out.append(_unverified(before, after, reason))
     return out
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
-from ledger._evidence.ledger import Ledger
 from ledger._review import build_review, render_review_markdown, render_review_sarif
 from tests.blame._world import World, git
-from tests.review._support import cli, commit
+from tests.review._support import cli, commit, shallow_review
 
 
 def _nested(tmp_path: Path) -> tuple[World, Path]:
@@ -119,25 +117,9 @@ def test_a_shallow_clone_lacking_the_merge_base_says_to_fetch_deeper(tmp_path: P
     git(world.root, "checkout", "-q", "main")
     (world.root / "README").write_text("r\nmain moved on\n", encoding="utf-8")
     commit(world, "main")
-    shallow = tmp_path / "shallow"
-    subprocess.run(
-        [
-            "git",
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            "--no-single-branch",
-            f"file://{world.root}",
-            str(shallow),
-        ],
-        check=True,
+    line = shallow_review(
+        world.root, tmp_path, "origin/main...origin/feature", "--no-single-branch"
     )
-    env = {"LEDGER_HOME": str(tmp_path / "home")}
-    Ledger.init(shallow, environ=env)
-    done = cli(shallow, env, "origin/main...origin/feature")
-    assert done.returncode == 2
-    [line] = done.stderr.decode().splitlines()
     assert "lacks the merge base" in line
     assert "fetch deeper" in line
 
