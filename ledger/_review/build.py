@@ -717,6 +717,7 @@ class _IntentsVersions:
             "log",
             "--all",
             "--format=%H",
+            "-m",  # a version a merge resolved holds too
             "--raw",
             "--no-abbrev",
             "--no-renames",
