@@ -42,10 +42,17 @@ ROOT_TOKEN = "/home/dev/app"  # noqa: S105 -- the fixtures' workspace path, not 
 RANDOM_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 
 
-class Rig:
-    """A workspace, an environment whose hooks use (or never use) the decider, and helpers."""
+#: The site-free hook runner ``ledger install`` writes before this installation's script.
+THIN = Path(__file__).resolve().parents[2] / "cli" / "_thin.py"
 
-    def __init__(self, base: Path, *, decider: str) -> None:
+
+class Rig:
+    """A workspace, an environment whose hooks use (or never use) the decider, and helpers.
+    Hooks run as ``ledger install`` writes them: the interpreter without ``site`` on
+    ``cli/_thin.py`` (``site_free=False``: the ``ledger`` script itself)."""
+
+    def __init__(self, base: Path, *, decider: str, site_free: bool = True) -> None:
+        self.site_free = site_free
         self.root = base / "app"
         self.root.mkdir(parents=True)
         # A short folder of its own: pytest's tmp paths would push the socket past sun_path's
@@ -87,8 +94,9 @@ class Rig:
         self, client_name: str, event: str, payload: dict[str, Any] | bytes
     ) -> subprocess.CompletedProcess[bytes]:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        runner = [sys.executable, "-I", "-S", str(THIN)] if self.site_free else []
         return subprocess.run(
-            [LEDGER, "hook", client_name, "--event", event],
+            [*runner, LEDGER, "hook", client_name, "--event", event],
             input=raw,
             cwd=self.root,
             env=self.env,
@@ -254,7 +262,7 @@ def test_every_payload_fixture_gets_the_same_answer_and_records_through_the_deci
     tmp_path: Path,
 ) -> None:
     with (
-        Rig(tmp_path / "direct", decider="off") as direct,
+        Rig(tmp_path / "direct", decider="off", site_free=False) as direct,
         Rig(tmp_path / "served", decider="on") as served,
     ):
         served.start()
