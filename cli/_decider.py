@@ -136,9 +136,9 @@ def _ledger_home(environ: dict[str, str]) -> str:
 def _hmac_sha256(key: bytes, message: bytes) -> str:
     """HMAC-SHA256 (RFC 2104) over the C ``_sha256``/``_sha2`` module: ``hmac`` and ``hashlib``
     would load OpenSSL (~3 ms) on every hook call."""
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415 -- 3.12+
-    except ImportError:
+    if sys.version_info >= (3, 12):  # a failed import is a search of the whole path
+        from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
+    else:
         from _sha256 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
     block = 64
     if len(key) > block:
