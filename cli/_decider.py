@@ -194,8 +194,9 @@ def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes
         return None
     columns = 0
     if tty:
+        terminal = sys.modules.get("os", posix)  # a command runs with os loaded (site)
         try:
-            columns = posix.get_terminal_size(1).columns
+            columns = int(terminal.get_terminal_size(1).columns)
         except OSError:
             columns = 0
     fields = [
