@@ -20,9 +20,12 @@ __all__ = [
     "Action",
     "Change",
     "default_ledger_command",
+    "isolated_command",
+    "ledger_command_of",
     "load_settings",
     "save_settings",
     "save_text",
+    "script_interpreter",
 ]
 
 
@@ -44,15 +47,58 @@ def _ours(command: object, client: str) -> bool:
 
 
 def default_ledger_command() -> str:
-    """How client hooks should call ledger: the absolute path of this installation's script."""
+    """How client hooks should call ledger: this installation's script, run by its own
+    interpreter with ``-I`` (isolated mode: no ``PYTHON*`` variable, no user site folder and no
+    script folder on the path), so a ``PYTHONPATH``, a ``PYTHONSTARTUP`` or a
+    ``sitecustomize.py`` in the user site never runs inside the hook, which runs outside any
+    sandbox. A ``ledger`` whose interpreter its ``#!`` line does not name runs as it is."""
     import shutil  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
     candidate = Path(sys.argv[0])
     if candidate.name == "ledger" and candidate.exists():
-        return shlex.quote(str(candidate.resolve()))
+        return isolated_command(sys.executable, str(candidate.resolve()))
     found = shutil.which("ledger")
-    return shlex.quote(found) if found else "ledger"
+    if not found:
+        return "ledger"
+    interpreter = script_interpreter(Path(found))
+    return isolated_command(str(interpreter), found) if interpreter else shlex.quote(found)
+
+
+def isolated_command(interpreter: str, script: str) -> str:
+    """``interpreter -I script``, quoted for a shell."""
+    return f"{shlex.quote(interpreter)} -I {shlex.quote(script)}"
+
+
+def script_interpreter(program: Path) -> Path | None:
+    """The interpreter a script's ``#!`` line names, if it has one."""
+    import shutil  # noqa: PLC0415
+
+    try:
+        with program.open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if Path(words[0]).name == "env" and len(words) > 1:  # "#!/usr/bin/env python3"
+        found = shutil.which(words[-1])
+        return Path(found) if found else None
+    return Path(words[0])
+
+
+def ledger_command_of(installed: str) -> str | None:
+    """The part of an installed hook command that runs ledger (``ledger``, or ``python -I
+    /path/ledger``): its words before ``hook``; ``None`` when the command cannot be read."""
+    try:
+        words = shlex.split(installed)
+    except ValueError:
+        return None
+    end = words.index("hook") if "hook" in words else min(len(words), 1)
+    return shlex.join(words[:end]) or None
 
 
 def load_settings(path: Path) -> dict[str, Any]:

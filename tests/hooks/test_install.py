@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shlex
 import stat
 import subprocess
 from pathlib import Path
@@ -380,7 +381,11 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     data = load(settings)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert " hook claude --event PreToolUse || " in command
-    executable = command.split(" hook claude")[0].strip("'")
+    # This installation's interpreter runs its script isolated (-I): see test_hook_isolation.
+    interpreter, isolated, executable = shlex.split(command.split(" hook claude")[0])
+    assert isolated == "-I"
+    assert Path(interpreter).is_absolute()
+    assert os.access(interpreter, os.X_OK)
     assert Path(executable).is_absolute()
     assert Path(executable).name == "ledger"
     assert os.access(executable, os.X_OK)
