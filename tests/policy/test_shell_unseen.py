@@ -61,40 +61,39 @@ def _verdict(tree: tuple[Path, Path], command: str) -> str:
 
 # Every program the model says writes, runs or deletes what it is given: by category, from the
 # tables (a program whose operands are not read, a writer modelled by a handler, a runner).
-_NOT_READERS = sorted(
+NOT_READERS = sorted(
     {n for n, s in PROGRAMS.items() if operand_role(s) not in ("read", "text")}
     | set(WRITERS)
     | {"dd", "mv", "ln", "chmod", "sed", "git", "env", "sh", "bash", "python3", "node", "make"}
 )
-_FEEDS = st.sampled_from(
-    [
-        "echo src/x | xargs {p}",
-        "xargs -a list.txt {p}",
-        "xargs --arg-file=list.txt {p}",
-        "xargs {p} < list.txt",
-        "xargs -0 -n1 {p} < list.txt",
-        "find . -name '*.md' -print0 | xargs -0 {p}",
-        "git ls-files | xargs -r {p}",
-        "xargs -I{{}} {p} {{}} < list.txt",
-        "parallel {p} < list.txt",
-        "cat list.txt | parallel -j4 {p}",
-        "parallel -a list.txt {p}",
-        "parallel --arg-file=list.txt -k {p} {{}}",
-        "parallel {p} :::: list.txt",
-        "parallel -X {p} ::: a.md :::: list.txt",
-        "parallel -- {p} < list.txt",
-        "rush '{p} {{}}' < list.txt",
-        "rush -j 2 -i list.txt '{p}'",
-        "xe {p} < list.txt",
-        "xe -N2 -f list.txt {p}",
-        "find -files0-from list0 -exec {p} {{}} +",
-        "find -files0-from list0 -name '*.md' -exec {p} {{}} ;",
-    ]
+FEEDS = (
+    "echo src/x | xargs {p}",
+    "xargs -a list.txt {p}",
+    "xargs --arg-file=list.txt {p}",
+    "xargs {p} < list.txt",
+    "xargs -0 -n1 {p} < list.txt",
+    "find . -name '*.md' -print0 | xargs -0 {p}",
+    "git ls-files | xargs -r {p}",
+    "xargs -I{{}} {p} {{}} < list.txt",
+    "parallel {p} < list.txt",
+    "cat list.txt | parallel -j4 {p}",
+    "parallel -a list.txt {p}",
+    "parallel --arg-file=list.txt -k {p} {{}}",
+    "parallel {p} :::: list.txt",
+    "parallel -X {p} ::: a.md :::: list.txt",
+    "parallel -- {p} < list.txt",
+    "rush '{p} {{}}' < list.txt",
+    "rush -j 2 -i list.txt '{p}'",
+    "xe {p} < list.txt",
+    "xe -N2 -f list.txt {p}",
+    "find -files0-from list0 -exec {p} {{}} +",
+    "find -files0-from list0 -name '*.md' -exec {p} {{}} ;",
 )
+_FEEDS = st.sampled_from(FEEDS)
 
 
 @_SETTINGS
-@given(program=st.sampled_from(_NOT_READERS), feed=_FEEDS, wrapper=_WRAPPERS)
+@given(program=st.sampled_from(NOT_READERS), feed=_FEEDS, wrapper=_WRAPPERS)
 def test_unseen_operands_to_a_writer_are_asked(tree, program, feed, wrapper) -> None:
     command = _wrap(wrapper, feed.format(p=program))
     assert _verdict(tree, command) in ("ask", "deny"), command
@@ -210,30 +209,29 @@ def test_writers_given_unseen_operands_break_scope(tree, command: str) -> None:
 
 # --- what runs later -------------------------------------------------------------------------
 
-_LATER = st.sampled_from(
-    [
-        "{c} &",
-        "( sleep 4; {c} ) &",
-        "nohup {c}",
-        "nohup {c} &",
-        "setsid {c}",
-        "setsid -f {c}",
-        "{c} & disown",
-        "echo '{c}' | at now + 1 minute",
-        "at now <<< '{c}'",
-        "echo '{c}' | batch",
-        "crontab jobs.txt",
-        "systemd-run --user {c}",
-        "tmux new -d '{c}'",
-        "tmux new-session -d -s x '{c}'",
-        "screen -dm {c}",
-        "daemonize /usr/bin/env {c}",
-        "start-stop-daemon --start --exec /bin/sh -- -c '{c}'",
-        "dtach -n /tmp/s {c}",
-        "pm2 start '{c}'",
-        "coproc {c}",
-    ]
+LATER_FORMS = (
+    "{c} &",
+    "( sleep 4; {c} ) &",
+    "nohup {c}",
+    "nohup {c} &",
+    "setsid {c}",
+    "setsid -f {c}",
+    "{c} & disown",
+    "echo '{c}' | at now + 1 minute",
+    "at now <<< '{c}'",
+    "echo '{c}' | batch",
+    "crontab jobs.txt",
+    "systemd-run --user {c}",
+    "tmux new -d '{c}'",
+    "tmux new-session -d -s x '{c}'",
+    "screen -dm {c}",
+    "daemonize /usr/bin/env {c}",
+    "start-stop-daemon --start --exec /bin/sh -- -c '{c}'",
+    "dtach -n /tmp/s {c}",
+    "pm2 start '{c}'",
+    "coproc {c}",
 )
+_LATER = st.sampled_from(LATER_FORMS)
 
 
 @_SETTINGS

@@ -381,7 +381,8 @@ PROGRAMS: Final[dict[str, str]] = {
     "--trace-config= --trace-time --trace-ids --libcurl> --etag-save> --etag-compare< "
     "--hsts> --alt-svc> --netrc --netrc-file< --netrc-optional --progress-bar "
     "--no-progress-meter --oauth2-bearer: --basic --digest --negotiate --ntlm --anyauth "
-    "--resolve: --connect-to: --unix-socket: --tlsv1.2 --tlsv1.3 --globoff --path-as-is",
+    "--resolve: --connect-to: --unix-socket< --abstract-unix-socket: --tlsv1.2 --tlsv1.3 "
+    "--globoff --path-as-is",
     "wget": "-qvdnbcNrkKpmSEHF -O> -o> -a> -P> -t: -T: -w: -l: -U: -A: -R: -D: -I: -X: "
     "-i< -e! --output-document> --output-file> --append-output> --directory-prefix> "
     "--quiet --verbose --no-verbose --debug --tries= --timeout= --wait= --level= "
