@@ -137,7 +137,7 @@ class CheckedLedger(NamedTuple):
 _STREAMING: Final = ("-c", "core.bigFileThreshold=8m", "-c", "fetch.unpackLimit=1")
 #: The sending side of a fetch from this machine (a ``file://`` or path remote) runs here too,
 #: with the remote repository's configuration, not ours: its ``pack-objects`` read a 300 MB
-#: loose blob whole (305 MB), so it is told to stream as well (13 MB). A remote elsewhere keeps
+#: loose blob whole (305 MB), so it is told to stream as well (25 MB). A remote elsewhere keeps
 #: the plain program (GitHub's ssh runs nothing else); its memory is not this machine's.
 _LOCAL_UPLOAD_PACK: Final = "--upload-pack=git -c core.bigFileThreshold=8m upload-pack"
 
