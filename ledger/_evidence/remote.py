@@ -586,13 +586,14 @@ def _fetch_disclosures(
         scratch = _Git(folder / "repo", git.env)
         scratch.root.mkdir()
         scratch.out("init", "-q", "--bare")
+        url = git.remote_url(remote)
         done = scratch.run(
             *_STREAMING,
             "fetch",
             "--no-tags",
             "--no-write-fetch-head",
-            "--upload-pack=git-upload-pack",
-            git.remote_url(remote),
+            _upload_pack(url),
+            url,
             f"+{DISCLOSURE_REFS}*:{_OFFERED}*",
             transport=True,
         )
