@@ -374,10 +374,12 @@ def _start(mode: str, environ: dict[str, str]) -> None:
     if mode != "auto":
         return
     script = sys.argv[0] if sys.argv and _is_file(sys.argv[0]) else None
+    # A hook run isolated (`python -I`, as installed) starts its decider isolated too.
+    isolated = ["-I"] if sys.flags.isolated else []
     argv = (
-        [sys.executable, script, "serve"]
+        [sys.executable, *isolated, script, "serve"]
         if script
-        else [sys.executable, "-m", "cli._entry", "serve"]
+        else [sys.executable, *isolated, "-m", "cli._entry", "serve"]
     )
     devnull = "/dev/null"
     try:  # noqa: SIM105 -- contextlib would be one more import on the hook path

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,6 +56,7 @@ from ledger._clients.settings import (
     _installed_commands,
     _rewrite,
     default_ledger_command,
+    ledger_command_of,
     load_settings,
     save_text,
 )
@@ -613,10 +613,7 @@ def unharden(
         return []
     # The runtime protected is the one of the hook command installed there.
     installed = next(iter(_installed_commands(spec, path).values()), "")
-    try:
-        cmd = shlex.join(shlex.split(installed)[:1]) or None
-    except ValueError:
-        cmd = None
+    cmd = ledger_command_of(installed)
     fragment = (
         claude_settings(root, home=home, environ=environ, ledger_cmd=cmd)
         if spec.name == "claude"

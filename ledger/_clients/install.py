@@ -44,6 +44,7 @@ from ledger._clients.settings import (
     _remove_empty_dirs,
     _rewrite,
     default_ledger_command,
+    ledger_script,
     site_free_runner,
 )
 from ledger._errors import ConfigError, InputError, StorageError
@@ -93,7 +94,9 @@ def hook_command(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
     when it cannot open the script), into the client's non-blocking exit.
     """
     runner = site_free_runner(ledger_cmd)
-    base = f"{runner + ' ' if runner else ''}{ledger_cmd} hook {spec.name} --event {event}"
+    script = ledger_script(ledger_cmd)
+    start = f"{runner} {shlex.quote(script)}" if runner and script else ledger_cmd
+    base = f"{start} hook {spec.name} --event {event}"
     again = f"ledger install {spec.name}" + (" --user" if spec.user_only else "")
     if adapter(spec.name).native_phase(event) == "pre":
         return (

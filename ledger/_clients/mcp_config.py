@@ -60,16 +60,15 @@ def mcp_entry(ledger_cmd: str, root: Path | None) -> dict[str, Any]:
 
 
 def _ours(entry: object) -> bool:
-    """An entry ledger wrote: it runs a ``ledger`` executable with ``mcp``."""
+    """An entry ledger wrote: it runs a ``ledger`` executable (itself, or by its interpreter:
+    ``python -I /path/ledger``) with ``mcp``."""
     if not isinstance(entry, dict):
         return False
     command, args = entry.get("command"), entry.get("args")
-    return (
-        isinstance(command, str)
-        and Path(command).name == "ledger"
-        and isinstance(args, list)
-        and "mcp" in args
-    )
+    if not isinstance(command, str) or not isinstance(args, list) or "mcp" not in args:
+        return False
+    runs = [command, *args[: args.index("mcp")]]
+    return any(isinstance(word, str) and Path(word).name == "ledger" for word in runs)
 
 
 # --- JSON files --------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Final
 
 from ledger._clients.registry import CLIENTS
+from ledger._clients.settings import script_interpreter
 from ledger._evidence.keys import SIGNING_KEY_ENV, private_key_dir
 from ledger._git import git_command, git_environment, repository_dirs
 from ledger._governance.analysis.runs_later import git_files
@@ -65,36 +66,24 @@ _CODE_PATH_VARIABLES = (
 )
 
 
-def _program(ledger_cmd: str) -> Path | None:
-    """The executable a hook command starts (``None`` when the command cannot be read)."""
+def _program(ledger_cmd: str) -> tuple[Path | None, Path | None]:
+    """(the script a hook command runs, its interpreter): ``python -I /path/ledger`` names
+    both, a script its ``#!`` line names the interpreter of (``None`` for what cannot be read)."""
     try:
         words = shlex.split(ledger_cmd)
     except ValueError:
-        return None
-    if not words:
-        return None
-    if "/" in words[0]:
-        return Path(words[0])
-    found = shutil.which(words[0])
+        return None, None
+    if len(words) >= 3 and words[1] == "-I":
+        return Path(words[2]), _found(words[0])
+    program = _found(words[0]) if words else None
+    return program, script_interpreter(program) if program is not None else None
+
+
+def _found(word: str) -> Path | None:
+    if "/" in word:
+        return Path(word)
+    found = shutil.which(word)
     return Path(found) if found else None
-
-
-def _interpreter(program: Path) -> Path | None:
-    """The interpreter a script's ``#!`` line names, if it has one."""
-    try:
-        with program.open("rb") as handle:
-            first = handle.readline(4096)
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    words = first[2:].decode("utf-8", "replace").split()
-    if not words:
-        return None
-    if Path(words[0]).name == "env" and len(words) > 1:  # "#!/usr/bin/env python3"
-        found = shutil.which(words[-1])
-        return Path(found) if found else None
-    return Path(words[0])
 
 
 def _venv(interpreter: Path) -> tuple[Path, dict[str, str]] | None:
@@ -142,13 +131,12 @@ def hook_runtime_paths(ledger_cmd: str, home: Path) -> list[Path]:
     """Everything whose change runs code in the next (unsandboxed) hook call of ``ledger_cmd``,
     as far as the files tell: the executable (and what its symlink points at), its interpreter,
     the venv, a user-owned base Python, the user site-packages it reads, editable sources."""
-    program = _program(ledger_cmd)
+    program, interpreter = _program(ledger_cmd)
     if program is None:
         return []
     found = [program]
     if program.exists():
         found.append(Path(os.path.realpath(program)))
-    interpreter = _interpreter(program)
     user_site = True
     if interpreter is not None:
         found += [interpreter, Path(os.path.realpath(interpreter))]

@@ -20,9 +20,12 @@ __all__ = [
     "Action",
     "Change",
     "default_ledger_command",
+    "isolated_command",
+    "ledger_command_of",
     "load_settings",
     "save_settings",
     "save_text",
+    "script_interpreter",
     "site_free_runner",
 ]
 
@@ -46,26 +49,24 @@ def _ours(command: object, client: str) -> bool:
 
 def site_free_runner(ledger_cmd: str) -> str | None:
     """What runs a command hook without ``site`` (``cli/_thin.py``):
-    ``'<python>' -I -S '<installation>/cli/_thin.py'``, put before ``ledger_cmd`` when that is
-    a ``ledger`` script this very interpreter runs (its ``#!`` line names it, or a name of it
-    in the same folder: ``python3`` for ``python``), so the hook
-    imports this installation's code with this interpreter, exactly as the script would; None
-    for any other command (a path given by hand, ``python -m cli._entry``, a script of another
+    ``'<python>' -I -S '<installation>/cli/_thin.py'``, put before the ``ledger`` script when
+    ``ledger_cmd`` is that script, alone or as :func:`default_ledger_command` writes it
+    (``'<python>' -I '<script>'``), and this very interpreter runs it (its ``#!`` line names
+    it, or a name of it in the same folder: ``python3`` for ``python``), so the hook imports
+    this installation's code with this interpreter, exactly as the script would; None for any
+    other command (a path given by hand, ``python -m cli._entry``, a script of another
     environment): those run as written.
 
     ``-I`` also keeps the client's ``PYTHON*`` variables and the user's site-packages out of
-    the hook's interpreter, as ``--hardened`` already asks of the script's environment."""
+    the hook's interpreter, as the isolated script command does."""
     import sys  # noqa: PLC0415
 
-    try:
-        words = shlex.split(ledger_cmd)
-    except ValueError:
-        return None
-    if len(words) != 1 or not words[0].startswith("/") or Path(words[0]).name != "ledger":
+    script = ledger_script(ledger_cmd)
+    if script is None:
         return None
     thin = Path(__file__).resolve().parents[2] / "cli" / "_thin.py"
     try:
-        with Path(words[0]).open("rb") as handle:
+        with Path(script).open("rb") as handle:
             first = handle.readline(4096)
     except OSError:
         return None
@@ -81,16 +82,73 @@ def site_free_runner(ledger_cmd: str) -> str | None:
     return f"{shlex.quote(str(interpreter))} -I -S {shlex.quote(str(thin))}"
 
 
+def ledger_script(ledger_cmd: str) -> str | None:
+    """The absolute path of the ``ledger`` script ``ledger_cmd`` runs, when it is the script
+    alone or ``<python> -I <script>``; None for any other command."""
+    try:
+        words = shlex.split(ledger_cmd)
+    except ValueError:
+        return None
+    if len(words) == 3 and words[1] == "-I":
+        words = words[2:]
+    if len(words) != 1 or not words[0].startswith("/") or Path(words[0]).name != "ledger":
+        return None
+    return words[0]
+
+
 def default_ledger_command() -> str:
-    """How client hooks should call ledger: the absolute path of this installation's script."""
+    """How client hooks should call ledger: this installation's script, run by its own
+    interpreter with ``-I`` (isolated mode: no ``PYTHON*`` variable, no user site folder and no
+    script folder on the path), so a ``PYTHONPATH``, a ``PYTHONSTARTUP`` or a
+    ``sitecustomize.py`` in the user site never runs inside the hook, which runs outside any
+    sandbox. A ``ledger`` whose interpreter its ``#!`` line does not name runs as it is."""
     import shutil  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
     candidate = Path(sys.argv[0])
     if candidate.name == "ledger" and candidate.exists():
-        return shlex.quote(str(candidate.resolve()))
+        return isolated_command(sys.executable, str(candidate.resolve()))
     found = shutil.which("ledger")
-    return shlex.quote(found) if found else "ledger"
+    if not found:
+        return "ledger"
+    interpreter = script_interpreter(Path(found))
+    return isolated_command(str(interpreter), found) if interpreter else shlex.quote(found)
+
+
+def isolated_command(interpreter: str, script: str) -> str:
+    """``interpreter -I script``, quoted for a shell."""
+    return f"{shlex.quote(interpreter)} -I {shlex.quote(script)}"
+
+
+def script_interpreter(program: Path) -> Path | None:
+    """The interpreter a script's ``#!`` line names, if it has one."""
+    import shutil  # noqa: PLC0415
+
+    try:
+        with program.open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if Path(words[0]).name == "env" and len(words) > 1:  # "#!/usr/bin/env python3"
+        found = shutil.which(words[-1])
+        return Path(found) if found else None
+    return Path(words[0])
+
+
+def ledger_command_of(installed: str) -> str | None:
+    """The part of an installed hook command that runs ledger (``ledger``, or ``python -I
+    /path/ledger``): its words before ``hook``; ``None`` when the command cannot be read."""
+    try:
+        words = shlex.split(installed)
+    except ValueError:
+        return None
+    end = words.index("hook") if "hook" in words else min(len(words), 1)
+    return shlex.join(words[:end]) or None
 
 
 def load_settings(path: Path) -> dict[str, Any]:

@@ -169,6 +169,19 @@ class CheckedLedger(NamedTuple):
 #: streams, and keeping what a fetch receives as a pack (``fetch.unpackLimit=1``) lets
 #: ``index-pack`` do so too.
 _STREAMING: Final = ("-c", "core.bigFileThreshold=8m", "-c", "fetch.unpackLimit=1")
+#: The sending side of a fetch from this machine (a ``file://`` or path remote) runs here too,
+#: with the remote repository's configuration, not ours: its ``pack-objects`` read a 300 MB
+#: loose blob whole (305 MB), so it is told to stream as well (25 MB). A remote elsewhere keeps
+#: the plain program (GitHub's ssh runs nothing else); its memory is not this machine's.
+_LOCAL_UPLOAD_PACK: Final = "--upload-pack=git -c core.bigFileThreshold=8m upload-pack"
+
+
+def _upload_pack(url: str) -> str:
+    """The ``--upload-pack`` for fetching from ``url``: fixed on the command line, so no
+    ``remote.*.uploadpack`` key runs anything."""
+    head = url.split("/", 1)[0]
+    local = url.startswith("file://") or ("://" not in url and ":" not in head)
+    return _LOCAL_UPLOAD_PACK if local else "--upload-pack=git-upload-pack"
 
 
 class _Git:
@@ -221,10 +234,11 @@ class _Git:
     def fetch_ref(self, url: str, ref: str, into: str) -> None:
         """Fetch the remote's ``ref`` into the local ref ``into`` (forced: a holding name)."""
         self.out(
+            *_STREAMING,
             "fetch",
             "--no-tags",
             "--no-write-fetch-head",
-            "--upload-pack=git-upload-pack",
+            _upload_pack(url),
             url,
             f"+{ref}:{into}",
             transport=True,
@@ -572,13 +586,14 @@ def _fetch_disclosures(
         scratch = _Git(folder / "repo", git.env)
         scratch.root.mkdir()
         scratch.out("init", "-q", "--bare")
+        url = git.remote_url(remote)
         done = scratch.run(
             *_STREAMING,
             "fetch",
             "--no-tags",
             "--no-write-fetch-head",
-            "--upload-pack=git-upload-pack",
-            git.remote_url(remote),
+            _upload_pack(url),
+            url,
             f"+{DISCLOSURE_REFS}*:{_OFFERED}*",
             transport=True,
         )
@@ -685,7 +700,7 @@ def _fetch_all(git: _Git, remote: str, incoming: str) -> None:
         "--no-tags",
         "--prune",  # a quarantine ref left by a killed fetch, whose remote ref is gone
         "--no-write-fetch-head",
-        "--upload-pack=git-upload-pack",
+        _upload_pack(url),
         url,
         f"+{EVIDENCE_REFS}*:{incoming}*",
         transport=True,

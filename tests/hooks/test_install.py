@@ -381,7 +381,8 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     data = load(settings)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert " hook claude --event PreToolUse || " in command
-    # This installation's interpreter without site, on cli/_thin.py, then the ledger script.
+    # This installation's interpreter, isolated and without site, on cli/_thin.py, then the
+    # ledger script (test_site_free_hook, test_hook_isolation).
     words = shlex.split(command.split(" hook claude")[0])
     assert words[1:3] == ["-I", "-S"]
     assert Path(words[3]).name == "_thin.py"

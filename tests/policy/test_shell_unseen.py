@@ -61,27 +61,39 @@ def _verdict(tree: tuple[Path, Path], command: str) -> str:
 
 # Every program the model says writes, runs or deletes what it is given: by category, from the
 # tables (a program whose operands are not read, a writer modelled by a handler, a runner).
-_NOT_READERS = sorted(
+NOT_READERS = sorted(
     {n for n, s in PROGRAMS.items() if operand_role(s) not in ("read", "text")}
     | set(WRITERS)
     | {"dd", "mv", "ln", "chmod", "sed", "git", "env", "sh", "bash", "python3", "node", "make"}
 )
-_FEEDS = st.sampled_from(
-    [
-        "echo src/x | xargs {p}",
-        "xargs -a list.txt {p}",
-        "xargs --arg-file=list.txt {p}",
-        "xargs {p} < list.txt",
-        "xargs -0 -n1 {p} < list.txt",
-        "find . -name '*.md' -print0 | xargs -0 {p}",
-        "git ls-files | xargs -r {p}",
-        "xargs -I{{}} {p} {{}} < list.txt",
-    ]
+FEEDS = (
+    "echo src/x | xargs {p}",
+    "xargs -a list.txt {p}",
+    "xargs --arg-file=list.txt {p}",
+    "xargs {p} < list.txt",
+    "xargs -0 -n1 {p} < list.txt",
+    "find . -name '*.md' -print0 | xargs -0 {p}",
+    "git ls-files | xargs -r {p}",
+    "xargs -I{{}} {p} {{}} < list.txt",
+    "parallel {p} < list.txt",
+    "cat list.txt | parallel -j4 {p}",
+    "parallel -a list.txt {p}",
+    "parallel --arg-file=list.txt -k {p} {{}}",
+    "parallel {p} :::: list.txt",
+    "parallel -X {p} ::: a.md :::: list.txt",
+    "parallel -- {p} < list.txt",
+    "rush '{p} {{}}' < list.txt",
+    "rush -j 2 -i list.txt '{p}'",
+    "xe {p} < list.txt",
+    "xe -N2 -f list.txt {p}",
+    "find -files0-from list0 -exec {p} {{}} +",
+    "find -files0-from list0 -name '*.md' -exec {p} {{}} ;",
 )
+_FEEDS = st.sampled_from(FEEDS)
 
 
 @_SETTINGS
-@given(program=st.sampled_from(_NOT_READERS), feed=_FEEDS, wrapper=_WRAPPERS)
+@given(program=st.sampled_from(NOT_READERS), feed=_FEEDS, wrapper=_WRAPPERS)
 def test_unseen_operands_to_a_writer_are_asked(tree, program, feed, wrapper) -> None:
     command = _wrap(wrapper, feed.format(p=program))
     assert _verdict(tree, command) in ("ask", "deny"), command
@@ -97,6 +109,36 @@ def test_unseen_operands_near_a_protected_path_are_denied(tree, program, feed) -
     assert _verdict(tree, command) == "deny", command
 
 
+@_SETTINGS
+@given(
+    program=st.sampled_from(["cp src/a.py", "tee", "touch", "rm", "mv src/a.py"]),
+    form=st.sampled_from(
+        [
+            "parallel {p} ::: {t}",
+            "parallel -j2 {p} {{}} ::: src/x {t}",
+            "parallel -I XX {p} XX ::: {t}",
+            "parallel --arg-sep ,, {p} ,, {t}",
+            "parallel {p} -- {t}",
+            "parallel -- '{p} {t}'",
+            "parallel ::: '{p} {t}'",
+            "xe -a {p} -- {t}",
+            "xe -A :: {p} :: {t}",
+            "rush -o {t} 'cat {{}}'",
+            "parallel --joblog {t} wc ::: a",
+        ]
+    ),
+    target=st.sampled_from(
+        [".orchestration/agent_trace.jsonl", ".claude/settings.json", ".orch*/agent*"]
+    ),
+    wrapper=_WRAPPERS,
+)
+def test_shown_operands_of_a_fan_out_are_checked_like_words(
+    tree, program, form, target, wrapper
+) -> None:
+    command = _wrap(wrapper, form.format(p=program, t=target))
+    assert _verdict(tree, command) == "deny", command
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -109,6 +151,19 @@ def test_unseen_operands_near_a_protected_path_are_denied(tree, program, feed) -
         "xargs grep -n -- TODO < list.txt",
         "wc -l --files0-from=list0",
         "find -files0-from list0 -name '*.py' -print",
+        "find -files0-from list0 -exec grep -l TODO {} +",
+        "find . -name '*.md' | parallel -X grep -l TODO",
+        "git ls-files | parallel -j8 --bar sha256sum",
+        "parallel wc -l :::: list.txt",
+        "parallel -a list.txt -k head -3",
+        "parallel -j4 'grep -c TODO {}' ::: src/a.py src/auth/login.py",
+        "parallel gzip -t ::: a.gz b.gz",
+        "parallel ::: 'ls src' 'wc -l src/a.py'",
+        "parallel wc -l -- a b",
+        "rush -j 4 'cat {}' -k < list.txt",
+        "rush -i list.txt 'wc -l {}'",
+        "xe -f list.txt cat",
+        "xe -a wc -l -- src/a.py src/auth/login.py",
     ],
 )
 def test_readers_given_unseen_operands_stay_quiet(tree, command: str) -> None:
@@ -130,6 +185,22 @@ def test_readers_given_unseen_operands_stay_quiet(tree, command: str) -> None:
         "find -files0-from list0 -delete",
         "rsync --files-from=list . /tmp/out",
         "parallel cp {} /tmp ::: a b",
+        "parallel cp src/auth/login.py < list.txt",
+        "cat list | parallel 'gzip -c {} > {}.gz'",
+        "cat cmds.txt | parallel",
+        "parallel ::: 'ls' 'rm -rf src'",
+        "parallel -j2 -- 'rm x'",
+        "parallel echo {= s/a/b/ =} ::: a",
+        "parallel -S host echo ::: a",
+        "parallel --filter x echo ::: a",
+        "parallel --rpl '{x} s/a/b/' echo {x} ::: a",
+        "parallel --bg touch ::: x",
+        "rush 'cp {} out/' < list.txt",
+        "rush 'cat {} > {}.txt'",
+        "xe -s 'cp $1 /tmp' < list.txt",
+        "xe -a rm -- a b",
+        "xe -A :: rm :: a b",
+        "find -files0-from list0 -exec python3 {} +",
     ],
 )
 def test_writers_given_unseen_operands_break_scope(tree, command: str) -> None:
@@ -138,30 +209,29 @@ def test_writers_given_unseen_operands_break_scope(tree, command: str) -> None:
 
 # --- what runs later -------------------------------------------------------------------------
 
-_LATER = st.sampled_from(
-    [
-        "{c} &",
-        "( sleep 4; {c} ) &",
-        "nohup {c}",
-        "nohup {c} &",
-        "setsid {c}",
-        "setsid -f {c}",
-        "{c} & disown",
-        "echo '{c}' | at now + 1 minute",
-        "at now <<< '{c}'",
-        "echo '{c}' | batch",
-        "crontab jobs.txt",
-        "systemd-run --user {c}",
-        "tmux new -d '{c}'",
-        "tmux new-session -d -s x '{c}'",
-        "screen -dm {c}",
-        "daemonize /usr/bin/env {c}",
-        "start-stop-daemon --start --exec /bin/sh -- -c '{c}'",
-        "dtach -n /tmp/s {c}",
-        "pm2 start '{c}'",
-        "coproc {c}",
-    ]
+LATER_FORMS = (
+    "{c} &",
+    "( sleep 4; {c} ) &",
+    "nohup {c}",
+    "nohup {c} &",
+    "setsid {c}",
+    "setsid -f {c}",
+    "{c} & disown",
+    "echo '{c}' | at now + 1 minute",
+    "at now <<< '{c}'",
+    "echo '{c}' | batch",
+    "crontab jobs.txt",
+    "systemd-run --user {c}",
+    "tmux new -d '{c}'",
+    "tmux new-session -d -s x '{c}'",
+    "screen -dm {c}",
+    "daemonize /usr/bin/env {c}",
+    "start-stop-daemon --start --exec /bin/sh -- -c '{c}'",
+    "dtach -n /tmp/s {c}",
+    "pm2 start '{c}'",
+    "coproc {c}",
 )
+_LATER = st.sampled_from(LATER_FORMS)
 
 
 @_SETTINGS

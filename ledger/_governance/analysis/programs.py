@@ -57,6 +57,8 @@ __all__ = [
     "DISK_TOOLS",
     "EDITORS",
     "ENV_DUMPERS",
+    "FANOUT",
+    "FANOUT_REPLACE",
     "GIT_EXEC_OPTIONS",
     "GIT_GLOBAL_FLAGS",
     "GIT_QUIET",
@@ -85,6 +87,7 @@ __all__ = [
     "operand_role",
     "parse_spec",
     "reads_whatever_it_is_given",
+    "split_options",
     "walk",
 ]
 
@@ -378,7 +381,8 @@ PROGRAMS: Final[dict[str, str]] = {
     "--trace-config= --trace-time --trace-ids --libcurl> --etag-save> --etag-compare< "
     "--hsts> --alt-svc> --netrc --netrc-file< --netrc-optional --progress-bar "
     "--no-progress-meter --oauth2-bearer: --basic --digest --negotiate --ntlm --anyauth "
-    "--resolve: --connect-to: --unix-socket: --tlsv1.2 --tlsv1.3 --globoff --path-as-is",
+    "--resolve: --connect-to: --unix-socket< --abstract-unix-socket: --tlsv1.2 --tlsv1.3 "
+    "--globoff --path-as-is",
     "wget": "-qvdnbcNrkKpmSEHF -O> -o> -a> -P> -t: -T: -w: -l: -U: -A: -R: -D: -I: -X: "
     "-i< -e! --output-document> --output-file> --append-output> --directory-prefix> "
     "--quiet --verbose --no-verbose --debug --tries= --timeout= --wait= --level= "
@@ -617,6 +621,41 @@ LOCKERS: Final = {
 }
 
 
+# Programs that run a command once per operand, like xargs: GNU parallel (and moreutils'
+# `parallel`, which shares its name and options), rush and xe. Operands come after a separator
+# (`:::`; moreutils' `--`; xe's `-a ... --`, `-A SEP`), when the line shows them, or from the
+# input or a file (`::::`, `-a FILE`, `rush -i`, `xe -f`), when it does not. Each entry is a
+# PROGRAMS spec of the options: `+` marks a file of operands, `>` a file written; an option
+# not listed asks (`parallel -S` runs on other hosts, `--filter`/`--rpl` run Perl, `--bg` and
+# `--tmux` run later, `-J` reads a profile of options) [parallel(1), rush README, xe(1)].
+FANOUT: Final[dict[str, str]] = {
+    "parallel": "-j: -P: -n: -N: -L: -s: -d: -E: -I: -C: -U: -a+ -l? -e? -i? -kXmqrtuvp0 "
+    "--jobs= --max-procs= --max-args= --max-lines= --max-chars= --delimiter= --eof? "
+    "--replace? --extensionreplace= --er= --basenamereplace= --bnr= --dirnamereplace= --dnr= "
+    "--basenameextensionreplace= --bner= --seqreplace= --slotreplace= --colsep= --arg-file+ "
+    "--arg-sep= --arg-file-sep= --keep-order --xargs --null --quote --no-run-if-empty "
+    "--verbose --dry-run --halt= --halt-on-error= --eta --bar --progress --joblog> "
+    "--results> --res> --ungroup --group --line-buffer --lb --linebuffer --tag --tagstring= "
+    "--header= --timeout= --retries= --delay= --shuf --will-cite --citation --load= "
+    "--memfree= --nice= --plain --silent --block= --block-size= --pipe --spreadstdin "
+    "--recstart= --recend= --regexp --round-robin --round --no-notice --plus --trim= "
+    "--max-replace-args= --total-jobs= --interactive --number-of-cpus --number-of-cores "
+    "--number-of-sockets --number-of-threads --minversion= --group-by= --color --show-limits",
+    "rush": "-j: -n: -D: -d: -J: -T: -t: -r: -v: -i+ -o> -C> -kce --jobs= --nrecords= "
+    "--record-delimiter= --field-delimiter= --records-join-sep= --trim= --timeout= "
+    "--retries= --retry-interval= --assign= --infile+ --out-file> --succeed-cmd-file> "
+    "--keep-order --continue --stop-on-error --dry-run --verbose --eta",
+    "xe": "-I: -N: -j: -A: -f+ -s! -0FLRnqva",
+}
+
+# The options that name a replacement string other than `{}` (`-I X`, `--er`, ...).
+FANOUT_REPLACE: Final = frozenset({
+    "-I", "-i", "-U", "--replace", "--extensionreplace", "--er", "--basenamereplace", "--bnr",
+    "--dirnamereplace", "--dnr", "--basenameextensionreplace", "--bner", "--seqreplace",
+    "--slotreplace",
+})  # fmt: skip
+
+
 # Options that make a git subcommand run a program [git-grep(1) -O, git-difftool(1) -x,
 # git-fetch(1) --upload-pack, git-push(1) --receive-pack/--exec, git-rebase(1) --exec,
 # git-init(1) --template (its hooks run later), git-archive(1) --exec]: refused outright.
@@ -765,7 +804,6 @@ UNANALYSABLE: Final = {
     "coproc": "coproc",
     "script": "script runs a shell",
     "expect": "expect runs a script",
-    "parallel": "parallel runs commands built at run time",
     "vipe": "vipe runs an editor",
 }
 
@@ -932,6 +970,41 @@ def reads_whatever_it_is_given(spec: str, args: list[str]) -> bool:
         return False
     ended = "--" in args or ("@stop" in marks and any(not a.startswith("-") for a in args))
     return ended or all(role in _QUIET_ROLES for role in (*shorts.values(), *longs.values()))
+
+
+def split_options(spec: str, args: list[str], *, interspersed: bool) -> tuple[list[int], int]:
+    """The indexes of the words that are options or their values, and where the operands
+    start: at the first operand or ``--`` (``len(args)`` when none); with ``interspersed``
+    (Go's and GNU's parsers), options after operands are options too, up to ``--``."""
+    shorts, longs, _marks = parse_spec(spec)
+    options: list[int] = []
+    first = len(args)
+    i = 0
+    while i < len(args):
+        text = args[i]
+        if text in {"--", "-"} or not text.startswith("-"):
+            if text == "--" or not interspersed:
+                return options, min(first, i)
+            first = min(first, i)
+            i += 1
+            continue
+        options.append(i)
+        if text.startswith("--"):
+            role = longs.get(text.partition("=")[0])
+            takes = role not in (None, "?", "somewhere") and "=" not in text
+        else:
+            takes = False
+            for pos, letter in enumerate(text[1:], start=1):
+                role = shorts.get(letter)
+                if role is None or role == "somewhere":
+                    continue
+                takes = role != "?" and pos == len(text) - 1
+                break
+        if takes and i + 1 < len(args):
+            options.append(i + 1)
+            i += 1
+        i += 1
+    return options, first
 
 
 def _operands(marks: frozenset[str], operands: list[int], events: list[_Event]) -> list[_Event]:

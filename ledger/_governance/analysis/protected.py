@@ -34,9 +34,10 @@ Three questions are answered here, all without opening any file for reading:
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Final
 
@@ -67,8 +68,11 @@ STATE_AREA: Final = "the ledger's stored checkpoints"
 #: The hook's cache: copies of the files tool calls touched (a .env the person's own read rules
 #: keep from the agent included), kept for diffs and attribution.
 CACHE_AREA: Final = "ledger's cache of file copies"
+#: The folders of the resident decider's socket: it decides outside any sandbox, so the shell
+#: may not connect to it (``curl --unix-socket``), list or replace it.
+DECIDER_AREA: Final = "ledger's decider socket"
 #: Areas an agent may not even read: their contents sign records or seal caches, or copy files.
-READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA, CACHE_AREA})
+READ_DENIED: Final = frozenset({KEY_AREA, SECRET_AREA, CACHE_AREA, DECIDER_AREA})
 
 # (components as fnmatch patterns, case-folded, area name, whether anything below the match is
 # covered). Relative to the workspace root and to the home directory alike: ``.orchestration/``,
@@ -117,7 +121,12 @@ class ProtectedAreas:
     __slots__ = ("_bases", "_install", "_private", "_protected_inodes", "home", "key_dir", "root")
 
     def __init__(
-        self, root: str, key_dir: str, home: str, trust_state: Mapping[str, str] | None = None
+        self,
+        root: str,
+        key_dir: str,
+        home: str,
+        trust_state: Mapping[str, str] | None = None,
+        sockets: Sequence[str] = (),
     ) -> None:
         self.root = os.path.realpath(root)
         self.key_dir = os.path.realpath(key_dir)
@@ -130,6 +139,7 @@ class ProtectedAreas:
             (os.path.realpath(path), area, f"a directory holding {area}")
             for area, path in (trust_state or {}).items()
         ]
+        private += [(os.path.realpath(p), DECIDER_AREA, DECIDER_AREA) for p in sockets]
         self._private: tuple[tuple[str, list[str], str, str], ...] = tuple(
             (path, _casefold_parts(path), area, parent) for path, area, parent in private
         )
@@ -149,7 +159,7 @@ class ProtectedAreas:
         """The areas of workspace ``root``; the key directory follows ``$LEDGER_HOME``."""
         # Loaded by the hook anyway (the keys, the cache seal, the workspace layout).
         from ledger._evidence.keys import private_key_dir, trust_pins_dir  # noqa: PLC0415
-        from ledger._workspace import cache_secret_path, state_home  # noqa: PLC0415
+        from ledger._workspace import cache_secret_path, decider_dirs, state_home  # noqa: PLC0415
 
         env = os.environ if environ is None else environ
         home = env.get("HOME") or os.path.expanduser("~")  # noqa: PTH111
@@ -158,7 +168,8 @@ class ProtectedAreas:
             TRUST_AREA: str(trust_pins_dir(env)),
             STATE_AREA: str(state_home(env)),
         }
-        return cls(root, str(private_key_dir(env)), home, trust_state)
+        sockets = [str(p) for p in decider_dirs(env)]
+        return cls(root, str(private_key_dir(env)), home, trust_state, sockets)
 
     def area_of(self, absolute: str) -> str | None:
         """The protected area ``absolute`` lies in or contains (deleting a parent deletes it).
@@ -300,6 +311,32 @@ def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str |
         found = _named(text, areas, base)
         if found is not None:
             return found
+    # A path inside code or a longer value (python3 -c 'open(os.path.expanduser("~/.x"))',
+    # --opt=PATH, KEY:PATH): each quoted or delimited piece holding a "/" is a word too.
+    if _PIECE_BREAK.search(folded):
+        for piece in _PIECE_BREAK.split(folded):
+            if "/" in piece and piece != folded:
+                found = _named(piece, areas, base) or _loads_code(piece, areas, base)
+                if found is not None:
+                    return found
+    return _loads_code(folded, areas, base)
+
+
+# What separates a path from the code or text around it.
+_PIECE_BREAK: Final = re.compile(r"[\s'\"`(),;:=<>|&\[\]{}]+")
+# Files the hook's interpreter runs at start-up wherever they lie on its path [site(7)].
+_CODE_AT_START: Final = re.compile(r"(^|/)(sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
+
+
+def _loads_code(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
+    """The hook's installation, when ``text`` names a file there its interpreter runs at
+    start-up (``sitecustomize.py``, a ``.pth``): named in a word, not only written as a target."""
+    if not _CODE_AT_START.search(text):
+        return None
+    absolute = text if text.startswith("/") else posixpath.join(base or "/", text)
+    parts = _casefold_parts(posixpath.normpath(absolute))
+    if any(parts[: len(folder)] == folder for folder in areas._install):
+        return INSTALL_AREA
     return None
 
 
@@ -352,7 +389,8 @@ def _named(text: str, areas: ProtectedAreas, base: str | None) -> str | None:
                 continue  # a word naming .orchestration names its own area
             width = min(len(rest), len(patterns))
             if all(
-                _pattern_hits(p, q) for p, q in zip(rest[:width], patterns[:width], strict=True)
+                _pattern_hits(p, q) or ("*" in q and fnmatchcase(p, q))
+                for p, q in zip(rest[:width], patterns[:width], strict=True)
             ):
                 return name
     return None

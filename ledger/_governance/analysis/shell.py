@@ -71,6 +71,8 @@ from ledger._governance.analysis.programs import (
     DISK_TOOLS,
     EDITORS,
     ENV_DUMPERS,
+    FANOUT,
+    FANOUT_REPLACE,
     KEYWORDS,
     LATER,
     LATER_READS,
@@ -88,6 +90,8 @@ from ledger._governance.analysis.programs import (
     WRAPPERS,
     WRITERS,
     reads_whatever_it_is_given,
+    split_options,
+    walk,
 )
 from ledger._governance.analysis.shell_core import (
     CommandClass,
@@ -567,7 +571,8 @@ def _find(cmd: _Cmd) -> Kind | None:
         i += 1
     if not roots:
         roots = [_Word(".")]
-    if any(w.text == "-files0-from" for w in args[i:]):
+    unseen = any(w.text == "-files0-from" for w in args[i:])
+    if unseen:
         # The starting points come from a file: what -exec and -delete act on is unseen.
         roots = [_Word("*", dynamic=True)]
     kind: Kind | None = None
@@ -587,6 +592,8 @@ def _find(cmd: _Cmd) -> Kind | None:
                 i += 1
             i += 1
             found = _find_exec(inner, roots, state, acc, depth=depth, piped=piped)
+            if unseen and inner and not _unseen_operands(inner, "find", state, acc):
+                found = "unknown"  # -files0-from: what the command is given is unseen
             if found in ("run", "unknown"):
                 kind = found
     return kind
@@ -666,6 +673,169 @@ def _unseen_operands(argv: list[_Word], why: str, state: _State, acc: _Acc) -> b
         return True
     acc.flag(f"{why}: {name} is given operands the hook cannot read", state, unknown=True)
     return False
+
+
+# Replacement strings of GNU parallel ({}, {.}, {/}, {//}, {/.}, {#}, {%}, {2}, {+/} ...) and
+# rush ({:}, {^suffix}, {@regexp}, {key} of -v key=value): each stands for an operand.
+_REPLACEMENT: Final = re.compile(r"\{[^{}\s,=]*\}")
+_ARG_SEPARATORS: Final = {":::": "words", ":::+": "words", "::::": "files", "::::+": "files"}
+_UNSEEN: Final = "__ledger_unseen_operand__"
+_MAX_OPERANDS: Final = 64  # operands shown on the line, each analysed in its command
+
+
+def _fanout(cmd: _Cmd) -> Kind | None:
+    """GNU or moreutils ``parallel``, ``rush``, ``xe``: a command run once per operand. Shown
+    operands (``::: a b``, moreutils' ``-- a b``, ``xe -a cmd -- a b``) are analysed in the
+    command, one by one; operands from the input or a file are unseen, as for ``xargs``."""
+    name, args, state, acc = cmd.name, cmd.args, cmd.state, cmd.acc
+    spec = FANOUT[name]
+    texts = [w.text for w in args]
+    if any("{=" in t for t in texts):
+        acc.flag(f"{name} {{= =}} runs Perl code on its operands", state, unknown=True)
+        acc.unanalysable(f"{name} {{= =}} runs Perl code")
+        return "unknown"
+    indexes, first = split_options(spec, texts, interspersed=name == "rush")
+    options = [args[i] for i in indexes]
+    kind = _table(name, spec, options, state, acc)
+    taken = set(indexes)
+    rest = [args[i] for i in range(first, len(args)) if i not in taken]
+    flags = {w.text.partition("=")[0]: w for w in options}
+    fan = _Fan(name, cmd, shell=name == "rush" or (name == "parallel" and "-q" not in flags))
+    if "--quote" in flags:
+        fan.shell = False
+    unseen, separators, xe_separator = fan.read_options(spec, options)
+    unseen = unseen or name == "rush"  # rush reads its input always
+    if name == "xe":
+        if "-s" in flags or "-p" in flags:
+            acc.flag(f"{name} runs a script on its operands", state, unknown=True)
+            return "unknown"
+        if "-a" not in flags and "-A" not in flags:
+            return fan.run(rest, None)
+        separators = {xe_separator: "words"}
+    elif rest and rest[0].text == "--":
+        rest = rest[1:]
+    at = next((i for i, w in enumerate(rest) if w.text in separators), None)
+    if at is None:
+        if name == "parallel" and any(w.text == "--" for w in rest):
+            # moreutils: `parallel [CMD] -- ARGS` (each ARG a command when CMD is empty); read
+            # as GNU's too (`--` is then a word of the command, the operands its input).
+            split = next(i for i, w in enumerate(rest) if w.text == "--")
+            gnu = fan.run(rest, None)
+            fan.shell = False
+            found = fan.run(rest[:split], rest[split + 1 :])
+            return "read" if found == gnu == kind == "read" else "run"
+        return fan.run(rest, None)  # no separator: the operands are the input's lines
+    shown: list[_Word] = []
+    source = ""
+    for word in rest[at:]:
+        if word.text in separators:
+            source = separators[word.text]
+        elif source == "files":
+            unseen = True  # :::: FILE: the operands are the file's lines
+        else:
+            shown.append(word)
+    found = fan.run(rest[:at], None if unseen else shown)
+    return "read" if found == kind == "read" else found
+
+
+class _Fan:
+    """One command a fan-out program runs per operand: how it is run (through a shell, or as
+    words), and the strings in it that stand for an operand."""
+
+    __slots__ = ("cmd", "name", "replacements", "shell")
+
+    def __init__(self, name: str, cmd: _Cmd, *, shell: bool) -> None:
+        self.name = name
+        self.cmd = cmd
+        self.shell = shell
+        self.replacements: list[str] = []
+
+    def read_options(self, spec: str, options: list[_Word]) -> tuple[bool, dict[str, str], str]:
+        """Whether an option names a file of operands (``-a FILE``), the separators of shown
+        operands and of files of them (``:::``, ``::::``, or ``--arg-sep``'s), and xe's (``--``
+        or ``-A``'s); the replacement strings options name are kept."""
+        unseen = False
+        separators = dict(_ARG_SEPARATORS)
+        xe_separator = "--"
+        for role, index, value, option in walk(spec, [w.text for w in options]):
+            given = value if value is not None else options[index].text
+            if role == "operands":
+                unseen = True
+            elif option in FANOUT_REPLACE and role == "value":
+                self.replacements.append(given)
+            elif option == "-A":
+                xe_separator = given
+            elif option in ("--arg-sep", "--arg-file-sep"):
+                source = "files" if option == "--arg-file-sep" else "words"
+                separators = {k: v for k, v in separators.items() if v != source}
+                separators[given] = source
+        return unseen, separators, xe_separator
+
+    def run(self, template: list[_Word], operands: list[_Word] | None) -> Kind:
+        """Run ``template`` once per operand: each shown one substituted (``operands``), or
+        unseen ones (``None``) checked as ``xargs`` checks its command. An empty template runs
+        each operand as a command line."""
+        name, state, acc, depth = self.name, self.cmd.state, self.cmd.acc, self.cmd.depth + 1
+        if operands is not None and (
+            len(operands) > _MAX_OPERANDS or any(w.dynamic or w.substitutions for w in operands)
+        ):
+            operands = None  # a run-time value may be any number of words, options included
+        if not template:
+            if operands is None:
+                acc.flag(f"{name} runs the command lines it reads", state, unknown=True)
+                acc.unanalysable(f"{name} runs the command lines it reads from its input")
+                return "unknown"
+            kinds = [_command_kind(w.text, state.copy(), acc, depth) for w in operands]
+            return "read" if all(k == "read" for k in kinds) else "run"
+        text = " ".join(w.text if self.shell else _requote(w) for w in template)
+        if operands is not None:
+            lines = [self.substitute(text, _requote(w)) for w in operands or [_Word("")]]
+            kinds = [_command_kind(line, state.copy(), acc, depth) for line in lines]
+            return "read" if all(k == "read" for k in kinds) else "run"
+        return self.unseen(self.substitute(text, _UNSEEN))
+
+    def unseen(self, line: str) -> Kind:
+        """``line``, whose operands no one can see, as ``xargs`` would run it."""
+        name, state, acc, depth = self.name, self.cmd.state, self.cmd.acc, self.cmd.depth + 1
+        try:
+            scanner = _tokenize_all(line)
+        except InputError:
+            scanner = None
+        words = [] if scanner is None else [t for t in scanner.tokens if isinstance(t, _Word)]
+        argv = [
+            _Word(w.text.replace(_UNSEEN, "*"), dynamic=True) if _UNSEEN in w.text else w
+            for w in words
+            if w.text != _UNSEEN
+        ]
+        if (
+            scanner is None
+            or len(words) != len(scanner.tokens)
+            or scanner.bodies
+            or scanner.cannot
+            or any(w.substitutions for w in words)
+            or not argv
+            or _UNSEEN in words[0].text
+        ):
+            _analyze_text(line.replace(_UNSEEN, '"$_"'), state.copy(), acc, depth=depth)
+            why = f"{name} runs a command line on operands the hook cannot read"
+            acc.flag(why, state, unknown=True)
+            return "unknown"
+        sub = _Acc()
+        kind = _analyze_argv(argv, state, sub, depth=depth, piped=self.cmd.piped)
+        _merge(acc, sub, unknown=bool(sub.reasons or sub.targets))
+        acc.words.extend(w.text for w in argv)
+        if not _unseen_operands(argv, name, state, acc):
+            return "unknown"
+        return kind
+
+    def substitute(self, text: str, operand: str) -> str:
+        """``text`` with every replacement string standing for ``operand``; appended when it
+        has none (as parallel and xargs append)."""
+        out = _REPLACEMENT.sub(lambda _m: operand, text) if "{" in text else text
+        for custom in self.replacements:
+            if custom:
+                out = out.replace(custom, operand)
+        return out if out != text else f"{text} {operand}"
 
 
 def _wrapper(cmd: _Cmd) -> Kind | None:
@@ -924,6 +1094,7 @@ _HANDLERS: dict[str, _Handler] = {
     "gawk": _awk,
     "find": _find,
     "xargs": _xargs,
+    **dict.fromkeys(FANOUT, _fanout),
     "timeout": _timeout,
     "gtimeout": _timeout,
     "env": _env,

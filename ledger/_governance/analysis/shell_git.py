@@ -145,6 +145,10 @@ def _git_config_value(word: _Word, acc: _Acc) -> None:
     key, _, value = word.text.partition("=")
     if word.dynamic or re.fullmatch(GIT_EXEC_KEYS, key.lower()) or value.startswith("!"):
         acc.refuse(f"git -c {key} sets configuration that runs a program")
+    elif key.lower().startswith("extensions."):
+        # extensions.worktreeConfig makes git read each worktree's config.worktree too, where
+        # a core.fsmonitor runs; the others change how git reads the repository at all.
+        acc.refuse(f"git -c {key} changes which configuration git reads")
 
 
 def _git_config(args: list[_Word], state: _State, acc: _Acc) -> None:

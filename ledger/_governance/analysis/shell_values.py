@@ -166,7 +166,9 @@ def _command_value(
     remote = role == "remote" and program in _REMOTE_SHELLS
     clean = not (sub.cannot or sub.reasons or sub.targets or sub.refused)
     # A reader of the table itself: `sh -c 'cat'` or `env cat` would hide what runs.
-    if clean and ((kind == "read" and program in PROGRAMS) or remote):
+    # A remote shell is given the host and the far end's command line: only ssh or rsh.
+    quiet = remote if role == "remote" else kind == "read" and program in PROGRAMS
+    if clean and quiet:
         return
     acc.unanalysable(f"{what} runs {line[:60]!r}")
     acc.cannot.update(sub.cannot)
