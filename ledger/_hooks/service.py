@@ -29,7 +29,13 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import InputError, LedgerError, LockTimeoutError, NotAPersonError
+from ledger._errors import (
+    InputError,
+    LedgerError,
+    LockTimeoutError,
+    NotAPersonError,
+    WorkspaceCopiedError,
+)
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.disclosure import ForgetSelector
 from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved, forget
@@ -121,7 +127,11 @@ def locate_root(
 class GovernedWorkspace:
     """One workspace's ledger, governance state, configuration and engine, for one hook call."""
 
-    def __init__(self, root: Path, *, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, root: Path, *, environ: Mapping[str, str] | None = None, home_only: bool = True
+    ) -> None:
+        """``home_only=False`` also opens a copied workspace, to read its configuration
+        (``ledger doctor``): nothing under the copied ledger's id may be written then."""
         workspace = Workspace(root)
         self.root = root
         self.environ = environ
@@ -129,6 +139,10 @@ class GovernedWorkspace:
         self.orchestration = workspace.orchestration
         self.cache_dir = workspace.cache_dir
         self.ledger = Ledger.open(root, environ=environ)
+        if home_only:
+            # Before anything is read or written under the ledger's id: a copy of a workspace
+            # shares it with the original, whose seal and checkpoints this call would move.
+            self.ledger.require_home()
         self.projections = ProjectionCache(
             self.ledger.file.path, self.cache_dir, self.ledger.ledger_id, environ=environ
         )
@@ -448,11 +462,15 @@ class GovernedWorkspace:
             "left": sorted(left),
             "tamper_seq": pending.get("seq"),
         }
+        anchored = workspace_ledger_id(self.root, self.environ)
+        if anchored not in (None, self.ledger.ledger_id):
+            body["replaced_ledger"] = anchored  # the acknowledgement names what it replaced
         files = fingerprint(protected_set(self.root, self.ledger.ledger_id, self.environ))
 
         def seal_now(records: list[Record]) -> None:
             store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
-            remember_workspace(self.root, self.ledger.ledger_id, self.environ)  # the one kept
+            # The one kept is the workspace's ledger from now on: a person acknowledged it.
+            remember_workspace(self.root, self.ledger.ledger_id, self.environ, replace=True)
 
         record = self._append_person(kind, body, after=seal_now)
         return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))
@@ -659,7 +677,8 @@ def run_hook(
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
-        if not isinstance(exc, LockTimeoutError):  # recording would wait on the same lock
+        # Recording would wait on the same lock, or (a copy) write the original's seal.
+        if not isinstance(exc, LockTimeoutError | WorkspaceCopiedError):
             _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
         return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 
