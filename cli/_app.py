@@ -184,7 +184,9 @@ def init(
             print(f"wrote {name}")
         if report.kept:
             print(f"kept shared files: {', '.join(report.kept)}")
-        if report.created:
+        if report.forked_from:
+            print("next: `ledger doctor` (the intents, hooks and settings came with the copy)")
+        elif report.created:
             print(
                 "next: edit .orchestration/active_intents.yaml, `ledger install claude`, "
                 "commit .orchestration/ (its .gitignore keeps this clone's ledger out), "

@@ -72,9 +72,11 @@ from ledger._hooks.tripwire import (
     ledger_problems,
     next_seal,
     protected_set,
+    rerooted,
     restore,
 )
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
+from ledger._version import __version__
 from ledger._workspace import Workspace, cache_secret_path, find_root
 
 if TYPE_CHECKING:
@@ -139,12 +141,13 @@ class GovernedWorkspace:
         self.orchestration = workspace.orchestration
         self.cache_dir = workspace.cache_dir
         self.ledger = Ledger.open(root, environ=environ)
+        ledger_id = self.ledger.ledger_id
         if home_only:
             # Before anything is read or written under the ledger's id: a copy of a workspace
             # shares it with the original, whose seal and checkpoints this call would move.
-            self.ledger.require_home()
+            self.ledger.require_home(ledger_id)
         self.projections = ProjectionCache(
-            self.ledger.file.path, self.cache_dir, self.ledger.ledger_id, environ=environ
+            self.ledger.file.path, self.cache_dir, ledger_id, environ=environ
         )
         self.state = self.projections.state(GOVERNANCE_STATE)
         self.config = WorkspaceConfig(self.orchestration, self.cache_dir, environ=environ)
@@ -365,10 +368,11 @@ class GovernedWorkspace:
         # reading looked removed).
         with self.ledger.file.transaction() as tx:
             tail = tx.tail()
-            sealed = store.load()
+            loaded = store.load()
+            sealed = self._as_here(loaded)
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
             now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
-        self._inspected = sealed if isinstance(sealed, Seal) else None
+        self._inspected = loaded if isinstance(loaded, Seal) else None
         # Armed once a seal was ever written here: a ledger cut back below its
         # governance.tripwire_armed record does not disarm it (the store is outside the workspace).
         armed = self.state.tripwire_armed or store.directory.is_dir()
@@ -397,6 +401,11 @@ class GovernedWorkspace:
                 "(the ledger was replaced)"
             )
         return self._verdict
+
+    def _as_here(self, sealed: Seal | Literal["forged"] | None) -> Seal | Literal["forged"] | None:
+        """A seal as this workspace's: made before it was moved here, its files are renamed
+        (the home binding checked that this workspace is the ledger's, not a copy)."""
+        return rerooted(sealed, self.real_root) if isinstance(sealed, Seal) else sealed
 
     def _tripwire_entries(self, verdict: Verdict, inv: Invocation) -> list[Entry]:
         """The records of what this call's check found: the tripwire armed (first call), or a
@@ -443,7 +452,7 @@ class GovernedWorkspace:
         restored: list[str] = []
         left: list[str] = []
         if how == "revert":
-            sealed = store.load()
+            sealed = self._as_here(store.load())
             if not isinstance(sealed, Seal):
                 raise InputError(
                     "there is no verifiable seal to revert to; check the protected files by "
@@ -468,7 +477,7 @@ class GovernedWorkspace:
         files = fingerprint(protected_set(self.root, self.ledger.ledger_id, self.environ))
 
         def seal_now(records: list[Record]) -> None:
-            store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
+            store.save(next_seal(files, (records[-1].seq, records[-1].hash), self.real_root))
             # The one kept is the workspace's ledger from now on: a person acknowledged it.
             remember_workspace(self.root, self.ledger.ledger_id, self.environ, replace=True)
 
@@ -499,16 +508,16 @@ class GovernedWorkspace:
         differed from the seal before the command stays a change for the next hook call (a
         person's install does not launder an agent's earlier edit)."""
         store = self._tripwire_store()
-        before = store.load()
-        if not isinstance(before, Seal):
+        loaded = store.load()
+        if not isinstance(loaded, Seal):
             yield  # not armed yet, or already tampered with: nothing to carry forward
             return
+        before = rerooted(loaded, self.real_root)
         paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
         dirty = {c.path for c in compare(before.files, fingerprint(paths, before.files))}
         yield
         with self.ledger.file.transaction():
-            sealed = store.load()
-            if sealed != before:
+            if store.load() != loaded:
                 return  # a hook call sealed in between: its check covers what changed
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
             now = fingerprint({p: r for p, r in paths.items() if p not in dirty}, before.files)
@@ -568,8 +577,9 @@ def advance_seal(
     sealed in between saw the disk later, and a stale view would undo what it sealed (a
     checkpoint it added and pruned, a config edit it recorded)."""
     current = store.load()
+    here = os.path.realpath(ledger.workspace.root)
     if first and current is None and files is not None:
-        store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
+        store.save(next_seal(files, (records[-1].seq, records[-1].hash), here))
         return
     if not isinstance(current, Seal):
         return
@@ -582,7 +592,10 @@ def advance_seal(
             return
     fresh = files is not None and current == inspected
     head = (records[-1].seq, records[-1].hash)
-    store.save(next_seal(files if fresh and files is not None else current.files, head))
+    if fresh and files is not None:  # what this call saw, here
+        store.save(next_seal(files, head, here))
+    else:
+        store.save(current._replace(head_seq=head[0], head_hash=head[1], version=__version__))
 
 
 def handle_event(

