@@ -21,10 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ledger import InputError, Ledger, init_workspace, run_hook
 from ledger._doctor import run_checks
 from ledger._evidence.anchors import CheckpointStore, ledger_home
+from ledger._hooks.tripwire import Entry, Seal, rerooted
 
 from ._support import Workspace, claude_payload, make_workspace, run_cli
 
@@ -263,3 +266,33 @@ def test_a_file_planted_in_a_moved_workspace_is_still_caught(original: Workspace
     answer = hook(moved, n=60)
     assert answer["permissionDecision"] == "deny"
     assert "pre-commit was added" in str(answer["permissionDecisionReason"])
+
+
+_NAME = st.text("abc.-_", min_size=1, max_size=6).filter(lambda n: n not in (".", ".."))
+_RELATIVE = st.lists(_NAME, min_size=1, max_size=3).map("/".join)
+
+
+@given(
+    inside=st.sets(_RELATIVE, max_size=6),
+    outside=st.sets(_RELATIVE, max_size=4),
+    legacy=st.booleans(),
+)
+def test_a_seal_moved_renames_only_the_workspaces_files_and_moves_back(
+    inside: set[str], outside: set[str], legacy: bool
+) -> None:
+    entry = Entry("strict", 1, 2, 3, "d")
+    old, new = "/w/app", "/w/app2"  # the new root starts with the old one's text
+    files = {f"{old}/.orchestration/active_intents.yaml": entry._replace(rule="config")}
+    files.update({f"{old}/{p}": entry for p in inside})
+    files.update({f"/home/u/{p}": entry for p in outside})
+    files.update({f"/w/app-other/{p}": entry for p in outside})  # a sibling sharing its prefix
+    sealed = Seal(files, 3, "h", "v", None if legacy else old)
+    moved = rerooted(sealed, new)
+    assert moved.root == new
+    assert set(moved.files) == {
+        f"{new}/{p[len(old) + 1 :]}" if p.startswith(f"{old}/") else p for p in files
+    }
+    for base in ("/home/u/", "/w/app-other/"):
+        assert {p for p in moved.files if p.startswith(base)} == {base + p for p in outside}
+    assert rerooted(moved, old).files == files
+    assert rerooted(sealed, old) == sealed  # not moved: unchanged
