@@ -217,10 +217,12 @@ def copy_of(
     """The home workspace whose ledger the workspace at ``root`` holds a copy of, or ``None``
     when ``root`` is that ledger's home.
 
-    A ledger with no home yet (made before homes were kept) is bound to the first workspace
-    that asks. A home that holds no ledger any more was moved (or deleted): the binding, and the
-    workspace anchor, follow the ledger here. A home that holds any ledger makes ``root`` a
-    copy: of that ledger, or of the one it replaced there (whose anchors are the home's).
+    A ledger with no home yet (made before homes were kept, or elsewhere: a ledger committed
+    to git and cloned) is bound to the first workspace that asks; its workspace anchor is left
+    to ``ledger init`` and the checkpoints. A home that holds no ledger any more was moved (or
+    deleted): the binding, and the workspace anchor, follow the ledger here. A home that holds
+    any ledger makes ``root`` a copy: of that ledger, or of the one it replaced there (whose
+    anchors are the home's).
     ``bind=False`` only reads (``ledger verify``).
     """
     real = os.path.realpath(root)
@@ -235,10 +237,9 @@ def copy_of(
         if not bind:
             return None
         _forget_workspace(home, ledger_id, environ)
-    if not bind:
-        return None
-    bind_home(real, ledger_id, environ)
-    remember_workspace(Path(real), ledger_id, environ)
+        remember_workspace(Path(real), ledger_id, environ)
+    if bind:
+        bind_home(real, ledger_id, environ)
     return None
 
 

@@ -149,8 +149,8 @@ class Ledger:
                 f"no ledger in {workspace.orchestration}; run `ledger init`"
                 if held is None
                 else f"no ledger in {workspace.orchestration}, which held ledger {held} "
-                "(deleted?); `ledger init` makes a new one, flagged as a replacement until a "
-                "person runs `ledger tamper accept`"
+                "(deleted?); run `ledger init` to make a new one (flagged as a replacement "
+                "until a person runs `ledger tamper accept`)"
             )
         return cls(workspace, signing_key=signing_key, clock=clock, environ=environ)
 
@@ -219,15 +219,17 @@ class Ledger:
         # agent rewriting .orchestration/ cannot replace them (docs/trust-model.md).
         from ledger._evidence.anchors import (  # noqa: PLC0415
             TrustPin,
-            bind_home,
+            copy_of,
             pin_trusted_keys,
             remember_workspace,
         )
 
         pin_trusted_keys(ledger_id, [TrustPin(key.kid, key.public_raw, 0)], self._environ)
-        bind_home(self.workspace.root, ledger_id, self._environ)
-        remember_workspace(self.workspace.root, ledger_id, self._environ)
-        self._home_checked = True
+        # This workspace becomes the ledger's home, unless a ledger given the same id
+        # (``ledger_id=``) lives in another workspace already: that one stays the home.
+        self._home_checked = copy_of(self.workspace.root, ledger_id, self._environ) is None
+        if self._home_checked:
+            remember_workspace(self.workspace.root, ledger_id, self._environ)
 
     def require_home(self, ledger_id: str | None = None) -> None:
         """Refuse to write what is kept outside the workspace under this ledger's id (the
