@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     )
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.remote import (
+        DISCLOSE_MODES,
         CheckedLedger,
         FetchedLedger,
         PushResult,
@@ -127,6 +128,7 @@ if TYPE_CHECKING:
         render_intent_context,
     )
     from ledger._governance.person import agent_marker, ancestor_chain
+    from ledger._hooks.claude_sdk import claude_sdk_hooks
     from ledger._hooks.decider import (
         CommandCall,
         DeciderStatus,
@@ -135,7 +137,13 @@ if TYPE_CHECKING:
         serve_decider,
         stop_decider,
     )
-    from ledger._hooks.service import GovernedWorkspace, TamperResolution, handle_event, run_hook
+    from ledger._hooks.service import (
+        GovernedWorkspace,
+        TamperResolution,
+        handle_event,
+        push_workspace_evidence,
+        run_hook,
+    )
     from ledger._mcp import MCP_SERVER_NAME, MCP_TOOL_NAMES, McpTools, serve_mcp
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
@@ -183,6 +191,7 @@ __all__ = [
     "COMMENT_LIMIT",
     "DEFAULT_QUERY_MEMORY",
     "DEFAULT_QUERY_TIMEOUT",
+    "DISCLOSE_MODES",
     "EXPORT_FORMATS",
     "FORMAT_VERSION",
     "GOVERNANCE_STATE",
@@ -279,6 +288,7 @@ __all__ = [
     "build_report",
     "build_review",
     "canonical_bytes",
+    "claude_sdk_hooks",
     "current_lines",
     "decider_socket",
     "decider_status",
@@ -307,6 +317,7 @@ __all__ = [
     "parse_payload",
     "parse_stored",
     "push_evidence",
+    "push_workspace_evidence",
     "read_checkpoint_file",
     "read_records",
     "record_at",
@@ -360,6 +371,7 @@ _LAZY = {
     "missing_intents_message": "ledger._governance.intents",
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
+    "push_workspace_evidence": "ledger._hooks.service",
     "TamperResolution": "ledger._hooks.service",
     "CommandCall": "ledger._hooks.decider",
     "DeciderStatus": "ledger._hooks.decider",
@@ -419,6 +431,7 @@ _LAZY = {
     "PromptHook": "ledger._governance.executors",
     "handle_event": "ledger._hooks.service",
     "run_hook": "ledger._hooks.service",
+    "claude_sdk_hooks": "ledger._hooks.claude_sdk",
     "MAX_PAYLOAD_BYTES": "ledger._clients",
     "HookResponse": "ledger._clients",
     "InitReport": "ledger._setup",
@@ -470,6 +483,7 @@ _LAZY = {
     "verify_lines": "ledger._evidence.verify",
     "CheckedLedger": "ledger._evidence.remote",
     "FetchedLedger": "ledger._evidence.remote",
+    "DISCLOSE_MODES": "ledger._evidence.remote",
     "PushResult": "ledger._evidence.remote",
     "fetch_evidence": "ledger._evidence.remote",
     "push_evidence": "ledger._evidence.remote",

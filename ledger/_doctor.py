@@ -464,6 +464,7 @@ def run_checks(
         )
     ]
     checks.append(_disclosures(ledger, report))
+    checks.append(_sharing(ledger, environ))
     checks.append(
         _checkpoint(report, checkpoints, environ, time.time() if now is None else now, copied)
     )
@@ -472,6 +473,7 @@ def run_checks(
     if refused is not None:
         checks.append(refused)
     checks.append(_decider(environ))
+    checks += _mcp_servers(base, environ)
     return checks
 
 
@@ -491,6 +493,32 @@ def _workspace(base: Path, ledger: Ledger, environ: Mapping[str, str] | None) ->
         "recorded here and every tool call is denied",
         "run `ledger init --fork` here: a ledger and key of the copy's own, whose first record "
         f"names {ledger_id} and its head ({home} is not touched)",
+    )
+
+
+def _sharing(ledger: Ledger, environ: Mapping[str, str] | None) -> Check:
+    """What ``ledger push`` publishes beside the chain under ``--disclose policy``."""
+    from ledger._evidence.disclosure import DEFAULT_DISCLOSE, published_disclosures  # noqa: PLC0415
+    from ledger._governance.config import WorkspaceConfig, disclose_policy  # noqa: PLC0415
+
+    workspace = ledger.workspace
+    try:
+        config = WorkspaceConfig(workspace.orchestration, workspace.cache_dir, environ=environ)
+        policy = disclose_policy(config.hooks(), config.hooks_path)
+    except LedgerError as exc:
+        return Check("sharing", "fail", str(exc), "see the hooks.yaml line above")
+    store = ledger.disclosures
+    with Path(os.devnull).open("wb") as sink:
+        count = published_disclosures(store, policy, sink) if store.exists() else 0
+    if policy == DEFAULT_DISCLOSE:
+        named = "the default: commands, reasons and error messages; no prompt, no file content"
+    else:
+        named = f"hooks.yaml's disclose: [{', '.join(policy)}]"
+    return Check(
+        "sharing",
+        "ok",
+        f"`ledger push` publishes {count} disclosure(s) beside the chain ({named}); "
+        "--disclose none|all overrides it",
     )
 
 
@@ -550,6 +578,45 @@ def _decider(environ: Mapping[str, str] | None) -> Check:
         "ok",
         f"running (pid {found.pid}, ledger {found.version}, {found.requests} calls served)",
     )
+
+
+def _mcp_servers(base: Path, environ: Mapping[str, str] | None) -> list[Check]:
+    """The running ``ledger mcp`` servers of this workspace: one from another version of ledger
+    than is installed where it started refuses every hook call, so the client blocks every
+    gated action until a person restarts it. No line when none runs."""
+    from ledger._hooks.mcp_servers import RESTART_SERVER, running_servers  # noqa: PLC0415
+
+    real = os.path.realpath(base)
+    servers = [
+        s
+        for s in running_servers(environ)
+        if s.root is not None and os.path.realpath(s.root) == real
+    ]
+    if not servers:
+        return []
+    stale = [(s, s.installed()) for s in servers]
+    stale = [(s, now) for s, now in stale if now != s.version]
+    if not stale:
+        shown = ", ".join(f"pid {s.pid}" for s in servers)
+        version = servers[0].version
+        return [Check("mcp server", "ok", f"{len(servers)} running ({shown}), ledger {version}")]
+    checks = []
+    for server, now in stale:
+        installed = (
+            f"ledger {now} is installed now"
+            if now
+            else f"no ledger is installed in {server.install}"
+        )
+        checks.append(
+            Check(
+                "mcp server",
+                "fail",
+                f"`ledger mcp` pid {server.pid} is ledger {server.version}, but {installed}: it "
+                "refuses every hook call, so each gated tool call of its session is blocked",
+                RESTART_SERVER,
+            )
+        )
+    return checks
 
 
 #: How far back ``ledger doctor`` looks for a refused fetch: the recent records only, so doctor

@@ -45,6 +45,7 @@ from ledger._evidence.store import LOCK_DEADLINE
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
+    disclose_policy,
     policy_config,
     register_configured_hooks,
     retention_policy,
@@ -81,7 +82,7 @@ from ledger._version import __version__
 from ledger._workspace import Workspace, cache_secret_path, find_root
 
 if TYPE_CHECKING:
-    from ledger._evidence.remote import FetchedLedger
+    from ledger._evidence.remote import DiscloseMode, FetchedLedger, PushResult
     from ledger._governance.person import PersonCommandKind
 
 __all__ = [
@@ -90,12 +91,42 @@ __all__ = [
     "TamperResolution",
     "handle_event",
     "locate_root",
+    "push_workspace_evidence",
     "run_hook",
 ]
 
 
 class CallAbandonedError(Exception):
     """The resident decider's caller stopped waiting before the records were appended."""
+
+
+def push_workspace_evidence(
+    root: Path,
+    remote: str = "origin",
+    *,
+    disclose: DiscloseMode = "policy",
+    publish_verbatim_content: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> PushResult:
+    """``ledger push``: :func:`ledger.push_evidence` of the workspace at ``root``, publishing
+    under ``--disclose policy`` the disclosures of the fields ``hooks.yaml``'s ``disclose:``
+    names (by default no prompt and no file content).
+
+    Raises:
+        ConfigError: ``disclose:`` is not a list of field names.
+    """
+    from ledger._evidence.remote import push_evidence  # noqa: PLC0415
+
+    workspace = Workspace(root)
+    config = WorkspaceConfig(workspace.orchestration, workspace.cache_dir, environ=environ)
+    return push_evidence(
+        Ledger.open(root, environ=environ),
+        remote,
+        environ=environ,
+        publish_verbatim_content=publish_verbatim_content,
+        disclose=disclose,
+        policy=disclose_policy(config.hooks(), config.hooks_path),
+    )
 
 
 def locate_root(
@@ -289,6 +320,7 @@ class GovernedWorkspace:
         hooks = self.config.hooks()
         switches = policy_config(hooks, self.config.hooks_path)
         retention_policy(hooks, self.config.hooks_path)  # a bad one is refused on any call
+        disclose_policy(hooks, self.config.hooks_path)
         intents, intents_error = self.config.intents()
         governance = Governance(
             root=self.real_root,
@@ -595,9 +627,12 @@ def advance_seal(
     fresh = files is not None and current == inspected
     head = (records[-1].seq, records[-1].hash)
     if fresh and files is not None:  # what this call saw, here
-        store.save(next_seal(files, head, here))
+        store.save(next_seal(files, head, here), kept=current.files)
     else:
-        store.save(current._replace(head_seq=head[0], head_hash=head[1], version=__version__))
+        store.save(
+            current._replace(head_seq=head[0], head_hash=head[1], version=__version__),
+            kept=current.files,
+        )
 
 
 def handle_event(
