@@ -118,6 +118,14 @@ def init(
     parents: Annotated[
         bool, typer.Option("--parents", help="Create the workspace directory if it does not exist.")
     ] = False,
+    fork: Annotated[
+        bool,
+        typer.Option(
+            "--fork",
+            help="In a workspace copied with its ledger (cp -a, rsync -a, tar): give the copy "
+            "a ledger and key of its own, whose first record names the copied ledger and head.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Make this clone's ledger and signing key; keep the shared files (intents, hooks.yaml,
@@ -125,7 +133,7 @@ def init(
     from ledger import init_workspace  # noqa: PLC0415
 
     def action() -> int:
-        report = init_workspace(root, parents=parents)
+        report = init_workspace(root, parents=parents, fork=fork)
         ledger = report.ledger
         info = {
             "created": report.created,
@@ -136,7 +144,10 @@ def init(
             "ledger_id": ledger.tail(1)[0].ledger_id,
             "moved_from_elsewhere": report.moved_from_elsewhere,
             "elsewhere_key": report.elsewhere_key,
+            "forked_from": report.forked_from,
+            "forked_to": report.forked_to,
             "private_key": report.private_key,
+            "replaced": report.replaced,
             "written": list(report.written),
         }
         if as_json:
@@ -149,8 +160,22 @@ def init(
                 f"{report.moved_from_elsewhere} (if git tracks it: `git rm --cached "
                 ".orchestration/agent_trace.jsonl`)"
             )
+        if report.forked_from:
+            fork_point = report.forked_from
+            print(
+                f"forked from ledger {fork_point['ledger_id']} at seq {fork_point['seq']} "
+                f"(it lives in {fork_point['home']}, untouched); the copy of it is kept, "
+                f"unchanged, in {report.forked_to}"
+            )
         state = "created" if report.created else "already initialised"
         print(f"ledger {info['ledger_id']} at {info['ledger']} ({state})")
+        if report.replaced:
+            print(
+                f"this workspace held ledger {report.replaced}, which is gone: the new ledger "
+                "stays flagged by `ledger verify`, `ledger doctor` and every hook call until "
+                "you acknowledge the replacement with `ledger tamper accept` in your own "
+                "terminal (recorded in the new ledger)"
+            )
         where = report.private_key or "$LEDGER_SIGNING_KEY"
         print(
             f"signing key {report.key}: private key {where}; public key pinned in {info['keyring']}"
@@ -159,7 +184,9 @@ def init(
             print(f"wrote {name}")
         if report.kept:
             print(f"kept shared files: {', '.join(report.kept)}")
-        if report.created:
+        if report.forked_from:
+            print("next: `ledger doctor` (the intents, hooks and settings came with the copy)")
+        elif report.created:
             print(
                 "next: edit .orchestration/active_intents.yaml, `ledger install claude`, "
                 "commit .orchestration/ (its .gitignore keeps this clone's ledger out), "

@@ -216,7 +216,13 @@ def _key_columns(kind: str, body: Mapping[str, Any]) -> tuple[str, str]:
             "",
         )
     if kind == "ledger.genesis":
-        return f"key {kid}" if kid else "", ""
+        forked = _dict(body.get("forked_from"))
+        fork = (
+            f"forked from {_text(forked.get('ledger_id'))} at seq {forked.get('seq')}"
+            if forked
+            else ""
+        )
+        return f"key {kid}" if kid else "", fork
     removed = body.get("removed_bytes")
     return _text(body.get("quarantine_file")), (
         f"{removed} torn byte(s) quarantined" if removed is not None else ""
@@ -234,11 +240,11 @@ def _tripwire_columns(kind: str, body: Mapping[str, Any]) -> tuple[str, str, str
     files = body.get("files")
     count = len(files) if isinstance(files, list) else 0
     tamper = body.get("tamper_seq")
-    return (
-        f"{count} protected file(s)",
-        "",
-        (f"resolves seq {tamper}" if tamper is not None else ""),
-    )
+    replaced = body.get("replaced_ledger")
+    why = [f"resolves seq {tamper}"] if tamper is not None else []
+    if replaced:
+        why.append(f"replaces ledger {_text(replaced)}")
+    return f"{count} protected file(s)", "", "; ".join(why)
 
 
 def summarize(data: Mapping[str, Any], targets: Mapping[str, str] | None = None) -> Summary:

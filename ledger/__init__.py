@@ -36,6 +36,7 @@ from ledger._errors import (
     TornTailError,
     UnverifiableError,
     VerbatimContentError,
+    WorkspaceCopiedError,
     WorkspaceNotFoundError,
 )
 from ledger._version import __version__
@@ -276,6 +277,7 @@ __all__ = [
     "Verification",
     "VerifyReport",
     "Workspace",
+    "WorkspaceCopiedError",
     "WorkspaceNotFoundError",
     "__version__",
     "active_key_id",

@@ -29,7 +29,7 @@ from typing import Any, Final, Literal, NamedTuple
 from ledger._clients.install import hook_status
 from ledger._clients.registry import CLIENTS, DECISIONS, ClientSpec, enforcement
 from ledger._clients.versions import CLIENT_EXECUTABLES
-from ledger._errors import ConfigError, KeyNotFoundError, LedgerError
+from ledger._errors import ConfigError, KeyNotFoundError, LedgerError, WorkspaceCopiedError
 from ledger._evidence.keys import load_signing_key
 from ledger._evidence.ledger import Ledger
 from ledger._evidence.verify import VerifyReport
@@ -86,14 +86,18 @@ def _verify(
         ), None
     if report.ok:
         return Check("ledger", "ok", report.summary()), report
-    fix = (
-        "run `ledger repair`"
-        if report.only_torn_tail
-        else (
+    if report.only_torn_tail:
+        fix = "run `ledger repair`"
+    elif any(p.code == "replaced-ledger" for p in report.problems):
+        fix = (
+            "if you replaced the ledger yourself, acknowledge it with `ledger tamper accept` in "
+            "your own terminal (recorded in the new ledger); else investigate where it went"
+        )
+    else:
+        fix = (
             "run `ledger verify` for every problem; the records are evidence: do not edit them, "
             "keep a copy and investigate"
         )
-    )
     return Check("ledger", "fail", report.summary(), fix), report
 
 
@@ -164,7 +168,7 @@ def _hooks_config(root: Path, environ: Mapping[str, str] | None) -> Check:
     names = [n for n in ("hooks.yaml", "hooks.json") if (orchestration / n).exists()]
     name = names[0] if names else "hooks.yaml"
     try:
-        GovernedWorkspace(root, environ=environ).build()
+        GovernedWorkspace(root, environ=environ, home_only=False).build()
     except ConfigError as exc:
         return Check("hooks.yaml", "fail", str(exc), f"fix {ORCHESTRATION_DIR}/{name}")
     except LedgerError as exc:
@@ -367,7 +371,10 @@ def _checkpoint(
     given: Sequence[tuple[str, str]],
     environ: Mapping[str, str] | None,
     now: float,
+    copied: bool = False,
 ) -> Check:
+    """The newest checkpoint (in a copied workspace: the newest the copy's records reach; those
+    after it are the original's)."""
     how = (
         "run `ledger checkpoint -o <file>` and keep the file off this machine (git, CI "
         "artifacts); `ledger doctor --checkpoint <file>` checks it"
@@ -384,6 +391,8 @@ def _checkpoint(
             mtime = now
         found.append((mtime, size, name))
     for path, size in _stored_checkpoints(report.ledger_id, environ):
+        if copied and size > report.records:
+            continue
         try:
             found.append((path.stat().st_mtime, size, str(path)))
         except OSError:
@@ -427,7 +436,8 @@ def run_checks(
         ledger = Ledger.open(base, environ=environ)
     except LedgerError as exc:
         return [Check("workspace", "fail", str(exc), "run `ledger init`")]
-    checks = [Check("workspace", "ok", str(base))]
+    checks = [_workspace(base, ledger, environ)]
+    copied = checks[0].status == "fail"
     verified, report = _verify(ledger, checkpoints)
     checks.append(verified)
     try:
@@ -455,7 +465,9 @@ def run_checks(
     ]
     checks.append(_disclosures(ledger, report))
     checks.append(_sharing(ledger, environ))
-    checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
+    checks.append(
+        _checkpoint(report, checkpoints, environ, time.time() if now is None else now, copied)
+    )
     checks.append(_tripwire(base, environ))
     refused = _refused_evidence(ledger)
     if refused is not None:
@@ -463,6 +475,25 @@ def run_checks(
     checks.append(_decider(environ))
     checks += _mcp_servers(base, environ)
     return checks
+
+
+def _workspace(base: Path, ledger: Ledger, environ: Mapping[str, str] | None) -> Check:
+    """The workspace, and whether it is its ledger's home or a copy of it (``cp -a``)."""
+    from ledger._evidence.anchors import copy_of  # noqa: PLC0415
+    from ledger._evidence.read import genesis_ledger_id  # noqa: PLC0415
+
+    ledger_id = genesis_ledger_id(ledger.file.path)
+    home = None if ledger_id is None else copy_of(base, ledger_id, environ, bind=False)
+    if home is None:
+        return Check("workspace", "ok", str(base))
+    return Check(
+        "workspace",
+        "fail",
+        f"{base} is a copy of {home}, where its ledger {ledger_id} lives: nothing is "
+        "recorded here and every tool call is denied",
+        "run `ledger init --fork` here: a ledger and key of the copy's own, whose first record "
+        f"names {ledger_id} and its head ({home} is not touched)",
+    )
 
 
 def _sharing(ledger: Ledger, environ: Mapping[str, str] | None) -> Check:
@@ -630,6 +661,8 @@ def _tripwire(base: Path, environ: Mapping[str, str] | None) -> Check:
         workspace = GovernedWorkspace(base, environ=environ)
         pending = workspace.state.tamper
         verdict = workspace.check_tripwire(during_call=False)
+    except WorkspaceCopiedError:
+        return Check("tripwire", "ok", "not checked in a copy: the seal is the original's")
     except LedgerError as exc:
         return Check("tripwire", "warn", f"not checked: {exc}", "see the lines above")
     if pending is not None:

@@ -39,6 +39,7 @@ __all__ = [
     "TornTailError",
     "UnverifiableError",
     "VerbatimContentError",
+    "WorkspaceCopiedError",
     "WorkspaceNotFoundError",
 ]
 
@@ -122,6 +123,27 @@ class LockTimeoutError(StorageError):
 
 class WorkspaceNotFoundError(UnverifiableError):
     """No ``.orchestration/`` directory was found from the starting directory upwards."""
+
+
+class WorkspaceCopiedError(UnverifiableError):
+    """The workspace holds a copy of a ledger that lives in another workspace (``cp -a``,
+    ``rsync -a``, a tar round trip): nothing is written for it (its checkpoints, seal and trust
+    pins are the original's) until ``ledger init --fork`` gives the copy a ledger of its own.
+
+    Attributes:
+        home: the workspace the ledger lives in.
+        ledger_id: the copied ledger's id.
+    """
+
+    def __init__(self, root: str, home: str, ledger_id: str) -> None:
+        super().__init__(
+            f"this workspace ({root}) is a copy of {home}: its ledger {ledger_id} lives there, "
+            "so nothing is recorded here and every tool call is denied; run `ledger init "
+            "--fork` here to give the copy a ledger of its own (its first record names the "
+            "ledger and head it was forked from); the original is not touched"
+        )
+        self.home = home
+        self.ledger_id = ledger_id
 
 
 class NotInitializedError(UnverifiableError):

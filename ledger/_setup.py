@@ -21,9 +21,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
-from ledger._errors import KeyNotFoundError, StorageError, WorkspaceNotFoundError
+from ledger._errors import InputError, KeyNotFoundError, StorageError, WorkspaceNotFoundError
+from ledger._evidence.disclosure import DISCLOSURES_FILE
 from ledger._evidence.keys import load_signing_key, private_key_path
 from ledger._evidence.ledger import Ledger
 from ledger._evidence.record import ROTATED_KIND, Record
@@ -47,6 +48,11 @@ class InitReport(NamedTuple):
         written: files created or completed (the intents template, ``.gitignore`` entries).
         moved_from_elsewhere: where a ledger written on another machine was moved, or ``None``.
         elsewhere_key: the key that ledger was signed with.
+        forked_from: ``--fork``: the copied ledger's id, head and home (what the new genesis
+            record names), or ``None``.
+        forked_to: where the copied ledger (and its disclosures) were moved, unchanged.
+        replaced: the ledger this workspace held before, when it is gone and the new one
+            stays flagged until a person runs ``ledger tamper accept``; else ``None``.
     """
 
     ledger: Ledger
@@ -57,6 +63,9 @@ class InitReport(NamedTuple):
     written: tuple[str, ...]
     moved_from_elsewhere: str | None = None
     elsewhere_key: str | None = None
+    forked_from: dict[str, Any] | None = None
+    forked_to: str | None = None
+    replaced: str | None = None
 
 
 def active_key_id(last: Record) -> str:
@@ -74,19 +83,51 @@ def _signable_here(kid: str, environ: Mapping[str, str] | None) -> bool:
         return False
 
 
-def _move_aside(ledger_path: Path, ledger_id: str) -> Path:
+def _move_aside(ledger_path: Path, ledger_id: str, *, with_disclosures: bool = False) -> Path:
+    """Move the ledger at ``ledger_path`` (and, with ``with_disclosures``, the disclosures of
+    its commitments) to ``other-ledgers/``, byte for byte."""
     target_dir = ledger_path.parent / OTHER_LEDGERS_DIR
-    target = target_dir / f"agent_trace.{ledger_id}.jsonl"
+    suffix = ""
     n = 1
-    while target.exists():
+    while (target_dir / f"agent_trace.{ledger_id}{suffix}.jsonl").exists():
         n += 1
-        target = target_dir / f"agent_trace.{ledger_id}.{n}.jsonl"
+        suffix = f".{n}"
+    moves = [(ledger_path, target_dir / f"agent_trace.{ledger_id}{suffix}.jsonl")]
+    disclosures = ledger_path.with_name(DISCLOSURES_FILE)
+    if with_disclosures and disclosures.exists():
+        moves.append((disclosures, target_dir / f"disclosures.{ledger_id}{suffix}.jsonl"))
     try:
         target_dir.mkdir(exist_ok=True)
-        ledger_path.replace(target)  # same directory tree: a rename, the bytes untouched
+        for source, target in moves:
+            source.replace(target)  # same directory tree: a rename, the bytes untouched
     except OSError as exc:
-        raise StorageError(f"cannot move {ledger_path} to {target}: {exc.strerror}") from None
-    return target
+        raise StorageError(f"cannot move {source} to {target}: {exc.strerror}") from None
+    return moves[0][1]
+
+
+def _fork_point(workspace: Workspace, environ: Mapping[str, str] | None) -> dict[str, Any]:
+    """What a fork's genesis names: the copied ledger's id, head and home.
+
+    Raises:
+        InputError: the workspace is not a copy (nothing to fork).
+    """
+    from ledger._evidence.anchors import copy_of  # noqa: PLC0415
+
+    existing = Ledger(workspace, environ=environ)
+    tail = existing.tail(1) if workspace.ledger_path.is_file() else []
+    if not tail:
+        raise InputError(
+            f"--fork: {workspace.orchestration} holds no ledger to fork from; "
+            "`ledger init` makes a new one"
+        )
+    head = tail[0]
+    home = copy_of(workspace.root, head.ledger_id, environ)
+    if home is None:
+        raise InputError(
+            f"--fork: this workspace is the home of ledger {head.ledger_id}, not a copy: "
+            "nothing to fork (a fork is for a workspace copied with its ledger)"
+        )
+    return {"hash": head.hash, "home": home, "ledger_id": head.ledger_id, "seq": head.seq}
 
 
 def init_workspace(
@@ -94,6 +135,7 @@ def init_workspace(
     *,
     parents: bool = False,
     environ: Mapping[str, str] | None = None,
+    fork: bool = False,
 ) -> InitReport:
     """Make (or confirm) this clone's ledger and signing key, keeping the shared files.
 
@@ -101,9 +143,13 @@ def init_workspace(
         root: the workspace root.
         parents: create ``root`` (and its parents) when it does not exist.
         environ: environment for key lookup (defaults to ``os.environ``).
+        fork: the workspace is a copy of another (``cp -a``): move the copied ledger aside and
+            start one of its own, with a new key, whose genesis record names the copied
+            ledger and its head. The original and everything kept for it are not touched.
 
     Raises:
         WorkspaceNotFoundError: ``root`` does not exist and ``parents`` is false.
+        InputError: ``fork`` where the workspace is not a copy.
         StorageError: a file could not be written or moved.
     """
     base = Path(root).expanduser().absolute()
@@ -120,7 +166,13 @@ def init_workspace(
     )
     moved: Path | None = None
     elsewhere_key: str | None = None
-    if workspace.ledger_path.is_file() and workspace.ledger_path.stat().st_size > 0:
+    forked_from = _fork_point(workspace, environ) if fork else None
+    forked_to: Path | None = None
+    if forked_from is not None:
+        forked_to = _move_aside(
+            workspace.ledger_path, forked_from["ledger_id"], with_disclosures=True
+        )
+    elif workspace.ledger_path.is_file() and workspace.ledger_path.stat().st_size > 0:
         existing = Ledger(workspace, environ=environ)
         tail = existing.tail(1)
         if tail and not _signable_here(active_key_id(tail[0]), environ):
@@ -132,8 +184,16 @@ def init_workspace(
     except OSError as exc:
         raise StorageError(f"cannot create {workspace.orchestration}: {exc.strerror}") from None
     was_empty = not workspace.ledger_path.is_file() or workspace.ledger_path.stat().st_size == 0
-    ledger = Ledger.init(base, environ=environ)
+    ledger = Ledger.init(base, environ=environ, forked_from=forked_from)
     last = ledger.tail(1)[0]
+    from ledger._evidence.anchors import remember_workspace, workspace_ledger_id  # noqa: PLC0415
+
+    anchored = workspace_ledger_id(base, environ)
+    if forked_from is not None and anchored == forked_from["ledger_id"]:
+        # A copy anchored to the ledger it copied (by a version before homes were kept): the
+        # fork is what a person asked for, not a replacement.
+        remember_workspace(base, last.ledger_id, environ, replace=True)
+        anchored = last.ledger_id
     key = active_key_id(last)
     env = os.environ if environ is None else environ
     private = None if env.get("LEDGER_SIGNING_KEY") else str(private_key_path(key, environ))
@@ -146,4 +206,7 @@ def init_workspace(
         written=tuple(f"{ORCHESTRATION_DIR}/{name}" for name in written),
         moved_from_elsewhere=str(moved.relative_to(base)) if moved else None,
         elsewhere_key=elsewhere_key,
+        forked_from=forked_from,
+        forked_to=str(forked_to.relative_to(base)) if forked_to else None,
+        replaced=anchored if anchored not in (None, last.ledger_id) else None,
     )

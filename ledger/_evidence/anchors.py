@@ -9,7 +9,14 @@ the workspace cannot vouch for is anchored in the user's own directories:
   one: each must be a prefix of today's chain. ``<state>`` is ``$LEDGER_HOME/state`` when
   ``$LEDGER_HOME`` is set, else ``$XDG_STATE_HOME/ledger``, else ``~/.local/state/ledger``.
 * **Which ledger a workspace has** (``<state>/workspaces/<hash of its path>.json``): a ledger
-  replaced wholesale by a fresh one (new genesis, new id, no checkpoints yet) still shows.
+  replaced wholesale by a fresh one (new genesis, new id, no checkpoints yet) still shows, until
+  a person acknowledges it (``ledger tamper accept``): nothing else moves this anchor.
+* **Where a ledger lives** (``<state>/homes/<ledger id>.json``): its home workspace. Everything
+  else kept here is keyed by ledger id (checkpoints, the tripwire's seal, trust pins), so a
+  workspace copied with its ledger (``cp -a``, ``rsync -a``, a tar round trip) would share them
+  with the original; only the home writes them. A copy is told so (``ledger init --fork`` gives
+  it a ledger of its own); a home that no longer holds any ledger was moved, and the binding
+  follows it.
 * **Trusted keys** (``$LEDGER_HOME/trusted/<ledger id>.json``, default
   ``~/.config/ledger/trusted``): the trust root. ``ledger init`` pins the genesis key there,
   ``ledger key pin`` pins a key a person vouches for. Keys in ``.orchestration/keys/`` are only
@@ -40,6 +47,9 @@ __all__ = [
     "CheckpointStore",
     "StoredCheckpoint",
     "TrustPin",
+    "bind_home",
+    "copy_of",
+    "ledger_home",
     "load_trust_pins",
     "pin_trusted_keys",
     "remember_workspace",
@@ -138,15 +148,99 @@ def workspace_ledger_id(root: Path, environ: Mapping[str, str] | None = None) ->
 
 
 def remember_workspace(
-    root: Path, ledger_id: str, environ: Mapping[str, str] | None = None
+    root: Path, ledger_id: str, environ: Mapping[str, str] | None = None, *, replace: bool = False
 ) -> None:
-    """Anchor ``ledger_id`` as the ledger of ``root`` (by ``ledger init`` and checkpoints)."""
-    if workspace_ledger_id(root, environ) == ledger_id:
+    """Anchor ``ledger_id`` as the ledger of ``root`` (by ``ledger init`` and checkpoints).
+
+    A workspace anchored to another ledger keeps that anchor (its ledger was replaced: ``ledger
+    verify`` says so) unless ``replace``: a person's acknowledgement (``ledger tamper accept``,
+    ``ledger init --fork``)."""
+    anchored = workspace_ledger_id(root, environ)
+    if anchored == ledger_id or (anchored is not None and not replace):
         return
     payload = {"ledger_id": ledger_id, "root": os.path.realpath(root)}
     _atomic_write(
         _workspace_file(root, environ), (json.dumps(payload, sort_keys=True) + "\n").encode()
     )
+
+
+def _forget_workspace(root: str, ledger_id: str, environ: Mapping[str, str] | None) -> None:
+    """Drop the anchor of ``root`` if it names ``ledger_id`` (the workspace moved away)."""
+    if workspace_ledger_id(Path(root), environ) == ledger_id:
+        with contextlib.suppress(OSError):
+            _workspace_file(Path(root), environ).unlink()
+
+
+def _home_file(ledger_id: str, environ: Mapping[str, str] | None) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)
+    return state_home(environ) / "homes" / f"{safe}.json"
+
+
+def ledger_home(ledger_id: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The workspace (real path) that ``ledger_id`` lives in, if one was bound."""
+    try:
+        data = json.loads(_home_file(ledger_id, environ).read_text(encoding="utf-8"))
+        return str(data["root"]) if data.get("ledger_id") == ledger_id else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def bind_home(root: Path | str, ledger_id: str, environ: Mapping[str, str] | None = None) -> None:
+    """Bind ``ledger_id`` to the workspace at ``root`` (by ``ledger init``)."""
+    payload = {"ledger_id": ledger_id, "root": os.path.realpath(root)}
+    _atomic_write(
+        _home_file(ledger_id, environ), (json.dumps(payload, sort_keys=True) + "\n").encode()
+    )
+
+
+def _ledger_in(root: str) -> str | None:
+    """The id of the ledger the workspace at ``root`` holds (its genesis record's), if any."""
+    from ledger._evidence.read import genesis_ledger_id  # noqa: PLC0415
+
+    return genesis_ledger_id(Path(root) / ".orchestration" / "agent_trace.jsonl")
+
+
+def _same_directory(first: str, second: str) -> bool:
+    try:
+        return Path(first).samefile(second)
+    except OSError:
+        return False
+
+
+def copy_of(
+    root: Path | str,
+    ledger_id: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    bind: bool = True,
+) -> str | None:
+    """The home workspace whose ledger the workspace at ``root`` holds a copy of, or ``None``
+    when ``root`` is that ledger's home.
+
+    A ledger with no home yet (made before homes were kept, or elsewhere: a ledger committed
+    to git and cloned) is bound to the first workspace that asks; its workspace anchor is left
+    to ``ledger init`` and the checkpoints. A home that holds no ledger any more was moved (or
+    deleted): the binding, and the workspace anchor, follow the ledger here. A home that holds
+    any ledger makes ``root`` a copy: of that ledger, or of the one it replaced there (whose
+    anchors are the home's).
+    ``bind=False`` only reads (``ledger verify``).
+    """
+    real = os.path.realpath(root)
+    home = ledger_home(ledger_id, environ)
+    if home == real:
+        return None
+    if home is not None:
+        if _same_directory(home, real):
+            return None  # the home, reached by another path (a bind mount, a symlink)
+        if _ledger_in(home) is not None:
+            return home
+        if not bind:
+            return None
+        _forget_workspace(home, ledger_id, environ)
+        remember_workspace(Path(real), ledger_id, environ)
+    if bind:
+        bind_home(real, ledger_id, environ)
+    return None
 
 
 class TrustPin(NamedTuple):

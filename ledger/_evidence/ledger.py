@@ -17,6 +17,7 @@ from ledger._errors import (
     KeyNotFoundError,
     NotInitializedError,
     StorageError,
+    WorkspaceCopiedError,
 )
 from ledger._evidence import ledger_upkeep as _upkeep
 from ledger._evidence import lightjson
@@ -120,6 +121,7 @@ class Ledger:
         self._key = signing_key
         self._clock: Clock = clock or utc_now
         self._environ = environ
+        self._home_checked = False
 
     # --- construction --------------------------------------------------------------------
 
@@ -140,7 +142,16 @@ class Ledger:
         """
         workspace = Workspace(find_root(root, environ=environ))
         if not workspace.ledger_path.exists():
-            raise NotInitializedError(f"no ledger in {workspace.orchestration}; run `ledger init`")
+            from ledger._evidence.anchors import workspace_ledger_id  # noqa: PLC0415
+
+            held = workspace_ledger_id(workspace.root, environ)
+            raise NotInitializedError(
+                f"no ledger in {workspace.orchestration}; run `ledger init`"
+                if held is None
+                else f"no ledger in {workspace.orchestration}, which held ledger {held} "
+                "(deleted?); run `ledger init` to make a new one (flagged as a replacement "
+                "until a person runs `ledger tamper accept`)"
+            )
         return cls(workspace, signing_key=signing_key, clock=clock, environ=environ)
 
     @classmethod
@@ -152,12 +163,15 @@ class Ledger:
         clock: Clock | None = None,
         ledger_id: str | None = None,
         environ: Mapping[str, str] | None = None,
+        forked_from: Mapping[str, Any] | None = None,
     ) -> Ledger:
         """Create ``.orchestration/``, pin a signing key and write the genesis record.
 
         Idempotent: on an initialised workspace it returns the existing ledger unchanged.
         The private key is generated (if none is given or configured) and stored outside the
         workspace with mode 0600; only its public half is pinned in ``.orchestration/keys/``.
+        ``forked_from`` (``ledger_id``, ``seq``, ``hash``, ``home``) goes into the genesis
+        record of a fork (:func:`ledger._setup.init_workspace`).
         """
         workspace = Workspace(Path(root).absolute())
         try:
@@ -191,6 +205,7 @@ class Ledger:
                     "created_by": f"ledger {__version__}",
                     "format": FORMAT_VERSION,
                     "key": key.kid,
+                    **({"forked_from": dict(forked_from)} if forked_from else {}),
                 },
                 key=key,
             )
@@ -204,12 +219,36 @@ class Ledger:
         # agent rewriting .orchestration/ cannot replace them (docs/trust-model.md).
         from ledger._evidence.anchors import (  # noqa: PLC0415
             TrustPin,
+            copy_of,
             pin_trusted_keys,
             remember_workspace,
         )
 
         pin_trusted_keys(ledger_id, [TrustPin(key.kid, key.public_raw, 0)], self._environ)
-        remember_workspace(self.workspace.root, ledger_id, self._environ)
+        # This workspace becomes the ledger's home, unless a ledger given the same id
+        # (``ledger_id=``) lives in another workspace already: that one stays the home.
+        self._home_checked = copy_of(self.workspace.root, ledger_id, self._environ) is None
+        if self._home_checked:
+            remember_workspace(self.workspace.root, ledger_id, self._environ)
+
+    def require_home(self, ledger_id: str | None = None) -> None:
+        """Refuse to write what is kept outside the workspace under this ledger's id (the
+        tripwire's seal, checkpoints, trust pins, published evidence) unless this workspace is
+        the ledger's home: a copy of the workspace shares the id, and its writes would halt or
+        fork the original (:func:`ledger._evidence.anchors.copy_of`). Checked once per object.
+
+        Raises:
+            WorkspaceCopiedError: the workspace holds a copy of a ledger living elsewhere.
+        """
+        if self._home_checked:
+            return
+        from ledger._evidence.anchors import copy_of  # noqa: PLC0415
+
+        ledger_id = ledger_id or self.ledger_id
+        home = copy_of(self.workspace.root, ledger_id, self._environ)
+        if home is not None:
+            raise WorkspaceCopiedError(os.path.realpath(self.workspace.root), home, ledger_id)
+        self._home_checked = True
 
     # --- keys ------------------------------------------------------------------------------
 

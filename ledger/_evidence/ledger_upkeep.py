@@ -145,8 +145,9 @@ class LedgerVerifier:
         ]
         anchor_problems: list[Problem] = []
         if stored_checkpoints and ledger_id is not None:
-            stored, anchor_problems = self._stored_targets(ledger_id, keyring)
+            stored, anchor_problems, anchor_notes = self._stored_targets(ledger_id, keyring)
             targets.extend(stored)
+            notes.extend(anchor_notes)
         # The disclosures are checked in a thread while the workers check the chain: the
         # parent mostly waits for them, and the store's digests then cost little wall time.
         with ThreadPoolExecutor(1) as pool:
@@ -176,10 +177,18 @@ class LedgerVerifier:
             report.add(Problem("bad-disclosure", seq, seq + 1, f"{field}: {message}"))
         return report
 
-    def _stored_targets(self, ledger_id: str, keyring: Keyring) -> tuple[list[Any], list[Any]]:
-        """The checkpoints stored outside the workspace, verified, and what is wrong with the
-        anchors themselves (a replaced ledger, an unreadable or forged checkpoint file)."""
-        from ledger._evidence.anchors import CheckpointStore, workspace_ledger_id  # noqa: PLC0415
+    def _stored_targets(
+        self, ledger_id: str, keyring: Keyring
+    ) -> tuple[list[Any], list[Any], list[str]]:
+        """The checkpoints stored outside the workspace, verified; what is wrong with the
+        anchors themselves (a replaced ledger, an unreadable or forged checkpoint file); and
+        notes (a copied workspace: the anchors are the original's, checked up to the copy's
+        head)."""
+        from ledger._evidence.anchors import (  # noqa: PLC0415
+            CheckpointStore,
+            copy_of,
+            workspace_ledger_id,
+        )
         from ledger._evidence.checkpoint import (  # noqa: PLC0415
             parse_checkpoint,
             read_checkpoint_file,
@@ -196,18 +205,32 @@ class LedgerVerifier:
                     0,
                     0,
                     f"this workspace's ledger was {anchored}, now it is {ledger_id}: the "
-                    f"ledger was replaced (the old one's checkpoints are in {where})",
+                    f"ledger was replaced (the old one's checkpoints are in {where}); a person "
+                    "acknowledges it with `ledger tamper accept`, in their own terminal",
                 )
+            )
+        notes: list[str] = []
+        limit: int | None = None  # a copy answers for the records it holds, no further
+        home = copy_of(self.ledger.workspace.root, ledger_id, self.ledger._environ, bind=False)
+        if home is not None:
+            tail = self.ledger.tail(1)
+            limit = tail[0].seq + 1 if tail else 0
+            notes.append(
+                f"this workspace is a copy of {home}, where ledger {ledger_id} lives: its "
+                f"checkpoints are checked up to this copy's {limit} records; nothing is "
+                "recorded here until `ledger init --fork` gives the copy a ledger of its own"
             )
         targets = []
         for stored in CheckpointStore.for_ledger(ledger_id, self.ledger._environ).list():
+            if limit is not None and stored.size > limit:
+                continue
             name = str(stored.path)
             try:
                 text = read_checkpoint_file(stored.path)
                 targets.append(parse_checkpoint(text, name).verified_target(keyring, name))
             except (CheckpointError, StorageError) as exc:
                 problems.append(Problem("bad-checkpoint", stored.size - 1, 0, str(exc)))
-        return targets, problems
+        return targets, problems, notes
 
     def verify_or_raise(
         self,
@@ -248,6 +271,7 @@ class Checkpointer:
 
         with self.ledger.file.transaction() as tx:
             tail = tx.tail()
+            self.ledger.require_home(tail.ledger_id)  # a copy would fork the published ref
             key = self.ledger._signing_key_for(tail)
             data = tx.read_at(0, tail.size)
         return data, sign_checkpoint(tail.ledger_id, tail.seq + 1, tail.hash, key)
@@ -295,6 +319,7 @@ class Checkpointer:
 
         with self.ledger.file.transaction() as tx:
             tail = tx.tail()
+            self.ledger.require_home(tail.ledger_id)  # a copy's checkpoints are the original's
             size = tail.seq + 1
             store = CheckpointStore.for_ledger(tail.ledger_id, self.ledger._environ)
             latest = store.latest()
@@ -592,7 +617,10 @@ class KeyLifecycle:
         """
         from ledger._evidence.anchors import TrustPin, pin_trusted_keys  # noqa: PLC0415
 
-        ledger_id = ledger_id or self.ledger.ledger_id
+        own = self.ledger.ledger_id
+        if ledger_id in (None, own):
+            self.ledger.require_home(own)  # a copy would vouch for a key of the original's
+        ledger_id = ledger_id or own
         if kid is None:
             kid = str(next(self.ledger.records()).key)
         if public_raw is None:

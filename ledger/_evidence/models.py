@@ -121,12 +121,26 @@ class RecordModel(_Strict):
     )
 
 
+class ForkedFrom(_Strict):
+    """The ledger a fork continues from, as the copied workspace held it."""
+
+    ledger_id: StrictStr = Field(min_length=1, description="The copied ledger's id.")
+    seq: SafeInt = Field(description="Its head's seq, as the copy held it.")
+    hash: Hex64 = Field(description="Its head's hash.")
+    home: StrictStr = Field(description="The workspace it lives in (where it was copied from).")
+
+
 class GenesisBody(_Strict):
     """``ledger.genesis`` (seq 0): the ledger's birth certificate."""
 
     created_by: StrictStr = Field(description="Tool and version that created the ledger.")
     format: Literal[1, 2, 3] = Field(description="Record format version at creation.")
     key: KeyId = Field(description="The first signing key.")
+    forked_from: ForkedFrom | None = Field(
+        default=None,
+        description="``ledger init --fork`` in a copied workspace: the ledger it was copied "
+        "with and that one's head, so the evidence before the fork stays traceable.",
+    )
 
 
 class LedgerRepairedBody(_Strict):
@@ -543,6 +557,11 @@ class TamperResolvedBody(_Strict):
     files: list[StrictStr] = Field(description="The protected files accepted or restored.")
     left: list[StrictStr] = Field(description="Files revert could not restore (no copy kept).")
     tamper_seq: SafeInt | None = Field(description="The governance.tamper record resolved.")
+    replaced_ledger: StrictStr | None = Field(
+        default=None,
+        description="The ledger this workspace held before, when the person acknowledged its "
+        "replacement by this one (``ledger verify`` flags a replaced ledger until then).",
+    )
 
 
 class TripwireArmedBody(_Strict):

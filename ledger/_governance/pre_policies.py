@@ -77,10 +77,12 @@ class Guards:
         if pending is None:
             return None
         problems = "; ".join(str(p) for p in pending.get("problems", [])[:3]) or "see the ledger"
+        seq = pending.get("seq")  # None: found by this call, whose record comes with its answer
+        when = "found now" if seq is None else f"recorded at seq {seq}"
         return _deny(
             "TAMPER",
-            f"ledger's protected files or records changed outside the hooks (seq "
-            f"{pending.get('seq')}: {problems}); a person must run `ledger tamper accept` or "
+            f"ledger's protected files or records changed outside the hooks ({when}: "
+            f"{problems}); a person must run `ledger tamper accept` or "
             "`ledger tamper revert` in their own terminal (`ledger doctor` shows what changed)",
             inv,
             risk="DESTRUCTIVE",

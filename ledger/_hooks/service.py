@@ -29,7 +29,13 @@ from ledger._clients import (
     render_response,
 )
 from ledger._clients.registry import actor_name
-from ledger._errors import InputError, LedgerError, LockTimeoutError, NotAPersonError
+from ledger._errors import (
+    InputError,
+    LedgerError,
+    LockTimeoutError,
+    NotAPersonError,
+    WorkspaceCopiedError,
+)
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.disclosure import ForgetSelector
 from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved, forget
@@ -68,9 +74,11 @@ from ledger._hooks.tripwire import (
     ledger_problems,
     next_seal,
     protected_set,
+    rerooted,
     restore,
 )
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
+from ledger._version import __version__
 from ledger._workspace import Workspace, cache_secret_path, find_root
 
 if TYPE_CHECKING:
@@ -153,7 +161,11 @@ def locate_root(
 class GovernedWorkspace:
     """One workspace's ledger, governance state, configuration and engine, for one hook call."""
 
-    def __init__(self, root: Path, *, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, root: Path, *, environ: Mapping[str, str] | None = None, home_only: bool = True
+    ) -> None:
+        """``home_only=False`` also opens a copied workspace, to read its configuration
+        (``ledger doctor``): nothing under the copied ledger's id may be written then."""
         workspace = Workspace(root)
         self.root = root
         self.environ = environ
@@ -162,8 +174,13 @@ class GovernedWorkspace:
         self.cache_dir = workspace.cache_dir
         self.ledger = Ledger.open(root, environ=environ)
         self.ledger.file.deadline = LOCK_DEADLINE  # answer before the client's hook timer fires
+        ledger_id = self.ledger.ledger_id
+        if home_only:
+            # Before anything is read or written under the ledger's id: a copy of a workspace
+            # shares it with the original, whose seal and checkpoints this call would move.
+            self.ledger.require_home(ledger_id)
         self.projections = ProjectionCache(
-            self.ledger.file.path, self.cache_dir, self.ledger.ledger_id, environ=environ
+            self.ledger.file.path, self.cache_dir, ledger_id, environ=environ
         )
         self.state = self.projections.state(GOVERNANCE_STATE)
         self.config = WorkspaceConfig(self.orchestration, self.cache_dir, environ=environ)
@@ -385,10 +402,11 @@ class GovernedWorkspace:
         # reading looked removed).
         with self.ledger.file.transaction() as tx:
             tail = tx.tail()
-            sealed = store.load()
+            loaded = store.load()
+            sealed = self._as_here(loaded)
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
             now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
-        self._inspected = sealed if isinstance(sealed, Seal) else None
+        self._inspected = loaded if isinstance(loaded, Seal) else None
         # Armed once a seal was ever written here: a ledger cut back below its
         # governance.tripwire_armed record does not disarm it (the store is outside the workspace).
         armed = self.state.tripwire_armed or store.directory.is_dir()
@@ -417,6 +435,11 @@ class GovernedWorkspace:
                 "(the ledger was replaced)"
             )
         return self._verdict
+
+    def _as_here(self, sealed: Seal | Literal["forged"] | None) -> Seal | Literal["forged"] | None:
+        """A seal as this workspace's: made before it was moved here, its files are renamed
+        (the home binding checked that this workspace is the ledger's, not a copy)."""
+        return rerooted(sealed, self.real_root) if isinstance(sealed, Seal) else sealed
 
     def _tripwire_entries(self, verdict: Verdict, inv: Invocation) -> list[Entry]:
         """The records of what this call's check found: the tripwire armed (first call), or a
@@ -463,7 +486,7 @@ class GovernedWorkspace:
         restored: list[str] = []
         left: list[str] = []
         if how == "revert":
-            sealed = store.load()
+            sealed = self._as_here(store.load())
             if not isinstance(sealed, Seal):
                 raise InputError(
                     "there is no verifiable seal to revert to; check the protected files by "
@@ -482,11 +505,15 @@ class GovernedWorkspace:
             "left": sorted(left),
             "tamper_seq": pending.get("seq"),
         }
+        anchored = workspace_ledger_id(self.root, self.environ)
+        if anchored not in (None, self.ledger.ledger_id):
+            body["replaced_ledger"] = anchored  # the acknowledgement names what it replaced
         files = fingerprint(protected_set(self.root, self.ledger.ledger_id, self.environ))
 
         def seal_now(records: list[Record]) -> None:
-            store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
-            remember_workspace(self.root, self.ledger.ledger_id, self.environ)  # the one kept
+            store.save(next_seal(files, (records[-1].seq, records[-1].hash), self.real_root))
+            # The one kept is the workspace's ledger from now on: a person acknowledged it.
+            remember_workspace(self.root, self.ledger.ledger_id, self.environ, replace=True)
 
         record = self._append_person(kind, body, after=seal_now)
         return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))
@@ -515,16 +542,16 @@ class GovernedWorkspace:
         differed from the seal before the command stays a change for the next hook call (a
         person's install does not launder an agent's earlier edit)."""
         store = self._tripwire_store()
-        before = store.load()
-        if not isinstance(before, Seal):
+        loaded = store.load()
+        if not isinstance(loaded, Seal):
             yield  # not armed yet, or already tampered with: nothing to carry forward
             return
+        before = rerooted(loaded, self.real_root)
         paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
         dirty = {c.path for c in compare(before.files, fingerprint(paths, before.files))}
         yield
         with self.ledger.file.transaction():
-            sealed = store.load()
-            if sealed != before:
+            if store.load() != loaded:
                 return  # a hook call sealed in between: its check covers what changed
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
             now = fingerprint({p: r for p, r in paths.items() if p not in dirty}, before.files)
@@ -584,8 +611,9 @@ def advance_seal(
     sealed in between saw the disk later, and a stale view would undo what it sealed (a
     checkpoint it added and pruned, a config edit it recorded)."""
     current = store.load()
+    here = os.path.realpath(ledger.workspace.root)
     if first and current is None and files is not None:
-        store.save(next_seal(files, (records[-1].seq, records[-1].hash)))
+        store.save(next_seal(files, (records[-1].seq, records[-1].hash), here))
         return
     if not isinstance(current, Seal):
         return
@@ -598,10 +626,13 @@ def advance_seal(
             return
     fresh = files is not None and current == inspected
     head = (records[-1].seq, records[-1].hash)
-    store.save(
-        next_seal(files if fresh and files is not None else current.files, head),
-        kept=current.files,
-    )
+    if fresh and files is not None:  # what this call saw, here
+        store.save(next_seal(files, head, here), kept=current.files)
+    else:
+        store.save(
+            current._replace(head_seq=head[0], head_hash=head[1], version=__version__),
+            kept=current.files,
+        )
 
 
 def handle_event(
@@ -696,7 +727,8 @@ def run_hook(
         message = str(exc) if isinstance(exc, LedgerError) else f"{type(exc).__name__}: {exc}"
         if "`ledger " not in message and "did you mean" not in message:
             message += "; run `ledger doctor` to see what is wrong and how to fix it"
-        if not isinstance(exc, LockTimeoutError):  # recording would wait on the same lock
+        # Recording would wait on the same lock, or (a copy) write the original's seal.
+        if not isinstance(exc, LockTimeoutError | WorkspaceCopiedError):
             _record_failure(client, message, raw, event, root=root, environ=environ, cwd=cwd)
         return fail_closed_response(client, event, message, raw=raw, expected_event=expected_event)
 

@@ -79,6 +79,7 @@ __all__ = [
     "ledger_problems",
     "next_seal",
     "protected_set",
+    "rerooted",
     "restore",
     "tampering",
 ]
@@ -173,12 +174,38 @@ class Change(NamedTuple):
 
 
 class Seal(NamedTuple):
-    """What the last legitimate change left: the fingerprint, the ledger's head, the version."""
+    """What the last legitimate change left: the fingerprint, the ledger's head, the version,
+    and the workspace's real path it was sealed at (``None`` in seals older than that)."""
 
     files: Fingerprint
     head_seq: int
     head_hash: str | None
     version: str
+    root: str | None = None
+
+
+def rerooted(sealed: Seal, root: str) -> Seal:
+    """The seal of a workspace moved since it was sealed (pure): its files under the old root
+    named under ``root``, so that a move (``mv``, which keeps the ledger's home: nothing holds
+    it at the old path) is no change. Files outside the workspace keep their names."""
+    old = sealed.root or _sealed_root(sealed.files)
+    if old is None or old == root:
+        return sealed
+    prefix = old.rstrip("/") + "/"
+    files = {
+        (f"{root}/{path[len(prefix) :]}" if path.startswith(prefix) else path): entry
+        for path, entry in sealed.files.items()
+    }
+    return sealed._replace(files=files, root=root)
+
+
+def _sealed_root(files: Fingerprint) -> str | None:
+    """The workspace a seal without ``root`` was made for, from the governance files in it."""
+    for name in ("/.orchestration/active_intents.yaml", "/.orchestration/hooks.yaml"):
+        for path in files:
+            if path.endswith(name):
+                return path[: -len(name)]
+    return None
 
 
 # --- the protected set ------------------------------------------------------------------------
@@ -448,7 +475,14 @@ class TripwireStore:
         try:
             data = json.loads(payload)
             files = {p: Entry(*e) for p, e in data["files"].items()}
-            sealed = Seal(files, int(data["head_seq"]), data["head_hash"], str(data["version"]))
+            root = data.get("root")
+            sealed = Seal(
+                files,
+                int(data["head_seq"]),
+                data["head_hash"],
+                str(data["version"]),
+                root if isinstance(root, str) else None,
+            )
         except (ValueError, KeyError, TypeError):
             return "forged"
         _remember_seal(self.path, raw, secret, sealed)
@@ -469,6 +503,7 @@ class TripwireStore:
                 "files": {p: list(e) for p, e in sorted(sealed.files.items())},
                 "head_seq": sealed.head_seq,
                 "head_hash": sealed.head_hash,
+                "root": sealed.root,
                 "version": sealed.version,
             },
             sort_keys=True,
@@ -747,5 +782,5 @@ def ledger_problems(
     return []
 
 
-def next_seal(files: Fingerprint, head: tuple[int, str]) -> Seal:
-    return Seal(files, head[0], head[1], __version__)
+def next_seal(files: Fingerprint, head: tuple[int, str], root: str | None) -> Seal:
+    return Seal(files, head[0], head[1], __version__, root)

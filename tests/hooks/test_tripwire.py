@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import GovernedWorkspace, Ledger, NotAPersonError, run_hook
+from ledger import GovernedWorkspace, Ledger, NotAPersonError, WorkspaceCopiedError, run_hook
 from ledger._evidence.ledger import Entry, append_reserved
 from ledger._hooks.tripwire import (
     TripwireStore,
@@ -35,6 +36,7 @@ from ._support import (
     INTENTS_YAML,
     Session,
     Workspace,
+    claude_payload,
     edit_response,
     make_workspace,
     run_cli,
@@ -425,8 +427,9 @@ def test_ledger_cut_back_below_its_arming_and_seal_deleted_is_still_caught(
     assert write_in_scope(armed) == "TAMPER"
 
 
-def test_ledger_replaced_by_a_fresh_one_is_caught(ws: Workspace, armed: Session) -> None:
-    # A fresh ledger made elsewhere and moved in: a clean chain with none of this one's history.
+def _move_in_a_fresh_ledger(ws: Workspace, *, keep_its_workspace: bool) -> Path:
+    """A fresh ledger made elsewhere and moved in: a clean chain with none of this one's
+    history. Its own workspace is deleted, or kept (then this one holds a copy of it)."""
     other = ws.root.parent / "other"
     other.mkdir()
     Ledger.init(other, environ=ws.env)
@@ -434,9 +437,45 @@ def test_ledger_replaced_by_a_fresh_one_is_caught(ws: Workspace, armed: Session)
     (ws.orchestration / "agent_trace.jsonl").write_bytes(fresh)
     for key in (other / ".orchestration" / "keys").iterdir():
         (ws.orchestration / "keys" / key.name).write_bytes(key.read_bytes())
+    if not keep_its_workspace:
+        shutil.rmtree(other)
+    return other
+
+
+def test_ledger_replaced_by_a_fresh_one_is_caught(ws: Workspace, armed: Session) -> None:
+    _move_in_a_fresh_ledger(ws, keep_its_workspace=False)
     assert write_in_scope(armed) == "TAMPER"
     (found,) = tamper_records(ws)
     assert "the ledger was replaced" in str(found["problems"])
+
+
+def test_ledger_replaced_by_a_copy_of_another_workspaces_is_caught_and_writes_nothing(
+    ws: Workspace, armed: Session
+) -> None:
+    other = _move_in_a_fresh_ledger(ws, keep_its_workspace=True)
+    before = ws.ledger_bytes(), (other / ".orchestration" / "agent_trace.jsonl").read_bytes()
+    with pytest.raises(WorkspaceCopiedError, match="is a copy of"):
+        write_in_scope(armed)
+    answer = json.loads(run_hook("claude", _read_payload(ws), environ=ws.env).stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert before == (
+        ws.ledger_bytes(),
+        (other / ".orchestration" / "agent_trace.jsonl").read_bytes(),
+    )  # neither ledger was written: the one moved in belongs to `other`
+    report = Ledger.open(ws.root, environ=ws.env).verify(jobs=1)
+    assert [p.code for p in report.problems] == ["replaced-ledger"]
+
+
+def _read_payload(ws: Workspace) -> bytes:
+    payload = claude_payload(
+        "PreToolUse",
+        ws,
+        "agent",
+        tool_name="Read",
+        tool_input={"file_path": str(ws.path(AUTH))},
+        tool_use_id="toolu_01read",
+    )
+    return json.dumps(payload).encode()
 
 
 def test_a_flood_of_planted_files_does_not_hide_one(tmp_path: Path) -> None:
