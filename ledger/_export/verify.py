@@ -28,7 +28,7 @@ from ledger._evidence.keys import Keyring
 from ledger._export.agent_trace import trace_lines
 from ledger._export.data import CSV_TYPES, ExportFilters, file_query, trace_rows
 from ledger._export.export import selected_lines, sha256_file
-from ledger._export.layout import MANIFEST, SEGMENT, SIGNATURE
+from ledger._export.layout import DISCLOSURES, MANIFEST, SEGMENT, SIGNATURE
 from ledger._export.manifest import ExportManifest
 from ledger._export.segment import segment_records, verify_segment
 from ledger._query.engine import sandboxed_connection
@@ -450,5 +450,9 @@ def export_source(directory: Path) -> LedgerSource:
         return Verification("verified" if check.ok else "failed", check.summary())
 
     return LedgerSource(
-        str(directory), segment, records=lambda: segment_records(segment), verify=verify
+        str(directory),
+        segment,
+        records=lambda: segment_records(segment),
+        verify=verify,
+        disclosures=directory / DISCLOSURES,
     )
