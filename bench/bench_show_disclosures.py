@@ -16,10 +16,7 @@ interpreter's start-up.
 from __future__ import annotations
 
 import argparse
-import io
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +25,7 @@ from typing import Any
 from _common import (
     Figure,
     LoadMeter,
+    baseline_tree,
     hook_bodies,
     isolate_this_process,
     isolated_env,
@@ -45,15 +43,6 @@ from ledger._evidence.disclosure import Content, DisclosureStore, Revealer, reve
 
 HERE = Path(__file__).resolve().parent.parent
 _CONTENT_KEYS = ("input", "tool_input", "reason", "prompt", "edit")
-
-
-def _tree(rev: str, into: Path) -> Path:
-    data = subprocess.run(
-        ["git", "archive", "--format=tar", rev], cwd=HERE, capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        archive.extractall(into, filter="data")
-    return into
 
 
 def _build(root: Path, count: int) -> Ledger:
@@ -101,16 +90,6 @@ def main() -> int:
     parser.add_argument("--baseline-rev", default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rev = (
-        args.baseline_rev
-        or subprocess.run(
-            ["git", "merge-base", "HEAD", "main"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
     info = machine()
     with tempfile.TemporaryDirectory(prefix="ledger-bench-show-") as tmp:
         base = Path(tmp)
@@ -120,7 +99,7 @@ def main() -> int:
         store = ledger.disclosures.path
         lines = sum(1 for _ in store.open("rb"))
         size = store.stat().st_size
-        old_tree = _tree(rev, base / "baseline")
+        rev, old_tree = baseline_tree(args.baseline_rev, base / "baseline")
         env = isolated_env(base / "home")
         seqs = [10, args.records // 2, args.records - 1]
         commands: dict[str, tuple[list[str], bytes]] = {}
