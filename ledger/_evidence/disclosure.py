@@ -587,6 +587,7 @@ def _fold(lines: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], s
 _SEQ_BYTES: Final = re.compile(rb'"seq":(\d{1,15})[,}]')
 _INDEX_MAGIC: Final = b"ledger.disclosure-index.v1\n"
 _INDEX_HEAD: Final = struct.Struct("<QQQQ")  # store inode, indexed size, mtime_ns, entries
+_INDEX_START: Final = len(_INDEX_MAGIC) + _INDEX_HEAD.size
 _INDEX_TAIL: Final = 4 * 1024 * 1024
 """Lines appended since the map was built are scanned; past this many bytes it is rebuilt."""
 
@@ -615,12 +616,13 @@ class DisclosureIndex:
     since it was built are scanned, and a reader checks every line it is pointed to (its seq,
     and that it opens the record's own commitment). A store out of seq order gets no map."""
 
-    __slots__ = ("_offsets", "_path", "_store")
+    __slots__ = ("_count", "_offsets", "_path", "_store")
 
     def __init__(self, store: DisclosureStore) -> None:
         self._store = store
         self._path = store.path.parent / ".cache" / f"{store.path.name}.idx"
-        self._offsets: list[int] | None = None
+        self._offsets: list[int] | None = None  # a map built by this reader
+        self._count: int | None = None
 
     def lines_of(self, seq: int) -> list[dict[str, Any]] | None:
         """The store's lines of record ``seq`` (parsed, flat), or None: no map could be made
@@ -631,7 +633,9 @@ class DisclosureIndex:
                 span = self._span(handle.fileno(), info, seq)
                 if span is None:
                     return None
-                start, end = span
+                start, end = span[0], min(span[1], info.st_size)
+                if start > end:
+                    return None  # a map that is not this store's: read the whole store
                 data = os.pread(handle.fileno(), end - start, start) if end > start else b""
         except OSError:
             return None
@@ -644,45 +648,55 @@ class DisclosureIndex:
         return lines
 
     def _span(self, fd: int, info: os.stat_result, seq: int) -> tuple[int, int] | None:
-        """Where record ``seq``'s lines are: from the map, and the unmapped tail."""
-        offsets = self._load(info)
-        if offsets is None:
+        """Where record ``seq``'s lines are: two entries of the map (read alone, 16 bytes),
+        or, past the map, the lines appended since it was built."""
+        del fd
+        count = self._open(info)
+        if count is None:
             return None
-        if seq + 1 < len(offsets):
-            return offsets[seq], offsets[seq + 1]
-        return offsets[-1], info.st_size  # appended since the map was built
+        try:
+            if seq + 1 < count:
+                start, end = self._entries(seq, 2)
+                return start, end
+            (start,) = self._entries(count - 1, 1)
+        except (OSError, struct.error):
+            return None
+        return start, info.st_size
 
-    def _load(self, info: os.stat_result) -> list[int] | None:
+    def _entries(self, first: int, n: int) -> tuple[int, ...]:
         if self._offsets is not None:
-            return self._offsets
-        offsets = self._read(info)
-        if offsets is None:
-            offsets = self._build(info)
-        self._offsets = offsets
-        return offsets
+            return tuple(self._offsets[first : first + n])
+        with self._path.open("rb") as handle:
+            data = os.pread(handle.fileno(), 8 * n, _INDEX_START + 8 * first)
+        return struct.unpack(f"<{n}Q", data)
 
-    def _read(self, info: os.stat_result) -> list[int] | None:
-        """The stored map, if it describes this store (same file, a prefix of what it holds
-        now, the tail small enough)."""
-        import array  # noqa: PLC0415
+    def _open(self, info: os.stat_result) -> int | None:
+        """How many entries the map has: the stored one if it describes this store (the same
+        file, a prefix of what it holds now, the tail small enough), else one built now."""
+        if self._count is None:
+            self._count = self._stored(info)
+            if self._count is None:
+                self._offsets = self._build(info)
+                self._count = 0 if self._offsets is None else len(self._offsets)  # 0: no map
+        return self._count or None
 
+    def _stored(self, info: os.stat_result) -> int | None:
         try:
             with self._path.open("rb") as handle:
-                head = handle.read(len(_INDEX_MAGIC) + _INDEX_HEAD.size)
-                if not head.startswith(_INDEX_MAGIC):
-                    return None
-                ino, size, mtime, count = _INDEX_HEAD.unpack_from(head, len(_INDEX_MAGIC))
-                if ino != info.st_ino or size > info.st_size or info.st_size - size > _INDEX_TAIL:
-                    return None
-                if size == info.st_size and mtime != info.st_mtime_ns:
-                    return None  # changed in place, same length: a person edited it
-                offsets = array.array("Q")
-                offsets.frombytes(handle.read(8 * count))
-        except (OSError, ValueError, struct.error):
+                head = handle.read(_INDEX_START)
+                size_of_map = os.fstat(handle.fileno()).st_size
+            if not head.startswith(_INDEX_MAGIC):
+                return None
+            ino, size, mtime, count = _INDEX_HEAD.unpack_from(head, len(_INDEX_MAGIC))
+        except (OSError, struct.error):
             return None
-        if len(offsets) != count or count == 0:
+        if count == 0 or size_of_map != _INDEX_START + 8 * count:
             return None
-        return list(offsets)
+        if ino != info.st_ino or size > info.st_size or info.st_size - size > _INDEX_TAIL:
+            return None
+        if size == info.st_size and mtime != info.st_mtime_ns:
+            return None  # changed in place, same length: a person edited it
+        return int(count)
 
     def _build(self, info: os.stat_result) -> list[int] | None:
         """Scan the store once and save the map (best effort: a cache that cannot be written

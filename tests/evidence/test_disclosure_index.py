@@ -155,3 +155,18 @@ def test_the_map_shows_exactly_what_the_whole_store_shows(
         for record in records if action == "show" else records[-2:]:
             shown = Revealer(ledger.disclosures).record(record.data)
             assert shown["body"] == _from_whole_store(ledger, record.data)
+
+
+def test_a_map_pointing_past_the_store_reads_nothing_huge(ws: Workspace) -> None:
+    ledger = _ledger(ws)
+    _append(ledger, "alpha", "bravo")
+    assert _shown(ledger, 2)["prompt"] == "bravo"
+    index = _index_path(ledger)
+    raw = bytearray(index.read_bytes())
+    head = len(b"ledger.disclosure-index.v1\n") + 32
+    raw[head + 16 : head + 24] = (2**62).to_bytes(8, "little")  # seq 2 "starts" far away
+    raw[head + 8 : head + 16] = (2**63).to_bytes(8, "little")
+    index.write_bytes(bytes(raw))
+    for seq in (1, 2):
+        data = next(r for r in ledger.records() if r.seq == seq).data
+        assert Revealer(ledger.disclosures).record(data)["body"] == _from_whole_store(ledger, data)
