@@ -26,7 +26,14 @@ from typing import Any, Final, NamedTuple
 
 from ledger._errors import LockTimeoutError, NotInitializedError, StorageError, TornTailError
 
-__all__ = ["LOCK_DEADLINE", "LedgerFile", "Tail", "Transaction", "lock_holder"]
+__all__ = [
+    "LIBRARY_LOCK_DEADLINE",
+    "LOCK_DEADLINE",
+    "LedgerFile",
+    "Tail",
+    "Transaction",
+    "lock_holder",
+]
 
 _TAIL_WINDOW: Final = 64 * 1024
 _WHITESPACE: Final = b" \t\r\n"
@@ -38,6 +45,10 @@ READ_CHUNK: Final = 4 * 1024 * 1024
 # a timed-out hook lets the tool call run unrecorded: so the wait ends well before, and the call
 # is denied. Below the thin client's 3 s budget too, so the decider itself answers the denial.
 LOCK_DEADLINE: Final = 2.5
+# A person's command or an embedding program has no client timer to beat, and under load (many
+# writers, a slow disk) an honest queue can last seconds: it waits longer, and still ends with the
+# holder's name rather than hanging on a stuck process. Hook calls set LOCK_DEADLINE instead.
+LIBRARY_LOCK_DEADLINE = 30.0
 _LOCK_POLL_FIRST: Final = 0.001
 _LOCK_POLL_MAX: Final = 0.05
 
@@ -215,9 +226,9 @@ class Transaction:
 class LedgerFile:
     """``agent_trace.jsonl``: locked appends and streaming reads."""
 
-    def __init__(self, path: Path, *, deadline: float = LOCK_DEADLINE) -> None:
+    def __init__(self, path: Path, *, deadline: float | None = None) -> None:
         self.path = path
-        self.deadline = deadline
+        self.deadline = deadline  # None: LIBRARY_LOCK_DEADLINE, read when the lock is taken
 
     def exists(self) -> bool:
         """True when the file exists."""
@@ -234,7 +245,8 @@ class LedgerFile:
         except OSError as exc:
             raise _oserror("open", self.path, exc) from None
         try:
-            _lock_by(fd, self.path, time.monotonic() + self.deadline)
+            wait = LIBRARY_LOCK_DEADLINE if self.deadline is None else self.deadline
+            _lock_by(fd, self.path, time.monotonic() + wait)
             yield Transaction(self.path, fd)
         finally:
             os.close(fd)  # also releases the flock

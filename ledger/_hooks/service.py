@@ -35,6 +35,7 @@ from ledger._evidence.disclosure import ForgetSelector
 from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved, forget
 from ledger._evidence.read import tail_records
 from ledger._evidence.record import Record
+from ledger._evidence.store import LOCK_DEADLINE
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
@@ -129,6 +130,7 @@ class GovernedWorkspace:
         self.orchestration = workspace.orchestration
         self.cache_dir = workspace.cache_dir
         self.ledger = Ledger.open(root, environ=environ)
+        self.ledger.file.deadline = LOCK_DEADLINE  # answer before the client's hook timer fires
         self.projections = ProjectionCache(
             self.ledger.file.path, self.cache_dir, self.ledger.ledger_id, environ=environ
         )
@@ -677,6 +679,7 @@ def _record_failure(
     """Best effort: put the failure itself in the ledger (never a partial line)."""
     try:
         ledger = Ledger.open(locate_root(event, root, environ, cwd=cwd), environ=environ)
+        ledger.file.deadline = LOCK_DEADLINE
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
         store = TripwireStore(ledger.ledger_id, environ)
         append_reserved(

@@ -45,6 +45,7 @@ __all__ = [
     "BlameLine",
     "BlameReport",
     "Teammates",
+    "ask_teammates",
     "blame_file",
     "blame_state",
     "current_lines",
@@ -364,7 +365,7 @@ def explain_lines(
         # `ledger blame` asks git once over the span; a review asks only for its runs.
         runs = _runs(needs_git) if rev is not None else [(min(needs_git), max(needs_git))]
         _ask_git(workspace.root, relative, content, rows, runs=runs, rev=rev, environ=environ)
-        _ask_teammates(
+        ask_teammates(
             workspace, relative, texts, rows, own_id=own_id, teammates=teammates, environ=environ
         )
     _reveal_commands(rows, Revealer.beside(workspace.ledger_path))
@@ -433,7 +434,7 @@ def _own_ledger_id(path: Path) -> str | None:
     return ledger_id if isinstance(ledger_id, str) else None
 
 
-def _ask_teammates(
+def ask_teammates(
     workspace: Workspace,
     relative: str,
     texts: list[str],

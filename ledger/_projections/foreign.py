@@ -43,6 +43,7 @@ __all__ = [
     "foreign_models",
     "mark_verified",
     "prepare_foreign",
+    "unverified_slices",
 ]
 
 VERSIONS: Final = 8
@@ -125,7 +126,7 @@ def _read_slice(cache_dir: Path, ledger_id: str, digest: str) -> Any:  # noqa: A
     return json.loads(data)
 
 
-def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
+def _fold(segment: Path, *, tolerant: bool = False) -> tuple[int, dict[str, bytes]]:
     """The line model of a verified segment: ``(last seq, path -> slice JSON)``. Each slice
     also holds up to :data:`VERSIONS` earlier versions of its file as the records described
     them (``versions``, newest first), since a teammate's clone often holds an older commit of
@@ -136,7 +137,7 @@ def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
     # refs are read against the table of its time, and only for the versions kept (copying
     # two lists at C speed per write, not resolving every line of every version).
     history: dict[str, list[tuple[str, list[Any], list[int], list[list[Any]]]]] = {}
-    for record in _hook_records(segment):
+    for record in _hook_records(segment, tolerant=tolerant):
         state.touched.clear()
         BLAME.apply(state, record)
         for path in state.touched:
@@ -179,12 +180,13 @@ def _fold(segment: Path) -> tuple[int, dict[str, bytes]]:
 _HOOK_KIND: Final = b'"kind":"hook.'
 
 
-def _hook_records(segment: Path) -> Iterator[dict[str, Any]]:
+def _hook_records(segment: Path, *, tolerant: bool = False) -> Iterator[dict[str, Any]]:
     """The records of a verified segment the blame fold reads (``hook.*``), parsed; the others
     are skipped unparsed (in canonical JSON, which verification checked, a record's kind is
     those very bytes), then one last record-like mark carries the segment's last seq, which is
     its line count less one (a verified chain numbers its records from 0)."""
-    from ledger._evidence import lightjson  # noqa: PLC0415 -- the cold path's
+    from ledger._errors import StorageError  # noqa: PLC0415 -- the cold path's
+    from ledger._evidence import lightjson  # noqa: PLC0415
     from ledger._evidence.read import parse_stored  # noqa: PLC0415
     from ledger._evidence.store import LedgerFile  # noqa: PLC0415
 
@@ -197,7 +199,11 @@ def _hook_records(segment: Path) -> Iterator[dict[str, Any]]:
             newline = chunk.index(b"\n", position)
             line = chunk[position:newline]
             if _HOOK_KIND in line:
-                yield parse_stored(line)
+                try:
+                    yield parse_stored(line)
+                except StorageError:
+                    if not tolerant:
+                        raise
             lines += 1
             position = newline + 1
     yield {"seq": lines - 1}
@@ -234,6 +240,29 @@ def prepare_foreign(
     if secret is not None:
         _write(ledger.workspace.cache_dir, ledger_id, commit, seq=seq, slices=slices, secret=secret)
     return slices
+
+
+def unverified_slices(
+    root: Path, ledger_id: str, commit: str, environ: Mapping[str, str] | None = None
+) -> dict[str, bytes] | None:
+    """Path -> slice JSON of a fetched ledger that does *not* verify here, folded from its
+    segment as it stands (unreadable lines skipped) and never cached: only so a reader can
+    name the lines such a ledger claims as unverified, never to attribute them
+    (:meth:`ForeignFile.from_slice` reads a slice). ``None`` when the commit holds no segment,
+    or one the fold cannot read."""
+    import tempfile  # noqa: PLC0415 -- the cold path's
+
+    from ledger._errors import LedgerError  # noqa: PLC0415
+    from ledger._evidence.remote import segment_of  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="ledger-unverified-") as name:
+        segment = segment_of(root, ledger_id, commit, Path(name), environ)
+        if segment is None:
+            return None
+        try:
+            return _fold(segment, tolerant=True)[1]
+        except (LedgerError, LookupError, TypeError, ValueError, AttributeError):
+            return None  # records no fold can read: no line is named for them
 
 
 def mark_verified(

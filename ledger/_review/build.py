@@ -18,6 +18,8 @@ its seq and ledger id.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import tempfile
@@ -37,6 +39,7 @@ from ledger._projections.blame import FileView
 from ledger._projections.explain import (
     STATUSES,
     BlameLine,
+    ask_teammates,
     blame_state,
     explain_lines,
     file_view,
@@ -49,7 +52,7 @@ from ledger._workspace import Workspace, find_root, utc_now
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
     from ledger._evidence.verify import VerifyReport
-    from ledger._governance.intents import Intent
+    from ledger._governance.intents import Intent, IntentsFile
 
 __all__ = ["GROUPINGS", "REVIEW_VERSION", "build_review"]
 
@@ -141,7 +144,7 @@ def _review(
     own_id = ledger.ledger_id
     local = ledger.verify(jobs=None)
     teammates = _Teammates(workspace, own_id, environ)
-    files, rows_by_file, notes = _files(
+    files, inside, rows_by_file, notes = _files(
         repo,
         workspace,
         span,
@@ -156,12 +159,15 @@ def _review(
     agent_rows = [
         (path, row) for path, rows in rows_by_file.items() for row in rows if row.status == "agent"
     ]
-    histories = _histories(
-        workspace, ledger, teammates, {r.facts["ledger_id"] for _, r in agent_rows}, environ
-    )
-    intents, scope_of = _intents(workspace, agent_rows, histories, files)
-    for file in files:
-        file["runs"] = _runs(rows_by_file.get(file["path"], []), scope_of, file["path"])
+    wanted: dict[str, set[int]] = {}
+    for _, row in agent_rows:
+        wanted.setdefault(str(row.facts["ledger_id"]), set()).add(int(row.facts.get("seq") or -1))
+    histories = _histories(workspace, ledger, teammates, wanted, environ)
+    versions = _IntentsVersions(repo, workspace)
+    intents, scope_of = _intents(agent_rows, histories, inside, versions)
+    notes.extend(versions.notes())
+    for file, within in zip(files, inside, strict=True):
+        file["runs"] = _runs(rows_by_file.get(within.path, []), scope_of, within.path)
     governance = _governance(agent_rows, histories)
     evidence = _evidence(
         repo,
@@ -171,6 +177,12 @@ def _review(
         teammates=teammates,
         histories=histories,
         agent_rows=agent_rows,
+        unverified=Counter(
+            str(row.facts.get("ledger_id"))
+            for rows in rows_by_file.values()
+            for row in rows
+            if row.facts.get("unverified")
+        ),
     )
     totals = _count(f["lines"] for f in files)
     if not teammates.refs and not any(r.facts["ledger_id"] == own_id for _, r in agent_rows):
@@ -186,6 +198,7 @@ def _review(
             "base": span.base,
             "head": span.head,
             "commits": repo.commit_count(span),
+            "prefix": prefix,
         },
         "totals": totals,
         "files": files,
@@ -206,7 +219,8 @@ def _review(
 
 
 class _Teammates:
-    """Every verified fetched ledger's models, asked once per path (blame asks per file)."""
+    """Every verified fetched ledger's models, asked once per path (blame asks per file); and
+    the fetched ledgers that do not verify here, whose lines are named unverified."""
 
     def __init__(
         self, workspace: Workspace, own_id: str, environ: Mapping[str, str] | None
@@ -221,6 +235,7 @@ class _Teammates:
         self.views: dict[str, dict[str, ForeignFile]] = {}
         self.asked: set[str] = set()
         self.lock = threading.Lock()
+        self._unverified: dict[tuple[str, str, str], dict[str, bytes] | None] | None = None
 
     def __call__(self, paths: list[str]) -> list[ForeignModel]:
         with self.lock:  # blames run side by side; each folds a ledger once
@@ -244,6 +259,38 @@ class _Teammates:
             for i, c in self.verified.items()
         ]
 
+    def failing(self) -> list[tuple[str, str, str]]:
+        """``(ledger id, remote, commit)`` of the fetched ledgers that do not verify here (one
+        per ledger id, as blame keeps one); known once the verified ones were asked."""
+        seen = set(self.verified)
+        out = []
+        for ref in self.refs:
+            if ref[0] not in seen:
+                seen.add(ref[0])
+                out.append(ref)
+        return out
+
+    def unverified(self, paths: list[str]) -> list[ForeignModel]:
+        """The models of ``paths`` in the fetched ledgers that do not verify here (each one
+        folded once, at the first call; never cached, never used to attribute a line)."""
+        from ledger._projections.foreign import unverified_slices  # noqa: PLC0415
+
+        with self.lock:
+            if self._unverified is None:
+                self._unverified = {
+                    ref: unverified_slices(self.workspace.root, ref[0], ref[2], self.environ)
+                    for ref in self.failing()
+                }
+            out = []
+            for (ledger_id, _, commit), slices in self._unverified.items():
+                views = {
+                    p: ForeignFile.from_slice(json.loads(slices[p]), -1)
+                    for p in paths
+                    if slices and p in slices
+                }
+                out.append(ForeignModel(ledger_id, commit, views))
+            return out
+
 
 def _files(
     repo: Repository,
@@ -257,23 +304,29 @@ def _files(
     teammates: _Teammates,
     git_facts: bool,
     environ: Mapping[str, str] | None,
-) -> tuple[list[dict[str, Any]], dict[str, list[BlameLine]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[ChangedFile], dict[str, list[BlameLine]], list[str]]:
+    """Each changed file's entry (paths from the repository's top), the same files with
+    paths from the workspace's, each file's explained lines by workspace path, and notes."""
     notes: list[str] = []
     outside = [f for f in changed if not f.path.startswith(prefix)]
     if outside:
         notes.append(f"{len(outside)} changed file(s) outside the workspace {prefix} not reviewed")
+    # Paths shown are the repository's (what a pull request, a comment and code scanning
+    # name); the records, the scope and git run in the workspace, so lines are read by the
+    # workspace's path (an old path outside it names nothing the workspace's records hold).
+    shown = [f for f in changed if f.path.startswith(prefix)]
     inside = [
         f._replace(
             path=f.path[len(prefix) :],
             old_path=f.old_path[len(prefix) :]
             if f.old_path and f.old_path.startswith(prefix)
-            else f.old_path,
+            else None,
         )
-        for f in changed
-        if f.path.startswith(prefix)
+        for f in shown
     ]
     counted = [f for f in inside if f.blob and f.added and not f.path.startswith(_ORCHESTRATION)]
-    teammates([p for f in counted for p in (f.path, f.old_path) if p])  # one fold for all
+    asked = [p for f in counted for p in (f.path, f.old_path) if p]
+    teammates(asked)  # one fold for all
     contents = repo.blobs(sorted({f.blob for f in counted if f.blob}))
     # Each file's model first, one after the other (a stale slice index makes the first one
     # rebuild the cache for all); then git's blames, which are processes, run side by side.
@@ -299,7 +352,11 @@ def _files(
             teammates=teammates,
             environ=environ,
         )
-        return rows if local_ok else [_unverified_if_own(row, own_id) for row in rows]
+        if not local_ok:
+            rows = [_unverified_if_own(row, own_id) for row in rows]
+        return _unverified_teammates(
+            workspace, file.path, texts, rows, own_id=own_id, teammates=teammates
+        )
 
     # The files git is asked about go to the pool; the others cost less than a task there.
     quick = {f.path for f in counted if not git_facts and _nobodys(f, views[f.path], teammates)}
@@ -309,13 +366,13 @@ def _files(
         explained.update(zip([f.path for f in slow], pool.map(explain, slow), strict=True))
     files: list[dict[str, Any]] = []
     rows_by_file: dict[str, list[BlameLine]] = {}
-    for file in inside:
+    for file, seen in zip(inside, shown, strict=True):
         rows = explained.get(file.path, [])
         rows_by_file[file.path] = rows
         files.append(
             {
-                "path": file.path,
-                "old_path": file.old_path,
+                "path": seen.path,
+                "old_path": seen.old_path,
                 "change": file.change,
                 "added": len(file.added),
                 "removed": file.removed,
@@ -323,7 +380,7 @@ def _files(
                 "lines": _count([_tally(rows)]),
             }
         )
-    return files, rows_by_file, notes
+    return files, inside, rows_by_file, notes
 
 
 def _views(
@@ -341,12 +398,14 @@ def _views(
 
 def _nobodys(file: ChangedFile, view: FileView, teammates: _Teammates) -> bool:
     """A file the range adds (no rename or copy source) that no ledger describes: no local
-    model, no refused write, no teammate's model under its path."""
+    model, no refused write, no teammate's model under its path, and no fetched ledger that
+    does not verify here (whose claims are not read unless needed)."""
     return (
         file.change == "added"
         and view.model is None
         and not view.denied
         and not any(file.path in views for views in teammates.views.values())
+        and not teammates.failing()
     )
 
 
@@ -367,12 +426,69 @@ def _unverified_if_own(row: BlameLine, own_id: str) -> BlameLine:
     """An agent line only this clone's ledger explains, when that ledger does not verify."""
     if row.status != "agent" or row.facts.get("ledger_id") != own_id:
         return row
+    return _unverified(
+        row, row, f"evidence not verified: ledger {own_id} fails `ledger verify` (run it)"
+    )
+
+
+def _unverified(row: BlameLine, claim: BlameLine, reason: str) -> BlameLine:
+    """``row`` as an unknown, unverified line, naming what ``claim`` (the agent line a ledger
+    that does not verify would make of it) says."""
     facts = {
-        "reason": f"evidence not verified: ledger {own_id} fails `ledger verify` (run it)",
+        "reason": reason,
         "unverified": True,
-        **{k: row.facts.get(k) for k in _AGENT_RUN_FIELDS},
+        **{k: claim.facts.get(k) for k in _AGENT_RUN_FIELDS},
     }
     return row._replace(status="unknown", facts=facts)
+
+
+def _unverified_teammates(
+    workspace: Workspace,
+    path: str,
+    texts: list[str],
+    rows: list[BlameLine],
+    *,
+    own_id: str,
+    teammates: _Teammates,
+) -> list[BlameLine]:
+    """The committed lines a fetched ledger that does not verify here claims (by blame's own
+    rule, as if it verified), made unknown and unverified: never agent, and not git either,
+    since the evidence offered for them is broken, which a reviewer must see."""
+    if not teammates.failing() or not any(row.status == "git" for row in rows):
+        return rows
+    remotes = {ledger_id: remote for ledger_id, remote, _ in teammates.failing()}
+    claimed = list(rows)
+    ask_teammates(
+        workspace,
+        path,
+        texts,
+        claimed,
+        own_id=own_id,
+        teammates=teammates.unverified,
+        environ=teammates.environ,
+    )
+    out = []
+    for before, after in zip(rows, claimed, strict=True):
+        ledger_id = after.facts.get("ledger_id")
+        if before.status != "git" or after.status != "agent" or ledger_id not in remotes:
+            out.append(before)
+            continue
+        reason = (
+            f"evidence not verified: the ledger {ledger_id} fetched from {remotes[ledger_id]} "
+            f"does not verify here; fix: {_teammate_fix(ledger_id, remotes[ledger_id])}"
+        )
+        out.append(_unverified(before, after, reason))
+    return out
+
+
+def _teammate_fix(ledger_id: str, remote: str) -> str:
+    """The way out for a fetched ledger that does not verify here: the copy kept here is
+    dropped and fetched again from the remote, which verifies it (and says so when the remote's
+    own copy is bad, or signed by a key not pinned here)."""
+    return (
+        f"git update-ref -d refs/ledger-remotes/{remote}/{ledger_id} && ledger fetch {remote}"
+        " (a key not pinned: commit the teammate's .orchestration/keys/<kid>.json)"
+    )
 
 
 def _tally(rows: Sequence[BlameLine]) -> dict[str, int]:
@@ -434,9 +550,12 @@ class _History:
     """What one ledger's records say about the review: the grants each intent held over time,
     and the governance records worth listing (parsed; the rest skipped)."""
 
-    def __init__(self, ledger_id: str, verified: bool) -> None:
+    def __init__(self, ledger_id: str, verified: bool, seqs: set[int] | None = None) -> None:
         self.ledger_id = ledger_id
         self.verified = verified
+        self.seqs = seqs or set()  # the records that wrote the range's agent lines
+        # seq -> the SHA-256 of the intents file that record's decision used (None: not named)
+        self.intents_at: dict[int, str | None] = {}
         self.records: list[dict[str, Any]] = []
         self.answered: set[str] = set()  # tool_use_ids a hook.post followed (an ask ran)
         # intent -> [(seq, globs in force from that seq on)]
@@ -461,6 +580,8 @@ class _History:
                     found = _TOOL_USE_ID.search(line)
                     if found:
                         self.answered.add(found.group(1).decode())
+                    if self.seqs and _top_seq(line) in self.seqs:
+                        self._intents_digest(parse_stored(line))
                     continue
                 if not any(marker in line for marker in _MARKERS):
                     continue
@@ -475,6 +596,11 @@ class _History:
                     )
         self.records_count = lines
 
+    def _intents_digest(self, record: dict[str, Any]) -> None:
+        config = (record.get("body") or {}).get("config")
+        digest = config.get("intents_sha256") if isinstance(config, dict) else None
+        self.intents_at[int(record.get("seq", -1))] = digest if isinstance(digest, str) else None
+
     def grants_at(self, intent: str, seq: int) -> list[str]:
         """The approved expansions of ``intent`` in force when record ``seq`` was written."""
         held: list[str] = []
@@ -485,18 +611,30 @@ class _History:
         return held
 
 
+def _top_seq(line: bytes) -> int | None:
+    """A canonical record line's own ``seq`` (its last ``"seq":``: the keys after it, ``sig``,
+    ``ts`` and ``v``, hold no object)."""
+    at = line.rfind(b'"seq":')
+    if at < 0:
+        return None
+    digits = re.match(rb"\d+", line[at + 6 : at + 26])
+    return int(digits.group()) if digits else None
+
+
 def _histories(
     workspace: Workspace,
     ledger: Ledger,
     teammates: _Teammates,
-    wanted: set[str],
+    wanted: dict[str, set[int]],
     environ: Mapping[str, str] | None,
 ) -> dict[str, _History]:
+    """The records behind the agent lines, per ledger (``wanted``: ledger id -> the seqs of
+    the records that wrote them)."""
     from ledger._evidence.remote import segment_of  # noqa: PLC0415
 
     out: dict[str, _History] = {}
     for ledger_id in sorted(wanted):
-        history = _History(ledger_id, verified=True)
+        history = _History(ledger_id, verified=True, seqs=wanted[ledger_id])
         if ledger_id == ledger.ledger_id:
             history.read(ledger.file.path)
         elif ledger_id in teammates.verified:
@@ -511,25 +649,134 @@ def _histories(
     return out
 
 
+class _IntentsVersions:
+    """The intents file each record's decision used, by its SHA-256 (``config.intents_sha256``
+    in every hook record): this checkout's file when the digest is its own, else the version
+    git's history holds (every ref: a teammate's fetched branches too). The ledger records
+    only the digest, never the file. A digest found nowhere (a record that names none, an
+    edit never committed) falls back, named, to this checkout's file."""
+
+    _WHERE: Final = ".orchestration/active_intents.yaml"
+
+    def __init__(self, repo: Repository, workspace: Workspace) -> None:
+        from ledger._governance.intents import INTENTS_FILE  # noqa: PLC0415
+
+        self.repo = repo
+        path = workspace.orchestration / INTENTS_FILE
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        self.today_sha256 = None if data is None else hashlib.sha256(data).hexdigest()
+        self.today = self._parse(data, "this checkout's .orchestration/active_intents.yaml")
+        self.found: dict[str | None, tuple[IntentsFile | None, str | None]] = {}
+        self._history: dict[str, tuple[bytes, str]] | None = None
+        self.fallbacks: dict[str | None, set[tuple[str, int]]] = {}
+
+    @staticmethod
+    def _parse(data: bytes | None, name: str) -> IntentsFile | None:
+        from ledger._governance.intents import parse_intents  # noqa: PLC0415
+
+        if data is None:
+            return None
+        try:
+            return parse_intents(data.decode("utf-8"), name)
+        except (ConfigError, UnicodeDecodeError):
+            return None  # an intents file no hook could have used as written
+
+    def at(
+        self, digest: str | None, record: tuple[str, int]
+    ) -> tuple[IntentsFile | None, str | None]:
+        """The intents file of ``digest`` (which ``record`` used) and where it was found;
+        ``(this checkout's, None)`` when it was found nowhere (:meth:`notes` names it)."""
+        if digest not in self.found:
+            self.found[digest] = self._find(digest)
+        intents, source = self.found[digest]
+        if source is None:
+            self.fallbacks.setdefault(digest, set()).add(record)
+        return intents, source
+
+    def _find(self, digest: str | None) -> tuple[IntentsFile | None, str | None]:
+        if digest is not None and digest == self.today_sha256 and self.today is not None:
+            return self.today, "this checkout's .orchestration/active_intents.yaml"
+        if digest is not None:
+            if self._history is None:
+                self._history = self._git_versions()
+            if digest in self._history:
+                data, commit = self._history[digest]
+                where = f"git {commit[:12]}:{self._WHERE}"
+                intents = self._parse(data, where)
+                if intents is not None:
+                    return intents, where
+        return self.today, None
+
+    def _git_versions(self) -> dict[str, tuple[bytes, str]]:
+        """SHA-256 -> (content, the newest commit holding it) of every version of the intents
+        file in the history of every ref (one ``git log``, one ``cat-file --batch``)."""
+        done = self.repo.run(
+            "log",
+            "--all",
+            "--format=%H",
+            "-m",  # a version a merge resolved holds too
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "--",
+            self._WHERE,
+        )
+        if done.returncode != 0:
+            return {}
+        blobs: dict[str, str] = {}
+        commit = ""
+        for line in done.stdout.decode("utf-8", "replace").splitlines():
+            if re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?", line):
+                commit = line
+            elif line.startswith(":"):
+                blob = line.split()[3]
+                if blob.strip("0") and blob not in blobs:
+                    blobs[blob] = commit  # log runs newest first
+        contents = self.repo.blobs(sorted(blobs))
+        return {
+            hashlib.sha256(data).hexdigest(): (data, blobs[blob]) for blob, data in contents.items()
+        }
+
+    def notes(self) -> list[str]:
+        """One line per digest that was found nowhere, naming the fallback."""
+        today = (self.today_sha256 or "none")[:12]
+        return [
+            (
+                f"the intents file of {count} agent record(s) was {digest[:12]}, found neither "
+                "in this checkout nor in git history: their scope is judged against this "
+                f"checkout's intents file ({today})"
+                if digest is not None
+                else f"{count} agent record(s) name no intents file (recorded before ledger "
+                f"recorded it): their scope is judged against this checkout's ({today})"
+            )
+            for digest, count in sorted(
+                ((d, len(records)) for d, records in self.fallbacks.items()),
+                key=lambda item: item[0] or "",
+            )
+        ]
+
+
 def _intents(
-    workspace: Workspace,
     agent_rows: list[tuple[str, BlameLine]],
     histories: dict[str, _History],
-    files: list[dict[str, Any]],
+    files: list[ChangedFile],
+    versions: _IntentsVersions,
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, int, str], bool | None]]:
     """Each intent of the agent lines, and whether each line's record lay inside the scope
-    its session held then (``None``: the intent is not in the intents file any more)."""
+    its session held then: the intent's ``owned_scope`` in the intents file that record's
+    decision used, plus the expansions a person had approved by then (``None``: the intent
+    is in neither that file nor this checkout's)."""
     from ledger._governance.analysis.paths import ScopeSpec  # noqa: PLC0415
-    from ledger._governance.intents import INTENTS_FILE, load_intents_file  # noqa: PLC0415
 
-    try:
-        declared = load_intents_file(workspace.orchestration / INTENTS_FILE)
-    except ConfigError:
-        declared = None
-    old_paths = {f["path"]: f.get("old_path") for f in files}
+    declared = versions.today
+    old_paths = {f.path: f.old_path for f in files}
     specs: dict[tuple[str, ...], ScopeSpec] = {}
     scope_of: dict[tuple[str, int, str], bool | None] = {}
     per_intent: dict[str, dict[str, Any]] = {}
+    scopes: dict[tuple[str, str | None], dict[str, Any]] = {}
     for path, row in agent_rows:
         facts = row.facts
         intent_id = facts.get("intent_id") or "(none)"
@@ -550,16 +797,28 @@ def _intents(
                 "out_of_scope": 0,
                 "expansions_used": [],
                 "sessions": [],
+                "scopes": [],
             },
         )
         entry["lines"] += 1
         session = facts.get("session_id")
         if session not in entry["sessions"]:
             entry["sessions"].append(session)
+        history = histories.get(ledger_id)
+        digest = history.intents_at.get(seq) if history else None
         key = (ledger_id, seq, path)
         if key not in scope_of:
+            then, source = versions.at(digest, (ledger_id, seq))
+            held = then.get(intent_id) if then else None
+            if held is not None and not entry["declared"] and entry["name"] is None:
+                # no longer in this checkout's file: named as the file of its time had it
+                entry.update(
+                    name=held.name,
+                    status=held.status,
+                    acceptance_criteria=list(held.acceptance_criteria),
+                )
             scope_of[key] = _in_scope(
-                intent,
+                held,
                 ledger_id=ledger_id,
                 seq=seq,
                 path=path,
@@ -568,6 +827,15 @@ def _intents(
                 specs=specs,
                 entry=entry,
             )
+            if (intent_id, digest) not in scopes:
+                scopes[intent_id, digest] = {
+                    "intents_sha256": digest,
+                    "source": source,
+                    "owned_scope": list(held.owned_scope) if held else None,
+                    "lines": 0,
+                }
+                entry["scopes"].append(scopes[intent_id, digest])
+        scopes[intent_id, digest]["lines"] += 1
         verdict = scope_of[key]
         if verdict is True:
             entry["in_scope"] += 1
@@ -767,6 +1035,7 @@ def _evidence(
     teammates: _Teammates,
     histories: dict[str, _History],
     agent_rows: list[tuple[str, BlameLine]],
+    unverified: Counter[str],
 ) -> list[dict[str, Any]]:
     """Each ledger: verified or not, whose key, pinned or not, the newest checkpoint, and (this
     clone's) how much of it is pushed."""
@@ -792,6 +1061,7 @@ def _evidence(
             "pushed": None if not pushed else {"commit": pushed, "records": pushed_records},
             "remote": None,
             "lines": lines.get(ledger.ledger_id, 0),
+            "unverified_lines": unverified.get(ledger.ledger_id, 0),
             "fix": None
             if local.ok
             else "run `ledger verify` (then `ledger repair` for a torn tail)",
@@ -819,12 +1089,8 @@ def _evidence(
                 "pushed": None,
                 "remote": remote,
                 "lines": lines.get(ledger_id, 0),
-                "fix": None
-                if verified
-                else (
-                    "pin its key (commit the teammate's .orchestration/keys/<kid>.json), "
-                    f"then `ledger fetch {remote}`"
-                ),
+                "unverified_lines": unverified.get(ledger_id, 0),
+                "fix": None if verified else _teammate_fix(ledger_id, remote),
             }
         )
     return entries

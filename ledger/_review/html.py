@@ -7,6 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Final
 
+from ledger._review.render import scope_when_written
+
 __all__ = ["render_review_html"]
 
 _COLORS: Final = {"agent": "#4a6fd1", "git": "#3b8f5a", "unknown": "#9aa3ad"}
@@ -117,12 +119,13 @@ def render_review_html(review: dict[str, Any]) -> str:
         ),
         _table(
             "files",
-            ["file", "change", "agent", "git", "unknown", "note"],
+            ["file", "change", "agent", "git", "unknown", "unverified", "note"],
             [
                 [
                     f"<code>{escape(f['path'])}</code>",
                     escape(f["change"]),
                     *(f'<span class="n">{f["lines"][s]}</span>' for s in _STATUSES),
+                    _flagged(f["lines"]["unverified"]),
                     _e(f["note"]),
                 ]
                 for f in files
@@ -148,6 +151,7 @@ def render_review_html(review: dict[str, Any]) -> str:
                 "intent",
                 "name",
                 "scope",
+                "scope when written",
                 "agent lines",
                 "in scope",
                 "outside",
@@ -159,6 +163,7 @@ def render_review_html(review: dict[str, Any]) -> str:
                     f"<code>{escape(i['id'])}</code>",
                     _e(i["name"]),
                     _e(", ".join(i["owned_scope"])),
+                    _e("; ".join(scope_when_written(v) for v in i.get("scopes", []))),
                     str(i["lines"]),
                     str(i["in_scope"]),
                     _flagged(i["out_of_scope"]),

@@ -16,6 +16,7 @@ __all__ = [
     "render_review_sarif",
     "render_review_text",
     "review_failures",
+    "scope_when_written",
 ]
 
 COMMENT_LIMIT: Final = 65_536
@@ -133,14 +134,17 @@ def render_review_text(review: dict[str, Any]) -> list[str]:
     if files:
         out.append("")
         width = min(60, max(len(f["path"]) for f in files))
-        out.append(f"{'file':<{width}} {'change':<9} {'agent':>6} {'git':>6} {'unknown':>7}")
+        out.append(
+            f"{'file':<{width}} {'change':<9} {'agent':>6} {'git':>6} {'unknown':>7} "
+            f"{'unverified':>10}"
+        )
         for f in files:
             lines = f["lines"]
             path = f["path"] if len(f["path"]) <= width else "…" + f["path"][-width + 1 :]
             note = f"  ({f['note']})" if f["note"] else ""
             out.append(
                 f"{path:<{width}} {f['change']:<9} {lines['agent']:>6} {lines['git']:>6} "
-                f"{lines['unknown']:>7}{note}"
+                f"{lines['unknown']:>7} {lines['unverified']:>10}{note}"
             )
     for intent in review["intents"]:
         out.append("")
@@ -154,6 +158,7 @@ def render_review_text(review: dict[str, Any]) -> list[str]:
             f"at {used.get('ts', '?')} (seq {used.get('seq', '?')})"
             for used in intent["expansions_used"]
         )
+        out.extend(f"  {_scope_text(version)}" for version in intent.get("scopes", []))
         out.extend(f"  acceptance: {c}" for c in intent["acceptance_criteria"])
     if review["governance"]:
         out.append("")
@@ -174,6 +179,14 @@ def render_review_text(review: dict[str, Any]) -> list[str]:
     out.extend("  " + _evidence_text(entry) for entry in review["evidence"])
     out.extend(f"note: {note}" for note in review["notes"])
     return out
+
+
+def _scope_text(version: dict[str, Any]) -> str:
+    """Which intents file some of an intent's lines were judged against."""
+    digest = _short(version["intents_sha256"], 12)
+    scope = ", ".join(version["owned_scope"] or []) or "not declared"
+    where = version["source"] or "found nowhere: judged against this checkout's file"
+    return f"{version['lines']} lines written under intents {digest} ({where}): scope {scope}"
 
 
 def _item_text(item: dict[str, Any]) -> str:
@@ -312,7 +325,15 @@ def render_review_markdown(review: dict[str, Any], *, limit: int = COMMENT_LIMIT
         out.add(f"\n> {_cell(note, 400)}\n")
     if review["intents"]:
         out.table(
-            ["intent", "name", "agent lines", "in scope", "out of scope", "acceptance criteria"],
+            [
+                "intent",
+                "name",
+                "agent lines",
+                "in scope",
+                "out of scope",
+                "scope when written",
+                "acceptance criteria",
+            ],
             [
                 [
                     f"`{_cell(i['id'], 40)}`",
@@ -320,6 +341,9 @@ def render_review_markdown(review: dict[str, Any], *, limit: int = COMMENT_LIMIT
                     str(i["lines"]),
                     str(i["in_scope"]),
                     str(i["out_of_scope"]),
+                    _cell(
+                        "; ".join(scope_when_written(v) for v in i.get("scopes", [])) or "-", 200
+                    ),
                     _cell("; ".join(i["acceptance_criteria"]) or "-", 160),
                 ]
                 for i in review["intents"]
@@ -332,7 +356,7 @@ def render_review_markdown(review: dict[str, Any], *, limit: int = COMMENT_LIMIT
     _details_table(
         out,
         "Files",
-        ["file", "change", "agent", "git", "unknown", "note"],
+        ["file", "change", "agent", "git", "unknown", "unverified", "note"],
         [
             [
                 f"`{_cell(f['path'], 120)}`",
@@ -340,6 +364,7 @@ def render_review_markdown(review: dict[str, Any], *, limit: int = COMMENT_LIMIT
                 str(f["lines"]["agent"]),
                 str(f["lines"]["git"]),
                 str(f["lines"]["unknown"]),
+                str(f["lines"]["unverified"]),
                 _cell(f["note"] or "", 80),
             ]
             for f in ordered
@@ -426,6 +451,13 @@ def render_review_markdown(review: dict[str, Any], *, limit: int = COMMENT_LIMIT
             "groups",
         )
     return out.text()
+
+
+def scope_when_written(version: dict[str, Any]) -> str:
+    """One version of an intent's scope in a table cell: its globs, where it was found."""
+    scope = ", ".join(version["owned_scope"] or []) or "not declared"
+    where = (version["source"] or "").removeprefix("git ").split(":")[0]
+    return f"{scope} ({where or 'not found: judged as today'}, {version['lines']} lines)"
 
 
 def _details_table(

@@ -67,7 +67,7 @@ class Run(_Strict):
 
 
 class File(_Strict):
-    path: StrictStr
+    path: StrictStr = Field(description="From the repository's top (see range.prefix).")
     old_path: StrictStr | None
     change: Literal[
         "added", "modified", "renamed", "copied", "deleted", "binary", "submodule", "symlink"
@@ -88,6 +88,24 @@ class Expansion(_Strict):
     ledger_id: StrictStr | None = None
 
 
+class ScopeVersion(_Strict):
+    """The intents file some of an intent's agent lines were written under."""
+
+    intents_sha256: StrictStr | None = Field(
+        description="SHA-256 of the intents file the writing record's decision used "
+        "(config.intents_sha256); null: the record names none."
+    )
+    source: StrictStr | None = Field(
+        description="Where that file was found: this checkout's, or `git <commit>:<path>`; "
+        "null: found nowhere, so the scope was judged against this checkout's file (a note "
+        "says so)."
+    )
+    owned_scope: list[StrictStr] | None = Field(
+        description="The intent's owned_scope in the file used; null: not declared in it."
+    )
+    lines: StrictInt
+
+
 class IntentEntry(_Strict):
     id: StrictStr
     name: StrictStr | None
@@ -100,6 +118,10 @@ class IntentEntry(_Strict):
     out_of_scope: StrictInt
     expansions_used: list[Expansion]
     sessions: list[StrictStr | None]
+    scopes: list[ScopeVersion] = Field(
+        description="in_scope/out_of_scope are judged against the intents file as of when "
+        "each line was written: one entry per version its lines were written under."
+    )
 
 
 class GovernanceItem(_Strict):
@@ -148,7 +170,11 @@ class Evidence(_Strict):
     newest_checkpoint: Checkpoint | None
     pushed: Pushed | None
     remote: StrictStr | None
-    lines: StrictInt
+    lines: StrictInt = Field(description="Agent lines of the range this ledger explains.")
+    unverified_lines: StrictInt = Field(
+        description="Lines of the range this ledger claims while it does not verify here "
+        "(counted unknown and unverified, never agent)."
+    )
     fix: StrictStr | None = Field(description="The command that fixes unverified evidence.")
 
 
@@ -157,6 +183,10 @@ class Range(_Strict):
     base: StrictStr
     head: StrictStr
     commits: StrictInt
+    prefix: StrictStr = Field(
+        description="The workspace's folder in the repository ('' at its top, else ending in "
+        "'/'). Every path of the review (files, SARIF) is relative to the repository's top."
+    )
 
 
 class Group(_Strict):

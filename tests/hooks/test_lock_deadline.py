@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger, LockTimeoutError, run_hook
+from ledger._evidence import store
 from ledger._evidence.store import LOCK_DEADLINE, LedgerFile, lock_holder
 
 from ._support import Workspace, claude_payload, make_workspace, run_cli
@@ -104,10 +105,34 @@ def test_holding_the_ledger_lock_cannot_stall_the_hook_command(
 
 
 def test_holding_the_ledger_lock_cannot_stall_a_persons_command(
-    ws: Workspace, holder: subprocess.Popen[str]
+    ws: Workspace, holder: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A person's command waits longer than a hook (no client timer; an honest queue under load
+    # may last seconds), but it still ends, naming the holder; shortened here to keep the test fast.
+    assert store.LIBRARY_LOCK_DEADLINE > 4 * LOCK_DEADLINE
+    monkeypatch.setattr(store, "LIBRARY_LOCK_DEADLINE", 0.5)
     with pytest.raises(LockTimeoutError, match=r"held by"):
         Ledger.open(ws.root, environ=ws.env).append("note", {"text": "x"})
+
+
+def test_a_library_writer_outwaits_an_honest_holder_longer_than_a_hook_would(
+    ws: Workspace,
+) -> None:
+    # Writers queued behind a slow one under load must not fail (they lost records under load
+    # when every writer had the hook's deadline).
+    path = ws.orchestration / "agent_trace.jsonl"
+    hold = LOCK_DEADLINE + 1.0
+    code = (
+        "import fcntl, sys, time; f = open(sys.argv[1], 'rb'); fcntl.flock(f, fcntl.LOCK_EX);"
+        " print('held', flush=True); time.sleep(float(sys.argv[2]))"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(path), str(hold)], stdout=subprocess.PIPE, text=True
+    ) as slow:
+        assert slow.stdout is not None
+        assert slow.stdout.readline() == "held\n"
+        record = Ledger.open(ws.root, environ=ws.env).append("note", {"text": "queued"})
+    assert record.seq > 0
 
 
 @pytest.mark.skipif(not Path("/proc/locks").exists(), reason="/proc/locks is Linux's")

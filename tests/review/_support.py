@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ledger._evidence.ledger import Ledger
 from tests.blame._world import World, git
 from tests.cli.inprocess import run_in_process
 
@@ -35,3 +36,19 @@ def review_json(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
     return data
+
+
+def shallow_review(source: Path, tmp_path: Path, spec: str, *clone_args: str) -> str:
+    """``ledger review spec`` in a depth-1 clone of ``source`` with a ledger: its one line of
+    stderr (the exit code is asserted: 2)."""
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", *clone_args, f"file://{source}", str(shallow)],
+        check=True,
+    )
+    env = {"LEDGER_HOME": str(tmp_path / "home")}
+    Ledger.init(shallow, environ=env)
+    done = cli(shallow, env, spec)
+    assert done.returncode == 2
+    [line] = done.stderr.decode().splitlines()
+    return line

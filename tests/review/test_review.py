@@ -30,7 +30,7 @@ from ledger._review.schema import SCHEMA_FILE, review_schema
 from tests.blame._clones import Clones
 from tests.blame._world import World, git
 from tests.reserved import as_ledger_itself
-from tests.review._support import based_world, cli, commit, review_json
+from tests.review._support import based_world, cli, commit, review_json, shallow_review
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -365,15 +365,7 @@ def test_a_shallow_clone_lacking_the_base_says_to_fetch_deeper(tmp_path: Path) -
     world, _ = based_world(tmp_path / "w")
     world.write("s1", "a.py", "a\n")
     commit(world)
-    shallow = tmp_path / "shallow"
-    subprocess.run(
-        ["git", "clone", "-q", "--depth", "1", f"file://{world.root}", str(shallow)], check=True
-    )
-    env = {"LEDGER_HOME": str(tmp_path / "home")}
-    Ledger.init(shallow, environ=env)
-    done = cli(shallow, env, "HEAD~1..HEAD")
-    assert done.returncode == 2
-    [line] = done.stderr.decode().splitlines()
+    line = shallow_review(world.root, tmp_path, "HEAD~1..HEAD")
     assert "shallow clone" in line
     assert "fetch deeper" in line
 
