@@ -72,6 +72,7 @@ def test_showing_one_record_reads_its_lines_not_the_whole_store(
 
     monkeypatch.setattr(DisclosureStore, "load", whole_store)
     monkeypatch.setattr(DisclosureStore, "lines", whole_store)
+    monkeypatch.setattr(DisclosureIndex, "_build", whole_store)  # the stored map is used
     body = Revealer(ledger.disclosures).record(target.data)["body"]
     assert body["prompt"] == "prompt number 149"
     assert body["note"] == ["prompt number 149", {"k": "prompt number 149"}]
