@@ -10,9 +10,8 @@ from typing import Annotated
 
 import typer
 
-from cli._exit import OK
+from cli._exit import OK, UsageError
 from cli._options import JsonOption, RootOption, run_action
-from ledger import Ledger, push_evidence
 
 RemoteArgument = Annotated[
     str,
@@ -36,22 +35,43 @@ def register(app: typer.Typer) -> None:
                 "lines and file contents are in the chain verbatim (refused without it).",
             ),
         ] = False,
+        disclose: Annotated[
+            str,
+            typer.Option(
+                "--disclose",
+                metavar="none|policy|all",
+                help="Which disclosures to publish beside the chain, in "
+                "refs/ledger-disclosures/<ledger id> (rewritten every push, so what `ledger "
+                "forget` erased leaves the remote): policy (default) the fields hooks.yaml's "
+                "disclose: names, by default commands and reasons, no prompt, no file "
+                "content; none; all.",
+            ),
+        ] = "policy",
     ) -> None:
         """Publish this clone's signed evidence (its records and a checkpoint of them) to
-        refs/ledger/<ledger id> on REMOTE, as a fast-forward of the previous push. Content
-        (prompts, commands, files) is not published: the chain holds commitments to it, and
-        the disclosure store stays on this machine."""
+        refs/ledger/<ledger id> on REMOTE, as a fast-forward of the previous push, and the
+        disclosures --disclose chooses to refs/ledger-disclosures/<ledger id>. The chain holds
+        commitments in place of content (prompts, commands, files); a disclosure not chosen
+        stays on this machine."""
 
         def action() -> int:
-            result = push_evidence(
-                Ledger.open(root), remote, publish_verbatim_content=publish_verbatim_content
+            from ledger import DISCLOSE_MODES, find_root, push_workspace_evidence  # noqa: PLC0415
+
+            if disclose not in DISCLOSE_MODES:
+                raise UsageError(f"--disclose {disclose!r}: use one of {', '.join(DISCLOSE_MODES)}")
+            result = push_workspace_evidence(
+                find_root(root),
+                remote,
+                disclose=disclose,
+                publish_verbatim_content=publish_verbatim_content,
             )
+            shared = f"; {result.disclosed} disclosures ({disclose})" if result.disclosed else ""
             if as_json:
                 print(json.dumps(result._asdict(), indent=2, sort_keys=True))
             elif result.status == "current":
-                print(f"{remote} already holds {result.ref} ({result.records} records)")
+                print(f"{remote} already holds {result.ref} ({result.records} records{shared})")
             else:
-                print(f"pushed {result.records} records to {remote} {result.ref}")
+                print(f"pushed {result.records} records to {remote} {result.ref}{shared}")
             return OK
 
         run_action(action)
@@ -82,9 +102,13 @@ def register(app: typer.Typer) -> None:
                     # Nothing is wrong with this clone: a teammate's key to pin (docs/team.md).
                     print(item.reason, file=sys.stderr)
                 else:
+                    shared = f", {item.disclosed} disclosures" if item.disclosed else ""
                     print(
-                        f"{item.status}: ledger {item.ledger_id}, {item.records} records, verified"
+                        f"{item.status}: ledger {item.ledger_id}, {item.records} records, "
+                        f"verified{shared}"
                     )
+            for warning in (w for item in fetched for w in item.warnings):
+                print(warning, file=sys.stderr)
             return OK
 
         run_action(action)

@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     )
     from ledger._evidence.record import APPEND_RESERVED_PREFIXES, FORMAT_VERSION, Record
     from ledger._evidence.remote import (
+        DISCLOSE_MODES,
         CheckedLedger,
         FetchedLedger,
         PushResult,
@@ -134,7 +135,13 @@ if TYPE_CHECKING:
         serve_decider,
         stop_decider,
     )
-    from ledger._hooks.service import GovernedWorkspace, TamperResolution, handle_event, run_hook
+    from ledger._hooks.service import (
+        GovernedWorkspace,
+        TamperResolution,
+        handle_event,
+        push_workspace_evidence,
+        run_hook,
+    )
     from ledger._mcp import MCP_SERVER_NAME, MCP_TOOL_NAMES, McpTools, serve_mcp
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
@@ -182,6 +189,7 @@ __all__ = [
     "COMMENT_LIMIT",
     "DEFAULT_QUERY_MEMORY",
     "DEFAULT_QUERY_TIMEOUT",
+    "DISCLOSE_MODES",
     "EXPORT_FORMATS",
     "FORMAT_VERSION",
     "GOVERNANCE_STATE",
@@ -305,6 +313,7 @@ __all__ = [
     "parse_payload",
     "parse_stored",
     "push_evidence",
+    "push_workspace_evidence",
     "read_checkpoint_file",
     "read_records",
     "record_at",
@@ -358,6 +367,7 @@ _LAZY = {
     "missing_intents_message": "ledger._governance.intents",
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
+    "push_workspace_evidence": "ledger._hooks.service",
     "TamperResolution": "ledger._hooks.service",
     "CommandCall": "ledger._hooks.decider",
     "DeciderStatus": "ledger._hooks.decider",
@@ -468,6 +478,7 @@ _LAZY = {
     "verify_lines": "ledger._evidence.verify",
     "CheckedLedger": "ledger._evidence.remote",
     "FetchedLedger": "ledger._evidence.remote",
+    "DISCLOSE_MODES": "ledger._evidence.remote",
     "PushResult": "ledger._evidence.remote",
     "fetch_evidence": "ledger._evidence.remote",
     "push_evidence": "ledger._evidence.remote",

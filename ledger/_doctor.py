@@ -454,6 +454,7 @@ def run_checks(
         )
     ]
     checks.append(_disclosures(ledger, report))
+    checks.append(_sharing(ledger, environ))
     checks.append(_checkpoint(report, checkpoints, environ, time.time() if now is None else now))
     checks.append(_tripwire(base, environ))
     refused = _refused_evidence(ledger)
@@ -461,6 +462,32 @@ def run_checks(
         checks.append(refused)
     checks.append(_decider(environ))
     return checks
+
+
+def _sharing(ledger: Ledger, environ: Mapping[str, str] | None) -> Check:
+    """What ``ledger push`` publishes beside the chain under ``--disclose policy``."""
+    from ledger._evidence.disclosure import DEFAULT_DISCLOSE, published_disclosures  # noqa: PLC0415
+    from ledger._governance.config import WorkspaceConfig, disclose_policy  # noqa: PLC0415
+
+    workspace = ledger.workspace
+    try:
+        config = WorkspaceConfig(workspace.orchestration, workspace.cache_dir, environ=environ)
+        policy = disclose_policy(config.hooks(), config.hooks_path)
+    except LedgerError as exc:
+        return Check("sharing", "fail", str(exc), "see the hooks.yaml line above")
+    store = ledger.disclosures
+    with Path(os.devnull).open("wb") as sink:
+        count = published_disclosures(store, policy, sink) if store.exists() else 0
+    if policy == DEFAULT_DISCLOSE:
+        named = "the default: commands, reasons and error messages; no prompt, no file content"
+    else:
+        named = f"hooks.yaml's disclose: [{', '.join(policy)}]"
+    return Check(
+        "sharing",
+        "ok",
+        f"`ledger push` publishes {count} disclosure(s) beside the chain ({named}); "
+        "--disclose none|all overrides it",
+    )
 
 
 def _disclosures(ledger: Ledger, report: VerifyReport | None) -> Check:

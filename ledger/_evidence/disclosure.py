@@ -32,10 +32,10 @@ import os
 import re
 import struct
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, BinaryIO, Final, NamedTuple
 
 from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
 from ledger._evidence.lightjson import dumps_sorted
@@ -43,7 +43,9 @@ from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
 
 __all__ = [
     "COMMITMENT_KEY",
+    "DEFAULT_DISCLOSE",
     "DISCLOSURES_FILE",
+    "FETCHED_DISCLOSURES_DIR",
     "FORGOTTEN",
     "FORGOTTEN_KIND",
     "WITHHELD",
@@ -54,19 +56,26 @@ __all__ = [
     "DisclosureStore",
     "ForgetSelector",
     "Revealer",
+    "Sifted",
     "age_cutoff",
+    "bounded_lines",
+    "chain_commitments",
     "check_disclosures",
     "commitment_digest",
     "commitments_in",
     "disclosure_line",
     "disclosure_lines",
+    "fetched_stores",
+    "field_disclosed",
     "forget_lines",
     "is_commitment",
     "opened",
     "opens_fast",
+    "published_disclosures",
     "retention_selectors",
     "reveal",
     "seal_body",
+    "sift_fetched",
     "verbatim_records",
 ]
 
@@ -256,15 +265,10 @@ class DisclosureReport(NamedTuple):
 _DOES_NOT_OPEN: Final = "the disclosure does not open its commitment (value or salt changed)"
 
 
-def check_disclosures(lines: Iterable[bytes], store: Iterable[bytes]) -> DisclosureReport:
-    """Fold the ledger's lines and the store's raw lines into a :class:`DisclosureReport`.
-
-    Pure: the caller reads the files. Commitments are found in the canonical bytes (the pattern
-    ``{"commitment":"<hex>"}`` cannot occur inside a JSON string, whose quotes are escaped), and
-    a store line as ledger writes it is checked by hashing a slice of it (:func:`opens_fast`):
-    no record is parsed but the ``ledger.forgotten`` ones, no store line but a tombstone or one
-    that does not open.
-    """
+def chain_commitments(lines: Iterable[bytes]) -> tuple[dict[str, int], set[str]]:
+    """``(commitment -> seq of the record holding it, commitments a ledger.forgotten record
+    names)`` of a ledger's lines, found in the canonical bytes (only the forget records are
+    parsed)."""
     in_chain: dict[str, int] = {}
     forgotten: set[str] = set()
     for seq, line in enumerate(lines):
@@ -274,6 +278,19 @@ def check_disclosures(lines: Iterable[bytes], store: Iterable[bytes]) -> Disclos
         if _FORGOTTEN_KIND_BYTES in line:
             with contextlib.suppress(ValueError, AttributeError, TypeError):
                 forgotten.update(str(d) for d in json.loads(line)["body"]["commitments"])
+    return in_chain, forgotten
+
+
+def check_disclosures(lines: Iterable[bytes], store: Iterable[bytes]) -> DisclosureReport:
+    """Fold the ledger's lines and the store's raw lines into a :class:`DisclosureReport`.
+
+    Pure: the caller reads the files. Commitments are found in the canonical bytes (the pattern
+    ``{"commitment":"<hex>"}`` cannot occur inside a JSON string, whose quotes are escaped), and
+    a store line as ledger writes it is checked by hashing a slice of it (:func:`opens_fast`):
+    no record is parsed but the ``ledger.forgotten`` ones, no store line but a tombstone or one
+    that does not open.
+    """
+    in_chain, forgotten = chain_commitments(lines)
     disclosed: set[str] = set()
     bad: list[tuple[int, str, str]] = []
     orphans = 0
@@ -502,23 +519,43 @@ class Revealer:
     offset map (:class:`DisclosureIndex`): its own lines, a few reads whatever the store's size.
     The map only says where to look: what is shown must open the commitment the record itself
     holds, and any commitment the record's lines do not settle (the map stale or wrong, a line
-    moved by hand) sends the reader to the whole store, read once, as before. After
-    ``_LOOKUPS`` records (``ledger log`` of a long span) reading the store once is cheaper."""
+    moved by hand, a teammate's record) sends the reader to the whole store, read once, and to
+    the teammates' disclosures, as before. After ``_LOOKUPS`` records (``ledger log`` of a long
+    span) reading the store once is cheaper."""
 
-    __slots__ = ("_index", "_loaded", "_lookups", "_store")
+    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_store")
 
     _LOOKUPS: Final = 64
 
-    def __init__(self, store: DisclosureStore) -> None:
+    def __init__(
+        self, store: DisclosureStore, fetched: Callable[[], Iterable[DisclosureStore]] | None = None
+    ) -> None:
         self._store = store
+        self._fetched = fetched
         self._loaded: tuple[dict[str, dict[str, Any]], set[str]] | None = None
         self._index: DisclosureIndex | None = None
         self._lookups = 0
 
     @classmethod
     def beside(cls, ledger_path: Path) -> Revealer:
-        """The revealer of the ledger at ``ledger_path``."""
-        return cls(DisclosureStore.beside(ledger_path))
+        """The revealer of the ledger at ``ledger_path``, and of the teammates' disclosures
+        ``ledger fetch`` kept in its repository (read only for a commitment not disclosed
+        here)."""
+        root = ledger_path.parent.parent
+        return cls(DisclosureStore.beside(ledger_path), lambda: fetched_stores(root))
+
+    def _tables(self, value: Any) -> tuple[dict[str, dict[str, Any]], set[str]]:  # noqa: ANN401
+        if self._loaded is None:
+            self._loaded = self._store.load()
+        disclosed, forgotten = self._loaded
+        if self._fetched is not None and any(d not in disclosed for _, d in commitments_in(value)):
+            stores, self._fetched = self._fetched(), None
+            for store in stores:
+                more, gone = store.load()
+                for digest, entry in more.items():
+                    disclosed.setdefault(digest, entry)
+                forgotten |= gone
+        return disclosed, forgotten
 
     def _entries(
         self,
@@ -542,24 +579,20 @@ class Revealer:
                     for field, digest in commitments_in(value, path)
                 ):
                     return disclosed, forgotten
-        if self._loaded is None:
-            self._loaded = self._store.load()
-        return self._loaded
+        return self._tables(value)
 
     def body(self, body: Any, seq: int | None = None) -> Any:  # noqa: ANN401 -- any JSON value
         """``body`` (of record ``seq``, if known) with its commitments revealed (a body
         without any comes back as it is)."""
         if not _holds_commitment(body):
             return body
-        disclosed, forgotten = self._entries(body, seq)
-        return reveal(body, disclosed, forgotten)
+        return reveal(body, *self._entries(body, seq))
 
     def field(self, value: Any, field: str, seq: int | None = None) -> Any:  # noqa: ANN401
         """``value``, found at ``field`` of a body (of record ``seq``, if known), revealed."""
         if not _holds_commitment(value):
             return value
-        disclosed, forgotten = self._entries(value, seq, field)
-        return reveal(value, disclosed, forgotten, field)
+        return reveal(value, *self._entries(value, seq, field), field)
 
     def record(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
         """``data`` (a record dict) with its body revealed."""
@@ -832,3 +865,135 @@ def _parse_line(raw: bytes) -> dict[str, Any] | None:
     flat = _flat(line)
     flat["_raw"] = raw
     return flat
+
+
+# --- sharing: what `ledger push --disclose` publishes, what `ledger fetch` keeps ---------------
+
+#: The fields ``ledger push`` publishes under ``--disclose policy`` when ``hooks.yaml`` names
+#: none (``disclose:``): a shell call's command line (blame names it in a teammate's clone)
+#: and the reasons and error messages of decisions. Never a prompt, a file's content (a Write's
+#: ``tool_input.content``, an edit), a tool's answer or any other argument.
+DEFAULT_DISCLOSE: Final = (
+    "tool_input.command",
+    "attribution.command",
+    "reason",
+    "hooks[].reason",
+    "error.message",
+    "hooks[].error.message",
+)
+#: Teammates' disclosures that ``ledger fetch`` verified, in the git directory beside the
+#: fetched evidence refs (never in the work tree, so never committed):
+#: ``<git dir>/ledger-disclosures/<remote>/<ledger id>.jsonl``, 0600.
+FETCHED_DISCLOSURES_DIR: Final = "ledger-disclosures"
+#: The longest store line a fetch reads (a 1 MiB edit escaped as JSON, with room): a longer
+#: one is skipped unread, so a huge published blob costs its size on disk, not in memory.
+MAX_SHARED_LINE: Final = 16 * 1024 * 1024
+_INDEX: Final = re.compile(r"\[\d+\]")
+
+
+def field_disclosed(field: str, patterns: Iterable[str]) -> bool:
+    """``field`` (``hooks[2].reason``) is one ``patterns`` names: a pattern names a field and
+    everything below it, ``[]`` standing for any index (``hooks[].reason``, ``tool_input``)."""
+    shape = _INDEX.sub("[]", field)
+    return any(shape == p or shape.startswith((f"{p}.", f"{p}[")) for p in patterns)
+
+
+def published_disclosures(
+    store: DisclosureStore, fields: Iterable[str] | None, out: BinaryIO
+) -> int:
+    """Write to ``out`` the store's lines ``ledger push`` publishes: each disclosure that opens
+    its commitment, of a field ``fields`` names (``None``: every field), as stored. Tombstones,
+    erased values and lines that do not open are never published. Returns how many."""
+    patterns = None if fields is None else tuple(fields)
+    _, forgotten = store.load() if store.exists() else ({}, set())
+    count = 0
+    for line in store.lines():
+        digest = line[COMMITMENT_KEY]
+        if "forgotten" in line or digest in forgotten:
+            continue
+        field = str(line.get("field"))
+        if patterns is not None and not field_disclosed(field, patterns):
+            continue
+        if opens_fast(line["_raw"]) or opened(line, field, digest):
+            out.write(line["_raw"].rstrip(b"\r\n") + b"\n")
+            count += 1
+    return count
+
+
+def bounded_lines(handle: BinaryIO, limit: int = MAX_SHARED_LINE) -> Iterator[bytes | None]:
+    """The lines of ``handle``, each read whole only when it is at most ``limit`` bytes (its
+    newline aside); a longer one yields ``None``, read past in 1 MiB pieces (a buffered
+    ``readline(limit)`` would hold three times ``limit`` at its peak)."""
+    chunk = min(limit + 1, 1 << 20)
+    while part := handle.readline(chunk):
+        line: bytearray | None = bytearray(part)
+        if len(part) - part.endswith(b"\n") > limit:
+            line = None
+        while not part.endswith(b"\n") and (part := handle.readline(chunk)):
+            if line is not None:
+                line += part
+                if len(line) - line.endswith(b"\n") > limit:
+                    line = None
+        yield None if line is None else bytes(line)
+
+
+class Sifted(NamedTuple):
+    """What ``ledger fetch`` kept of a teammate's published disclosures."""
+
+    kept: int
+    """Disclosures that open a commitment of the verified chain, not forgotten."""
+    bad: list[tuple[int, str]]
+    """``(seq, field)`` of each that does not open its commitment (doctored): dropped."""
+    forgotten: int
+    """Published, but a ledger.forgotten record of the chain erases them: dropped."""
+    unreadable: int
+    """Lines that are not a disclosure, over the size bound, or of no commitment the chain
+    holds: dropped."""
+
+
+def sift_fetched(
+    lines: Iterable[bytes | None],
+    in_chain: Mapping[str, int],
+    forgotten: AbstractSet[str],
+    out: BinaryIO,
+) -> Sifted:
+    """Keep (write to ``out``) the published lines that open a commitment of the verified
+    chain ``in_chain`` and are not ``forgotten``; then a tombstone per forgotten commitment of
+    the chain, so readers say ``[forgotten]``. Nothing that does not open is ever kept."""
+    kept = forgot = unreadable = 0
+    bad: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for raw in lines:
+        entry = None if raw is None else _parse_line(raw)
+        if raw is None or entry is None or "forgotten" in entry:
+            unreadable += 1
+            continue
+        digest = str(entry[COMMITMENT_KEY])
+        field = str(entry.get("field"))
+        if digest not in in_chain:
+            unreadable += 1
+        elif not (opens_fast(raw) or opened(entry, field, digest)):
+            bad.append((in_chain[digest], field))
+        elif digest in forgotten:
+            forgot += 1
+        elif digest not in seen:
+            seen.add(digest)
+            out.write(raw.rstrip(b"\r\n") + b"\n")
+            kept += 1
+    for digest in sorted(forgotten & in_chain.keys()):
+        tombstone = {COMMITMENT_KEY: digest, "forgotten": True, "seq": in_chain[digest]}
+        out.write(json.dumps(tombstone, sort_keys=True, separators=(",", ":")).encode() + b"\n")
+    return Sifted(kept, bad, forgot, unreadable)
+
+
+def fetched_stores(root: Path) -> list[DisclosureStore]:
+    """The stores ``ledger fetch`` kept of teammates' disclosures in the repository holding
+    ``root`` (none outside one)."""
+    from ledger._git import repository_dirs  # noqa: PLC0415 -- only on a commitment not here
+
+    dirs = repository_dirs(root)
+    if not dirs:
+        return []
+    return [
+        DisclosureStore(p) for p in sorted((dirs[-1] / FETCHED_DISCLOSURES_DIR).glob("*/*.jsonl"))
+    ]

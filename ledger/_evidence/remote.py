@@ -29,11 +29,12 @@ could plant in ``.git/config`` runs anything.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final, Literal, NamedTuple
 
@@ -44,18 +45,30 @@ from ledger._errors import (
     VerbatimContentError,
 )
 from ledger._evidence.checkpoint import MAX_CHECKPOINT_BYTES, parse_checkpoint
-from ledger._evidence.disclosure import verbatim_records
+from ledger._evidence.disclosure import (
+    DEFAULT_DISCLOSE,
+    FETCHED_DISCLOSURES_DIR,
+    DisclosureStore,
+    bounded_lines,
+    chain_commitments,
+    published_disclosures,
+    sift_fetched,
+    verbatim_records,
+)
 from ledger._evidence.ledger import Ledger, open_reader
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
-from ledger._git import git_command, git_environment
+from ledger._git import git_command, git_environment, repository_dirs
 
 __all__ = [
     "CHECKPOINT_FILE",
+    "DISCLOSE_MODES",
+    "DISCLOSURE_REFS",
     "EVIDENCE_REFS",
     "FETCHED_REFS",
     "SEGMENT_FILE",
     "CheckedLedger",
+    "DiscloseMode",
     "FetchedLedger",
     "PushResult",
     "fetch_evidence",
@@ -75,6 +88,20 @@ FETCHED_REFS: Final = "refs/ledger-remotes/"
 _INCOMING: Final = "refs/ledger-incoming/"
 SEGMENT_FILE: Final = "agent_trace.jsonl"
 CHECKPOINT_FILE: Final = "checkpoint.note"
+#: Where each clone publishes the disclosures it shares: ``refs/ledger-disclosures/<ledger
+#: id>``, one parentless commit (a ``disclosures.jsonl`` blob) made afresh and force-pushed on
+#: every push, so what ``ledger forget`` erased is reachable from no ref of the remote after
+#: the next push. Outside ``refs/ledger/``, whose refs only ever fast-forward.
+DISCLOSURE_REFS: Final = "refs/ledger-disclosures/"
+DISCLOSURES_BLOB: Final = "disclosures.jsonl"
+DiscloseMode = Literal["none", "policy", "all"]
+DISCLOSE_MODES: Final[tuple[DiscloseMode, ...]] = ("none", "policy", "all")
+#: A disclosures commit's dates: the same content makes the same commit, so a push that
+#: changes nothing moves no ref.
+_FIXED_DATES: Final = {
+    "GIT_AUTHOR_DATE": "946684800 +0000",  # 2000-01-01: git reads a smaller number as no date
+    "GIT_COMMITTER_DATE": "946684800 +0000",
+}
 # Ledger ids are UUIDs; anything else in a ref name is refused before it reaches a path or ref.
 _LEDGER_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # The identity of evidence commits: the commit says nothing the signed blobs do not.
@@ -102,6 +129,9 @@ class PushResult(NamedTuple):
     commit: str
     records: int
     status: PushStatus
+    disclosed: int = 0
+    """Disclosures published in ``refs/ledger-disclosures/<ledger id>`` (0: none, the ref
+    deleted from the remote if it was there)."""
 
 
 class FetchedLedger(NamedTuple):
@@ -114,6 +144,10 @@ class FetchedLedger(NamedTuple):
     status: FetchStatus
     reason: str | None = None
     """For ``unverified``: the one line that names the unpinned key and how to pin it."""
+    disclosed: int = 0
+    """The teammate's published disclosures kept beside it (each opens its commitment)."""
+    warnings: tuple[str, ...] = ()
+    """One line each: disclosures dropped (doctored, malformed, too large)."""
 
 
 CheckStatus = Literal["verified", "unverified", "refused"]
@@ -170,7 +204,7 @@ class _Git:
         return done.stdout.decode("utf-8", "replace").strip()
 
     def remote_url(self, remote: str) -> str:
-        if not remote or remote.startswith("-") or "/" in remote:
+        if not remote or remote.startswith("-") or "/" in remote or remote in (".", ".."):
             raise RemoteError(f"{remote!r} is not a git remote name")
         done = self.run("config", "--get", f"remote.{remote}.url")
         if done.returncode == 1:
@@ -213,8 +247,8 @@ class _Git:
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref)
 
-    def blobs(self, commit: str, ref: str) -> dict[str, str]:
-        """The blobs of the evidence commit's tree, by name; refuses a tree without both."""
+    def tree(self, commit: str) -> dict[str, str]:
+        """The blobs at the top of ``commit``'s tree, by name."""
         listed = self.run("ls-tree", "-z", commit)
         found: dict[str, str] = {}
         for entry in listed.stdout.split(b"\0"):
@@ -222,6 +256,11 @@ class _Git:
             parts = meta.split(b" ")
             if len(parts) == 3 and parts[1] == b"blob":
                 found[raw_name.decode("utf-8", "replace")] = parts[2].decode()
+        return found
+
+    def blobs(self, commit: str, ref: str) -> dict[str, str]:
+        """The blobs of the evidence commit's tree, by name; refuses a tree without both."""
+        found = self.tree(commit)
         for wanted in (SEGMENT_FILE, CHECKPOINT_FILE):
             if wanted not in found:
                 raise RemoteError(f"evidence ref {ref} is unreadable: it holds no {wanted}")
@@ -287,14 +326,21 @@ def push_evidence(
     *,
     environ: Mapping[str, str] | None = None,
     publish_verbatim_content: bool = False,
+    disclose: DiscloseMode = "policy",
+    policy: Iterable[str] = DEFAULT_DISCLOSE,
 ) -> PushResult:
     """Publish ``ledger``'s records and a checkpoint of them to ``refs/ledger/<id>`` on
-    ``remote``, as a fast-forward of what was pushed before. The disclosure store is never
-    published: format v3 records carry commitments in place of content.
+    ``remote``, as a fast-forward of what was pushed before, then the disclosures ``disclose``
+    says to ``refs/ledger-disclosures/<id>`` (rewritten every push: :data:`DISCLOSURE_REFS`).
+    Format v3 records carry commitments in place of content; the disclosures of a field are
+    published only when chosen.
 
     Args:
         publish_verbatim_content: publish even records from before format v3, whose prompts,
             command lines and file contents are in the chain verbatim.
+        disclose: ``none`` (no disclosure; a ref published before is deleted), ``policy`` (the
+            fields ``policy`` names: ``hooks.yaml``'s ``disclose:``, by default no prompt and
+            no file content) or ``all`` (every disclosure held).
 
     Raises:
         VerbatimContentError: such records exist and ``publish_verbatim_content`` is False.
@@ -337,8 +383,12 @@ def push_evidence(
         )
     if commit != local:
         git.set_ref(ref, commit, local)
+    fields = None if disclose == "all" else tuple(policy) if disclose == "policy" else ()
     if published == commit:
-        return PushResult(remote, ref, commit, checkpoint.size, "current")
+        disclosed = _publish_disclosures(
+            ledger, git, url=url, remote=remote, ledger_id=checkpoint.ledger_id, fields=fields
+        )
+        return PushResult(remote, ref, commit, checkpoint.size, "current", disclosed)
     done = git.run(
         "push",
         "--porcelain",
@@ -350,7 +400,74 @@ def push_evidence(
     if done.returncode != 0:
         why = _last_line(done.stderr + done.stdout)
         raise RemoteError(f"cannot push {ref} to {remote}: {why}")
-    return PushResult(remote, ref, commit, checkpoint.size, "pushed")
+    disclosed = _publish_disclosures(
+        ledger, git, url=url, remote=remote, ledger_id=checkpoint.ledger_id, fields=fields
+    )
+    return PushResult(remote, ref, commit, checkpoint.size, "pushed", disclosed)
+
+
+def _publish_disclosures(
+    ledger: Ledger,
+    git: _Git,
+    *,
+    url: str,
+    remote: str,
+    ledger_id: str,
+    fields: tuple[str, ...] | None,
+) -> int:
+    """Replace ``refs/ledger-disclosures/<ledger id>`` on the remote with one parentless
+    commit of the disclosures ``fields`` names (``None``: all; empty: none, and the ref is
+    deleted). The commit is built in a scratch repository that is deleted afterwards, so no
+    disclosure enters this repository's objects, where an erasure could not reach it."""
+    ref = DISCLOSURE_REFS + ledger_id
+    published = git.published(url, ref)
+    if fields == () and published is None:
+        return 0
+    with tempfile.TemporaryDirectory(prefix="ledger-disclose-") as folder:
+        lines = Path(folder, DISCLOSURES_BLOB)
+        with lines.open("wb") as out:
+            store = DisclosureStore.beside(ledger.file.path)
+            count = 0 if fields == () else published_disclosures(store, fields, out)
+        scratch = _Git(Path(folder, "repo"), git.env)
+        scratch.env.update(_FIXED_DATES)
+        scratch.root.mkdir()
+        scratch.out("init", "-q", "--bare")
+        if count == 0:
+            if published is None:
+                return 0
+            spec = f":{ref}"  # published before, none now: delete it
+        else:
+            blob = scratch.out("hash-object", "-w", str(lines))
+            tree = scratch.out("mktree", data=f"100644 blob {blob}\t{DISCLOSURES_BLOB}\n".encode())
+            message = f"ledger {ledger_id}: {count} disclosures\n".encode()
+            commit = scratch.out("commit-tree", tree, data=message)
+            if commit == published:
+                return count
+            spec = f"+{commit}:{ref}"
+
+        def push(spec: str) -> subprocess.CompletedProcess[bytes]:
+            return scratch.run(
+                "push", "--porcelain", "--receive-pack=git-receive-pack", url, spec, transport=True
+            )
+
+        done = push(spec)
+        # A remote that refuses non-fast-forwards (`git init --shared` sets
+        # receive.denyNonFastForwards) may still take a deletion and a new ref.
+        rewrite = done.returncode != 0 and published is not None and spec.startswith("+")
+        if rewrite and push(f":{ref}").returncode == 0:
+            done = push(spec[1:])
+    if done.returncode != 0:
+        # --porcelain: "!<TAB>src:dst<TAB>[remote rejected] (why)" says more than the last line
+        printed = done.stdout.decode("utf-8", "replace").splitlines()
+        why = next(
+            (line.rsplit("\t", 1)[-1] for line in printed if line.startswith("!")),
+            _last_line(done.stderr),
+        )
+        raise RemoteError(
+            f"the evidence was pushed, but {remote} refused {ref}: {why} (it must take a "
+            "rewritten ref: until then what `ledger forget` erased may still be on it)"
+        )
+    return count
 
 
 def _check_extends(git: _Git, parent: str, data: bytes, ledger_id: str, remote: str) -> None:
@@ -419,9 +536,144 @@ def fetch_evidence(
     finally:
         for _, name in git.refs(incoming):
             git.delete_ref(name)
+    own = (
+        ledger.ledger_id if ledger.file.path.is_file() and ledger.file.path.stat().st_size else None
+    )
+    fetched = _fetch_disclosures(git, remote, fetched, own_id=own)
     if refusals:
         raise refusals[0]
     return fetched
+
+
+#: The largest disclosures blob a fetch reads (a bound on disk and time; memory is bounded by
+#: the longest line, :data:`~ledger._evidence.disclosure.MAX_SHARED_LINE`).
+MAX_DISCLOSURES_BYTES: Final = 1024 * 1024 * 1024
+_OFFERED: Final = "refs/offered/"
+
+
+def _fetch_disclosures(
+    git: _Git, remote: str, fetched: list[FetchedLedger], *, own_id: str | None
+) -> list[FetchedLedger]:
+    """Keep, beside each verified teammate ledger, the disclosures its clone published that
+    open its commitments, minus what it forgot since (:func:`_keep_disclosures`). What the
+    remote no longer carries is dropped here too. The refs are fetched into a scratch
+    repository deleted afterwards: no disclosure enters this repository's objects. This
+    clone's own ledger is skipped: a copy of its disclosures would outlive a local forget."""
+    verified = [
+        f for f in fetched if f.status in ("new", "updated", "current") and f.ledger_id != own_id
+    ]
+    dirs = repository_dirs(git.root)
+    if not verified or not dirs:
+        return fetched
+    kept_dir = dirs[-1] / FETCHED_DISCLOSURES_DIR / remote
+    out: dict[str, FetchedLedger] = {}
+    with tempfile.TemporaryDirectory(prefix="ledger-fetch-disclosures-") as name:
+        folder = Path(name)
+        scratch = _Git(folder / "repo", git.env)
+        scratch.root.mkdir()
+        scratch.out("init", "-q", "--bare")
+        done = scratch.run(
+            *_STREAMING,
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--upload-pack=git-upload-pack",
+            git.remote_url(remote),
+            f"+{DISCLOSURE_REFS}*:{_OFFERED}*",
+            transport=True,
+        )
+        if done.returncode != 0:
+            why = f"warning: cannot fetch disclosures from {remote}: {_last_line(done.stderr)}"
+            return [f._replace(warnings=(why,)) if f in verified else f for f in fetched]
+        offered = {ref[len(_OFFERED) :]: commit for commit, ref in scratch.refs(_OFFERED)}
+        for item in verified:
+            target = kept_dir / f"{item.ledger_id}.jsonl"
+            try:
+                out[item.ledger_id] = _keep_disclosures(
+                    git,
+                    scratch,
+                    item,
+                    commit=offered.get(item.ledger_id),
+                    target=target,
+                    folder=folder,
+                    remote=remote,
+                )
+            except RemoteError as exc:
+                target.unlink(missing_ok=True)
+                why = f"warning: dropped {DISCLOSURE_REFS}{item.ledger_id} on {remote}: {exc}"
+                out[item.ledger_id] = item._replace(warnings=(why,))
+    return [out.get(f.ledger_id, f) if f in verified else f for f in fetched]
+
+
+def _keep_disclosures(
+    git: _Git,
+    scratch: _Git,
+    item: FetchedLedger,
+    *,
+    commit: str | None,
+    target: Path,
+    folder: Path,
+    remote: str,
+) -> FetchedLedger:
+    """Sift one teammate's published disclosures (``commit``; ``None``: it publishes none)
+    against its verified chain into ``target`` (0600, replaced atomically), with a tombstone
+    for each commitment its chain says was forgotten. The file's first line names the two
+    commits it was made from (no reader takes it for a disclosure), so a fetch that brings
+    neither anew reads nothing again."""
+    header = json.dumps({"disclosures": commit, "evidence": item.commit}, sort_keys=True).encode()
+    try:
+        with target.open("rb") as kept:
+            if kept.readline().rstrip(b"\n") == header:
+                # a tombstone, as sift_fetched writes it: {"commitment":"<64>","forgotten":…
+                tombstone = b',"forgotten":true,'
+                return item._replace(disclosed=sum(line[79:97] != tombstone for line in kept))
+    except OSError:
+        pass
+    published = folder / f"{item.ledger_id}.published"
+    if commit is None:
+        published.write_bytes(b"")
+    else:
+        blob = scratch.tree(commit).get(DISCLOSURES_BLOB)
+        if blob is None:
+            raise RemoteError(f"it holds no {DISCLOSURES_BLOB}")
+        size = scratch.out("cat-file", "-s", blob)
+        if not size.isdigit() or int(size) > MAX_DISCLOSURES_BYTES:
+            raise RemoteError(f"{DISCLOSURES_BLOB} is over {MAX_DISCLOSURES_BYTES} bytes")
+        scratch.blob_to_file(blob, published)
+    segment = folder / f"{item.ledger_id}.seg"
+    git.blob_to_file(git.blobs(item.commit, EVIDENCE_REFS + item.ledger_id)[SEGMENT_FILE], segment)
+    with segment.open("rb") as handle:
+        in_chain, forgotten = chain_commitments(handle)
+    segment.unlink()
+    for parent in (target.parent.parent, target.parent):
+        parent.mkdir(mode=0o700, exist_ok=True)
+        parent.chmod(0o700)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out, published.open("rb") as source:
+            out.write(header + b"\n")
+            sifted = sift_fetched(bounded_lines(source), in_chain, forgotten, out)
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        published.unlink()
+    warnings = []
+    ref = f"{DISCLOSURE_REFS}{item.ledger_id} on {remote}"
+    if sifted.bad:
+        seq, field = sifted.bad[0]
+        warnings.append(
+            f"warning: {len(sifted.bad)} disclosure(s) in {ref} do not open their commitment "
+            f"(first: seq {seq}, field {field}): dropped, never shown"
+        )
+    if sifted.unreadable:
+        warnings.append(
+            f"warning: {sifted.unreadable} line(s) in {ref} are not disclosures of its records "
+            "(malformed, over 16 MiB, or of no record): dropped"
+        )
+    return item._replace(disclosed=sifted.kept, warnings=tuple(warnings))
 
 
 def _fetch_all(git: _Git, remote: str, incoming: str) -> None:

@@ -30,7 +30,13 @@ from ledger._governance.intents import (
 from ledger._governance.policies import GovernanceConfig
 from ledger._workspace import ORCHESTRATION_DIR, atomic_write, cache_secret, seal, unseal
 
-__all__ = ["WorkspaceConfig", "policy_config", "read_hook_config", "register_configured_hooks"]
+__all__ = [
+    "WorkspaceConfig",
+    "disclose_policy",
+    "policy_config",
+    "read_hook_config",
+    "register_configured_hooks",
+]
 
 HOOK_CONFIG_FILES: Final = ("hooks.yaml", "hooks.json")
 
@@ -92,7 +98,29 @@ def read_hook_config(
     return loaded
 
 
-_TOP_LEVEL: Final = ("policies", "hooks", "retention")
+_TOP_LEVEL: Final = ("policies", "hooks", "retention", "disclose")
+
+
+def disclose_policy(config: dict[str, Any] | None, path: Path) -> tuple[str, ...]:
+    """``disclose:`` of ``hooks.yaml``: the fields whose disclosures ``ledger push`` publishes
+    under ``--disclose policy`` (``[tool_input.command, reason]``; a name covers what is below
+    it, ``[]`` any index: ``hooks[].reason``). Absent: the default, no prompt and no file
+    content (:data:`~ledger._evidence.disclosure.DEFAULT_DISCLOSE`); empty: none.
+
+    Raises:
+        ConfigError: not a list of field names.
+    """
+    from ledger._evidence.disclosure import DEFAULT_DISCLOSE  # noqa: PLC0415
+
+    if config is None or "disclose" not in config:
+        return DEFAULT_DISCLOSE
+    fields = config["disclose"] or []
+    if not isinstance(fields, list) or not all(isinstance(f, str) and f.strip() for f in fields):
+        raise ConfigError(
+            f"{ORCHESTRATION_DIR}/{path.name}: disclose must list the fields ledger push may "
+            "publish, e.g. [tool_input.command, reason] ([] publishes none)"
+        )
+    return tuple(f.strip() for f in fields)
 
 
 def retention_policy(config: dict[str, Any] | None, path: Path) -> dict[str, str]:
@@ -133,7 +161,7 @@ def policy_config(config: dict[str, Any] | None, path: Path) -> GovernanceConfig
             )
             raise ConfigError(
                 f"{where}: unknown top-level setting {key!r}{hint}; the top level "
-                "takes policies:, hooks: and retention:"
+                "takes policies:, hooks:, retention: and disclose:"
             )
     policies = (config or {}).get("policies") or {}
     if not isinstance(policies, dict):

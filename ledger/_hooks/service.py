@@ -39,6 +39,7 @@ from ledger._evidence.store import LOCK_DEADLINE
 from ledger._git import read_head
 from ledger._governance.config import (
     WorkspaceConfig,
+    disclose_policy,
     policy_config,
     register_configured_hooks,
     retention_policy,
@@ -73,7 +74,7 @@ from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._workspace import Workspace, cache_secret_path, find_root
 
 if TYPE_CHECKING:
-    from ledger._evidence.remote import FetchedLedger
+    from ledger._evidence.remote import DiscloseMode, FetchedLedger, PushResult
     from ledger._governance.person import PersonCommandKind
 
 __all__ = [
@@ -82,12 +83,42 @@ __all__ = [
     "TamperResolution",
     "handle_event",
     "locate_root",
+    "push_workspace_evidence",
     "run_hook",
 ]
 
 
 class CallAbandonedError(Exception):
     """The resident decider's caller stopped waiting before the records were appended."""
+
+
+def push_workspace_evidence(
+    root: Path,
+    remote: str = "origin",
+    *,
+    disclose: DiscloseMode = "policy",
+    publish_verbatim_content: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> PushResult:
+    """``ledger push``: :func:`ledger.push_evidence` of the workspace at ``root``, publishing
+    under ``--disclose policy`` the disclosures of the fields ``hooks.yaml``'s ``disclose:``
+    names (by default no prompt and no file content).
+
+    Raises:
+        ConfigError: ``disclose:`` is not a list of field names.
+    """
+    from ledger._evidence.remote import push_evidence  # noqa: PLC0415
+
+    workspace = Workspace(root)
+    config = WorkspaceConfig(workspace.orchestration, workspace.cache_dir, environ=environ)
+    return push_evidence(
+        Ledger.open(root, environ=environ),
+        remote,
+        environ=environ,
+        publish_verbatim_content=publish_verbatim_content,
+        disclose=disclose,
+        policy=disclose_policy(config.hooks(), config.hooks_path),
+    )
 
 
 def locate_root(
@@ -272,6 +303,7 @@ class GovernedWorkspace:
         hooks = self.config.hooks()
         switches = policy_config(hooks, self.config.hooks_path)
         retention_policy(hooks, self.config.hooks_path)  # a bad one is refused on any call
+        disclose_policy(hooks, self.config.hooks_path)
         intents, intents_error = self.config.intents()
         governance = Governance(
             root=self.real_root,

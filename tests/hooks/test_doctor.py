@@ -42,6 +42,7 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "claude ask",
         "claude deny",
         "content",
+        "sharing",
         "checkpoint",
         "tripwire",
         "decider",
@@ -53,6 +54,7 @@ def test_healthy_workspace(healthy: Workspace, tmp_path: Path) -> None:
         "intents",
         "hooks.yaml",
         "hooks: claude",
+        "sharing",
         "tripwire",
         "decider",
     ):
