@@ -1,20 +1,22 @@
 """The thin client of the resident decider (decision 0014; server: ``ledger/_hooks/decider.py``).
 
 ``ledger hook <client>`` runs this before it imports anything of ledger: it forwards the event to
-the decider over a Unix socket and prints the answer. It imports only what the interpreter has
-already loaded (``os``, ``sys``) and the C socket module (``_socket``: ``socket.py`` itself costs
-~6 ms of imports). Whenever the decider cannot answer -- none is running, its socket is not this
-user's alone, it is slow, it refuses (another version), or its answer is malformed -- the caller
-decides in-process exactly as before. So the decider only ever makes a call faster; it never
+the decider over a Unix socket and prints the answer. It imports only what every interpreter has
+already loaded, ``sys`` and ``posix`` (the C module ``os`` wraps: ``os`` itself is not loaded
+when the hook runs without ``site``, ``cli/_thin.py``), and the C socket module (``_socket``:
+``socket.py`` itself costs ~6 ms of imports). No ``from __future__`` import either: that is
+one more module to find and load.
+
+Whenever the decider cannot answer -- none is running, its socket is not this user's alone,
+it is slow, it refuses (another version), or its answer is malformed -- the caller decides
+in-process exactly as before. So the decider only ever makes a call faster; it never
 changes an answer, and never turns one into "no opinion".
 
 The socket path and the wire format are the server's (tests/hooks/test_decider.py holds the two
 implementations equal).
 """
 
-from __future__ import annotations
-
-import os
+import posix
 import sys
 
 #: ``ledger hook`` reads at most this much of stdin (``ledger.MAX_PAYLOAD_BYTES``; a test holds
@@ -33,8 +35,59 @@ CONNECT_BUDGET = 0.25
 _SOCKET_PATH_MAX = 100
 
 
+def _environ() -> dict[str, str]:
+    """This process's environment: ``os.environ`` when ``os`` is loaded (it holds what the
+    process changed since it started), else the one the interpreter started with."""
+    os_module = sys.modules.get("os")
+    if os_module is not None:
+        return dict(os_module.environ)
+    return {
+        name.decode("utf-8", "surrogateescape"): value.decode("utf-8", "surrogateescape")
+        for name, value in posix.environ.items()
+    }
+
+
+def _join(base: str, *parts: str) -> str:
+    """``os.path.join`` (POSIX): an absolute part starts over."""
+    path = base
+    for part in parts:
+        if part.startswith("/"):
+            path = part
+        elif not path or path.endswith("/"):
+            path += part
+        else:
+            path += "/" + part
+    return path
+
+
+def _dirname(path: str) -> str:
+    """``os.path.dirname`` (POSIX)."""
+    head = path[: path.rfind("/") + 1]
+    return head.rstrip("/") or head
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath`` of an absolute path: one ``lstat`` per component, and ``os`` only
+    when one of them is a symbolic link (an installation rarely has one)."""
+    if path.startswith("/"):
+        prefix = ""
+        for part in path.split("/")[1:]:
+            prefix += "/" + part
+            try:
+                if posix.lstat(prefix).st_mode & 0o170000 == 0o120000:
+                    break
+            except OSError:
+                break
+        else:
+            if "/./" not in path and "/../" not in path and "//" not in path:
+                return path
+    import os  # noqa: PLC0415 -- a link or a relative path: the real thing
+
+    return os.path.realpath(path)
+
+
 def _install_dir() -> str:
-    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # noqa: PTH120
+    return _dirname(_dirname(_realpath(__file__)))
 
 
 def _fnv1a(text: str) -> str:
@@ -44,27 +97,27 @@ def _fnv1a(text: str) -> str:
     return f"{value:08x}"
 
 
-def socket_path(environ: dict[str, str] | os._Environ[str], install: str) -> str:
+def _fsencode(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+def socket_path(environ: dict[str, str], install: str) -> str:
     """The server's ``decider_socket``, without pathlib."""
     name = f"decider-{_fnv1a(install)}.sock"
     runtime = environ.get("XDG_RUNTIME_DIR")
     if runtime:
-        candidate = os.path.join(runtime, "ledger", name)  # noqa: PTH118
-        if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
+        candidate = _join(runtime, "ledger", name)
+        if len(_fsencode(candidate)) <= _SOCKET_PATH_MAX:
             return candidate
-    home = environ.get("LEDGER_HOME") or os.path.join(  # noqa: PTH118
-        environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or "/", ".config"),  # noqa: PTH118
-        "ledger",
-    )
-    candidate = os.path.join(home, "run", name)  # noqa: PTH118
-    if len(os.fsencode(candidate)) <= _SOCKET_PATH_MAX:
+    candidate = _join(_ledger_home(environ), "run", name)
+    if len(_fsencode(candidate)) <= _SOCKET_PATH_MAX:
         return candidate
-    return os.path.join("/tmp", f"ledger-{os.getuid()}", name)  # noqa: PTH118, S108
+    return _join("/tmp", f"ledger-{posix.getuid()}", name)  # noqa: S108
 
 
 def _version(install: str) -> str:
     try:
-        with open(os.path.join(install, "ledger", "_version.py"), encoding="utf-8") as handle:  # noqa: PTH118
+        with open(_join(install, "ledger", "_version.py"), encoding="utf-8") as handle:
             for line in handle:
                 if line.startswith("__version__"):
                     return line.split("=", 1)[1].strip().strip("\"'")
@@ -77,20 +130,19 @@ PROOF_PREFIX = b"ledger-decider-proof-v1\0"
 CALLER_PREFIX = b"ledger-decider-caller-v1\0"
 
 
-def _ledger_home(environ: dict[str, str] | os._Environ[str]) -> str:
+def _ledger_home(environ: dict[str, str]) -> str:
     """``ledger._workspace.ledger_home``, without pathlib."""
-    return environ.get("LEDGER_HOME") or os.path.join(  # noqa: PTH118
-        environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or "/", ".config"),  # noqa: PTH118
-        "ledger",
+    return environ.get("LEDGER_HOME") or _join(
+        environ.get("XDG_CONFIG_HOME") or _join(environ.get("HOME") or "/", ".config"), "ledger"
     )
 
 
 def _hmac_sha256(key: bytes, message: bytes) -> str:
     """HMAC-SHA256 (RFC 2104) over the C ``_sha256``/``_sha2`` module: ``hmac`` and ``hashlib``
     would load OpenSSL (~3 ms) on every hook call."""
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415 -- 3.12+
-    except ImportError:
+    if sys.version_info >= (3, 12):  # a failed import is a search of the whole path
+        from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
+    else:
         from _sha256 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
     block = 64
     if len(key) > block:
@@ -102,11 +154,11 @@ def _hmac_sha256(key: bytes, message: bytes) -> str:
 
 def _private(path: str, *, socket_file: bool) -> str | None:
     """Why ``path`` may not be trusted (not ours, readable or writable by others), or None."""
-    info = os.lstat(path)
+    info = posix.lstat(path)
     mode = info.st_mode & 0o7777
     if socket_file and (info.st_mode & 0o170000) != 0o140000:
         return f"{path} is not a socket"
-    if info.st_uid != os.getuid():
+    if info.st_uid != posix.getuid():
         return f"{path} is owned by uid {info.st_uid}"
     if mode & 0o077:
         return f"{path} has mode {mode:o}"
@@ -119,17 +171,18 @@ def answer(
     """The decider's ``(exit code, stdout, stderr)`` for this hook call, or None: decide
     in-process (and, when none runs, start one for the next call)."""
     # auto: use the decider, starting one when none runs; on: use one if it runs; off: never.
-    mode = os.environ.get("LEDGER_DECIDER", "auto")
+    environ = _environ()
+    mode = environ.get("LEDGER_DECIDER", "auto")
     if mode == "off" or len(raw) > DECIDER_PAYLOAD_BYTES:
         return None
-    cwd = os.getcwd()  # noqa: PTH109 -- no pathlib on this path
+    cwd = posix.getcwd()
     fields = [
         "op=hook",
         f"client={client}",
         f"event={event or ''}",
-        f"root={os.path.join(cwd, root) if root else ''}",  # noqa: PTH118 -- the decider's cwd is not ours
+        f"root={_join(cwd, root) if root else ''}",  # the decider's cwd is not ours
     ]
-    return _exchange(fields, raw, mode, start=mode == "auto")
+    return _exchange(fields, raw, mode, environ, start=mode == "auto")
 
 
 def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes] | None:
@@ -139,13 +192,15 @@ def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes
     ``ledger serve`` as a writer), and a decider started with its environment (``PATH``,
     ``PYTHONPATH``) would then decide the client's hook calls. Hook calls, which the client
     runs with its own environment, and a person's ``ledger serve`` start one."""
-    mode = os.environ.get("LEDGER_DECIDER", "auto")
+    environ = _environ()
+    mode = environ.get("LEDGER_DECIDER", "auto")
     if mode == "off":
         return None
     columns = 0
     if tty:
+        terminal = sys.modules.get("os", posix)  # a command runs with os loaded (site)
         try:
-            columns = os.get_terminal_size(1).columns
+            columns = int(terminal.get_terminal_size(1).columns)
         except OSError:
             columns = 0
     fields = [
@@ -155,23 +210,20 @@ def command(name: str, args: list[str], *, tty: bool) -> tuple[int, bytes, bytes
         f"columns={columns}",
         *(f"arg:{index}={arg}" for index, arg in enumerate(args)),
     ]
-    return _exchange(fields, b"", mode, start=False)
+    return _exchange(fields, b"", mode, environ, start=False)
 
 
 def _exchange(
-    fields: list[str], raw: bytes, mode: str, *, start: bool
+    fields: list[str], raw: bytes, mode: str, environ: dict[str, str], *, start: bool
 ) -> tuple[int, bytes, bytes] | None:
     """Authenticate the decider, send one request, return its answer (or None)."""
-    environ = os.environ
     install = _install_dir()
     path = socket_path(environ, install)
     try:
-        why = _private(os.path.dirname(path), socket_file=False) or _private(  # noqa: PTH120
-            path, socket_file=True
-        )
+        why = _private(_dirname(path), socket_file=False) or _private(path, socket_file=True)
     except FileNotFoundError:
         if start:
-            _start(mode)
+            _start(mode, environ)
         return None
     except OSError:
         return None
@@ -180,7 +232,7 @@ def _exchange(
         return None
     home = _ledger_home(environ)
     try:
-        with open(os.path.join(home, "cache.secret"), "rb") as handle:  # noqa: PTH118
+        with open(_join(home, "cache.secret"), "rb") as handle:
             secret = handle.read(4096)
     except OSError:
         return None  # the in-process path makes the secret; the next call can use the decider
@@ -195,15 +247,15 @@ def _exchange(
             sock.connect(path)
         except (ConnectionRefusedError, FileNotFoundError):
             if start:
-                _start(mode)  # a socket left by a decider that died
+                _start(mode, environ)  # a socket left by a decider that died
             return None
         try:
             budget = float(environ.get("LEDGER_DECIDER_BUDGET", ANSWER_BUDGET))
         except ValueError:
             budget = ANSWER_BUDGET
         sock.settimeout(budget)
-        nonce = os.urandom(16)
-        sock.sendall(MAGIC + b" hello " + nonce.hex().encode() + b" " + os.fsencode(home) + b"\n")
+        nonce = posix.urandom(16)
+        sock.sendall(MAGIC + b" hello " + nonce.hex().encode() + b" " + _fsencode(home) + b"\n")
         proof = _read_line(sock, 240)
         why = _unproven(proof, secret, nonce, _peer(sock, _socket))
         if why is not None:
@@ -214,7 +266,9 @@ def _exchange(
             return None
         sock.sendall(
             _caller(proof, secret)
-            + _request([f"version={_version(install)}", f"install={install}", *fields], raw)
+            + _request(
+                [f"version={_version(install)}", f"install={install}", *fields], raw, environ
+            )
         )
         chunks = []
         while True:
@@ -226,7 +280,7 @@ def _exchange(
         return None
     finally:
         sock.close()
-    return _parse(b"".join(chunks), start=start)
+    return _parse(b"".join(chunks), environ, start=start)
 
 
 def _caller(proof: bytes, secret: bytes) -> bytes:
@@ -234,7 +288,7 @@ def _caller(proof: bytes, secret: bytes) -> bytes:
     decides only for a process that can read the per-user secret (not the agent's sandboxed
     shell under --hardened; ledger/_hooks/decider.py says why)."""
     challenge = bytes.fromhex(proof.rstrip(b"\n").split(b" ")[5].decode("ascii"))
-    pid = os.getpid()
+    pid = posix.getpid()
     mac = _hmac_sha256(secret, CALLER_PREFIX + challenge + b"%d" % pid)
     return MAGIC + b" caller %d " % pid + mac.encode() + b"\n"
 
@@ -263,7 +317,7 @@ def _unproven(
     pid = int(parts[3])
     if parts[4] != _hmac_sha256(secret, PROOF_PREFIX + nonce + b"%d" % pid).encode():
         return "its proof does not verify"
-    if peer is not None and peer != (pid, os.getuid()):
+    if peer is not None and peer != (pid, posix.getuid()):
         return f"the socket's peer is pid {peer[0]} of uid {peer[1]}, not the prover"
     return None
 
@@ -280,12 +334,12 @@ def _read_line(sock: object, limit: int) -> bytes:
     return data
 
 
-def _request(fields: list[str], raw: bytes) -> bytes:
-    cwd = os.getcwd()  # noqa: PTH109 -- no pathlib on this path
+def _request(fields: list[str], raw: bytes, environ: dict[str, str]) -> bytes:
+    cwd = posix.getcwd()
     fields = [*fields, f"cwd={cwd}"]
-    for name, value in os.environ.items():
+    for name, value in environ.items():
         if name == "LEDGER_ROOT" and value:
-            value = os.path.join(cwd, value)  # noqa: PTH118, PLW2901
+            value = _join(cwd, value)  # noqa: PLW2901
         fields.append(f"env:{name}={value}")
     header = "\0".join(fields).encode("utf-8", "surrogateescape")
     # Framed by lengths, not by closing our end: the decider takes a closed end to mean that
@@ -293,7 +347,7 @@ def _request(fields: list[str], raw: bytes) -> bytes:
     return MAGIC + b"\n" + b"%08d" % len(header) + header + b"%010d" % len(raw) + raw
 
 
-def _parse(data: bytes, *, start: bool) -> tuple[int, bytes, bytes] | None:
+def _parse(data: bytes, environ: dict[str, str], *, start: bool) -> tuple[int, bytes, bytes] | None:
     line, newline, rest = data.partition(b"\n")
     parts = line.split(b" ")
     if not newline or len(parts) != 6 or b" ".join(parts[:2]) != MAGIC:
@@ -304,33 +358,41 @@ def _parse(data: bytes, *, start: bool) -> tuple[int, bytes, bytes] | None:
         return None
     if parts[2] == b"refuse":
         if start:  # the old decider retires; this version's starts for the next call
-            _start("auto")
+            _start("auto", environ)
         return None
     if parts[2] != b"ok" or len(rest) != out_len + err_len or out_len < 0 or err_len < 0:
         return None
     return code, rest[:out_len], rest[out_len:]
 
 
-def _start(mode: str) -> None:
-    """Start a decider for the next call, detached from this hook's streams and session."""
+def _is_file(path: str) -> bool:
+    try:
+        return posix.stat(path).st_mode & 0o170000 == 0o100000
+    except (OSError, ValueError):
+        return False
+
+
+def _start(mode: str, environ: dict[str, str]) -> None:
+    """Start a decider for the next call, detached from this hook's streams and session (the
+    ``ledger`` script, with ``site``: ``cli/_thin.py`` puts its path in ``sys.argv[0]``)."""
     if mode != "auto":
         return
-    script = sys.argv[0] if sys.argv and os.path.isfile(sys.argv[0]) else None  # noqa: PTH113
+    script = sys.argv[0] if sys.argv and _is_file(sys.argv[0]) else None
     argv = (
         [sys.executable, script, "serve"]
         if script
         else [sys.executable, "-m", "cli._entry", "serve"]
     )
-    devnull = os.devnull
+    devnull = "/dev/null"
     try:  # noqa: SIM105 -- contextlib would be one more import on the hook path
-        os.posix_spawn(
+        posix.posix_spawn(
             sys.executable,
             argv,
-            dict(os.environ),
+            environ,
             file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
+                (posix.POSIX_SPAWN_OPEN, 0, devnull, posix.O_RDONLY, 0),
+                (posix.POSIX_SPAWN_OPEN, 1, devnull, posix.O_WRONLY, 0),
+                (posix.POSIX_SPAWN_OPEN, 2, devnull, posix.O_WRONLY, 0),
             ],
             setsid=True,
         )

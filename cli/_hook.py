@@ -4,12 +4,13 @@ A hot path: no Typer, no pydantic. Reads the client's JSON on stdin, governs and
 and answers in the client's protocol. It never crashes with a traceback: any failure becomes the
 client's fail-closed answer for tool-gating events (deny with ``HOOK_ERROR``) and a
 non-blocking exit 0 for everything else, and is recorded when the ledger is writable.
+
+It imports only what an interpreter started without ``site`` has loaded (``posix``, not ``os``;
+no ``from __future__``): the installed hook command runs it that way (``cli/_thin.py``).
 """
 
-from __future__ import annotations
-
 import gc
-import os
+import posix
 import sys
 
 #: ``ledger hook``'s options (flag -> help), their one declaration: :func:`_parse` reads them, and
@@ -21,6 +22,8 @@ OPTIONS = {
 
 
 def _usage() -> str:
+    if sys.flags.no_site and "site" not in sys.modules:
+        _add_site()  # started by cli/_thin.py: ledger's dependencies are in site-packages
     from ledger import CLIENT_NAMES  # noqa: PLC0415 - the registry; only on a usage error
 
     return f"usage: ledger hook {{{'|'.join(CLIENT_NAMES)}}} [--event NAME] [--root DIR]"
@@ -43,13 +46,15 @@ def _parse(args: list[str]) -> tuple[str, str | None, str | None]:
     return client, options.get("event"), options.get("root")
 
 
-def main(args: list[str], *, own_process: bool = False) -> int:
+def main(args: list[str], *, own_process: bool = False, without_site: bool = False) -> int:
     """Entry point of the hook fast path: the resident decider answers when it can
     (``cli/_decider.py``), else this process decides, exactly as the decider would.
 
     Args:
         own_process: this process exists only for this hook call (the console script), so the
             garbage collector's work can be skipped where it only costs time (below).
+        without_site: the interpreter started without ``site`` (``cli/_thin.py``): deciding
+            here first adds the environment's site-packages, where ledger's dependencies are.
     """
     try:
         client, expected, root = _parse(args)
@@ -75,9 +80,20 @@ def main(args: list[str], *, own_process: bool = False) -> int:
         if own_process:
             # Nothing of ledger was imported and the answer is out: the interpreter's teardown
             # (module and object finalisation, 1-2 ms of a ~14 ms call) has nothing to do.
-            os._exit(code)
+            posix._exit(code)
         return code
+    if without_site:
+        _add_site()
     return _decide_here(client, expected, root, raw, own_process=own_process)
+
+
+def _add_site() -> None:
+    """What ``-S`` left out, before ledger is imported here: the environment's site-packages
+    and ``.pth`` files (an editable install's path among them), exactly as a start with
+    ``site`` adds them (``-I`` still keeps ``PYTHON*`` variables and the user's site out)."""
+    import site  # noqa: PLC0415
+
+    site.main()
 
 
 def _decide_here(

@@ -127,6 +127,7 @@ if TYPE_CHECKING:
         render_intent_context,
     )
     from ledger._governance.person import agent_marker, ancestor_chain
+    from ledger._hooks.claude_sdk import claude_sdk_hooks
     from ledger._hooks.decider import (
         CommandCall,
         DeciderStatus,
@@ -285,6 +286,7 @@ __all__ = [
     "build_report",
     "build_review",
     "canonical_bytes",
+    "claude_sdk_hooks",
     "current_lines",
     "decider_socket",
     "decider_status",
@@ -427,6 +429,7 @@ _LAZY = {
     "PromptHook": "ledger._governance.executors",
     "handle_event": "ledger._hooks.service",
     "run_hook": "ledger._hooks.service",
+    "claude_sdk_hooks": "ledger._hooks.claude_sdk",
     "MAX_PAYLOAD_BYTES": "ledger._clients",
     "HookResponse": "ledger._clients",
     "InitReport": "ledger._setup",

@@ -461,6 +461,7 @@ def run_checks(
     if refused is not None:
         checks.append(refused)
     checks.append(_decider(environ))
+    checks += _mcp_servers(base, environ)
     return checks
 
 
@@ -546,6 +547,45 @@ def _decider(environ: Mapping[str, str] | None) -> Check:
         "ok",
         f"running (pid {found.pid}, ledger {found.version}, {found.requests} calls served)",
     )
+
+
+def _mcp_servers(base: Path, environ: Mapping[str, str] | None) -> list[Check]:
+    """The running ``ledger mcp`` servers of this workspace: one from another version of ledger
+    than is installed where it started refuses every hook call, so the client blocks every
+    gated action until a person restarts it. No line when none runs."""
+    from ledger._hooks.mcp_servers import RESTART_SERVER, running_servers  # noqa: PLC0415
+
+    real = os.path.realpath(base)
+    servers = [
+        s
+        for s in running_servers(environ)
+        if s.root is not None and os.path.realpath(s.root) == real
+    ]
+    if not servers:
+        return []
+    stale = [(s, s.installed()) for s in servers]
+    stale = [(s, now) for s, now in stale if now != s.version]
+    if not stale:
+        shown = ", ".join(f"pid {s.pid}" for s in servers)
+        version = servers[0].version
+        return [Check("mcp server", "ok", f"{len(servers)} running ({shown}), ledger {version}")]
+    checks = []
+    for server, now in stale:
+        installed = (
+            f"ledger {now} is installed now"
+            if now
+            else f"no ledger is installed in {server.install}"
+        )
+        checks.append(
+            Check(
+                "mcp server",
+                "fail",
+                f"`ledger mcp` pid {server.pid} is ledger {server.version}, but {installed}: it "
+                "refuses every hook call, so each gated tool call of its session is blocked",
+                RESTART_SERVER,
+            )
+        )
+    return checks
 
 
 #: How far back ``ledger doctor`` looks for a refused fetch: the recent records only, so doctor

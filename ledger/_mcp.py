@@ -35,7 +35,6 @@ model never sees it in ``tools/list``, and its PreToolUse denies a call of it.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -82,6 +81,9 @@ class McpTools:
     def __init__(self, root: str | None = None, environ: Mapping[str, str] | None = None) -> None:
         self._root = root
         self._environ = environ
+        # A zipped or frozen install has no version file to compare with; one that had it and
+        # lost it was uninstalled or moved under the running server.
+        self._had_version_file = self.version_file.is_file()
 
     def workspace(self) -> GovernedWorkspace:
         """The governed workspace, opened afresh (raises its one-line reason when there is none)."""
@@ -206,21 +208,23 @@ class McpTools:
         return response.stdout or "{}"
 
     def _refuse_if_upgraded(self) -> None:
-        """Raise when the ledger installed now is another version than this server's: its
-        decisions and records would be an old version's (the client failed closed on the
-        error, and the person restarts the server)."""
+        """Raise when the ledger installed now is another version than this server's, or none
+        at all: its decisions and records would be an old version's (the client fails closed
+        on the error, and the person restarts the server; ``ledger doctor`` names it)."""
+        from ledger._hooks.mcp_servers import RESTART_SERVER, installed_version  # noqa: PLC0415
         from ledger._version import __version__  # noqa: PLC0415
 
-        try:
-            text = self.version_file.read_text(encoding="utf-8")
-        except OSError:
-            return  # nothing installed there to compare with (a zipped or frozen install)
-        found = re.search(r'__version__\s*=\s*"([^"]+)"', text)
-        if found is not None and found.group(1) != __version__:
+        found = installed_version(self.version_file)
+        if found is None and self._had_version_file:
             raise InputError(
-                f"this `ledger mcp` server is ledger {__version__}, but ledger "
-                f"{found.group(1)} is installed now: restart the server (Claude Code: /mcp, "
-                "then reconnect ledger; or start a new session)"
+                f"this `ledger mcp` server is ledger {__version__}, but no ledger is installed "
+                f"where it was started any more ({self.version_file.parent.parent}): "
+                + RESTART_SERVER
+            )
+        if found is not None and found != __version__:
+            raise InputError(
+                f"this `ledger mcp` server is ledger {__version__}, but ledger {found} is "
+                f"installed now: {RESTART_SERVER}"
             )
 
     def explain_line(self, path: str, line: int) -> str:
@@ -361,6 +365,8 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
     from ledger._governance import policies as _policies  # noqa: F401, PLC0415
     from ledger._governance.analysis import shell as _shell  # noqa: F401, PLC0415
     from ledger._hooks import service as _service  # noqa: F401, PLC0415
+    from ledger._hooks.mcp_servers import announced  # noqa: PLC0415
+    from ledger._workspace import find_root  # noqa: PLC0415
 
     tools = McpTools(root, environ)
 
@@ -386,6 +392,10 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
     server = LedgerServer(
         MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
+    try:  # the workspace it serves, for `ledger doctor` (each call still finds its own)
+        served_root: str | None = str(find_root(root, environ=environ))
+    except LedgerError:
+        served_root = None
 
     def answer(call: Any, *args: Any) -> str:  # noqa: ANN401 -- a bound tool method and its arguments
         try:
@@ -428,4 +438,5 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
             description=descriptions[function.__name__],
             structured_output=False,
         )
-    server.run("stdio")
+    with announced(served_root, environ):
+        server.run("stdio")

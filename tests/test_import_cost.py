@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 # `mcp` (and its anyio, starlette): only `ledger mcp` pays for the MCP SDK, never a hook
-# (decision 0015).
+# (decision 0015). `claude_agent_sdk`: only ledger.claude_sdk_hooks() imports it, in the SDK
+# program that asked for it.
 HEAVY = (
     "pydantic",
     "typer",
@@ -19,6 +20,7 @@ HEAVY = (
     "mcp",
     "anyio",
     "starlette",
+    "claude_agent_sdk",
 )
 
 PROBE = """

@@ -44,6 +44,7 @@ from ledger._clients.settings import (
     _remove_empty_dirs,
     _rewrite,
     default_ledger_command,
+    site_free_runner,
 )
 from ledger._errors import ConfigError, InputError, StorageError
 
@@ -81,12 +82,18 @@ def settings_path(client: str, *, user: bool, root: Path, home: Path | None = No
 def hook_command(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
     """The shell command installed for ``event``, with its fail-closed or fail-open guard.
 
+    This installation's own ``ledger`` script runs through its interpreter without ``site``
+    (:func:`~ledger._clients.settings.site_free_runner`, ``cli/_thin.py``): most of a hook's
+    start-up beyond a bare interpreter's is ``site``, which the resident decider's thin client
+    never needs.
+
     ``ledger hook`` answers tool-gating events with exit 0 (JSON) or 2 itself, so any other
     status means it never ran or crashed: the guard turns that into a block (exit 2) with a
     reason naming the fix. On other events it turns every failure, 2 included (Python exits 2
     when it cannot open the script), into the client's non-blocking exit.
     """
-    base = f"{ledger_cmd} hook {spec.name} --event {event}"
+    runner = site_free_runner(ledger_cmd)
+    base = f"{runner + ' ' if runner else ''}{ledger_cmd} hook {spec.name} --event {event}"
     again = f"ledger install {spec.name}" + (" --user" if spec.user_only else "")
     if adapter(spec.name).native_phase(event) == "pre":
         return (
@@ -568,11 +575,17 @@ class HookStatus(NamedTuple):
 
 
 def _executable_starts(command: str) -> str | None:
-    """Why the command's executable cannot start, or ``None`` when it can."""
+    """Why the command's executable cannot start, or ``None`` when it can (and every file it
+    names before ``hook``: the site-free runner's script and the ``ledger`` script)."""
     try:
-        program = shlex.split(command)[0]
+        words = shlex.split(command)
+        program = words[0]
     except (ValueError, IndexError):
         return f"cannot read the installed command {command!r}"
+    named = words[1 : words.index("hook")] if "hook" in words else []
+    for word in named:
+        if word.startswith("/") and not Path(word).is_file():
+            return f"{word} does not exist"
     if "/" not in program:
         import shutil  # noqa: PLC0415
 

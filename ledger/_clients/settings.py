@@ -23,6 +23,7 @@ __all__ = [
     "load_settings",
     "save_settings",
     "save_text",
+    "site_free_runner",
 ]
 
 
@@ -41,6 +42,43 @@ def _ours(command: object, client: str) -> bool:
     return isinstance(command, str) and (
         re.search(rf"(^|[/\s'\"])ledger['\"]? hook {client}\b", command) is not None
     )
+
+
+def site_free_runner(ledger_cmd: str) -> str | None:
+    """What runs a command hook without ``site`` (``cli/_thin.py``):
+    ``'<python>' -I -S '<installation>/cli/_thin.py'``, put before ``ledger_cmd`` when that is
+    a ``ledger`` script this very interpreter runs (its ``#!`` line names it, or a name of it
+    in the same folder: ``python3`` for ``python``), so the hook
+    imports this installation's code with this interpreter, exactly as the script would; None
+    for any other command (a path given by hand, ``python -m cli._entry``, a script of another
+    environment): those run as written.
+
+    ``-I`` also keeps the client's ``PYTHON*`` variables and the user's site-packages out of
+    the hook's interpreter, as ``--hardened`` already asks of the script's environment."""
+    import sys  # noqa: PLC0415
+
+    try:
+        words = shlex.split(ledger_cmd)
+    except ValueError:
+        return None
+    if len(words) != 1 or not words[0].startswith("/") or Path(words[0]).name != "ledger":
+        return None
+    thin = Path(__file__).resolve().parents[2] / "cli" / "_thin.py"
+    try:
+        with Path(words[0]).open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return None
+    interpreter = Path(first[2:].rstrip(b"\r\n").decode("utf-8", "replace"))
+    running = Path(sys.executable)
+    if (
+        not first.startswith(b"#!/")
+        or interpreter.parent != running.parent  # a venv is known by its folder
+        or interpreter.resolve() != running.resolve()
+        or not thin.is_file()
+    ):
+        return None
+    return f"{shlex.quote(str(interpreter))} -I -S {shlex.quote(str(thin))}"
 
 
 def default_ledger_command() -> str:

@@ -68,6 +68,7 @@ from typing import Any, Final, NamedTuple
 
 from ledger._errors import InputError, StorageError
 from ledger._hooks.service import CallAbandonedError, run_hook
+from ledger._hooks.tripwire import seal_sync_after_answer, sync_seals
 from ledger._version import __version__
 from ledger._workspace import cache_secret, decider_dirs, ledger_home
 
@@ -308,12 +309,15 @@ class _Handler(socketserver.BaseRequestHandler):
         with state.lock:
             state.last = time.monotonic()
             state.requests += request.op == "hook"
-        try:
-            answer = self.server.answer(request, lambda: _hung_up(sock))
-        except CallAbandonedError:
-            return  # the caller decided in its own process; nothing was recorded here
+        with seal_sync_after_answer() as seals:
+            try:
+                answer = self.server.answer(request, lambda: _hung_up(sock))
+            except CallAbandonedError:
+                return  # the caller decided in its own process; nothing was recorded here
         with contextlib.suppress(OSError):
             sock.sendall(answer)
+            sock.shutdown(socket.SHUT_WR)  # the caller reads to the end: this is the end
+        sync_seals(seals)  # the records were fsync-ed before the answer; the seal follows
 
 
 def _hung_up(sock: socket.socket) -> bool:

@@ -598,7 +598,10 @@ def advance_seal(
             return
     fresh = files is not None and current == inspected
     head = (records[-1].seq, records[-1].hash)
-    store.save(next_seal(files if fresh and files is not None else current.files, head))
+    store.save(
+        next_seal(files if fresh and files is not None else current.files, head),
+        kept=current.files,
+    )
 
 
 def handle_event(

@@ -33,6 +33,23 @@ class ClaudeRun:
         return {str(d.get("tool_use_id")) for d in self.result.get("permission_denials", [])}
 
 
+def claude_env(ws: Workspace, server: ModelServer) -> dict[str, str]:
+    """The environment of a Claude Code run in ``ws`` whose model is the stand-in ``server``."""
+    return ws.env(
+        ANTHROPIC_BASE_URL=server.url,
+        ANTHROPIC_API_KEY="sk-ant-conformance",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+        # Anything that is not the model API goes to the stand-in too, which refuses it and
+        # logs it as stray (asserted empty by every scenario).
+        HTTPS_PROXY=server.url,
+        HTTP_PROXY=server.url,
+        NO_PROXY="127.0.0.1,localhost",
+    )
+
+
 def run_claude(
     binary: Path,
     ws: Workspace,
@@ -64,19 +81,7 @@ def run_claude(
     if resume:
         args += ["--resume", resume]
     with ModelServer(script, "anthropic") as server:
-        env = ws.env(
-            ANTHROPIC_BASE_URL=server.url,
-            ANTHROPIC_API_KEY="sk-ant-conformance",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1",
-            DISABLE_TELEMETRY="1",
-            DISABLE_ERROR_REPORTING="1",
-            # Anything that is not the model API goes to the stand-in too, which refuses it
-            # and logs it as stray (asserted empty by every scenario).
-            HTTPS_PROXY=server.url,
-            HTTP_PROXY=server.url,
-            NO_PROXY="127.0.0.1,localhost",
-        )
+        env = claude_env(ws, server)
         done = subprocess.run(
             args, cwd=ws.root, env=env, capture_output=True, text=True, check=False, timeout=timeout
         )

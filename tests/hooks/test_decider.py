@@ -3,7 +3,8 @@ cannot answer -- absent, killed mid-session or mid-call, slow, of another versio
 folder others can reach, or answering garbage.
 
 Every hook here runs through the installed ``ledger`` command, as a client runs it. Each test's
-decider has its own socket folder (``$XDG_RUNTIME_DIR``) and is stopped at teardown.
+decider has its own socket folder (``$XDG_RUNTIME_DIR``); a :class:`Rig` is a context manager
+that stops its decider and removes that folder on the way out.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,16 +42,24 @@ ROOT_TOKEN = "/home/dev/app"  # noqa: S105 -- the fixtures' workspace path, not 
 RANDOM_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 
 
-class Rig:
-    """A workspace, an environment whose hooks use (or never use) the decider, and helpers."""
+#: The site-free hook runner ``ledger install`` writes before this installation's script.
+THIN = Path(__file__).resolve().parents[2] / "cli" / "_thin.py"
 
-    def __init__(self, base: Path, *, decider: str) -> None:
+
+class Rig:
+    """A workspace, an environment whose hooks use (or never use) the decider, and helpers.
+    Hooks run as ``ledger install`` writes them: the interpreter without ``site`` on
+    ``cli/_thin.py`` (``site_free=False``: the ``ledger`` script itself)."""
+
+    def __init__(self, base: Path, *, decider: str, site_free: bool = True) -> None:
+        self.site_free = site_free
         self.root = base / "app"
         self.root.mkdir(parents=True)
         # A short folder of its own: pytest's tmp paths would push the socket past sun_path's
         # 108 bytes, into the per-user fallback that every test would share.
         runtime = Path(tempfile.mkdtemp(prefix="ld-", dir="/tmp"))
         runtime.chmod(0o700)
+        self.runtime = runtime
         self.env = clean_env(base / "home")
         self.env.update(
             {"HOME": str(base / "home"), "XDG_RUNTIME_DIR": str(runtime), "LEDGER_DECIDER": decider}
@@ -65,6 +75,17 @@ class Rig:
         (self.root / "src" / "app.py").write_text("x = 1\n", encoding="utf-8")
         self.procs: list[subprocess.Popen[bytes]] = []
 
+    def __enter__(self) -> Rig:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop the decider (and any this rig started), then remove the socket folder: it lives
+        outside the test's tmp_path, which is too long a path for a socket."""
+        subprocess.run([LEDGER, "serve", "--stop"], env=self.env, capture_output=True, check=False)
+        for proc in self.procs:
+            with_timeout_kill(proc)
+        shutil.rmtree(self.runtime, ignore_errors=True)
+
     @property
     def socket(self) -> Path:
         return decider_socket(self.env, server.install_dir())
@@ -73,8 +94,9 @@ class Rig:
         self, client_name: str, event: str, payload: dict[str, Any] | bytes
     ) -> subprocess.CompletedProcess[bytes]:
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        runner = [sys.executable, "-I", "-S", str(THIN)] if self.site_free else []
         return subprocess.run(
-            [LEDGER, "hook", client_name, "--event", event],
+            [*runner, LEDGER, "hook", client_name, "--event", event],
             input=raw,
             cwd=self.root,
             env=self.env,
@@ -111,11 +133,8 @@ class Rig:
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    made = Rig(tmp_path, decider="on")
-    yield made
-    subprocess.run([LEDGER, "serve", "--stop"], env=made.env, capture_output=True, check=False)
-    for proc in made.procs:
-        with_timeout_kill(proc)
+    with Rig(tmp_path, decider="on") as made:
+        yield made
 
 
 def with_timeout_kill(proc: subprocess.Popen[bytes]) -> None:
@@ -251,10 +270,11 @@ def _fixture_calls() -> list[tuple[str, str, str]]:
 def test_every_payload_fixture_gets_the_same_answer_and_records_through_the_decider(
     tmp_path: Path,
 ) -> None:
-    direct = Rig(tmp_path / "direct", decider="off")
-    served = Rig(tmp_path / "served", decider="on")
-    proc = served.start()
-    try:
+    with (
+        Rig(tmp_path / "direct", decider="off", site_free=False) as direct,
+        Rig(tmp_path / "served", decider="on") as served,
+    ):
+        served.start()
         calls = _fixture_calls()
         assert len(calls) > 150
         extra = [
@@ -278,11 +298,6 @@ def test_every_payload_fixture_gets_the_same_answer_and_records_through_the_deci
         assert _comparable(direct.records(), direct.root) == _comparable(
             served.records(), served.root
         )
-    finally:
-        subprocess.run(
-            [LEDGER, "serve", "--stop"], env=served.env, capture_output=True, check=False
-        )
-        with_timeout_kill(proc)
     for rig in (direct, served):
         assert Ledger.open(rig.root, environ={"LEDGER_HOME": rig.env["LEDGER_HOME"]}).verify().ok
 
@@ -447,8 +462,7 @@ def test_decider_refuses_to_serve_from_a_folder_others_can_reach(rig: Rig) -> No
 
 
 def test_the_first_hook_call_starts_a_decider_for_the_next(tmp_path: Path) -> None:
-    rig = Rig(tmp_path, decider="auto")
-    try:
+    with Rig(tmp_path, decider="auto") as rig:
         assert (
             _decision(rig.hook("claude", "PreToolUse", write_payload(rig.root, "s", "t-a")))
             == "deny"
@@ -462,8 +476,6 @@ def test_the_first_hook_call_starts_a_decider_for_the_next(tmp_path: Path) -> No
             == "deny"
         )
         assert server.decider_status(rig.env).requests == 1
-    finally:
-        subprocess.run([LEDGER, "serve", "--stop"], env=rig.env, capture_output=True, check=False)
 
 
 def test_concurrent_sessions_through_the_decider_make_one_chain(rig: Rig) -> None:
@@ -619,3 +631,11 @@ def test_a_caller_with_another_home_is_declined_and_decides_in_its_own_process(
     monkeypatch.setattr(os, "environ", {**rig.env, "LEDGER_DECIDER": "on"})
     assert client.answer("claude", "PreToolUse", None, payload) is not None
     assert recorded() == 1
+
+
+def test_a_rig_leaves_no_socket_folder_behind(tmp_path: Path) -> None:
+    with Rig(tmp_path, decider="on") as rig:
+        rig.start()
+        runtime = rig.runtime
+        assert rig.socket.exists()
+    assert not runtime.exists()

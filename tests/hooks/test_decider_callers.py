@@ -21,18 +21,15 @@ import pytest
 from ledger import __version__
 from ledger._hooks import decider as server
 
-from .test_decider import Rig, select_payload, with_timeout_kill, write_payload
+from .test_decider import Rig, select_payload, write_payload
 
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    made = Rig(tmp_path, decider="on")
-    made.start()
-    made.hook("claude", "PreToolUse", select_payload(made.root, "s"))  # makes the secret
-    yield made
-    server.stop_decider(made.env)
-    for proc in made.procs:
-        with_timeout_kill(proc)
+    with Rig(tmp_path, decider="on") as made:
+        made.start()
+        made.hook("claude", "PreToolUse", select_payload(made.root, "s"))  # makes the secret
+        yield made
 
 
 def _connect(rig: Rig) -> socket.socket:

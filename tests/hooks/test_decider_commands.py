@@ -25,7 +25,7 @@ from cli._log import LogOptions, Output, run_log, served_log, served_show
 from ledger import CommandCall
 
 from ._support import LEDGER
-from .test_decider import Rig, select_payload, with_timeout_kill, write_payload
+from .test_decider import Rig, select_payload, write_payload
 
 AGE = re.compile(rb"\d+(?:s|m|h|d|mo|y) ago")
 
@@ -34,7 +34,11 @@ AGE = re.compile(rb"\d+(?:s|m|h|d|mo|y) ago")
 def written(tmp_path: Path) -> Iterator[Rig]:
     """A workspace where an agent rewrote ``src/app.py`` and a person committed it and added
     a line of their own."""
-    rig = Rig(tmp_path, decider="on")
+    with Rig(tmp_path, decider="on") as rig:
+        yield from _written(rig)
+
+
+def _written(rig: Rig) -> Iterator[Rig]:
     rig.hook("claude", "PreToolUse", select_payload(rig.root, "s1"))
     rig.hook("claude", "PreToolUse", write_payload(rig.root, "s1", "t1"))
     (rig.root / "src" / "app.py").write_text("x = 2\n", encoding="utf-8")
@@ -47,9 +51,6 @@ def written(tmp_path: Path) -> Iterator[Rig]:
         handle.write("y = 3  # by hand\n")
     (rig.root / "src" / "pkg").mkdir()
     yield rig
-    subprocess.run([LEDGER, "serve", "--stop"], env=rig.env, capture_output=True, check=False)
-    for proc in rig.procs:
-        with_timeout_kill(proc)
 
 
 def _blame(

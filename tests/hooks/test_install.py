@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shlex
 import stat
 import subprocess
 from pathlib import Path
@@ -380,10 +381,15 @@ def test_cli_install_prints_what_it_changed(tmp_path: Path) -> None:
     data = load(settings)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert " hook claude --event PreToolUse || " in command
-    executable = command.split(" hook claude")[0].strip("'")
+    # This installation's interpreter without site, on cli/_thin.py, then the ledger script.
+    words = shlex.split(command.split(" hook claude")[0])
+    assert words[1:3] == ["-I", "-S"]
+    assert Path(words[3]).name == "_thin.py"
+    executable = words[-1]
     assert Path(executable).is_absolute()
     assert Path(executable).name == "ledger"
     assert os.access(executable, os.X_OK)
+    assert os.access(words[0], os.X_OK)
     assert not (tmp_path / "fake-home" / ".claude").exists()
 
     again = run_cli(["install", "claude", "--root", str(ws.root)], env, cwd=tmp_path)

@@ -11,6 +11,7 @@ trips it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ from ledger._hooks.tripwire import (
     TripwireStore,
     git_exec_settings,
     protected_set,
+    seal_sync_after_answer,
+    sync_seals,
 )
 
 from ._support import (
@@ -493,3 +496,28 @@ def test_parallel_hook_processes_checkpointing_as_they_go_never_trip_it(ws: Work
     assert len(list(checkpoint_dir(ledger_id, ws.env).iterdir())) >= 32  # some were pruned
     assert not tamper_records(ws), tamper_records(ws)
     assert not [a for a in answers if b"TAMPER" in a]
+
+
+def test_a_seal_written_while_the_caller_waits_is_synced_after_the_answer(
+    ws: Workspace, armed: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resident decider fsyncs the ledger's records before answering and the seal after:
+    under ``seal_sync_after_answer`` a hook call's seal is written and listed, not fsync-ed,
+    and ``sync_seals`` fsyncs it; the next call finds it whole either way."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    store = TripwireStore(Ledger.open(ws.root, environ=ws.env).ledger_id, ws.env)
+    with seal_sync_after_answer() as pending:
+        assert write_in_scope(armed) is None
+        during = len(synced)
+    assert pending == [store.path]
+    assert during == 1  # the ledger's append only
+    sync_seals(pending)
+    assert len(synced) == during + 1
+    assert write_in_scope(armed) is None  # the seal it left is the one the next call reads

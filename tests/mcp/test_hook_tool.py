@@ -48,9 +48,9 @@ class Server:
     """``ledger mcp --root ROOT`` on a pipe, spoken to in JSON-RPC lines; keeps every line it
     printed."""
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
+    def __init__(self, root: Path, env: dict[str, str], ledger: list[str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [str(LEDGER), "mcp", "--root", str(root)],
+            [*(ledger or [str(LEDGER)]), "mcp", "--root", str(root)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -84,6 +84,9 @@ _GIT_RELATIVE: Final = (
 )
 
 #: The standard library's files every hook call runs (relative to its folder).
+#: ``cli``'s modules every hook call runs (``cli/_thin.py`` and what it imports, and the
+#: ``ledger`` script's way in).
+_HOOK_CLI_FILES: Final = ("__init__.py", "_thin.py", "_hook.py", "_decider.py", "_entry.py")
 _CORE_FILES: Final = (
     "site.py",
     "os.py",
@@ -229,5 +232,7 @@ def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str],
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         code.append(directory)
         code += [os.path.join(directory, n) for n in sorted(files) if n.endswith(".py")]  # noqa: PTH118
+    # The command line's own modules on the hook path (the site-free runner imports them).
+    code += [str(package.parent / "cli" / name) for name in _HOOK_CLI_FILES]
     found += [p for p in code if inside is None or not p.startswith(inside)]
     return found, sites
