@@ -456,3 +456,26 @@ def running_decider(ledger: str, env: dict[str, str]) -> Iterator[subprocess.Pop
     finally:
         subprocess.run([ledger, "serve", "--stop"], env=env, capture_output=True, check=False)
         proc.wait(timeout=30)
+
+
+def baseline_tree(rev: str | None, into: Path) -> tuple[str, Path]:
+    """``(rev, directory)``: ``git archive`` of ``rev`` (default: the merge base with ``main``)
+    extracted into ``into``, to run a tree before a change beside this one."""
+    import io  # noqa: PLC0415
+    import tarfile  # noqa: PLC0415
+
+    here = Path(__file__).resolve().parent.parent
+    if rev is None:
+        rev = subprocess.run(
+            ["git", "merge-base", "HEAD", "main"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    data = subprocess.run(
+        ["git", "archive", "--format=tar", rev], cwd=here, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        archive.extractall(into, filter="data")
+    return rev, into

@@ -13,16 +13,15 @@ within 5% of the baseline's (ratio ≤ 1.05).
 from __future__ import annotations
 
 import argparse
-import io
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 from _common import (
     Figure,
     LoadMeter,
+    baseline_tree,
     isolated_env,
     machine,
     median,
@@ -40,15 +39,6 @@ TARGET = 1.05
 CONTENT = "".join(
     f"export const setting{i} = 'value {i}'; // a line of config\n" for i in range(40)
 )
-
-
-def _tree(rev: str, into: Path) -> Path:
-    data = subprocess.run(
-        ["git", "archive", "--format=tar", rev], cwd=HERE, capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        archive.extractall(into, filter="data")
-    return into
 
 
 def _workspace(tree: Path, base: Path, name: str) -> tuple[list[str], dict[str, str], Path]:
@@ -122,20 +112,10 @@ def main() -> int:
     parser.add_argument("--baseline-rev", default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rev = (
-        args.baseline_rev
-        or subprocess.run(
-            ["git", "merge-base", "HEAD", "main"],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
     info = machine()
     with tempfile.TemporaryDirectory(prefix="ledger-bench-commit-") as tmp:
         base = Path(tmp)
-        old_tree = _tree(rev, base / "baseline")
+        rev, old_tree = baseline_tree(args.baseline_rev, base / "baseline")
         commands: dict[str, tuple[list[str], bytes]] = {}
         envs: dict[str, dict[str, str]] = {}
         for name, tree in (("baseline", old_tree), ("now", HERE)):

@@ -21,7 +21,11 @@ import sys
 
 #: ``ledger hook`` reads at most this much of stdin (``ledger.MAX_PAYLOAD_BYTES``; a test holds
 #: them equal): read here once, the same bytes go to the decider or to the in-process path.
-MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
+MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
+#: A larger payload is decided in this process: the decider reads requests up to its own bound
+#: (``ledger._hooks.decider.MAX_REQUEST``), and relaying a huge one would spend the answer budget
+#: on copying before this process decided anyway.
+DECIDER_PAYLOAD_BYTES = 8 * 1024 * 1024
 MAGIC = b"LEDGER-DECIDE 1"
 #: Seconds to wait for an answer before deciding in-process: well under every client's hook
 #: timeout (Claude Code 60 s, Codex and Gemini CLI 60 s, Cursor 30 s). A decider that has not
@@ -169,7 +173,7 @@ def answer(
     # auto: use the decider, starting one when none runs; on: use one if it runs; off: never.
     environ = _environ()
     mode = environ.get("LEDGER_DECIDER", "auto")
-    if mode == "off":
+    if mode == "off" or len(raw) > DECIDER_PAYLOAD_BYTES:
         return None
     cwd = posix.getcwd()
     fields = [

@@ -166,16 +166,43 @@ def export_cmd(
             help="Verify the whole ledger first (default); the result goes into the manifest.",
         ),
     ] = True,
+    disclose: Annotated[
+        str,
+        typer.Option(
+            "--disclose",
+            help="none: digests only, no prompt, command or file content (default); all: also "
+            "the selected records' disclosures (disclosures.jsonl; secrets are never in them).",
+        ),
+    ] = "none",
+    publish_verbatim_content: Annotated[
+        bool,
+        typer.Option(
+            "--publish-verbatim-content",
+            help="Export records from before format v3 too, whose content is in the chain "
+            "verbatim (refused without it).",
+        ),
+    ] = False,
     force: ForceOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest.")] = False,
     root: RootOption = None,
 ) -> None:
     """Export records with the raw ledger segment they came from, the public keys and a
-    signed manifest, for auditors (check it with `ledger verify-export DIR`)."""
+    signed manifest, for auditors (check it with `ledger verify-export DIR`). The export
+    carries no prompt, command line or file content unless --disclose all."""
 
     def action() -> int:
         options = ExportOptions(
-            out, fmt, since, until, intent, session, force, verify, retention_months
+            out,
+            fmt,
+            since,
+            until,
+            intent,
+            session,
+            force,
+            verify,
+            retention_months,
+            disclose,
+            publish_verbatim_content,
         )
         ledger = Ledger.open(root)
         with progress_bars() as progress:
@@ -194,6 +221,15 @@ def export_cmd(
                 f"  segment seqs {seg['first_seq']}..{seg['last_seq']}, "
                 f"{len(data)} data file(s), gaps: {manifest['gaps']['state']}, "
                 f"verification: {manifest['verification']['state']}"
+            )
+            carried = [f for f in manifest["files"] if f["role"] == "disclosures"]
+            print(
+                "  content: "
+                + (
+                    f"{carried[0]['rows']} disclosure line(s) in {carried[0]['path']}"
+                    if carried
+                    else "none (digests only; --disclose all includes the disclosures)"
+                )
             )
             print(
                 f"  signed by {manifest['signing_key']}; check with: ledger verify-export "
@@ -219,8 +255,8 @@ def verify_export_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Check an export on its own: manifest signature, every file's hash and row count,
-    the raw segment's chain, and every exported row against the segment. Exit 0 intact,
-    1 problems found, 2 could not check."""
+    the raw segment's chain, every exported row against the segment, and every disclosure
+    it carries against its commitment. Exit 0 intact, 1 problems found, 2 could not check."""
 
     def action() -> int:
         with progress_bars() as progress:

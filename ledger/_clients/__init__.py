@@ -78,7 +78,7 @@ def parse_payload(client: str, raw: bytes, *, expected_event: str | None = None)
         expected_event: the event name to assume when the payload carries none.
 
     Raises:
-        InputError: unknown client; payload over 8 MiB (checked before decoding), not UTF-8,
+        InputError: unknown client; payload over 256 MiB (checked before decoding), not UTF-8,
             not a JSON object; no event name; or a decision field (event, tool name, session,
             tool arguments) of the wrong JSON type. The message is one line.
     """

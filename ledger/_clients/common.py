@@ -56,7 +56,7 @@ def _refuse_constant(name: str) -> NoReturn:
 
 
 def decode_payload(raw: bytes) -> dict[str, Any]:
-    """Decode one hook payload: UTF-8 JSON holding an object, at most 8 MiB.
+    """Decode one hook payload: UTF-8 JSON holding an object, at most ``MAX_PAYLOAD_BYTES``.
 
     The size check runs before any decoding. A UTF-8 byte-order mark is tolerated.
 
@@ -65,7 +65,10 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
     """
     if len(raw) > MAX_PAYLOAD_BYTES:
         # The caller reads at most limit + 1 bytes, so the true size is only known to exceed it.
-        raise InputError(f"hook payload exceeds the {MAX_PAYLOAD_BYTES}-byte (8 MiB) limit")
+        raise InputError(
+            f"hook payload exceeds the {MAX_PAYLOAD_BYTES}-byte "
+            f"({MAX_PAYLOAD_BYTES >> 20} MiB) limit"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+import struct
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -50,6 +51,7 @@ __all__ = [
     "WITHHELD",
     "Content",
     "Disclosure",
+    "DisclosureIndex",
     "DisclosureReport",
     "DisclosureStore",
     "ForgetSelector",
@@ -511,10 +513,19 @@ def _flat(line: dict[str, Any]) -> dict[str, Any]:
 
 class Revealer:
     """Records as a person reads them: each commitment replaced by its disclosed value where a
-    disclosure present opens it, else ``[forgotten]`` or ``[withheld]``. The store is read once,
-    on the first record that holds a commitment."""
+    disclosure present opens it, else ``[forgotten]`` or ``[withheld]``.
 
-    __slots__ = ("_fetched", "_loaded", "_store")
+    A record (``record``, or ``field`` given its ``seq``) is looked up through the store's
+    offset map (:class:`DisclosureIndex`): its own lines, a few reads whatever the store's size.
+    The map only says where to look: what is shown must open the commitment the record itself
+    holds, and any commitment the record's lines do not settle (the map stale or wrong, a line
+    moved by hand, a teammate's record) sends the reader to the whole store, read once, and to
+    the teammates' disclosures, as before. After ``_LOOKUPS`` records (``ledger log`` of a long
+    span) reading the store once is cheaper."""
+
+    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_store")
+
+    _LOOKUPS: Final = 64
 
     def __init__(
         self, store: DisclosureStore, fetched: Callable[[], Iterable[DisclosureStore]] | None = None
@@ -522,6 +533,8 @@ class Revealer:
         self._store = store
         self._fetched = fetched
         self._loaded: tuple[dict[str, dict[str, Any]], set[str]] | None = None
+        self._index: DisclosureIndex | None = None
+        self._lookups = 0
 
     @classmethod
     def beside(cls, ledger_path: Path) -> Revealer:
@@ -544,23 +557,211 @@ class Revealer:
                 forgotten |= gone
         return disclosed, forgotten
 
-    def body(self, body: Any) -> Any:  # noqa: ANN401 -- any JSON value
-        """``body`` with its commitments revealed (a body without any comes back as it is)."""
+    def _entries(
+        self,
+        value: Any,  # noqa: ANN401 -- any JSON value
+        seq: object,
+        path: str = "",
+    ) -> tuple[Mapping[str, Mapping[str, Any]], AbstractSet[str]]:
+        """The disclosures and forgotten commitments that settle every commitment of
+        ``value`` (found at ``path`` of record ``seq``): the record's own lines when they do,
+        else the whole store."""
+        if self._loaded is None and isinstance(seq, int) and self._lookups < self._LOOKUPS:
+            self._lookups += 1
+            if self._index is None:
+                self._index = DisclosureIndex(self._store)
+            found = self._index.lines_of(seq)
+            if found is not None:
+                disclosed, forgotten = _fold(found)
+                if all(
+                    digest in forgotten
+                    or (digest in disclosed and opened(disclosed[digest], field, digest))
+                    for field, digest in commitments_in(value, path)
+                ):
+                    return disclosed, forgotten
+        return self._tables(value)
+
+    def body(self, body: Any, seq: int | None = None) -> Any:  # noqa: ANN401 -- any JSON value
+        """``body`` (of record ``seq``, if known) with its commitments revealed (a body
+        without any comes back as it is)."""
         if not _holds_commitment(body):
             return body
-        return reveal(body, *self._tables(body))
+        return reveal(body, *self._entries(body, seq))
 
-    def field(self, value: Any, field: str) -> Any:  # noqa: ANN401 -- any JSON value
-        """``value``, found at ``field`` of a body, revealed."""
+    def field(self, value: Any, field: str, seq: int | None = None) -> Any:  # noqa: ANN401
+        """``value``, found at ``field`` of a body (of record ``seq``, if known), revealed."""
         if not _holds_commitment(value):
             return value
-        return reveal(value, *self._tables(value), field)
+        return reveal(value, *self._entries(value, seq, field), field)
 
     def record(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
         """``data`` (a record dict) with its body revealed."""
         body = data.get("body")
-        revealed = self.body(body)
+        seq = data.get("seq")
+        revealed = self.body(body, seq if isinstance(seq, int) else None)
         return data if revealed is body else {**data, "body": revealed}
+
+
+def _fold(lines: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """``(disclosures by commitment, forgotten commitments)`` of store lines, in file order (a
+    tombstone takes its commitment's disclosure away)."""
+    disclosed: dict[str, dict[str, Any]] = {}
+    forgotten: set[str] = set()
+    for line in lines:
+        digest = line[COMMITMENT_KEY]
+        if "forgotten" in line:
+            forgotten.add(digest)
+            disclosed.pop(digest, None)
+        elif digest not in forgotten:
+            disclosed[digest] = line
+    return disclosed, forgotten
+
+
+_SEQ_BYTES: Final = re.compile(rb'"seq":(\d{1,15})[,}]')
+_INDEX_MAGIC: Final = b"ledger.disclosure-index.v1\n"
+_INDEX_HEAD: Final = struct.Struct("<QQQQ")  # store inode, indexed size, mtime_ns, entries
+_INDEX_START: Final = len(_INDEX_MAGIC) + _INDEX_HEAD.size
+_INDEX_TAIL: Final = 4 * 1024 * 1024
+"""Lines appended since the map was built are scanned; past this many bytes it is rebuilt."""
+
+
+def _line_seq(raw: bytes) -> int | None:
+    """The seq of a store line. In the lines ledger writes (a disclosure, a tombstone) the first
+    ``"seq":N`` is the line's own: it precedes the value, and only strings come before it,
+    whose quotes are escaped. A map made from a line a person rewrote may be wrong; readers
+    check what they are pointed to."""
+    if raw.startswith(_LINE_PREFIX):
+        found = _SEQ_BYTES.search(raw, 79)
+        if found is not None:
+            return int(found.group(1))
+    line = _parse_line(raw)
+    seq = None if line is None else line.get("seq")
+    return seq if type(seq) is int else None
+
+
+class DisclosureIndex:
+    """An offset map of the disclosure store, kept in the cache (``.cache/disclosures.idx``):
+    for each seq, where the store's lines of that record begin. The store is appended record
+    by record under the ledger's lock, so each record's lines are contiguous and in seq order.
+
+    The map is derived data, never trusted over the store's bytes: it is rebuilt when the
+    store was replaced (``ledger forget`` rewrites it) or changed in place, lines appended
+    since it was built are scanned, and a reader checks every line it is pointed to (its seq,
+    and that it opens the record's own commitment). A store out of seq order gets no map."""
+
+    __slots__ = ("_count", "_offsets", "_path", "_store")
+
+    def __init__(self, store: DisclosureStore) -> None:
+        self._store = store
+        self._path = store.path.parent / ".cache" / f"{store.path.name}.idx"
+        self._offsets: list[int] | None = None  # a map built by this reader
+        self._count: int | None = None
+
+    def lines_of(self, seq: int) -> list[dict[str, Any]] | None:
+        """The store's lines of record ``seq`` (parsed, flat), or None: no map could be made
+        (no store, lines out of order): read the whole store."""
+        try:
+            with self._store.path.open("rb") as handle:
+                info = os.fstat(handle.fileno())
+                span = self._span(handle.fileno(), info, seq)
+                if span is None:
+                    return None
+                start, end = span[0], min(span[1], info.st_size)
+                if start > end:
+                    return None  # a map that is not this store's: read the whole store
+                data = os.pread(handle.fileno(), end - start, start) if end > start else b""
+        except OSError:
+            return None
+        lines = []
+        for raw in data.splitlines():
+            if _line_seq(raw) == seq:
+                line = _parse_line(raw)
+                if line is not None:
+                    lines.append(line)
+        return lines
+
+    def _span(self, fd: int, info: os.stat_result, seq: int) -> tuple[int, int] | None:
+        """Where record ``seq``'s lines are: two entries of the map (read alone, 16 bytes),
+        or, past the map, the lines appended since it was built."""
+        del fd
+        count = self._open(info)
+        if count is None:
+            return None
+        try:
+            if seq + 1 < count:
+                start, end = self._entries(seq, 2)
+                return start, end
+            (start,) = self._entries(count - 1, 1)
+        except (OSError, struct.error):
+            return None
+        return start, info.st_size
+
+    def _entries(self, first: int, n: int) -> tuple[int, ...]:
+        if self._offsets is not None:
+            return tuple(self._offsets[first : first + n])
+        with self._path.open("rb") as handle:
+            data = os.pread(handle.fileno(), 8 * n, _INDEX_START + 8 * first)
+        return struct.unpack(f"<{n}Q", data)
+
+    def _open(self, info: os.stat_result) -> int | None:
+        """How many entries the map has: the stored one if it describes this store (the same
+        file, a prefix of what it holds now, the tail small enough), else one built now."""
+        if self._count is None:
+            self._count = self._stored(info)
+            if self._count is None:
+                self._offsets = self._build(info)
+                self._count = 0 if self._offsets is None else len(self._offsets)  # 0: no map
+        return self._count or None
+
+    def _stored(self, info: os.stat_result) -> int | None:
+        try:
+            with self._path.open("rb") as handle:
+                head = handle.read(_INDEX_START)
+                size_of_map = os.fstat(handle.fileno()).st_size
+            if not head.startswith(_INDEX_MAGIC):
+                return None
+            ino, size, mtime, count = _INDEX_HEAD.unpack_from(head, len(_INDEX_MAGIC))
+        except (OSError, struct.error):
+            return None
+        if count == 0 or size_of_map != _INDEX_START + 8 * count:
+            return None
+        if ino != info.st_ino or size > info.st_size or info.st_size - size > _INDEX_TAIL:
+            return None
+        if size == info.st_size and mtime != info.st_mtime_ns:
+            return None  # changed in place, same length: a person edited it
+        return int(count)
+
+    def _build(self, info: os.stat_result) -> list[int] | None:
+        """Scan the store once and save the map (best effort: a cache that cannot be written
+        only costs the next reader a scan)."""
+        import array  # noqa: PLC0415
+
+        offsets: list[int] = []
+        at = 0
+        last = -1
+        with self._store.path.open("rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break  # an append in progress: map whole lines only
+                seq = _line_seq(raw)
+                if seq is not None:
+                    if seq < last:
+                        return None
+                    while len(offsets) <= seq:
+                        offsets.append(at)
+                    last = seq
+                at += len(raw)
+        offsets.append(at)  # where the lines past the last mapped seq begin
+        packed = array.array("Q", offsets).tobytes()
+        head = _INDEX_HEAD.pack(info.st_ino, at, info.st_mtime_ns, len(offsets))
+        with contextlib.suppress(OSError):
+            self._path.parent.mkdir(mode=0o700, exist_ok=True)
+            tmp = self._path.with_name(f".{self._path.name}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(_INDEX_MAGIC + head + packed)
+            tmp.replace(self._path)
+        return offsets
 
 
 def _holds_commitment(value: Any) -> bool:  # noqa: ANN401
@@ -626,16 +827,7 @@ class DisclosureStore:
 
     def load(self) -> tuple[dict[str, dict[str, Any]], set[str]]:
         """``(disclosures by commitment, forgotten commitments)``."""
-        disclosed: dict[str, dict[str, Any]] = {}
-        forgotten: set[str] = set()
-        for line in self.lines():
-            digest = line[COMMITMENT_KEY]
-            if "forgotten" in line:
-                forgotten.add(digest)
-                disclosed.pop(digest, None)
-            elif digest not in forgotten:
-                disclosed[digest] = line
-        return disclosed, forgotten
+        return _fold(self.lines())
 
     def exists(self) -> bool:
         """The store file is there."""

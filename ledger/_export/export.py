@@ -10,6 +10,13 @@ end, so a failure leaves nothing half-written. Layout (docs/auditors.md)::
     DIR/keys/<kid>.json    trusted public keys with validity windows (+ <kid>.pem for openssl)
     DIR/data/...           parquet: ledger_id=…/date=…/part-0.parquet; csv: events.csv;
                            jsonl: records.jsonl; agent-trace: agent-trace.jsonl
+    DIR/disclosures.jsonl  only with ``disclose="all"``: the disclosures of the selected
+                           records' commitments (the store's lines as they are)
+
+By default an export carries no prompt, command line or file content: format v3 records hold
+salted digests of them, and their disclosures stay in the workspace. Records written before
+format v3 hold content verbatim; an export that would include one is refused unless asked for
+by name (``verbatim``, ``--publish-verbatim-content``).
 
 A filtered export still ships the contiguous segment from its first to its last selected record,
 so an auditor can check that what is missing from the data is only what the filters excluded.
@@ -30,6 +37,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._errors import InputError, IntegrityError, NotInitializedError, StorageError
+from ledger._evidence.disclosure import (
+    COMMITMENT_BYTES,
+    COMMITMENT_KEY,
+    opened,
+    verbatim_records,
+)
 from ledger._evidence.keys import KeyEntry
 from ledger._export.agent_trace import trace_lines
 from ledger._export.data import (
@@ -41,7 +54,7 @@ from ledger._export.data import (
     segment_events,
     trace_rows,
 )
-from ledger._export.layout import DATA_DIR, KEYS_DIR, MANIFEST, SEGMENT, SIGNATURE
+from ledger._export.layout import DATA_DIR, DISCLOSURES, KEYS_DIR, MANIFEST, SEGMENT, SIGNATURE
 from ledger._export.manifest import MANIFEST_FORMAT, ExportManifest
 from ledger._query.engine import complete_extent, sandboxed_connection, snapshot_prefix
 from ledger._query.views import ATTRIBUTION_RANGES_MACRO
@@ -73,6 +86,8 @@ RETENTION_BASIS: Final = (
     "12 months (3 immediately available)"
 )
 _CHUNK: Final = 8 * 1024 * 1024
+#: What an export may carry of the content its records commit to (``--disclose``).
+DISCLOSE_POLICIES: Final = ("none", "all")
 
 
 class ExportOptions(NamedTuple):
@@ -87,6 +102,10 @@ class ExportOptions(NamedTuple):
     force: bool = False
     verify: bool = True
     retention_months: int = DEFAULT_RETENTION_MONTHS
+    disclose: str = "none"
+    """``none``: digests only; ``all``: also the selected records' disclosures."""
+    verbatim: bool = False
+    """Export records from before format v3, whose content is in the chain verbatim."""
 
 
 class ExportResult(NamedTuple):
@@ -139,6 +158,10 @@ def export_ledger(
         )
     if not 1 <= options.retention_months <= 1200:
         raise InputError("--retention-months must be between 1 and 1200")
+    if options.disclose not in DISCLOSE_POLICIES:
+        raise InputError(
+            f"--disclose {options.disclose!r}: use one of {', '.join(DISCLOSE_POLICIES)}"
+        )
     filters = ExportFilters.parse(options.since, options.until, options.intent, options.session)
     out = options.out.absolute()
     check_export_target(out, force=options.force)
@@ -207,6 +230,7 @@ def _build(
     try:
         con.execute(ATTRIBUTION_RANGES_MACRO)
         _write_segment(ledger, con, segment, filters=filters, tmp=tmp, progress=progress)
+        _refuse_verbatim(segment, allowed=options.verbatim)
         files = _write_data(con, tmp, fmt=fmt, filters=filters, segment=segment, progress=progress)
         _stage_meta(con, tmp, fmt=fmt, filters=filters, segment=segment)
         facts = _segment_facts(con)
@@ -215,6 +239,9 @@ def _build(
             raise InputError("no record matches the filters; nothing exported")
         keys = _write_keys(ledger, con, tmp, signing_kid)
         gaps = _gaps(con, report)
+        chosen = {
+            int(r[0]) for r in con.execute("SELECT seq FROM seg_meta WHERE selected").fetchall()
+        }
     except duckdb.InvalidInputException:
         raise IntegrityError(
             "the ledger holds lines that are not JSON records; run "
@@ -228,6 +255,9 @@ def _build(
         _entry(tmp, SEGMENT, "segment", facts["records"]),
         *(_entry(tmp, path, "key", None) for path in keys["paths"]),
     ]
+    if options.disclose == "all":
+        lines = _write_disclosures(ledger, segment, chosen, tmp / DISCLOSURES)
+        entries.append(_entry(tmp, DISCLOSURES, "disclosures", lines))
     exported_at = utc_now()
     retain_until = _add_months(datetime.now(UTC).date(), options.retention_months)
     verification = _verification(report)
@@ -254,7 +284,46 @@ def _build(
             "basis": RETENTION_BASIS,
         },
         "complete": not gaps and verification["state"] == "verified",
+        "disclose": options.disclose,
     }
+
+
+def _refuse_verbatim(segment: Path, *, allowed: bool) -> None:
+    """An export carries no content by default: refuse one whose segment holds records from
+    before format v3 (content verbatim) unless ``allowed``."""
+    if allowed:
+        return
+    with segment.open("rb") as handle:
+        verbatim = verbatim_records(handle)
+    if verbatim:
+        raise InputError(
+            f"{verbatim} record(s) of the export are from before format v3 and hold prompts, "
+            "command lines or file contents verbatim; export them anyway with "
+            "--publish-verbatim-content, or narrow the export with --since"
+        )
+
+
+def _write_disclosures(ledger: Ledger, segment: Path, seqs: set[int], target: Path) -> int:
+    """Copy the store's lines for the commitments of the records ``seqs`` selects: each
+    disclosure that opens its commitment, and the tombstone of each forgotten one (so a reader
+    says ``[forgotten]``). The lines keep their bytes; the count is returned."""
+    from ledger._export.segment import segment_records  # noqa: PLC0415
+
+    wanted: set[str] = set()
+    for record in segment_records(segment):
+        if record.seq in seqs:
+            wanted.update(d.decode() for d in COMMITMENT_BYTES.findall(record.line))
+    count = 0
+    with target.open("wb") as handle:
+        for line in ledger.disclosures.lines():
+            digest = str(line[COMMITMENT_KEY])
+            if digest not in wanted:
+                continue
+            if "forgotten" not in line and not opened(line, str(line.get("field")), digest):
+                continue  # a doctored disclosure: `ledger verify` names it; it opens nothing
+            handle.write(bytes(line["_raw"]).rstrip(b"\r\n") + b"\n")
+            count += 1
+    return count
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:  # noqa: ANN401 -- one value

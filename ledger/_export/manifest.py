@@ -65,10 +65,12 @@ class FileEntry(_Strict):
     """One file of the export."""
 
     path: StrictStr = Field(description="Relative to the export directory, '/'-separated.")
-    role: Literal["data", "segment", "key"]
+    role: Literal["data", "segment", "key", "disclosures"]
     sha256: Hex64
     bytes: Seq
-    rows: Seq | None = Field(description="Rows (data) or records (segment); null for keys.")
+    rows: Seq | None = Field(
+        description="Rows (data), records (segment) or lines (disclosures); null for keys."
+    )
     query: StrictStr | None = Field(
         default=None,
         description="The exact DuckDB query over the segment that yields this "
@@ -152,6 +154,12 @@ class ExportManifest(_Strict):
     gaps: GapReport
     retention: Retention
     complete: StrictBool = Field(description="No gap and the ledger verified.")
+    disclose: Literal["none", "all"] = Field(
+        default="none",
+        description="What the export carries of the content its records commit to: none "
+        "(digests only, the default) or all (disclosures.jsonl: the disclosures of the selected "
+        "records that open their commitments, and the tombstones of forgotten ones).",
+    )
 
 
 def generate_schemas() -> dict[str, dict[str, Any]]:

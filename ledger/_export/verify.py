@@ -3,8 +3,10 @@
 No access to the workspace: the manifest's signature against the keys shipped alongside (and
 the signer must be a key of the chain itself, or one the auditor pins with ``--trusted-key``),
 every listed file's SHA-256, size and row count, nothing unlisted, the raw segment's chain
-(hashes, signatures, links, contiguous seqs from the manifest's anchor), and every data row
-regenerated from the segment with the query the manifest states. SQL is never taken from the
+(hashes, signatures, links, contiguous seqs from the manifest's anchor), every data row
+regenerated from the segment with the query the manifest states, and every disclosure the
+export carries opening a commitment of the segment (the fields none opens are counted as
+withheld, or forgotten, as ``ledger verify`` counts them). SQL is never taken from the
 manifest: it is rebuilt from the (signed) filters and compared with the stated query.
 
 Every problem is reported, not just the first.
@@ -21,11 +23,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ledger._errors import LedgerError, UnverifiableError
+from ledger._evidence.disclosure import DisclosureReport, check_disclosures
 from ledger._evidence.keys import Keyring
 from ledger._export.agent_trace import trace_lines
 from ledger._export.data import CSV_TYPES, ExportFilters, file_query, trace_rows
 from ledger._export.export import selected_lines, sha256_file
-from ledger._export.layout import MANIFEST, SEGMENT, SIGNATURE
+from ledger._export.layout import DISCLOSURES, MANIFEST, SEGMENT, SIGNATURE
 from ledger._export.manifest import ExportManifest
 from ledger._export.segment import segment_records, verify_segment
 from ledger._query.engine import sandboxed_connection
@@ -56,11 +59,17 @@ class ExportCheck:
     """The result of :func:`verify_export`; truthy when the export is intact."""
 
     def __init__(
-        self, directory: Path, problems: list[ExportProblem], manifest: dict[str, Any] | None
+        self,
+        directory: Path,
+        problems: list[ExportProblem],
+        manifest: dict[str, Any] | None,
+        disclosures: DisclosureReport | None = None,
     ) -> None:
         self.directory = directory
         self.problems = problems
         self.manifest = manifest
+        #: The segment's commitments against the disclosures the export carries.
+        self.disclosures = disclosures
 
     @property
     def ok(self) -> bool:
@@ -74,9 +83,15 @@ class ExportCheck:
         """One line."""
         if self.ok and self.manifest is not None:
             seg = self.manifest["segment"]
+            held = self.disclosures
+            fields = (
+                f", {held.withheld} fields withheld ({held.forgotten} forgotten)"
+                if held is not None and held.committed
+                else ""
+            )
             return (
                 f"ok: export of ledger {self.manifest['ledger_id']}, seqs {seg['first_seq']}"
-                f"..{seg['last_seq']}, {len(self.manifest['files'])} files, signed by "
+                f"..{seg['last_seq']}, {len(self.manifest['files'])} files{fields}, signed by "
                 f"{self.manifest['signing_key']}"
             )
         first = self.problems[0]
@@ -91,6 +106,14 @@ class ExportCheck:
             "ledger_id": self.manifest.get("ledger_id") if self.manifest else None,
             "segment": self.manifest.get("segment") if self.manifest else None,
             "signing_key": self.manifest.get("signing_key") if self.manifest else None,
+            "disclosures": None
+            if self.disclosures is None
+            else {
+                "committed": self.disclosures.committed,
+                "disclosed": self.disclosures.disclosed,
+                "withheld": self.disclosures.withheld,
+                "forgotten": self.disclosures.forgotten,
+            },
         }
 
 
@@ -110,6 +133,7 @@ class _Checker:
         self.trusted = trusted_keys
         self.progress = progress
         self.problems: list[ExportProblem] = []
+        self.disclosures: DisclosureReport | None = None
 
     def problem(self, code: str, path: str, message: str) -> None:
         self.problems.append(ExportProblem(code, path, message))
@@ -140,7 +164,8 @@ class _Checker:
                 "record of the segment (a foreign key re-signed it?)",
             )
         self._rows(manifest)
-        return ExportCheck(self.dir, self.problems, json.loads(raw))
+        self._disclosures(manifest)
+        return ExportCheck(self.dir, self.problems, json.loads(raw), self.disclosures)
 
     def _read(self, name: str, code: str, message: str) -> bytes | None:
         try:
@@ -250,6 +275,33 @@ class _Checker:
         except LedgerError:
             pass  # an unreadable line is already a segment problem
         return chain
+
+    def _disclosures(self, manifest: ExportManifest) -> None:
+        """Each disclosure carried opens a commitment of the segment (else: exit 1, naming
+        the seq and field); the commitments none opens are counted, not failed."""
+        segment = self.dir / SEGMENT
+        if not segment.is_file():
+            return
+        carried: list[bytes] = []
+        names: list[str] = []
+        for entry in manifest.files:
+            path = self.dir / entry.path
+            if entry.role == "disclosures" and _safe_relative(entry.path) and path.is_file():
+                carried += path.read_bytes().splitlines()
+                names.append(entry.path)
+        with segment.open("rb") as handle:
+            report = check_disclosures(handle, carried)
+        self.disclosures = report
+        where = ", ".join(names) or "disclosures"
+        first = manifest.segment.first_seq
+        for index, field, message in report.bad:
+            self.problem("bad-disclosure", where, f"seq {first + index} {field}: {message}")
+        if report.orphans:
+            self.problem(
+                "orphan-disclosure",
+                where,
+                f"{report.orphans} disclosure(s) open no commitment of the segment",
+            )
 
     def _rows(self, manifest: ExportManifest) -> None:
         segment = self.dir / SEGMENT
@@ -398,5 +450,9 @@ def export_source(directory: Path) -> LedgerSource:
         return Verification("verified" if check.ok else "failed", check.summary())
 
     return LedgerSource(
-        str(directory), segment, records=lambda: segment_records(segment), verify=verify
+        str(directory),
+        segment,
+        records=lambda: segment_records(segment),
+        verify=verify,
+        disclosures=directory / DISCLOSURES,
     )

@@ -29,8 +29,10 @@ __all__ = [
     "strictness",
 ]
 
-#: Hook payloads above this size are refused before they are decoded (8 MiB).
-MAX_PAYLOAD_BYTES: Final = 8 * 1024 * 1024
+#: Hook payloads above this size are refused before they are decoded (256 MiB). A 64 MiB
+#: Write must be governed and recorded, not refused: its PostToolUse carries the content twice
+#: (``tool_input`` and ``tool_response``), escaped; the record keeps at most 1 MiB of it.
+MAX_PAYLOAD_BYTES: Final = 256 * 1024 * 1024
 
 Phase = Literal["pre", "post", "other"]
 """``pre``: the event can stop a tool call; ``post``: it reports one; ``other``: anything else."""

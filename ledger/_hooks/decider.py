@@ -92,7 +92,8 @@ PROOF_PREFIX: Final = b"ledger-decider-proof-v1\0"
 CALLER_PREFIX: Final = b"ledger-decider-caller-v1\0"
 #: ``LEDGER_DECIDER=off`` keeps every hook call in its own process (no decider is started).
 DECIDER_OFF_ENV: Final = "LEDGER_DECIDER"
-#: Requests larger than this are refused (the payload limit plus room for the environment).
+#: Requests larger than this are refused: 8 MiB of payload plus room for the environment (the
+#: caller decides a larger payload itself, cli/_decider.DECIDER_PAYLOAD_BYTES).
 MAX_REQUEST: Final = 8 * 1024 * 1024 + 1 + 1024 * 1024
 #: Seconds a connection may take to send its request.
 READ_TIMEOUT: Final = 5.0

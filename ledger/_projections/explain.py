@@ -403,7 +403,10 @@ def _reveal_commands(rows: list[BlameLine], revealer: Revealer) -> None:
     for row in rows:
         command = row.facts.get("command")
         if isinstance(command, dict):
-            row.facts["command"] = revealer.field(command, "attribution.command")
+            seq = row.facts.get("seq")
+            row.facts["command"] = revealer.field(
+                command, "attribution.command", seq if isinstance(seq, int) else None
+            )
 
 
 def _read(absolute: Path, path: str) -> bytes:

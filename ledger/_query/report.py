@@ -102,6 +102,7 @@ def build_report(
             con,
             f"""
             SELECT d.ts, d.session, d.intent, d.tool, d.paths, d.reason,
+                   d.reason_disclosure, d.reason_commitment,
                    CASE WHEN t.outcome = 'success' THEN 'approved, ran'
                         WHEN r.tool_use_id IS NOT NULL THEN 'rejected by a human'
                         WHEN t.outcome IS NOT NULL THEN 'approved, ' || t.outcome

@@ -36,6 +36,8 @@ class LedgerSource:
         jsonl: the file DuckDB reads.
         intents_path: ``active_intents.yaml`` of a workspace; None for exports.
         root: the workspace root (its files are the live files); None for exports.
+        disclosures: the disclosure store (a workspace's, or an export's disclosures.jsonl);
+            None: every committed field is withheld.
     """
 
     def __init__(
@@ -47,11 +49,13 @@ class LedgerSource:
         verify: Callable[[], Verification],
         intents_path: Path | None = None,
         root: Path | None = None,
+        disclosures: Path | None = None,
     ) -> None:
         self.label = label
         self.jsonl = jsonl
         self.intents_path = intents_path
         self.root = root
+        self.disclosures = disclosures
         self._records = records
         self._verify = verify
         self._ledger_id: str | None = None
@@ -72,6 +76,7 @@ class LedgerSource:
             verify=verify,
             intents_path=ledger.workspace.orchestration / "active_intents.yaml",
             root=ledger.workspace.root,
+            disclosures=ledger.disclosures.path,
         )
 
     @property

@@ -13,12 +13,19 @@ Two kinds exist today:
   fold of ``ledger/_governance/state.py`` joined with ``active_intents.yaml``).
 
 Further views register with :func:`register_view`; ``lines`` reads the blame projection.
+
+Committed content (record format v3 holds ``{"commitment": "<64 hex>"}`` in place of a prompt,
+a command line, a reason) is shown as a person reads it: the disclosed value where a disclosure
+present opens the commitment, else ``[withheld]`` or ``[forgotten]``. The disclosure stores are
+loaded into ``_disclosed`` before the lock, only when a statement reads such a column; each
+committed column has a ``*_disclosure`` twin (disclosed, withheld, forgotten) and a
+``*_commitment`` twin (the digest), and the ``content`` view lists every committed field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     import duckdb
@@ -30,11 +37,13 @@ __all__ = [
     "EVENT_COLUMNS",
     "RAW_COLUMNS",
     "Column",
+    "ContentView",
     "FoldView",
     "JsonField",
     "JsonView",
     "SqlView",
     "ViewDefinition",
+    "ensure_disclosed",
     "get_view",
     "register_view",
     "registered_views",
@@ -214,9 +223,92 @@ class FoldView(NamedTuple):
                 con.executemany(f"INSERT INTO {self.name} VALUES ({marks})", batch)
 
 
+def _disclosure_rows(sources: Sequence[LedgerSource]) -> tuple[list[str], list[str], list[str]]:
+    """``(commitments, states, values)`` of every source's disclosure store: each disclosure
+    that opens its commitment (its value as text), and each forgotten commitment."""
+    import json  # noqa: PLC0415
+
+    from ledger._evidence.disclosure import FORGOTTEN, DisclosureStore, opened  # noqa: PLC0415
+
+    digests: list[str] = []
+    states: list[str] = []
+    values: list[str] = []
+    for source in sources:
+        if source.disclosures is None:
+            continue
+        disclosed, forgotten = DisclosureStore(source.disclosures).load()
+        for digest in forgotten:
+            digests.append(digest)
+            states.append("forgotten")
+            values.append(FORGOTTEN)
+        for digest, line in disclosed.items():
+            if not opened(line, str(line.get("field")), digest):
+                continue  # a doctored disclosure is never shown (`ledger verify` names it)
+            value = line["value"]
+            digests.append(digest)
+            states.append("disclosed")
+            values.append(
+                value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            )
+    return digests, states, values
+
+
+#: ``committed_digest(j)``: the digest of a JSON value that is a commitment, else NULL;
+#: ``disclosure_state(j)``: disclosed, withheld or forgotten for a commitment, else NULL;
+#: ``revealed(j)``: the text a person reads (the disclosed value, ``[withheld]``,
+#: ``[forgotten]``), or the value itself when it is not a commitment.
+_DISCLOSURE_MACROS: Final = (
+    """CREATE OR REPLACE TEMP MACRO committed_digest(j) AS CASE
+        WHEN length(CAST(j AS VARCHAR)) = 81
+         AND starts_with(CAST(j AS VARCHAR), '{"commitment":"')
+        THEN substr(CAST(j AS VARCHAR), 16, 64) END""",
+    """CREATE OR REPLACE TEMP MACRO disclosure_state(j) AS CASE
+        WHEN committed_digest(j) IS NOT NULL THEN coalesce(
+            (SELECT state FROM _disclosed d WHERE d.commitment = committed_digest(j)),
+            'withheld') END""",
+    """CREATE OR REPLACE TEMP MACRO revealed(j) AS CASE
+        WHEN committed_digest(j) IS NULL THEN j->>'$'
+        ELSE coalesce((SELECT value FROM _disclosed d WHERE d.commitment = committed_digest(j)),
+                      '[withheld]') END""",
+)
+
+
+def ensure_disclosed(con: duckdb.DuckDBPyConnection, sources: Sequence[LedgerSource]) -> None:
+    """Load the sources' disclosures into ``_disclosed`` and define the macros that read it,
+    once per connection (before the lock: the stores are files)."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = '_disclosed'"
+    ).fetchone()
+    if found and found[0]:
+        return
+    digests, states, values = _disclosure_rows(sources)
+    # A commitment disclosed by one source and forgotten by another is shown disclosed.
+    con.execute(
+        """CREATE TABLE _disclosed AS
+        SELECT commitment, min(state) AS state, arg_min(value, state) AS value FROM (
+            SELECT unnest(?::VARCHAR[]) AS commitment, unnest(?::VARCHAR[]) AS state,
+                   unnest(?::VARCHAR[]) AS value)
+        GROUP BY commitment""",
+        [digests, states, values],
+    )
+    for macro in _DISCLOSURE_MACROS:
+        con.execute(macro)
+
+
+_REVEALED: Final = {
+    "value": "revealed({value})",
+    "state": "disclosure_state({value})",
+    "commitment": "committed_digest({value})",
+}
+
+
 class JsonField(NamedTuple):
     """One column of a :class:`JsonView`: an ``events`` column (``meta``), a JSON path into the
-    body (``path``), or an SQL expression over the row and its unnested ``r`` (``expr``)."""
+    body (``path``), or an SQL expression over the row and its unnested ``r`` (``expr``).
+
+    A body field that may be committed content says how it is shown (``reveal``): ``value``
+    (the text a person reads), ``state`` (disclosed, withheld, forgotten; NULL when the field
+    is plain) or ``commitment`` (the digest; NULL when plain)."""
 
     name: str
     type: str
@@ -224,6 +316,7 @@ class JsonField(NamedTuple):
     meta: str | None = None
     path: str | None = None
     expr: str | None = None
+    reveal: Literal["value", "state", "commitment"] | None = None
 
 
 class JsonView(NamedTuple):
@@ -253,17 +346,20 @@ class JsonView(NamedTuple):
         needed: frozenset[str] | None = None,
     ) -> None:
         """Stage the needed columns, then ``CREATE VIEW name`` over them."""
-        del sources  # computed from events alone
         chosen = [f for f in self.fields if needed is None or f.name in needed]
         if not chosen:  # e.g. count(*): rows, no columns
             chosen = [self.fields[1]]
-        paths = [f.path for f in chosen if f.path is not None]
+        if any(f.reveal is not None for f in chosen):
+            ensure_disclosed(con, sources)
+        paths = list(dict.fromkeys(f.path for f in chosen if f.path is not None))
         staged: list[str] = []
         shown: list[str] = []
         for field in chosen:
             if field.path is not None:
                 value = f"_f[{paths.index(field.path) + 1}]"
-                if field.type == "VARCHAR":
+                if field.reveal is not None:
+                    shown.append(f"{_REVEALED[field.reveal].format(value=value)} AS {field.name}")
+                elif field.type == "VARCHAR":
                     shown.append(f"{value}->>'$' AS {field.name}")
                 elif field.type.endswith("[]"):  # a list: empty, not NULL, when absent
                     shown.append(
@@ -323,7 +419,28 @@ DECISIONS = JsonView(
             "Error code of a refusal (SCOPE_VIOLATION, STALE_FILE, ...).",
             path="$.error.code",
         ),
-        JsonField("reason", "VARCHAR", "Reason given to the agent.", path="$.reason"),
+        JsonField(
+            "reason",
+            "VARCHAR",
+            "Reason given to the agent (committed content: [withheld] or [forgotten] where no "
+            "disclosure opens it).",
+            path="$.reason",
+            reveal="value",
+        ),
+        JsonField(
+            "reason_disclosure",
+            "VARCHAR",
+            "disclosed, withheld or forgotten (NULL: the reason is stored plain).",
+            path="$.reason",
+            reveal="state",
+        ),
+        JsonField(
+            "reason_commitment",
+            "VARCHAR",
+            "The reason's commitment (hex SHA-256; NULL when stored plain).",
+            path="$.reason",
+            reveal="commitment",
+        ),
         JsonField("tool", "VARCHAR", "Neutral tool name (Write, Edit, Bash, ...).", path="$.tool"),
         JsonField(
             "paths", "VARCHAR[]", "Workspace-relative paths the call touches.", path="$.data.paths"
@@ -537,8 +654,68 @@ LINES = FoldView(
 )
 
 
+class ContentView(NamedTuple):
+    """Every committed field of every record, with what a person may read of it."""
+
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+
+    def materialize(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        events: str,
+        sources: Sequence[LedgerSource],
+        needed: frozenset[str] | None = None,
+    ) -> None:
+        """One row per ``{"commitment": …}`` found in a body (``json_tree``), joined with the
+        disclosures present."""
+        del needed
+        ensure_disclosed(con, sources)
+        con.execute(f"""
+            CREATE TABLE {self.name} AS
+            SELECT e.ledger_id, e.seq, e.ts, e.kind, e.session,
+                   substr(t.path, 3) AS field, t.value->>'$' AS commitment,
+                   coalesce(d.state, 'withheld') AS disclosure,
+                   coalesce(d.value, '[withheld]') AS value
+            FROM (SELECT * FROM {events}
+                  WHERE contains(CAST(body AS VARCHAR), '{{"commitment":"')) e,
+                 json_tree(e.body) t
+            LEFT JOIN _disclosed d ON d.commitment = t.value->>'$'
+            WHERE t.key = 'commitment' AND t.type = 'VARCHAR'
+              AND regexp_full_match(t.value->>'$', '[0-9a-f]{{64}}')""")
+
+
+CONTENT = ContentView(
+    "content",
+    "Committed content (record format v3): one row per committed field, with its disclosed "
+    "value, or [withheld] / [forgotten].",
+    (
+        Column("ledger_id", "VARCHAR", "Ledger id."),
+        Column("seq", "BIGINT", "Record seq."),
+        Column("ts", "TIMESTAMP", "UTC time."),
+        Column("kind", "VARCHAR", "Record kind."),
+        Column("session", "VARCHAR", "Client session id."),
+        Column("field", "VARCHAR", "Where in the body (prompt, tool_input.command, reason, ...)."),
+        Column("commitment", "VARCHAR", "The salted digest the signed record holds (hex)."),
+        Column(
+            "disclosure",
+            "VARCHAR",
+            "disclosed (a disclosure present opens it), withheld (none here) or forgotten "
+            "(erased by ledger forget).",
+        ),
+        Column(
+            "value",
+            "VARCHAR",
+            "The disclosed value (JSON text if not a string), else [withheld] or [forgotten].",
+        ),
+    ),
+)
+
+
 _REGISTRY: dict[str, ViewDefinition] = {
-    view.name: view for view in (EVENTS, DECISIONS, TOOL_CALLS, FILE_RANGES, INTENTS, LINES)
+    view.name: view
+    for view in (EVENTS, DECISIONS, TOOL_CALLS, FILE_RANGES, INTENTS, LINES, CONTENT)
 }
 
 

@@ -992,19 +992,19 @@ def test_bad_input_messages_say_what_is_wrong():
     assert "array" in message(BAD_INPUTS["array"])
 
 
-def test_payload_over_8_mib_is_refused_before_decoding():
-    huge = b"\xff" * (9 * 1024 * 1024)  # not UTF-8: the size must be what is reported
-    with pytest.raises(InputError, match="8 MiB"):
+def test_payload_over_the_limit_is_refused_before_decoding():
+    huge = b"\xff" * (MAX_PAYLOAD_BYTES + 1)  # not UTF-8: the size must be what is reported
+    with pytest.raises(InputError, match=f"{MAX_PAYLOAD_BYTES >> 20} MiB"):
         parse_payload("claude", huge)
 
 
-def test_payload_of_exactly_8_mib_is_accepted():
+def test_payload_of_exactly_the_limit_is_accepted():
     head = b'{"hook_event_name": "PostToolUse", "session_id": "s", "tool_response": "'
     tail = b'"}'
     raw = head + b"x" * (MAX_PAYLOAD_BYTES - len(head) - len(tail)) + tail
     assert len(raw) == MAX_PAYLOAD_BYTES
     event = parse_payload("claude", raw)
-    assert len(event.tool_response) > 8_000_000
+    assert len(event.tool_response) > MAX_PAYLOAD_BYTES - 100
 
 
 def test_utf8_bom_is_tolerated():

@@ -206,6 +206,15 @@ def test_client_reads_as_much_of_stdin_as_the_hook_path() -> None:
     assert client.MAX_PAYLOAD_BYTES == MAX_PAYLOAD_BYTES
 
 
+def test_the_client_sends_the_decider_only_payloads_it_reads_whole() -> None:
+    room = len(client.MAGIC) + 1 + 8 + 64 * 1024 + 10  # framing and an environment's header
+    assert client.DECIDER_PAYLOAD_BYTES + room <= server.MAX_REQUEST
+    assert (
+        client.answer("claude", "PreToolUse", None, b" " * (client.DECIDER_PAYLOAD_BYTES + 1))
+        is None
+    )
+
+
 def test_the_client_imports_nothing_of_ledger_and_no_socket_module() -> None:
     code = (
         "import sys; import cli._decider; "
