@@ -86,13 +86,13 @@ def register(app: typer.Typer) -> None:
         is listed as unverified on stderr, with the file to commit (exit 0), and not kept."""
 
         def action() -> int:
-            from ledger import GovernedWorkspace, find_root  # noqa: PLC0415
+            from ledger import GovernedWorkspace, fetch_evidence_reading, find_root  # noqa: PLC0415
 
             where = find_root(root)
             if (where / ".orchestration" / "agent_trace.jsonl").exists():
                 fetched = GovernedWorkspace(where).fetch_evidence(remote)
             else:  # a clone that only reads: no ledger, no key needed
-                fetched = GovernedWorkspace.fetch_evidence_reading(where, remote)
+                fetched = fetch_evidence_reading(where, remote)
             if as_json:
                 print(json.dumps([f._asdict() for f in fetched], indent=2, sort_keys=True))
             elif not fetched:

@@ -140,6 +140,7 @@ if TYPE_CHECKING:
     from ledger._hooks.service import (
         GovernedWorkspace,
         TamperResolution,
+        fetch_evidence_reading,
         handle_event,
         push_workspace_evidence,
         run_hook,
@@ -297,6 +298,7 @@ __all__ = [
     "expansion_problem",
     "export_ledger",
     "fetch_evidence",
+    "fetch_evidence_reading",
     "find_root",
     "format_table",
     "handle_event",
@@ -372,6 +374,7 @@ _LAZY = {
     "INTENTS_FILE": "ledger._governance.intents",
     "GovernedWorkspace": "ledger._hooks.service",
     "push_workspace_evidence": "ledger._hooks.service",
+    "fetch_evidence_reading": "ledger._hooks.service",
     "TamperResolution": "ledger._hooks.service",
     "CommandCall": "ledger._hooks.decider",
     "DeciderStatus": "ledger._hooks.decider",

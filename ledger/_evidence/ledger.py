@@ -183,53 +183,10 @@ class Ledger:
         with ledger.file.transaction(create=True) as tx:
             if tx.size > 0:
                 return ledger
-            key = ledger._key
-            if key is None:
-                try:
-                    key = load_signing_key(None, environ)
-                except KeyNotFoundError:
-                    key = SigningKey.generate()
-                    store_private_key(key, environ)
-                ledger._key = key
-            ledger._pin(key)
-            import uuid  # noqa: PLC0415 -- pulls in `platform`; keep it off the append path
-
-            line, _ = build_line(
-                ledger_id=ledger_id or str(uuid.uuid4()),
-                seq=0,
-                prev=GENESIS_PREV,
-                ts=ledger._clock(),
-                kind=GENESIS_KIND,
-                actor=normalize_actor({"client": "ledger"}),
-                body={
-                    "created_by": f"ledger {__version__}",
-                    "format": FORMAT_VERSION,
-                    "key": key.kid,
-                    **({"forked_from": dict(forked_from)} if forked_from else {}),
-                },
-                key=key,
-            )
-            tx.append(line + b"\n")
+            line, key = _write_genesis(ledger, tx, ledger_id, forked_from)
         fsync_dir(workspace.orchestration)
-        ledger._anchor_new_ledger(lightjson.loads(line)["ledger"], key)
+        _anchor_new_ledger(ledger, lightjson.loads(line)["ledger"], key)
         return ledger
-
-    def _anchor_new_ledger(self, ledger_id: str, key: SigningKey) -> None:
-        # The trust root and the workspace's ledger id live outside the workspace, where an
-        # agent rewriting .orchestration/ cannot replace them (docs/trust-model.md).
-        from ledger._evidence.anchors import (  # noqa: PLC0415
-            TrustPin,
-            copy_of,
-            pin_trusted_keys,
-            remember_workspace,
-        )
-
-        pin_trusted_keys(ledger_id, [TrustPin(key.kid, key.public_raw, 0)], self._environ)
-        # This workspace becomes the ledger's home, unless a ledger given the same id
-        # (``ledger_id=``) lives in another workspace already: that one stays the home.
-        self._home_checked = copy_of(self.workspace.root, ledger_id, self._environ) is None
-        if self._home_checked:
-            remember_workspace(self.workspace.root, ledger_id, self._environ)
 
     def require_home(self, ledger_id: str | None = None) -> None:
         """Refuse to write what is kept outside the workspace under this ledger's id (the
@@ -532,6 +489,62 @@ class Ledger:
         return _upkeep.KeyLifecycle(self).pin_trusted(
             kid, from_seq=from_seq, public_raw=public_raw, ledger_id=ledger_id
         )
+
+
+def _write_genesis(
+    ledger: Ledger,
+    tx: Transaction,
+    ledger_id: str | None,
+    forked_from: Mapping[str, Any] | None,
+) -> tuple[bytes, SigningKey]:
+    """Pin the signing key (generated and stored 0600 when none is given or configured) and
+    append the genesis record, under the lock :meth:`Ledger.init` holds."""
+    key = ledger._key
+    if key is None:
+        try:
+            key = load_signing_key(None, ledger._environ)
+        except KeyNotFoundError:
+            key = SigningKey.generate()
+            store_private_key(key, ledger._environ)
+        ledger._key = key
+    ledger._pin(key)
+    import uuid  # noqa: PLC0415 -- pulls in `platform`; keep it off the append path
+
+    line, _ = build_line(
+        ledger_id=ledger_id or str(uuid.uuid4()),
+        seq=0,
+        prev=GENESIS_PREV,
+        ts=ledger._clock(),
+        kind=GENESIS_KIND,
+        actor=normalize_actor({"client": "ledger"}),
+        body={
+            "created_by": f"ledger {__version__}",
+            "format": FORMAT_VERSION,
+            "key": key.kid,
+            **({"forked_from": dict(forked_from)} if forked_from else {}),
+        },
+        key=key,
+    )
+    tx.append(line + b"\n")
+    return line, key
+
+
+def _anchor_new_ledger(ledger: Ledger, ledger_id: str, key: SigningKey) -> None:
+    # The trust root and the workspace's ledger id live outside the workspace, where an
+    # agent rewriting .orchestration/ cannot replace them (docs/trust-model.md).
+    from ledger._evidence.anchors import (  # noqa: PLC0415
+        TrustPin,
+        copy_of,
+        pin_trusted_keys,
+        remember_workspace,
+    )
+
+    pin_trusted_keys(ledger_id, [TrustPin(key.kid, key.public_raw, 0)], ledger._environ)
+    # This workspace becomes the ledger's home, unless a ledger given the same id
+    # (``ledger_id=``) lives in another workspace already: that one stays the home.
+    ledger._home_checked = copy_of(ledger.workspace.root, ledger_id, ledger._environ) is None
+    if ledger._home_checked:
+        remember_workspace(ledger.workspace.root, ledger_id, ledger._environ)
 
 
 def append_reserved(

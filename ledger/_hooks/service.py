@@ -89,6 +89,7 @@ __all__ = [
     "CallAbandonedError",
     "GovernedWorkspace",
     "TamperResolution",
+    "fetch_evidence_reading",
     "handle_event",
     "locate_root",
     "push_workspace_evidence",
@@ -127,6 +128,29 @@ def push_workspace_evidence(
         disclose=disclose,
         policy=disclose_policy(config.hooks(), config.hooks_path),
     )
+
+
+def fetch_evidence_reading(
+    root: Path, remote: str = "origin", *, environ: Mapping[str, str] | None = None
+) -> list[FetchedLedger]:
+    """``ledger fetch`` in a clone with no ledger of its own, which only reads teammates'
+    evidence: verified and kept as :meth:`GovernedWorkspace.fetch_evidence` does, against the
+    public keys committed in ``.orchestration/keys/``. A refusal is raised but not recorded:
+    there is no ledger, and no key, to sign it with.
+
+    Raises:
+        EvidenceRefusedError: a ref was rewritten, forked or badly signed.
+    """
+    from ledger._evidence.ledger import open_reader  # noqa: PLC0415
+    from ledger._evidence.remote import fetch_evidence  # noqa: PLC0415
+    from ledger._projections.foreign import mark_verified  # noqa: PLC0415
+
+    reader = open_reader(root, environ=environ)
+    fetched = fetch_evidence(reader, remote, environ=environ)
+    for item in fetched:
+        if item.status in ("new", "updated"):
+            mark_verified(reader, item.ledger_id, item.commit, environ=environ)
+    return fetched
 
 
 def locate_root(
@@ -267,29 +291,6 @@ class GovernedWorkspace:
             self.record_person_command("governance.evidence_refused", body, session=None)
             raise
         self._note_verified(fetched)
-        return fetched
-
-    @staticmethod
-    def fetch_evidence_reading(
-        root: Path, remote: str = "origin", *, environ: Mapping[str, str] | None = None
-    ) -> list[FetchedLedger]:
-        """``ledger fetch`` in a clone with no ledger of its own, which only reads teammates'
-        evidence: verified and kept as :meth:`fetch_evidence` does, against the public keys
-        committed in ``.orchestration/keys/``. A refusal is raised but not recorded: there is
-        no ledger, and no key, to sign it with.
-
-        Raises:
-            EvidenceRefusedError: a ref was rewritten, forked or badly signed.
-        """
-        from ledger._evidence.ledger import open_reader  # noqa: PLC0415
-        from ledger._evidence.remote import fetch_evidence  # noqa: PLC0415
-        from ledger._projections.foreign import mark_verified  # noqa: PLC0415
-
-        reader = open_reader(root, environ=environ)
-        fetched = fetch_evidence(reader, remote, environ=environ)
-        for item in fetched:
-            if item.status in ("new", "updated"):
-                mark_verified(reader, item.ledger_id, item.commit, environ=environ)
         return fetched
 
     def _note_verified(self, fetched: list[FetchedLedger]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ledger._evidence.ledger import Ledger
 from ledger._evidence.remote import push_evidence
-from ledger._hooks.service import GovernedWorkspace
+from ledger._hooks.service import GovernedWorkspace, fetch_evidence_reading
 from ledger._projections.explain import BlameReport, blame_file
 from tests.blame._world import World, git
 
@@ -63,7 +63,7 @@ class Clones:
             git(self.b_root, "fetch", "-q", "origin")
             git(self.b_root, "reset", "-q", "--hard", "origin/main")
         if self.reading:
-            GovernedWorkspace.fetch_evidence_reading(self.b_root, "origin", environ=self.b_env)
+            fetch_evidence_reading(self.b_root, "origin", environ=self.b_env)
         else:
             GovernedWorkspace(self.b_root, environ=self.b_env).fetch_evidence("origin", jobs=1)
 
