@@ -153,7 +153,7 @@ class Entry(NamedTuple):
     ctime_ns: int
     size: int
     inode: int
-    digest: str | None  # SHA-256 of the content; None when not read (keys, too large, a dir)
+    digest: str | None  # SHA-256 of the content (of a code folder: its names); None when not read
 
     def same_stat(self, other: Entry) -> bool:
         return (self.ctime_ns, self.size, self.inode) == (other.ctime_ns, other.size, other.inode)
@@ -300,6 +300,8 @@ def fingerprint(paths: Mapping[str, Rule], previous: Fingerprint | None = None) 
 
 
 def _digest(path: str, info: os.stat_result, rule: Rule) -> str | None:
+    if rule == "runtime" and stat.S_ISDIR(info.st_mode):
+        return _names_digest(path)
     if not stat.S_ISREG(info.st_mode) or (rule == "append-only" and _is_key(path)):
         return None
     try:
@@ -309,6 +311,18 @@ def _digest(path: str, info: os.stat_result, rule: Rule) -> str | None:
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return None
+
+
+def _names_digest(folder: str) -> str | None:
+    """A folder of ledger's code by the names in it, ``__pycache__`` aside: a module added or
+    removed is a change, but the interpreter creating ``__pycache__`` at the first import of a
+    package (an editable install is not precompiled) is not (it moved the folder's stat, and
+    halted the next hook call)."""
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.name != "__pycache__")
+    except OSError:
+        return None
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 _SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')

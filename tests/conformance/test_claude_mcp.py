@@ -29,7 +29,9 @@ def test_selecting_by_the_mcp_tool_then_a_write_in_scope_lands(
     claude_binary: Path, tmp_path: Path
 ) -> None:
     ws = make_workspace(tmp_path, "claude")
-    assert json.loads(ws.read(".mcp.json") or "{}")["mcpServers"]["ledger"]["args"][0] == "mcp"
+    args = json.loads(ws.read(".mcp.json") or "{}")["mcpServers"]["ledger"]["args"]
+    assert args[:1] == ["-I"]  # the server runs isolated, as the hooks do
+    assert args[2] == "mcp"
     target = ws.path("src/auth/session.ts")
     run = run_claude(
         claude_binary,

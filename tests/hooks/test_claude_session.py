@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from ledger import Revealer
+from ledger._clients import MAX_PAYLOAD_BYTES
 
 from ._support import (
     INTENTS_YAML,
@@ -507,10 +508,13 @@ def _case(
     if name == "non-utf8":
         raw = json.dumps(_payload(root, event)).encode().replace(b"x.ts", b"\xff\xfe.ts")
         return raw, env, root
-    if name == "10mb":
+    if name == "oversized":
+        # Over the limit by one byte; built as bytes (a str of 256 MiB would triple the cost).
         big = _payload(root, event)
-        big["tool_input"]["content"] = "A" * (10 * 1024 * 1024)
-        return json.dumps(big).encode(), env, root
+        big["tool_input"]["content"] = "@FILL@"
+        before, after = json.dumps(big).encode().split(b"@FILL@")
+        fill = MAX_PAYLOAD_BYTES + 1 - len(before) - len(after)
+        return before + b"A" * fill + after, env, root
     if name == "no-orchestration":
         bare = tmp_path / "bare"
         bare.mkdir(exist_ok=True)
@@ -531,7 +535,7 @@ def _case(
 CASES = [
     "malformed-json",
     "non-utf8",
-    "10mb",
+    "oversized",
     "no-orchestration",
     "no-private-key",
     "bad-hooks-yaml",
@@ -649,7 +653,7 @@ def test_oversized_payload_is_described_truthfully(
     workspace: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     root, env = workspace
-    stdin, run_env, cwd = _case("10mb", root, tmp_path, env, "PreToolUse")
+    stdin, run_env, cwd = _case("oversized", root, tmp_path, env, "PreToolUse")
     answer = Claude(root, run_env).send("PreToolUse", stdin, env=run_env, cwd=cwd)
     assert answer.permission == "deny"
-    assert f"is {8 * 1024 * 1024 + 1} bytes" not in answer.reason
+    assert f"is {MAX_PAYLOAD_BYTES + 1} bytes" not in answer.reason

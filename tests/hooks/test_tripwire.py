@@ -25,7 +25,10 @@ from hypothesis import strategies as st
 from ledger import GovernedWorkspace, Ledger, NotAPersonError, WorkspaceCopiedError, run_hook
 from ledger._evidence.ledger import Entry, append_reserved
 from ledger._hooks.tripwire import (
+    Rule,
     TripwireStore,
+    compare,
+    fingerprint,
     git_exec_settings,
     protected_set,
     seal_sync_after_answer,
@@ -560,3 +563,18 @@ def test_a_seal_written_while_the_caller_waits_is_synced_after_the_answer(
     sync_seals(pending)
     assert len(synced) == during + 1
     assert write_in_scope(armed) is None  # the seal it left is the one the next call reads
+
+
+def test_first_import_writing_pycache_into_ledgers_code_is_no_tamper(tmp_path: Path) -> None:
+    # An editable install is not precompiled: the first `ledger query` after a hook sealed
+    # created ledger/_query/__pycache__, moved the folder's stat, and halted the next hook call.
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "mod.py").write_text("x = 1\n")
+    rules: dict[str, Rule] = {str(package): "runtime", str(package / "mod.py"): "runtime"}
+    sealed = fingerprint(rules)
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0")
+    assert compare(sealed, fingerprint(rules, sealed)) == []
+    (package / "planted.py").write_text("import os\n")  # a module added is still a change
+    assert [c.path for c in compare(sealed, fingerprint(rules, sealed))] == [str(package)]
