@@ -42,6 +42,28 @@ intents:
 #: Where ``ledger install <client>`` writes (project scope), relative to the workspace.
 #: Every workspace made in this process, so the suite can collect their payloads after a test.
 CREATED: list[Workspace] = []
+#: Every workspace folder this process made, for :func:`stop_deciders` at the session's end.
+EVERY_BASE: list[Path] = []
+
+
+def stop_deciders() -> None:
+    """End the resident deciders the clients' hooks started in this process's workspaces
+    (found by their HOME in ``/proc``): tests leave no process running. A client's last hook
+    may spawn one just as the client exits, so asking each to stop after its test races it."""
+    import signal  # noqa: PLC0415
+
+    bases = tuple(f"HOME={base}/".encode() for base in EVERY_BASE)
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"serve" not in argv or not any(a.endswith(b"/ledger") for a in argv):
+                continue
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            if any(v.startswith(bases) for v in environ):
+                os.kill(int(proc.name), signal.SIGTERM)
+        except (OSError, ValueError):
+            continue
+
 
 #: Where ``ledger install`` puts a client's hook commands: its machine-local settings file where
 #: it has one (Claude Code's ``settings.local.json``), else the shared one (the registry says).
@@ -196,6 +218,7 @@ def make_workspace(
     ``PATH`` as a user's would be."""
     ws = Workspace(client, base, (str(binary.parent),) if binary else ())
     CREATED.append(ws)
+    EVERY_BASE.append(base)
     for directory in (ws.root, ws.home, ws.captures, base / "tmp"):
         directory.mkdir(parents=True, exist_ok=True)
     ws.ledger("init")

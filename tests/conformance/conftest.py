@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ._clients import CLIENTS, REQUIRED_ENV, ClientUnavailableError, ensure_client, version_of
-from ._harness import CREATED
+from ._harness import CREATED, stop_deciders
 from ._payloads import SAVE_ENV, save_fixtures, unknown_fields
 
 
@@ -55,6 +55,12 @@ def gemini_binary() -> Path:
 def copilot_binary() -> Path:
     """The real GitHub Copilot CLI at the pinned (or requested) version."""
     return _binary("copilot")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_decider_left() -> Iterator[None]:
+    yield
+    stop_deciders()
 
 
 @pytest.fixture(autouse=True)
