@@ -65,10 +65,8 @@ def site_free_runner(ledger_cmd: str) -> str | None:
     if script is None:
         return None
     thin = Path(__file__).resolve().parents[2] / "cli" / "_thin.py"
-    try:
-        with Path(script).open("rb") as handle:
-            first = handle.readline(4096)
-    except OSError:
+    first = _first_line(Path(script))
+    if first is None:
         return None
     interpreter = Path(first[2:].rstrip(b"\r\n").decode("utf-8", "replace"))
     running = Path(sys.executable)
@@ -120,16 +118,21 @@ def isolated_command(interpreter: str, script: str) -> str:
     return f"{shlex.quote(interpreter)} -I {shlex.quote(script)}"
 
 
+def _first_line(program: Path) -> bytes | None:
+    """A script's first line (its ``#!`` line, if any), at most 4 KiB; None when unreadable."""
+    try:
+        with program.open("rb") as handle:
+            return handle.readline(4096)
+    except OSError:
+        return None
+
+
 def script_interpreter(program: Path) -> Path | None:
     """The interpreter a script's ``#!`` line names, if it has one."""
     import shutil  # noqa: PLC0415
 
-    try:
-        with program.open("rb") as handle:
-            first = handle.readline(4096)
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
+    first = _first_line(program)
+    if first is None or not first.startswith(b"#!"):
         return None
     words = first[2:].decode("utf-8", "replace").split()
     if not words:

@@ -153,6 +153,15 @@ def fetch_evidence_reading(
     return fetched
 
 
+def open_for_hook(root: Path, environ: Mapping[str, str] | None) -> Ledger:
+    """The workspace's ledger as a hook call writes it: its lock waited on for
+    ``LOCK_DEADLINE`` at most, so the call is answered before the client's hook timer fires
+    (a person's command waits longer: ``LIBRARY_LOCK_DEADLINE``)."""
+    ledger = Ledger.open(root, environ=environ)
+    ledger.file.deadline = LOCK_DEADLINE
+    return ledger
+
+
 def locate_root(
     event: HookEvent | None,
     explicit: str | None = None,
@@ -196,8 +205,7 @@ class GovernedWorkspace:
         self.real_root = os.path.realpath(root)
         self.orchestration = workspace.orchestration
         self.cache_dir = workspace.cache_dir
-        self.ledger = Ledger.open(root, environ=environ)
-        self.ledger.file.deadline = LOCK_DEADLINE  # answer before the client's hook timer fires
+        self.ledger = open_for_hook(root, environ)
         ledger_id = self.ledger.ledger_id
         if home_only:
             # Before anything is read or written under the ledger's id: a copy of a workspace
@@ -746,8 +754,7 @@ def _record_failure(
 ) -> None:
     """Best effort: put the failure itself in the ledger (never a partial line)."""
     try:
-        ledger = Ledger.open(locate_root(event, root, environ, cwd=cwd), environ=environ)
-        ledger.file.deadline = LOCK_DEADLINE
+        ledger = open_for_hook(locate_root(event, root, environ, cwd=cwd), environ)
         truncated = len(raw) > MAX_PAYLOAD_BYTES  # stdin is read only up to the limit + 1
         store = TripwireStore(ledger.ledger_id, environ)
         append_reserved(
