@@ -170,8 +170,10 @@ def export_cmd(
         str,
         typer.Option(
             "--disclose",
-            help="none: digests only, no prompt, command or file content (default); all: also "
-            "the selected records' disclosures (disclosures.jsonl; secrets are never in them).",
+            help="none: digests only, no prompt, command or file content (default); policy: "
+            "also the disclosures of the fields hooks.yaml's disclose: names, as `ledger push` "
+            "publishes them; all: every disclosure of the selected records (disclosures.jsonl; "
+            "secrets are never in them).",
         ),
     ] = "none",
     publish_verbatim_content: Annotated[
@@ -188,7 +190,7 @@ def export_cmd(
 ) -> None:
     """Export records with the raw ledger segment they came from, the public keys and a
     signed manifest, for auditors (check it with `ledger verify-export DIR`). The export
-    carries no prompt, command line or file content unless --disclose all."""
+    carries no prompt, command line or file content unless --disclose policy or all."""
 
     def action() -> int:
         options = ExportOptions(
@@ -201,7 +203,7 @@ def export_cmd(
             force,
             verify,
             retention_months,
-            disclose,
+            disclose,  # type: ignore[arg-type]  # export_ledger names the modes when it is not one
             publish_verbatim_content,
         )
         ledger = Ledger.open(root)
@@ -223,12 +225,15 @@ def export_cmd(
                 f"verification: {manifest['verification']['state']}"
             )
             carried = [f for f in manifest["files"] if f["role"] == "disclosures"]
+            fields = manifest.get("disclosed_fields")
+            named = "every field" if fields is None else ", ".join(fields) or "no field"
             print(
                 "  content: "
                 + (
-                    f"{carried[0]['rows']} disclosure line(s) in {carried[0]['path']}"
+                    f"{carried[0]['rows']} disclosure line(s) in {carried[0]['path']} "
+                    f"(--disclose {manifest['disclose']}: {named})"
                     if carried
-                    else "none (digests only; --disclose all includes the disclosures)"
+                    else "none (digests only; --disclose policy|all includes the disclosures)"
                 )
             )
             print(

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, BinaryIO, Final, NamedTuple
+from typing import Any, BinaryIO, Final, Literal, NamedTuple
 
 from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
 from ledger._evidence.lightjson import dumps_sorted
@@ -44,12 +44,14 @@ from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
 __all__ = [
     "COMMITMENT_KEY",
     "DEFAULT_DISCLOSE",
+    "DISCLOSE_MODES",
     "DISCLOSURES_FILE",
     "FETCHED_DISCLOSURES_DIR",
     "FORGOTTEN",
     "FORGOTTEN_KIND",
     "WITHHELD",
     "Content",
+    "DiscloseMode",
     "Disclosure",
     "DisclosureIndex",
     "DisclosureReport",
@@ -63,6 +65,8 @@ __all__ = [
     "check_disclosures",
     "commitment_digest",
     "commitments_in",
+    "disclosed_field",
+    "disclosed_fields",
     "disclosure_line",
     "disclosure_lines",
     "fetched_stores",
@@ -891,6 +895,14 @@ MAX_SHARED_LINE: Final = 16 * 1024 * 1024
 _INDEX: Final = re.compile(r"\[\d+\]")
 
 
+def disclosed_field(raw: bytes) -> str | None:
+    """The field a store line discloses (``None``: a tombstone, or not a disclosure)."""
+    entry = _parse_line(raw)
+    if entry is None or "forgotten" in entry:
+        return None
+    return str(entry.get("field"))
+
+
 def field_disclosed(field: str, patterns: Iterable[str]) -> bool:
     """``field`` (``hooks[2].reason``) is one ``patterns`` names: a pattern names a field and
     everything below it, ``[]`` standing for any index (``hooks[].reason``, ``tool_input``)."""
@@ -898,18 +910,48 @@ def field_disclosed(field: str, patterns: Iterable[str]) -> bool:
     return any(shape == p or shape.startswith((f"{p}.", f"{p}[")) for p in patterns)
 
 
+DiscloseMode = Literal["none", "policy", "all"]
+DISCLOSE_MODES: Final[tuple[DiscloseMode, ...]] = ("none", "policy", "all")
+
+
+def disclosed_fields(mode: DiscloseMode, policy: Iterable[str]) -> tuple[str, ...] | None:
+    """The fields ``--disclose mode`` lets evidence that leaves the machine carry (``ledger
+    push`` and ``ledger export`` alike): ``None`` every field (``all``), ``()`` none (``none``),
+    else the fields ``policy`` (``hooks.yaml``'s ``disclose:``) names."""
+    if mode == "all":
+        return None
+    if mode == "policy":
+        return tuple(policy)
+    return ()
+
+
 def published_disclosures(
-    store: DisclosureStore, fields: Iterable[str] | None, out: BinaryIO
+    store: DisclosureStore,
+    fields: Iterable[str] | None,
+    out: BinaryIO,
+    *,
+    only: AbstractSet[str] | None = None,
+    tombstones: bool = False,
 ) -> int:
-    """Write to ``out`` the store's lines ``ledger push`` publishes: each disclosure that opens
-    its commitment, of a field ``fields`` names (``None``: every field), as stored. Tombstones,
-    erased values and lines that do not open are never published. Returns how many."""
+    """Write to ``out`` the store's lines that leave the machine: each disclosure that opens
+    its commitment, of a field ``fields`` names (``None``: every field; see
+    :func:`disclosed_fields`), as stored; with ``only``, just those of these commitments.
+    Erased values and lines that do not open are never written; a tombstone only with
+    ``tombstones`` (an export carries them so a reader says ``[forgotten]``; it reveals no more
+    than the chain's signed ``ledger.forgotten`` record). Returns how many lines."""
     patterns = None if fields is None else tuple(fields)
+    if patterns == ():
+        return 0
     _, forgotten = store.load() if store.exists() else ({}, set())
     count = 0
     for line in store.lines():
         digest = line[COMMITMENT_KEY]
+        if only is not None and digest not in only:
+            continue
         if "forgotten" in line or digest in forgotten:
+            if tombstones and "forgotten" in line:
+                out.write(line["_raw"].rstrip(b"\r\n") + b"\n")
+                count += 1
             continue
         field = str(line.get("field"))
         if patterns is not None and not field_disclosed(field, patterns):
