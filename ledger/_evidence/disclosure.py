@@ -527,9 +527,13 @@ class Revealer:
     the teammates' disclosures, as before. After ``_LOOKUPS`` records (``ledger log`` of a long
     span) reading the store once is cheaper."""
 
-    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_store")
+    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_scans", "_store")
 
     _LOOKUPS: Final = 64
+    _SCANS: Final = 2
+    """Commitments the record's lines do not settle (a field withheld, as a teammate's often
+    are) are looked up by scanning the store's bytes for them, at most this many times; then
+    the store is read once, whole."""
 
     def __init__(
         self, store: DisclosureStore, fetched: Callable[[], Iterable[DisclosureStore]] | None = None
@@ -539,6 +543,7 @@ class Revealer:
         self._loaded: tuple[dict[str, dict[str, Any]], set[str]] | None = None
         self._index: DisclosureIndex | None = None
         self._lookups = 0
+        self._scans = 0
 
     @classmethod
     def beside(cls, ledger_path: Path) -> Revealer:
@@ -569,19 +574,27 @@ class Revealer:
     ) -> tuple[Mapping[str, Mapping[str, Any]], AbstractSet[str]]:
         """The disclosures and forgotten commitments that settle every commitment of
         ``value`` (found at ``path`` of record ``seq``): the record's own lines when they do,
-        else the whole store."""
-        if self._loaded is None and isinstance(seq, int) and self._lookups < self._LOOKUPS:
+        else the store's lines of these commitments (the teammates' stores too, when this one
+        does not disclose them all), else the whole store."""
+        if self._loaded is None and self._lookups < self._LOOKUPS:
             self._lookups += 1
-            if self._index is None:
-                self._index = DisclosureIndex(self._store)
-            found = self._index.lines_of(seq)
-            if found is not None:
-                disclosed, forgotten = _fold(found)
-                if all(
-                    digest in forgotten
-                    or (digest in disclosed and opened(disclosed[digest], field, digest))
-                    for field, digest in commitments_in(value, path)
-                ):
+            wanted = list(commitments_in(value, path))
+            if isinstance(seq, int):
+                if self._index is None:
+                    self._index = DisclosureIndex(self._store)
+                found = self._index.lines_of(seq)
+                if found is not None:
+                    disclosed, forgotten = _fold(found)
+                    if all(
+                        digest in forgotten
+                        or (digest in disclosed and opened(disclosed[digest], field, digest))
+                        for field, digest in wanted
+                    ):
+                        return disclosed, forgotten
+            if self._scans < self._SCANS:
+                self._scans += 1
+                disclosed, forgotten = _fold(self._store.lines_of({d for _, d in wanted}))
+                if self._fetched is None or all(d in disclosed for _, d in wanted):
                     return disclosed, forgotten
         return self._tables(value)
 
@@ -825,6 +838,23 @@ class DisclosureStore:
         a tombstone has ``forgotten`` and no salt or value) and with its bytes as ``_raw``.
         Malformed lines are skipped: they open nothing."""
         for raw in self.raw_lines():
+            line = _parse_line(raw)
+            if line is not None:
+                yield line
+
+    def lines_of(self, digests: AbstractSet[str]) -> Iterator[dict[str, Any]]:
+        """The lines :meth:`lines` gives of these commitments (and any it cannot tell apart
+        without parsing), in file order: a line as ledger writes it names its one commitment
+        in its first bytes, and is parsed only when that is one of ``digests``."""
+        wanted = {d.encode() for d in digests}
+        for raw in self.raw_lines():
+            if (
+                raw.startswith(_LINE_PREFIX)
+                and raw[15:79] not in wanted
+                and raw.count(b'"commitment"') == 1
+                and b"\\u" not in raw  # an escaped key could name another commitment
+            ):
+                continue
             line = _parse_line(raw)
             if line is not None:
                 yield line
