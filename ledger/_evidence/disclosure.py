@@ -527,7 +527,7 @@ class Revealer:
     the teammates' disclosures, as before. After ``_LOOKUPS`` records (``ledger log`` of a long
     span) reading the store once is cheaper."""
 
-    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_scans", "_store")
+    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_scans", "_settled", "_store")
 
     _LOOKUPS: Final = 64
     _SCANS: Final = 2
@@ -544,6 +544,7 @@ class Revealer:
         self._index: DisclosureIndex | None = None
         self._lookups = 0
         self._scans = 0
+        self._settled: tuple[dict[str, dict[str, Any]], set[str], set[str]] | None = None
 
     @classmethod
     def beside(cls, ledger_path: Path) -> Revealer:
@@ -576,6 +577,13 @@ class Revealer:
         ``value`` (found at ``path`` of record ``seq``): the record's own lines when they do,
         else the store's lines of these commitments (the teammates' stores too, when this one
         does not disclose them all), else the whole store."""
+        if self._settled is not None and self._loaded is None:
+            disclosed, forgotten, digests = self._settled
+            wanted = list(commitments_in(value, path))
+            if all(d in digests for _, d in wanted) and (
+                self._fetched is None or all(d in disclosed for _, d in wanted)
+            ):
+                return disclosed, forgotten
         if self._loaded is None and self._lookups < self._LOOKUPS:
             self._lookups += 1
             wanted = list(commitments_in(value, path))
@@ -597,6 +605,15 @@ class Revealer:
                 if self._fetched is None or all(d in disclosed for _, d in wanted):
                     return disclosed, forgotten
         return self._tables(value)
+
+    def prepare(self, bodies: Iterable[Any]) -> None:
+        """Look up the commitments of ``bodies`` (the records about to be shown) in one scan
+        of the store's bytes, so showing them reads it no more: for records whose own lines
+        seldom settle them (a teammate's, most fields withheld)."""
+        digests = {d for body in bodies for _, d in commitments_in(body)}
+        if digests and self._loaded is None:
+            disclosed, forgotten = _fold(self._store.lines_of(digests))
+            self._settled = (disclosed, forgotten, digests)
 
     def body(self, body: Any, seq: int | None = None) -> Any:  # noqa: ANN401 -- any JSON value
         """``body`` (of record ``seq``, if known) with its commitments revealed (a body

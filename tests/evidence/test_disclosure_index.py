@@ -193,13 +193,16 @@ def _crafted(line: bytes, how: str) -> bytes:
     crafted=st.dictionaries(st.integers(0, 11), st.sampled_from(["duplicate-key", "escaped-key"])),
     forgotten=st.sets(st.integers(0, 5), max_size=2),
     drop_map=st.booleans(),
+    prepared=st.booleans(),
 )
 def test_withheld_fields_are_looked_up_exactly_as_the_whole_store_shows_them(
     tmp_path_factory: pytest.TempPathFactory,
+    *,
     withheld: set[int],
     crafted: dict[int, str],
     forgotten: set[int],
     drop_map: bool,
+    prepared: bool,
 ) -> None:
     """A record's fields not in its own lines (withheld, as a teammate's often are, or moved
     by hand) are found by scanning the store for their commitments: what is shown is exactly
@@ -216,7 +219,10 @@ def test_withheld_fields_are_looked_up_exactly_as_the_whole_store_shows_them(
     if drop_map:
         _index_path(ledger).unlink(missing_ok=True)
     revealer = Revealer(store)
-    for record in ledger.records():
+    records = list(ledger.records())
+    if prepared:  # as ledger log --ledger does: the records shown looked up in one scan
+        revealer.prepare(r.data["body"] for r in records[len(records) // 2 :])
+    for record in records:
         assert revealer.record(record.data)["body"] == _from_whole_store(ledger, record.data)
 
 
@@ -239,3 +245,9 @@ def test_a_withheld_field_is_found_without_reading_the_whole_store(
     body = Revealer(store).record(target.data)["body"]
     assert body["prompt"] == "prompt number 19"
     assert body["note"] == "[withheld]"
+    # Twenty records shown at once (ledger log --ledger): one scan, never the whole store.
+    revealer = Revealer(store)
+    tail = [r for r in ledger.records() if r.seq > 30]
+    revealer.prepare(r.data["body"] for r in tail)
+    for record in tail:
+        assert revealer.record(record.data)["body"]["note"] == "[withheld]"
