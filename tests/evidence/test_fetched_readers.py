@@ -49,6 +49,27 @@ def _ledger(team: Team, *args: str, env: dict[str, str]) -> subprocess.Completed
     return run_in_process(list(args), stdin=b"", cwd=team.b_root, env=env)
 
 
+def doctor_fetched_ref(team: Team, ledger_id: str) -> str:
+    """Move B's fetched ref of ``ledger_id`` by hand to a commit whose records were changed
+    (one value of an ``app.event``), the checkpoint kept; returns the ref."""
+    ref = f"refs/ledger-remotes/origin/{ledger_id}"
+    segment = git(team.b_root, "cat-file", "blob", f"{ref}:agent_trace.jsonl") + "\n"
+    doctored = segment.replace('"n":2', '"n":9', 1)
+    assert doctored != segment
+    blob = git(team.b_root, "hash-object", "-w", "--stdin", data=doctored.encode())
+    note = git(team.b_root, "rev-parse", f"{ref}:checkpoint.note")
+    entries = f"100644 blob {blob}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
+    tree = git(team.b_root, "mktree", data=entries.encode())
+    parent = git(team.b_root, "rev-parse", ref)
+    git(
+        team.b_root,
+        "update-ref",
+        ref,
+        git(team.b_root, "commit-tree", tree, "-p", parent, data=b"x"),
+    )
+    return ref
+
+
 def _content_seq(ledger: Ledger) -> int:
     return next(r.seq for r in ledger.records() if r.kind == "app.call")
 
@@ -138,18 +159,7 @@ def test_a_fetched_ref_moved_to_records_that_do_not_verify_is_refused_with_its_w
 ) -> None:
     team, ledger, env = _shared(tmp_path)
     name = f"origin/{ledger.ledger_id}"
-    ref = f"refs/ledger-remotes/{name}"
-    segment = git(team.b_root, "cat-file", "blob", f"{ref}:agent_trace.jsonl") + "\n"
-    doctored = segment.replace('"n":2', '"n":9', 1)
-    assert doctored != segment
-    blob = git(team.b_root, "hash-object", "-w", "--stdin", data=doctored.encode())
-    note = git(team.b_root, "rev-parse", f"{ref}:checkpoint.note")
-    entries = f"100644 blob {blob}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
-    tree = git(team.b_root, "mktree", data=entries.encode())
-    commit = git(
-        team.b_root, "commit-tree", tree, "-p", git(team.b_root, "rev-parse", ref), data=b"x"
-    )
-    git(team.b_root, "update-ref", ref, commit)
+    ref = doctor_fetched_ref(team, ledger.ledger_id)
 
     for args in (["log", "--ledger", name], ["show", f"{name}:1"]):
         done = _ledger(team, *args, env=env)

@@ -58,15 +58,7 @@ def ws(tmp_path: Path) -> Workspace:
 def test_a_64_mib_write_is_governed_recorded_and_scanned_not_refused_or_timed_out(
     ws: Workspace,
 ) -> None:
-    select = claude_payload(
-        "PreToolUse",
-        ws,
-        "s-big",
-        tool_name="Bash",
-        tool_use_id="toolu_select",
-        tool_input={"command": "ledger intent select INT-001"},
-    )
-    assert _hook(ws, "PreToolUse", select)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    _select(ws)
     line = "row = 'generated fixture data, sixty-four bytes to the line....'\n"
     body = line * (64 * MIB // len(line))
     # One secret where the record keeps the content (redacted there), one past what it keeps.

@@ -22,7 +22,8 @@ from ledger._evidence.disclosure import FETCHED_DISCLOSURES_DIR
 from ledger._evidence.ledger import forget
 from tests.cli.inprocess import run_in_process
 from tests.evidence.test_disclosure_sharing import COMMAND, PROMPT, REASON, _session
-from tests.evidence.test_remote import Team, git, home
+from tests.evidence.test_fetched_readers import doctor_fetched_ref
+from tests.evidence.test_remote import Team, home
 
 CONTENT = "SELECT ledger_id, field, disclosure, value FROM content ORDER BY ledger_id, field"
 
@@ -102,15 +103,7 @@ def test_a_fetched_ledger_that_does_not_verify_is_left_out_with_its_way_out(
     tmp_path: Path,
 ) -> None:
     team, ledger, env = _shared(tmp_path)
-    ref = f"refs/ledger-remotes/origin/{ledger.ledger_id}"
-    segment = git(team.b_root, "cat-file", "blob", f"{ref}:agent_trace.jsonl") + "\n"
-    blob = git(
-        team.b_root, "hash-object", "-w", "--stdin", data=segment.replace('"n":2', '"n":9').encode()
-    )
-    note = git(team.b_root, "rev-parse", f"{ref}:checkpoint.note")
-    entries = f"100644 blob {blob}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
-    tree = git(team.b_root, "mktree", data=entries.encode())
-    git(team.b_root, "update-ref", ref, git(team.b_root, "commit-tree", tree, data=b"x"))
+    ref = doctor_fetched_ref(team, ledger.ledger_id)
     done, rows = _query(team, env, "SELECT DISTINCT ledger_id FROM events")
     assert done.returncode == 0, done.stderr
     assert [r["ledger_id"] for r in rows] == [team.b.ledger_id]
