@@ -69,6 +69,7 @@ from typing import Any, Final, NamedTuple
 from ledger._errors import InputError, StorageError
 from ledger._hooks.service import CallAbandonedError, run_hook
 from ledger._hooks.tripwire import seal_sync_after_answer, sync_seals
+from ledger._projections.cache import saves_after_answer, write_saved
 from ledger._version import __version__
 from ledger._workspace import cache_secret, decider_dirs, ledger_home
 
@@ -309,7 +310,7 @@ class _Handler(socketserver.BaseRequestHandler):
         with state.lock:
             state.last = time.monotonic()
             state.requests += request.op == "hook"
-        with seal_sync_after_answer() as seals:
+        with seal_sync_after_answer() as seals, saves_after_answer() as caches:
             try:
                 answer = self.server.answer(request, lambda: _hung_up(sock))
             except CallAbandonedError:
@@ -317,6 +318,7 @@ class _Handler(socketserver.BaseRequestHandler):
         with contextlib.suppress(OSError):
             sock.sendall(answer)
             sock.shutdown(socket.SHUT_WR)  # the caller reads to the end: this is the end
+        write_saved(caches)  # the projection caches: they only save the next call time
         sync_seals(seals)  # the records were fsync-ed before the answer; the seal follows
 
 
