@@ -337,10 +337,17 @@ def _hung_up(sock: socket.socket) -> bool:
 
 
 def _read_line(sock: socket.socket, limit: int = 8192) -> bytes:
+    """One line, and not a byte more: the caller sends its request right behind its proof
+    line, so what follows the newline is only looked at (``MSG_PEEK``), never taken (a read a
+    byte at a time cost ~200 system calls per hook call)."""
     data = b""
     while not data.endswith(b"\n"):
-        chunk = sock.recv(1)
-        if not chunk or len(data) > limit:
+        if len(data) > limit:
+            raise InputError("bad hello")
+        waiting = sock.recv(limit + 1 - len(data), socket.MSG_PEEK)
+        cut = waiting.find(b"\n")
+        chunk = sock.recv(cut + 1 if cut >= 0 else len(waiting)) if waiting else b""
+        if not chunk:
             raise InputError("bad hello")
         data += chunk
     return data

@@ -285,17 +285,19 @@ def fingerprint(paths: Mapping[str, Rule], previous: Fingerprint | None = None) 
     left out: absence is compared by :func:`compare`)."""
     previous = previous or {}
     found: Fingerprint = {}
+    stat_of = os.stat
     for path, rule in paths.items():
         try:
-            info = os.stat(path)  # noqa: PTH116 -- the hot path: one syscall, no Path object
+            info = stat_of(path)  # the hot path (~230 files a call): one syscall, no Path
         except OSError:
             continue
-        entry = Entry(rule, info.st_ctime_ns, info.st_size, info.st_ino, None)
+        ctime, size, inode = info.st_ctime_ns, info.st_size, info.st_ino
         old = previous.get(path)
-        if old is not None and old.same_stat(entry):
-            found[path] = entry._replace(digest=old.digest)
+        if old is not None and (old.ctime_ns, old.size, old.inode) == (ctime, size, inode):
+            # Unchanged: the sealed entry itself (no new tuple) when the rule is the same.
+            found[path] = old if old.rule == rule else Entry(rule, ctime, size, inode, old.digest)
         else:
-            found[path] = entry._replace(digest=_digest(path, info, rule))
+            found[path] = Entry(rule, ctime, size, inode, _digest(path, info, rule))
     return found
 
 

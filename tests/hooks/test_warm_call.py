@@ -5,12 +5,14 @@ it leaves until the caller has its answer: none of it may change a decision or w
   one encoding of the whole seal gives;
 * the ledger id is parsed once per genesis line: a ledger replaced since is read as it is now;
 * the projection caches a call brings up to date are written after the answer, as the state
-  was folded (a change the call makes to its state afterwards is not written).
+  was folded (a change the call makes to its state afterwards is not written), by the decider's
+  handler or ``ledger mcp``'s after-answer thread.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -152,3 +154,64 @@ def test_without_a_waiting_caller_the_projection_cache_is_written_at_once(tmp_pa
     again = _cache(ledger, home)
     again.state(GOVERNANCE_STATE)
     assert again.rebuilds == 0
+
+
+def test_the_mcp_servers_after_answer_work_is_done_in_order_and_finished_at_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ledger mcp``'s hook tool hands the seal's fsync and the caches' writes to one thread:
+    each call's caches are written, later calls' last, and every seal is synced by close."""
+    from ledger._mcp import _AfterAnswer  # noqa: PLC0415 -- the server's own helper
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def noting_fsync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", noting_fsync)
+    seal = tmp_path / "seal"
+    seal.write_bytes(b"sealed")
+    cache = tmp_path / "cache" / "governance.json"
+    worker = _AfterAnswer()
+    for n in range(5):
+        worker.submit([seal], [(cache, b"call %d" % n)])
+    worker.submit([], [])  # nothing to do: nothing queued
+    worker.close()
+    assert cache.read_bytes() == b"call 4"
+    assert synced.count(seal.stat().st_ino) == 5
+    assert not [p for p in cache.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_intents_file_is_parsed_again_only_when_its_bytes_or_its_cache_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger._governance import intents as intents_module  # noqa: PLC0415
+
+    path, cache = tmp_path / "active_intents.yaml", tmp_path / "cache"
+    text = (
+        "active_intents:\n  - id: INT-001\n    name: A\n    status: IN_PROGRESS\n"
+        '    owned_scope: ["src/**"]\n'
+    )
+    path.write_text(text, encoding="utf-8")
+    environ = {"LEDGER_HOME": str(tmp_path / "home")}
+    read_back: list[Path] = []
+    real_read_cache = intents_module._read_cache
+
+    def noting_read_cache(file: Path, *args: object) -> object:
+        read_back.append(file)
+        return real_read_cache(file, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(intents_module, "_read_cache", noting_read_cache)
+    first = intents_module.load_intents_cached(path, cache, environ=environ)
+    for _ in range(3):
+        assert intents_module.load_intents_cached(path, cache, environ=environ) is first
+    assert len(read_back) == 1  # the first call only
+    path.write_text(text.replace("name: A", "name: B"), encoding="utf-8")
+    changed = intents_module.load_intents_cached(path, cache, environ=environ)
+    assert changed.intents[0].name == "B"
+    (cached_file,) = cache.iterdir()
+    cached_file.write_text("damaged")
+    assert intents_module.load_intents_cached(path, cache, environ=environ) == changed
+    assert cached_file.read_text() != "damaged"  # rewritten, as any call does
