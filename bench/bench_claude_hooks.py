@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.conformance._claude import run_claude  # noqa: E402
 from tests.conformance._clients import CLIENTS, ensure_client, version_of  # noqa: E402
-from tests.conformance._harness import Workspace, make_workspace  # noqa: E402
+from tests.conformance._harness import Workspace, make_workspace, stop_deciders  # noqa: E402
 from tests.conformance._server import Call, Say  # noqa: E402
 
 SHORT = 2
@@ -136,6 +136,9 @@ def main() -> None:
                 for name, found in added.items():
                     found.append(slope[name] - slope["bare"])
                     per_call[name].extend(c - bare_call for c in calls[name])
+        # The command hooks' last call can start a decider as the client exits: end the
+        # deciders of these workspaces, as the conformance suite does (no process is left).
+        stop_deciders()
     base_s = median(baseline)
     figures = []
     for name, target, p99_target in (("mcp_tool", 0.5, 1.0), ("command", None, None)):
