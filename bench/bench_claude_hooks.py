@@ -7,7 +7,10 @@ running the same scripted sessions, round-robin:
 * ``bare``: no ledger at all (no hooks, no MCP server);
 * ``mcp_tool``: ``ledger install claude`` with the client on PATH, so the gating events go
   through ``ledger mcp``'s hook tool (the transport of Claude Code 2.1.295 and later);
-* ``command``: the same install without the client's version, so every hook is a command.
+* ``command``: the same install without the client's version, so every hook is a command;
+* ``floor``: the ``mcp_tool`` install with ``ledger mcp`` swapped for ``mcp_floor_server.py``,
+  which answers every hook ``{}`` at once: what the client itself adds per ``mcp_tool`` hook
+  pair, the floor under any server's figure.
 
 Each session reads ``--calls`` different files (a Read is gated by PreToolUse and PostToolUse);
 a second, two-call session is timed beside it, and the difference of the two removes what a
@@ -31,6 +34,7 @@ the baseline, and its p99 ≤ 1×.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -75,6 +79,19 @@ def _governed(base: Path, binary: Path | None) -> Workspace:
     return ws
 
 
+def _floor(base: Path, binary: Path) -> Workspace:
+    """The mcp_tool install, its ``ledger`` server entry running the instant floor server."""
+    ws = _governed(base, binary)
+    registration = ws.root / ".mcp.json"
+    servers = json.loads(registration.read_text(encoding="utf-8"))
+    servers["mcpServers"]["ledger"] = {
+        "command": sys.executable,
+        "args": ["-I", "-S", str(Path(__file__).resolve().parent / "mcp_floor_server.py")],
+    }
+    registration.write_text(json.dumps(servers), encoding="utf-8")
+    return ws
+
+
 def _session(binary: Path, ws: Workspace, calls: int) -> tuple[float, list[float]]:
     """The session's wall time, and each tool call's (from the stand-in's timestamps)."""
     files = [ws.write(f"src/auth/f{i}.ts", f"export const f{i} = {i};\n") for i in range(calls)]
@@ -112,8 +129,8 @@ def main() -> None:
     spec = CLIENTS["claude"]
     binary = ensure_client(spec)
     meter = LoadMeter()
-    added: dict[str, list[float]] = {"mcp_tool": [], "command": []}
-    per_call: dict[str, list[float]] = {"mcp_tool": [], "command": []}
+    added: dict[str, list[float]] = {"mcp_tool": [], "command": [], "floor": []}
+    per_call: dict[str, list[float]] = {"mcp_tool": [], "command": [], "floor": []}
     baseline: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bch-", dir="/tmp") as folder:
         base = Path(folder)
@@ -121,6 +138,7 @@ def main() -> None:
             "bare": _bare(base / "bare"),
             "mcp_tool": _governed(base / "mcp", binary),
             "command": _governed(base / "cmd", None),
+            "floor": _floor(base / "floor", binary),
         }
         with meter:
             for run in range(ns.runs):
@@ -141,12 +159,14 @@ def main() -> None:
         stop_deciders()
     base_s = median(baseline)
     figures = []
-    for name, target, p99_target in (("mcp_tool", 0.5, 1.0), ("command", None, None)):
+    transports = (("mcp_tool", 0.5, 1.0), ("command", None, None), ("floor", None, None))
+    for name, target, p99_target in transports:
         value = median(added[name])
         ratio = value / base_s
         figures.append(
             Figure(
-                f"added per tool call, {name} transport",
+                f"added per tool call, {name} transport"
+                + (" (a server answering at once)" if name == "floor" else ""),
                 value,
                 ms(value),
                 base_s,
