@@ -983,12 +983,27 @@ def run_show(
     from ledger import open_fetched_ledger  # noqa: PLC0415
 
     with open_fetched_ledger(_start(root, output), ledger, environ=output.environ) as reading:
-        return _print_record(reading.segment, seq, reading.revealer, as_json, output)
+        return _print_record(
+            reading.segment,
+            seq,
+            reading.revealer,
+            as_json,
+            output,
+            lister=f"ledger log --ledger {reading.name}",
+        )
 
 
 def _print_record(
-    path: Path, seq: int | None, revealer: Callable[[], Revealer], as_json: bool, output: Output
+    path: Path,
+    seq: int | None,
+    revealer: Callable[[], Revealer],
+    as_json: bool,
+    output: Output,
+    *,
+    lister: str = "ledger log",
 ) -> int:
+    """Print one record of the ledger at ``path``; ``lister``: the command that lists that
+    ledger's records (the hint when there is no such seq)."""
     stream = output.stream
     if seq is None:
         found = tail_lines(path, 1)
@@ -998,7 +1013,7 @@ def _print_record(
     if record is None or (seq is not None and record.data.get("seq") != seq):
         last = tail_lines(path, 1)
         end = f"the last is seq {last[0].data.get('seq')}" if last else "the ledger is empty"
-        raise UsageError(f"no record with seq {seq} ({end})\nhint: ledger log")
+        raise UsageError(f"no record with seq {seq} ({end})\nhint: {lister}")
     if as_json:
         print(record.raw.decode(), file=stream)
     else:

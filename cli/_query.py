@@ -56,10 +56,10 @@ def _sources(root: str | None, ledgers: str | None) -> list[LedgerSource]:
 
 def _with_fetched(
     stack: contextlib.ExitStack, root: str | None, ledgers: str | None
-) -> list[LedgerSource]:
+) -> tuple[list[LedgerSource], list[str]]:
     """``--fetched``: this workspace's own ledger (when it has one) and the teammates' ledgers
     ``ledger fetch`` kept, each verified here; one that does not verify is left out, with a
-    warning naming the command that fetches it again."""
+    warning naming the command that fetches it again (printed, and returned)."""
     if ledgers is not None:
         raise InputError("pass --fetched with the workspace (--root), not --ledgers")
     workspace = Workspace(find_root(root))
@@ -69,7 +69,18 @@ def _with_fetched(
         _warn(warning)
     if not fetched:
         _warn("no teammate's ledger is fetched here (run `ledger fetch` first)")
-    return own + fetched
+    if not own + fetched:
+        raise InputError(
+            "no ledger to read here: no ledger of this clone's own (`ledger init`) and no "
+            "teammate's that verifies (`ledger fetch`)"
+        )
+    return own + fetched, warnings
+
+
+_FETCHED_HELP = (
+    "the teammates' ledgers `ledger fetch` kept, each verified here, with their fetched "
+    "disclosures (rows carry ledger_id; one that does not verify is left out, with a warning)."
+)
 
 
 def _check_sources(sources: list[LedgerSource], verify: bool) -> None:
@@ -117,9 +128,7 @@ def query(
         bool,
         typer.Option(
             "--fetched",
-            help="Also query the teammates' ledgers `ledger fetch` kept, each verified here, "
-            "with their fetched disclosures (rows carry ledger_id; one that does not verify is "
-            "left out, with a warning).",
+            help=f"Also query {_FETCHED_HELP}",
         ),
     ] = False,
     verify: Annotated[
@@ -159,7 +168,7 @@ def query(
         if fmt not in QUERY_FORMATS:
             raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(QUERY_FORMATS)}")
         with contextlib.ExitStack() as stack:
-            sources = _with_fetched(stack, root, ledgers) if fetched else _sources(root, ledgers)
+            sources = _with_fetched(stack, root, ledgers)[0] if fetched else _sources(root, ledgers)
             _check_sources(sources, verify)
             with QuerySession(sources, sql, timeout=timeout, memory_limit=memory_limit) as session:
                 for warning in session.warnings:
@@ -334,6 +343,9 @@ def report(
             "--ledgers", help="Glob of workspaces or export directories to report on together."
         ),
     ] = None,
+    fetched: Annotated[
+        bool, typer.Option("--fetched", help=f"Also report on {_FETCHED_HELP}")
+    ] = False,
     verify: Annotated[
         bool, typer.Option("--verify/--no-verify", help="Verify each ledger (default).")
     ] = True,
@@ -361,14 +373,21 @@ def report(
             return review_report(
                 range_spec, by=by, out=out, force=force, as_json=as_json, root=root
             )
-        sources = _sources(root, ledgers)
-        if out is not None:
-            check_report_dir(out, force=force)
-        verifications, checkpoints = _report_checks(sources, root, checkpoint, verify)
-        with progress_bars() as progress:
-            data = build_report(
-                sources, verifications=verifications, checkpoints=checkpoints, progress=progress
+        with contextlib.ExitStack() as stack:
+            sources, left_out = (
+                _with_fetched(stack, root, ledgers) if fetched else (_sources(root, ledgers), [])
             )
+            if out is not None:
+                check_report_dir(out, force=force)
+            verifications, checkpoints = _report_checks(sources, root, checkpoint, verify)
+            with progress_bars() as progress:
+                data = build_report(
+                    sources,
+                    verifications=verifications,
+                    checkpoints=checkpoints,
+                    progress=progress,
+                    left_out=left_out,
+                )
         if out is not None:
             write_report_dir(out, render_report_html(data))
         if as_json:
@@ -464,6 +483,7 @@ def report_text(data: dict[str, object]) -> list[str]:
         f"  checkpoint {cp['name']}: {'ok' if cp['ok'] else 'FAILED'}: {cp['message']}"
         for cp in data["checkpoints"]  # type: ignore[attr-defined]
     ]
+    lines += [f"  left out: {why}" for why in data.get("left_out") or []]  # type: ignore[attr-defined]
     sections = [
         ("Decisions by code", "decisions_by_code", ["decision", "code", "n"]),
         ("Per intent", "per_intent", ["intent", "calls", "denials", "asks", "codes"]),

@@ -77,6 +77,7 @@ __all__ = [
     "fetch_evidence",
     "fetched_ledgers",
     "push_evidence",
+    "refetch_command",
     "segment_of",
     "verified_segment",
     "verify_against_remote",
@@ -904,6 +905,13 @@ def fetched_ledgers(
         if remote and _LEDGER_ID.fullmatch(ledger_id):
             out.append((ledger_id, remote, commit))
     return out
+
+
+def refetch_command(remote: str, ledger_id: str) -> str:
+    """The way out for a fetched ledger that does not verify here: the copy kept here is
+    dropped and fetched again from the remote, which verifies it (and says so when the
+    remote's own copy is bad, or signed by a key not pinned here)."""
+    return f"git update-ref -d {FETCHED_REFS}{remote}/{ledger_id} && ledger fetch {remote}"
 
 
 def segment_of(

@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ledger._errors import InputError, IntegrityError, LedgerError
 from ledger._evidence.disclosure import FETCHED_DISCLOSURES_DIR, DisclosureStore, Revealer
-from ledger._evidence.remote import FETCHED_REFS, fetched_ledgers, segment_of, verified_segment
+from ledger._evidence.remote import (
+    fetched_ledgers,
+    refetch_command,
+    segment_of,
+    verified_segment,
+)
 from ledger._git import repository_dirs
 from ledger._projections.foreign import mark_verified, verified_here
 
@@ -142,10 +147,6 @@ def _open(
     )
 
 
-def _fix(remote: str, ledger_id: str) -> str:
-    return f"git update-ref -d {FETCHED_REFS}{remote}/{ledger_id} && ledger fetch {remote}"
-
-
 @contextlib.contextmanager
 def open_fetched_ledger(
     root: str | Path | None, name: str, *, environ: Mapping[str, str] | None = None
@@ -183,7 +184,7 @@ def open_fetched_ledger(
             raise IntegrityError(
                 f"{remote}/{ledger_id} does not verify here (its ref was moved, or its "
                 f"records were changed or signed by a key not pinned here); nothing of it is "
-                f"shown. Fetch it again: {_fix(remote, ledger_id)}"
+                f"shown. Fetch it again: {refetch_command(remote, ledger_id)}"
             )
         yield reading
     finally:
@@ -227,7 +228,7 @@ def open_fetched_ledgers(
             if reading is None:
                 warnings.append(
                     f"{remote}/{ledger_id} does not verify here and is left out; fetch it "
-                    f"again: {_fix(remote, ledger_id)}"
+                    f"again: {refetch_command(remote, ledger_id)}"
                 )
             else:
                 readings.append(reading)

@@ -110,6 +110,18 @@ def test_log_and_show_read_a_teammates_fetched_records_with_their_disclosures(
     assert f"seq {seq}  app.call" in last.stdout.decode()
     own = _ledger(team, "show", "--json", env=env)
     assert json.loads(own.stdout)["ledger"] == team.b.ledger_id
+    # No such seq: the hint lists the ledger asked about (a short id gives the full name),
+    # and works as written; B's own ledger's hint stays plain `ledger log`.
+    missing = _ledger(team, "show", f"origin/{ledger.ledger_id[:8]}:{seq + 50}", env=env)
+    assert missing.returncode == 2
+    hint = missing.stderr.decode().splitlines()[-1]
+    assert hint == f"hint: ledger log --ledger {name}"
+    relisted = _ledger(team, *shlex.split(hint.removeprefix("hint: "))[1:], env=env)
+    assert relisted.returncode == 0, relisted.stderr
+    assert "app.call" in relisted.stdout.decode()  # the teammate's records, not B's
+    mine = _ledger(team, "show", "9999", env=env)
+    assert mine.returncode == 2
+    assert mine.stderr.decode().splitlines()[-1] == "hint: ledger log"
 
 
 def test_the_library_opens_a_fetched_ledger_and_cleans_up_its_copy(tmp_path: Path) -> None:

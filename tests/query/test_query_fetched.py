@@ -144,3 +144,56 @@ def test_fetched_with_nothing_fetched_queries_the_own_ledger_and_says_so(tmp_pat
     assert done.returncode == 0, done.stderr
     assert [r["ledger_id"] for r in rows] == [team.b.ledger_id]
     assert "no teammate's ledger is fetched here (run `ledger fetch` first)" in done.stderr.decode()
+
+
+def _report(
+    team: Team, env: dict[str, str], *extra: str
+) -> tuple[subprocess.CompletedProcess[bytes], dict[str, Any]]:
+    done = run_in_process(["report", "--json", *extra], stdin=b"", cwd=team.b_root, env=env)
+    data = json.loads(done.stdout) if done.returncode == 0 else {}
+    assert isinstance(data, dict)
+    return done, data
+
+
+def test_report_fetched_includes_the_teammates_verified_ledgers(tmp_path: Path) -> None:
+    team, ledger, env = _shared(tmp_path)
+    own_done, own = _report(team, env)
+    assert own_done.returncode == 0, own_done.stderr
+    assert own["overview"]["ledgers"] == [team.b.ledger_id]
+
+    out = tmp_path / "html"
+    done, data = _report(team, env, "--fetched", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert sorted(data["overview"]["ledgers"]) == sorted([ledger.ledger_id, team.b.ledger_id])
+    assert data["overview"]["records"] > own["overview"]["records"]
+    name = f"origin/{ledger.ledger_id}"
+    [teammate] = [item for item in data["ledgers"] if item["label"] == name]
+    assert teammate["verification"] == "verified"
+    assert data["left_out"] == []
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert name in page
+    assert "left out" not in page
+    assert "<span class=ok>✓</span>" in page
+    assert PROMPT not in page  # the teammate's prompt was never published: still a digest
+
+
+def test_report_fetched_leaves_out_a_ledger_that_does_not_verify_and_says_so(
+    tmp_path: Path,
+) -> None:
+    team, ledger, env = _shared(tmp_path)
+    ref = doctor_fetched_ref(team, ledger.ledger_id)
+    out = tmp_path / "html"
+    done, data = _report(team, env, "--fetched", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert data["overview"]["ledgers"] == [team.b.ledger_id]  # none of its records read
+    assert [item["label"] for item in data["ledgers"]] == [str(team.b_root)]
+    [why] = data["left_out"]
+    fix = f"git update-ref -d {ref} && ledger fetch origin"
+    assert fix in why
+    assert fix in done.stderr.decode()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<span class=bad>✗</span>" in page  # the page does not call the evidence verified
+    assert f"left out: origin/{ledger.ledger_id} does not verify here" in page
+    text = run_in_process(["report", "--fetched"], stdin=b"", cwd=team.b_root, env=env)
+    assert text.returncode == 0, text.stderr
+    assert f"  left out: origin/{ledger.ledger_id}" in text.stdout.decode()
