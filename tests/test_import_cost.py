@@ -82,3 +82,22 @@ def test_the_workspace_module_loads_no_openssl() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out.splitlines()[-1] == "OPENSSL:", out
+
+
+def test_the_hook_path_compiles_no_namedtuple_class() -> None:
+    # typing.NamedTuple compiles source for every class (its __new__, each string annotation):
+    # ~0.2-1 ms a class, paid again by every hook process. ledger._namedtuple builds the same
+    # classes without compiling; a module on the hook path that goes back to typing's shows here.
+    probe = (
+        "import typing, sys; made = []; new = typing.NamedTupleMeta.__new__\n"
+        "def counted(*args, **kwargs):\n"
+        "    made.append(args[1]); return new(*args, **kwargs)\n"
+        "typing.NamedTupleMeta.__new__ = counted\n"
+        "import ledger._hooks.service, ledger._governance.analysis.shell\n"
+        "import ledger._governance.analysis.mutation, ledger._governance.attribution\n"
+        "print('TYPING:' + ','.join(made))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out.splitlines()[-1] == "TYPING:", out

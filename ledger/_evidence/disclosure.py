@@ -35,11 +35,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, BinaryIO, Final, NamedTuple
+from typing import Any, BinaryIO, Final
 
 from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
 from ledger._evidence.lightjson import dumps_sorted
 from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "COMMITMENT_KEY",

@@ -27,7 +27,7 @@ import binascii
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -44,6 +44,7 @@ from ledger._evidence.canonical import (
 )
 from ledger._evidence.format import FORMAT_VERSION, SUPPORTED_FORMATS
 from ledger._evidence.keys import SigningKey
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "ACTOR_FIELDS",

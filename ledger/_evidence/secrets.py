@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "SCAN_LIMIT",

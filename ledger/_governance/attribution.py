@@ -27,7 +27,9 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "Hunk",

@@ -38,9 +38,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import ConfigError
+from ledger._namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from yaml.nodes import Node

@@ -46,7 +46,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, NamedTuple, cast
+from typing import Any, Final, Literal, cast
 
 from ledger._evidence.keys import private_key_dir, trust_pins_dir
 from ledger._git import GIT_EXEC_KEYS
@@ -56,6 +56,7 @@ from ledger._governance.analysis.runs_later import (
     hook_install_files,
     login_shell_files,
 )
+from ledger._namedtuple import NamedTuple
 from ledger._version import __version__
 from ledger._workspace import atomic_write, cache_secret, checkpoint_dir, seal, state_home, unseal
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from ledger._errors import StorageError
 from ledger._evidence.lightjson import dumps_sorted, loads
 from ledger._evidence.read import line_ending_at, parse_stored, read_records
+from ledger._namedtuple import NamedTuple
 from ledger._projections.interface import Projection, StateT
 from ledger._projections.slices import line_digest, read_index, slices_dir, write_slices
 from ledger._workspace import atomic_write, cache_secret, seal, unseal

@@ -39,7 +39,9 @@ first line only, and a file without declarations (Markdown, JSON, YAML) always c
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = ["MutationClass", "MutationKind", "classify_mutation"]
 

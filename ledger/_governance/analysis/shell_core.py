@@ -9,7 +9,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from ledger._governance.analysis.programs import (
     DESTROYS,
@@ -18,6 +18,7 @@ from ledger._governance.analysis.programs import (
     walk,
 )
 from ledger._governance.analysis.shell_scan import _State, _Word
+from ledger._namedtuple import NamedTuple
 
 Risk = Literal["SAFE", "DESTRUCTIVE"]
 

@@ -34,7 +34,9 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = ["READ_WORDS", "WRITE_WORDS", "ToolReach", "is_read_only", "tool_reach"]
 
