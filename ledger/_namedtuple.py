@@ -1,4 +1,4 @@
-"""``typing.NamedTuple``, the class form, made without compiling source at import.
+"""``typing.NamedTuple``, the class form, made without compiling source for each class.
 
 A hook process is new on every tool call, and the modules it imports define about fifty
 ``NamedTuple`` classes. ``typing`` compiles Python source for each: ``collections.namedtuple``
@@ -7,9 +7,9 @@ annotations``, every field's string annotation becomes a ``typing.ForwardRef``, 
 Together that was the largest single cost of importing the hook path (about a fifth of it).
 
 This builds the same class as ``typing.NamedTuple`` (a ``tuple`` subclass with the same fields,
-defaults, methods, ``repr``, pickling and ``match`` support; ``tests/test_namedtuple.py`` compares
-the two), with two differences that change no behaviour: ``__new__``'s code is compiled once per
-number of fields and renamed for each class (``CodeType.replace``), and annotations stay as
+defaults, methods, ``repr``, pickling and ``match`` support; ``tests/core/test_namedtuple.py``
+compares the two), with two differences that change no behaviour: ``__new__``'s code is made once
+per number of fields and renamed for each class (``CodeType.replace``), and annotations stay as
 written. Type checkers see ``typing.NamedTuple`` itself. Only the class form is provided.
 """
 
@@ -53,9 +53,9 @@ else:
         code = _NEW_CODE.get(arity)
         if code is None:
             args = "".join(f"_{i}, " for i in range(arity))
-            module = compile(f"lambda _cls, {args}: _tuple_new(_cls, ({args}))", "<ledger>", "eval")
-            code = next(c for c in module.co_consts if isinstance(c, CodeType))
-            _NEW_CODE[arity] = code
+            # eval, as namedtuple itself does: a process's first compile() costs ~2.5 ms more.
+            template = eval(f"lambda _cls, {args}: _tuple_new(_cls, ({args}))", {})  # noqa: S307 -- a constant built from an integer
+            code = _NEW_CODE[arity] = template.__code__
         return code
 
     def _namespace(

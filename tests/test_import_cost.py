@@ -101,3 +101,24 @@ def test_the_hook_path_compiles_no_namedtuple_class() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out.splitlines()[-1] == "TYPING:", out
+
+
+def test_importing_the_hook_path_compiles_no_regular_expression() -> None:
+    # A pattern compiled at import is paid by every hook process, used or not (a prompt uses
+    # almost none): ledger's module-level patterns are ledger._patterns.lazy_compile.
+    probe = (
+        "import re, sys; made = []; compile_ = re._compile\n"
+        "def counted(pattern, flags):\n"
+        "    caller = sys._getframe(2).f_globals.get('__name__', '')\n"
+        "    if caller.startswith('ledger'):\n"
+        "        made.append(f'{caller}: {pattern!r}')\n"
+        "    return compile_(pattern, flags)\n"
+        "re._compile = counted\n"
+        "import ledger._hooks.service, ledger._governance.analysis.shell\n"
+        "import ledger._governance.analysis.mutation, ledger._governance.attribution\n"
+        "print('COMPILED:' + ' | '.join(made))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out.splitlines()[-1] == "COMPILED:", out
