@@ -29,7 +29,6 @@ a checkpoint is due.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import contextlib
 import hashlib
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import StorageError
-from ledger._evidence.keys import trust_pins_dir
+from ledger._evidence.keys import b64decode, b64encode, trust_pins_dir
 from ledger._namedtuple import NamedTuple
 from ledger._workspace import checkpoint_dir, state_home
 
@@ -277,7 +276,7 @@ def load_trust_pins(
     pins: dict[str, TrustPin] = {}
     try:
         for item in data["keys"]:
-            raw = base64.b64decode(item["public_key"], validate=True)
+            raw = b64decode(item["public_key"])
             kid = str(item["kid"])
             if len(raw) != 32 or key_id_for(raw) != kid:
                 return {}, f"trust file {path}: {kid} does not match its public key"
@@ -302,7 +301,7 @@ def pin_trusted_keys(
         {
             "from_seq": p.from_seq,
             "kid": p.kid,
-            "public_key": base64.b64encode(p.public_raw).decode(),
+            "public_key": b64encode(p.public_raw),
         }
         for p in sorted(current.values(), key=lambda p: (p.from_seq, p.kid))
     ]
