@@ -29,6 +29,7 @@ a checkpoint is due.
 
 from __future__ import annotations
 
+import base64
 import binascii
 import contextlib
 import hashlib
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import StorageError
-from ledger._evidence.keys import b64decode, b64encode, trust_pins_dir
+from ledger._evidence.keys import trust_pins_dir
 from ledger._namedtuple import NamedTuple
 from ledger._workspace import checkpoint_dir, state_home
 
@@ -276,7 +277,7 @@ def load_trust_pins(
     pins: dict[str, TrustPin] = {}
     try:
         for item in data["keys"]:
-            raw = b64decode(item["public_key"])
+            raw = base64.b64decode(item["public_key"], validate=True)
             kid = str(item["kid"])
             if len(raw) != 32 or key_id_for(raw) != kid:
                 return {}, f"trust file {path}: {kid} does not match its public key"
@@ -301,7 +302,7 @@ def pin_trusted_keys(
         {
             "from_seq": p.from_seq,
             "kid": p.kid,
-            "public_key": b64encode(p.public_raw),
+            "public_key": base64.b64encode(p.public_raw).decode(),
         }
         for p in sorted(current.values(), key=lambda p: (p.from_seq, p.kid))
     ]

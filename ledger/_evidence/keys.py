@@ -17,6 +17,7 @@ Any other PEM falls back to ``load_pem_private_key``.
 
 from __future__ import annotations
 
+import base64
 import binascii
 import hashlib
 import json
@@ -57,22 +58,11 @@ _PEM_HEADER: Final = b"-----BEGIN " + _PEM_LABEL + b"-----"
 _PEM_FOOTER: Final = b"-----END " + _PEM_LABEL + b"-----"
 
 
-def b64encode(data: bytes) -> str:
-    """``base64.b64encode(data).decode()``, from ``binascii`` itself: the ``base64`` module
-    (and the ``struct`` it imports) is not worth importing for two calls on the hook path."""
-    return binascii.b2a_base64(data, newline=False).decode("ascii")
-
-
-def b64decode(text: str | bytes) -> bytes:
-    """``base64.b64decode(text, validate=True)``, which is exactly this call (a character
-    outside the alphabet or bad padding raises ``binascii.Error``; a non-ASCII ``str``,
-    ``ValueError``)."""
-    return binascii.a2b_base64(text, strict_mode=True)
-
-
 def key_id_for(public_raw: bytes) -> str:
     """The key id of an Ed25519 public key: ``ed25519-`` + 16 hex of a domain-separated hash."""
-    digest = domain_digest(KEY_ID_DOMAIN, {"alg": "ed25519", "public_key": b64encode(public_raw)})
+    digest = domain_digest(
+        KEY_ID_DOMAIN, {"alg": "ed25519", "public_key": base64.b64encode(public_raw).decode()}
+    )
     return f"ed25519-{digest[:16]}"
 
 
@@ -84,7 +74,7 @@ def note_key_id(name: str, public_raw: bytes) -> bytes:
 
 def verifier_key(name: str, public_raw: bytes) -> str:
     """The Go ``note`` verifier key: ``<name>+<hex key ID>+base64(0x01 || public key)``."""
-    encoded = b64encode(_NOTE_ED25519 + public_raw)
+    encoded = base64.b64encode(_NOTE_ED25519 + public_raw).decode()
     return f"{name}+{note_key_id(name, public_raw).hex()}+{encoded}"
 
 
@@ -115,8 +105,6 @@ class SigningKey:
     def to_pem(self) -> bytes:
         """Unencrypted PKCS#8 PEM (RFC 8410 §7), for a 0600 file outside the workspace."""
         der = _PKCS8_ED25519_PREFIX + self._private.private_bytes_raw()
-        import base64  # noqa: PLC0415 -- only a new key is written out
-
         return _PEM_HEADER + b"\n" + base64.encodebytes(der) + _PEM_FOOTER + b"\n"
 
     def __repr__(self) -> str:
@@ -128,7 +116,7 @@ def _decode_pem(data: bytes) -> SigningKey:
     if stripped.startswith(_PEM_HEADER) and stripped.endswith(_PEM_FOOTER):
         body = stripped[len(_PEM_HEADER) : -len(_PEM_FOOTER)]
         try:
-            der = b64decode(b"".join(body.split()))
+            der = base64.b64decode(b"".join(body.split()), validate=True)
         except binascii.Error:
             der = b""
         if len(der) == 48 and der.startswith(_PKCS8_ED25519_PREFIX):
@@ -237,7 +225,7 @@ class KeyEntry(NamedTuple):
             "alg": "ed25519",
             "created": self.created,
             "kid": self.kid,
-            "public_key": b64encode(self.public_raw),
+            "public_key": base64.b64encode(self.public_raw).decode(),
             "retired_after_seq": self.retired_after_seq,
             "revocation_reason": self.revocation_reason,
             "revoked_from_seq": self.revoked_from_seq,
@@ -346,7 +334,7 @@ def load_key_entry(directory: Path, kid: str) -> KeyEntry | None:
 def _parse_key_file(path: Path) -> KeyEntry:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        public_raw = b64decode(data["public_key"])
+        public_raw = base64.b64decode(data["public_key"], validate=True)
         revoked = data.get("revoked_from_seq")
         retired = data.get("retired_after_seq")
         entry = KeyEntry(

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from ledger import (
     InputError,
@@ -23,7 +21,7 @@ from ledger import (
     SigningKey,
     VerifyReport,
 )
-from ledger._evidence.keys import KeyEntry, b64decode, b64encode, load_signing_key
+from ledger._evidence.keys import KeyEntry, load_signing_key
 from ledger._evidence.record import rotation_statement
 
 from .ledger_attacks import (
@@ -517,23 +515,3 @@ def test_private_key_material_never_reaches_workspace_or_checkpoint(tmp_path: Pa
             "hash",
             "sig",
         }
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    data=st.binary(max_size=80),
-    text=st.one_of(st.binary(max_size=40), st.text(alphabet="AZaz09+/=$ \n\xe9-_", max_size=40)),
-)
-def test_the_hook_paths_base64_is_the_standard_librarys(data: bytes, text: str | bytes) -> None:
-    # keys.b64encode / b64decode stand in for base64.b64encode / b64decode(validate=True)
-    # without importing base64; the same output, and the same error type on bad input.
-    assert b64encode(data) == base64.b64encode(data).decode()
-    assert b64decode(base64.b64encode(data)) == data
-
-    def outcome(decode: Callable[[str | bytes], bytes]) -> object:
-        try:
-            return decode(text)
-        except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
-            return type(exc)
-
-    assert outcome(b64decode) == outcome(lambda t: base64.b64decode(t, validate=True))
