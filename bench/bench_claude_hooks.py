@@ -69,9 +69,11 @@ def _session(binary: Path, ws: Workspace, calls: int) -> float:
 
 
 def _two_starts() -> float:
+    # This interpreter itself, never `python3` from PATH: a pyenv shim there is a shell script that
+    # costs several times a bare start, which would flatter every ratio against it.
     started = time.perf_counter()
     for _ in range(2):
-        subprocess.run(["python3", "-I", "-S", "-c", "pass"], check=True)
+        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
     return time.perf_counter() - started
 
 

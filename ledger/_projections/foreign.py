@@ -45,6 +45,7 @@ __all__ = [
     "mark_verified",
     "prepare_foreign",
     "unverified_slices",
+    "verified_here",
 ]
 
 VERSIONS: Final = 8
@@ -264,6 +265,14 @@ def unverified_slices(
             return _fold(segment, tolerant=True)[1]
         except (LedgerError, LookupError, TypeError, ValueError, AttributeError):
             return None  # records no fold can read: no line is named for them
+
+
+def verified_here(
+    cache_dir: Path, ledger_id: str, commit: str, environ: Mapping[str, str] | None = None
+) -> bool:
+    """This user verified the evidence ``commit`` of ``ledger_id`` before (an index sealed
+    with this user's secret names it: ``ledger fetch``, or a reader that verified it)."""
+    return _read_index(cache_dir, ledger_id, commit, cache_secret(environ)) is not None
 
 
 def mark_verified(
