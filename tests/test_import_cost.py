@@ -95,6 +95,7 @@ def test_the_hook_path_compiles_no_namedtuple_class() -> None:
         "typing.NamedTupleMeta.__new__ = counted\n"
         "import ledger._hooks.service, ledger._governance.analysis.shell\n"
         "import ledger._governance.analysis.mutation, ledger._governance.attribution\n"
+        "import ledger._governance.analysis.tool_input, ledger._clients.cline\n"
         "print('TYPING:' + ','.join(made))"
     )
     out = subprocess.run(
@@ -116,6 +117,7 @@ def test_importing_the_hook_path_compiles_no_regular_expression() -> None:
         "re._compile = counted\n"
         "import ledger._hooks.service, ledger._governance.analysis.shell\n"
         "import ledger._governance.analysis.mutation, ledger._governance.attribution\n"
+        "import ledger._governance.analysis.tool_input, ledger._clients.cline\n"
         "print('COMPILED:' + ' | '.join(made))"
     )
     out = subprocess.run(
