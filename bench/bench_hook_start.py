@@ -35,8 +35,9 @@ from _common import (
 from bench_commitments import _calls, _workspace
 
 HERE = Path(__file__).resolve().parent.parent
-#: What ``cli/_hook.py`` imports to decide in its own process, as it does (collector off).
-IMPORT_ONLY = "import gc; gc.disable(); from ledger import run_hook"
+#: What ``cli/_hook.py`` imports to decide in its own process, as it does (the collector off
+#: while importing, and what was imported frozen, so the exit does not walk it).
+IMPORT_ONLY = "import gc; gc.disable(); from ledger import run_hook; gc.freeze()"
 
 
 def _cpu(cmd: list[str], env: dict[str, str], data: bytes) -> float:
@@ -68,7 +69,8 @@ def main() -> int:
             hook, env, root = _workspace(tree, base, name)
             for call, (cmd, data) in _calls(hook, root).items():
                 commands[f"{name}:{call}"] = (cmd, data, env)
-            commands[f"{name}:import"] = ([sys.executable, "-c", IMPORT_ONLY], b"", env)
+            # -P: the tree on PYTHONPATH, not the current directory, provides ledger.
+            commands[f"{name}:import"] = ([sys.executable, "-P", "-c", IMPORT_ONLY], b"", env)
         say(f"bench_hook_start: {args.warmup} warm-up + {args.runs} rounds against {rev[:12]}")
         meter = LoadMeter()
         names = list(commands)
