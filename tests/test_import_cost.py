@@ -82,3 +82,48 @@ def test_the_workspace_module_loads_no_openssl() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out.splitlines()[-1] == "OPENSSL:", out
+
+
+#: Every module a hook process can import, whatever the event and client.
+HOOK_PATH_IMPORTS = (
+    "import ledger._hooks.service, ledger._governance.analysis.shell\n"
+    "import ledger._governance.analysis.mutation, ledger._governance.attribution\n"
+    "import ledger._governance.analysis.tool_input, ledger._clients.cline\n"
+)
+
+
+def _made_while_importing_the_hook_path(counting: str) -> str:
+    """What ``counting`` (code that appends to ``made``) saw while the hook path imported."""
+    probe = f"import sys; made = []\n{counting}{HOOK_PATH_IMPORTS}print('MADE:' + ' | '.join(made))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return out.splitlines()[-1].removeprefix("MADE:")
+
+
+def test_the_hook_path_compiles_no_namedtuple_class() -> None:
+    # typing.NamedTuple compiles source for every class (its __new__, each string annotation):
+    # ~0.2-1 ms a class, paid again by every hook process. ledger._namedtuple builds the same
+    # classes without compiling; a module on the hook path that goes back to typing's shows here.
+    counting = (
+        "import typing; new = typing.NamedTupleMeta.__new__\n"
+        "def counted(*args, **kwargs):\n"
+        "    made.append(args[1]); return new(*args, **kwargs)\n"
+        "typing.NamedTupleMeta.__new__ = counted\n"
+    )
+    assert _made_while_importing_the_hook_path(counting) == ""
+
+
+def test_importing_the_hook_path_compiles_no_regular_expression() -> None:
+    # A pattern compiled at import is paid by every hook process, used or not (a prompt uses
+    # almost none): ledger's module-level patterns are ledger._patterns.lazy_compile.
+    counting = (
+        "import re; compile_ = re._compile\n"
+        "def counted(pattern, flags):\n"
+        "    caller = sys._getframe(2).f_globals.get('__name__', '')\n"
+        "    if caller.startswith('ledger'):\n"
+        "        made.append(f'{caller}: {pattern!r}')\n"
+        "    return compile_(pattern, flags)\n"
+        "re._compile = counted\n"
+    )
+    assert _made_while_importing_the_hook_path(counting) == ""

@@ -16,7 +16,6 @@ exit, invalid JSON, timeout).
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 from ledger._clients.common import (
@@ -38,6 +37,7 @@ from ledger._clients.common import (
 )
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "CONTEXT_LIMIT_BYTES",
@@ -77,9 +77,9 @@ TOOLS: Final[ToolTable] = {
 }
 
 # Cline's SEARCH/REPLACE block markers, current (------- / +++++++) and legacy (<<<<<<< / >>>>>>>).
-_SEARCH = re.compile(r"(?:-{3,}|<{3,}) SEARCH>?")
-_DIVIDER = re.compile(r"={3,}")
-_REPLACE = re.compile(r"(?:\+{3,}|>{3,}) REPLACE>?")
+_SEARCH = lazy_compile(r"(?:-{3,}|<{3,}) SEARCH>?")
+_DIVIDER = lazy_compile(r"={3,}")
+_REPLACE = lazy_compile(r"(?:\+{3,}|>{3,}) REPLACE>?")
 
 
 def search_replace_blocks(diff: str) -> list[tuple[str, str]] | None:

@@ -29,7 +29,7 @@ import shlex
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from ledger._clients.registry import ClientSpec, adapter, client_spec
 from ledger._clients.settings import (
@@ -48,6 +48,7 @@ from ledger._clients.settings import (
     site_free_runner,
 )
 from ledger._errors import ConfigError, InputError, StorageError
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "Action",

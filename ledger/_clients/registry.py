@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast
 
 from ledger._errors import InputError
+from ledger._namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase

@@ -11,10 +11,11 @@ import re
 import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal
 
 from ledger._clients.registry import ClientSpec
 from ledger._errors import ConfigError, StorageError
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "Action",

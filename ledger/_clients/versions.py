@@ -19,7 +19,9 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "CLAUDE_FEATURES",

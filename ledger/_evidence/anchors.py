@@ -37,10 +37,11 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from ledger._errors import StorageError
 from ledger._evidence.keys import trust_pins_dir
+from ledger._namedtuple import NamedTuple
 from ledger._workspace import checkpoint_dir, state_home
 
 __all__ = [

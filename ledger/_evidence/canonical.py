@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any, Final, cast
 
 from ledger._errors import CanonicalizationError
 from ledger._evidence.lightjson import dumps_sorted
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "CHECKPOINT_DOMAIN",
@@ -66,7 +66,7 @@ COMMITMENT_DOMAIN: Final = b"ledger.commitment.v1\x00"
 # module docstring); a key holds one when its largest character is at least this.
 _UTF16_ORDER_HAZARD: Final = "\ue000"
 # Their UTF-8 lead bytes: U+E000–U+FFFF start with 0xEE/0xEF, astral characters with 0xF0+.
-_UTF16_ORDER_HAZARD_BYTES: Final = re.compile(rb"[\xee-\xf4]")
+_UTF16_ORDER_HAZARD_BYTES: Final = lazy_compile(rb"[\xee-\xf4]")
 
 # The fast path of parse_canonical. OPT_STRICT_INTEGER makes orjson refuse integers beyond
 # ±(2**53 - 1) (exactly the I-JSON bound); floats need a look at the bytes. If a line equals

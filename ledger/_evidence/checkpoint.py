@@ -33,12 +33,13 @@ from __future__ import annotations
 import base64
 import os
 from pathlib import Path
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal
 
 from ledger._errors import CheckpointError, StorageError
 from ledger._evidence.canonical import CHECKPOINT_DOMAIN, domain_bytes
 from ledger._evidence.keys import Keyring, SigningKey, note_key_id
 from ledger._evidence.verify import CheckpointTarget
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "MAX_CHECKPOINT_BYTES",

@@ -29,17 +29,18 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import struct
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, BinaryIO, Final, Literal, NamedTuple
+from typing import Any, BinaryIO, Final, Literal
 
 from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
 from ledger._evidence.lightjson import dumps_sorted
 from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "COMMITMENT_KEY",
@@ -88,9 +89,9 @@ DISCLOSURES_FILE: Final = "disclosures.jsonl"
 WITHHELD: Final = "[withheld]"
 FORGOTTEN: Final = "[forgotten]"
 _TOO_LARGE: Final = "[withheld: too large to scan]"
-_HEX64: Final = re.compile("[0-9a-f]{64}")
+_HEX64: Final = lazy_compile("[0-9a-f]{64}")
 #: A commitment as canonical JSON writes it: counted in a record's bytes without parsing them.
-COMMITMENT_BYTES: Final = re.compile(rb'\{"commitment":"([0-9a-f]{64})"\}')
+COMMITMENT_BYTES: Final = lazy_compile(rb'\{"commitment":"([0-9a-f]{64})"\}')
 
 
 class Content:
@@ -384,7 +385,7 @@ class ForgetSelector(NamedTuple):
         return False
 
 
-_AGE: Final = re.compile(r"(\d{1,6})([dhm])")
+_AGE: Final = lazy_compile(r"(\d{1,6})([dhm])")
 _AGE_UNITS: Final = {"d": 86400, "h": 3600, "m": 60}
 
 
@@ -651,7 +652,7 @@ def _fold(lines: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], s
     return disclosed, forgotten
 
 
-_SEQ_BYTES: Final = re.compile(rb'"seq":(\d{1,15})[,}]')
+_SEQ_BYTES: Final = lazy_compile(rb'"seq":(\d{1,15})[,}]')
 _INDEX_MAGIC: Final = b"ledger.disclosure-index.v1\n"
 _INDEX_HEAD: Final = struct.Struct("<QQQQ")  # store inode, indexed size, mtime_ns, entries
 _INDEX_START: Final = len(_INDEX_MAGIC) + _INDEX_HEAD.size
@@ -939,7 +940,7 @@ FETCHED_DISCLOSURES_DIR: Final = "ledger-disclosures"
 #: The longest store line a fetch reads (a 1 MiB edit escaped as JSON, with room): a longer
 #: one is skipped unread, so a huge published blob costs its size on disk, not in memory.
 MAX_SHARED_LINE: Final = 16 * 1024 * 1024
-_INDEX: Final = re.compile(r"\[\d+\]")
+_INDEX: Final = lazy_compile(r"\[\d+\]")
 
 
 def disclosed_field(raw: bytes) -> str | None:

@@ -24,13 +24,14 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ledger._errors import ConfigError, KeyNotFoundError, StorageError
 from ledger._evidence.canonical import KEY_ID_DOMAIN, domain_digest
+from ledger._namedtuple import NamedTuple
 from ledger._workspace import ledger_home
 
 __all__ = [

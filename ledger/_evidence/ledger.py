@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import (
     ConfigError,
@@ -43,6 +43,7 @@ from ledger._evidence.record import (
     normalize_actor,
 )
 from ledger._evidence.store import LedgerFile, Tail, Transaction, fsync_dir
+from ledger._namedtuple import NamedTuple
 from ledger._version import __version__
 from ledger._workspace import Workspace, find_root, scaffold, utc_now
 

@@ -13,7 +13,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ledger._errors import (
     CheckpointError,
@@ -50,6 +50,7 @@ from ledger._evidence.record import (
     rotation_statement,
 )
 from ledger._evidence.store import Transaction, fsync_dir
+from ledger._namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._evidence.checkpoint import Checkpoint

@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from ledger._errors import LedgerError, NotInitializedError, StorageError
 from ledger._evidence import lightjson
 from ledger._evidence.format import FORMAT_VERSION
 from ledger._evidence.store import READ_CHUNK, LedgerFile
 from ledger._evidence.upcast import upcast
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "StoredRecord",

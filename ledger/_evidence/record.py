@@ -25,9 +25,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -44,6 +43,8 @@ from ledger._evidence.canonical import (
 )
 from ledger._evidence.format import FORMAT_VERSION, SUPPORTED_FORMATS
 from ledger._evidence.keys import SigningKey
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "ACTOR_FIELDS",
@@ -65,7 +66,7 @@ ACTOR_FIELDS: Final = ("agent", "client", "model", "session")
 _ENVELOPE: Final = frozenset(
     ("v", "ledger", "seq", "prev", "ts", "kind", "actor", "body", "key", "hash", "sig")
 )
-_HEX128: Final = re.compile("[0-9a-f]{128}")
+_HEX128: Final = lazy_compile("[0-9a-f]{128}")
 
 # Kinds the library writes itself; `Ledger.append` refuses them from callers.
 GENESIS_KIND: Final = "ledger.genesis"

@@ -36,7 +36,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal
 
 from ledger._errors import (
     CheckpointError,
@@ -62,6 +62,7 @@ from ledger._evidence.ledger import Ledger, open_reader
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
 from ledger._git import git_command, git_environment, repository_dirs
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "CHECKPOINT_FILE",

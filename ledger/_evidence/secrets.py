@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "SCAN_LIMIT",
@@ -224,10 +226,20 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         min_entropy=2.4,
     ),
 )
-_KEYWORDS: Final = tuple(sorted({k for rule in SECRET_RULES for k in rule.keywords}))
-_RULES_BY_KEYWORD: Final = {
-    k: tuple(rule for rule in SECRET_RULES if k in rule.keywords) for k in _KEYWORDS
-}
+
+
+def _rules_by_keyword() -> dict[bytes, tuple[SecretRule, ...]]:
+    """Each keyword's rules, in :data:`SECRET_RULES` order, keywords sorted: one pass over the
+    rules (a pass over every rule for each keyword cost every hook process ~1 ms)."""
+    found: dict[bytes, list[SecretRule]] = {}
+    for rule in SECRET_RULES:
+        for keyword in dict.fromkeys(rule.keywords):
+            found.setdefault(keyword, []).append(rule)
+    return {keyword: tuple(found[keyword]) for keyword in sorted(found)}
+
+
+_RULES_BY_KEYWORD: Final = _rules_by_keyword()
+_KEYWORDS: Final = tuple(_RULES_BY_KEYWORD)
 _AUTOMATON_FROM: Final = 32 * 1024
 """Bytes from which one Aho-Corasick pass finds the keywords (below: one ``find`` each)."""
 

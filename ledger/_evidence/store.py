@@ -22,9 +22,10 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from ledger._errors import LockTimeoutError, NotInitializedError, StorageError, TornTailError
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "LIBRARY_LOCK_DEADLINE",

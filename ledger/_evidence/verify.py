@@ -13,9 +13,11 @@ problem on every later record (the approach of aws-cli's digest traverser, archi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ledger._namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._evidence.disclosure import DisclosureReport

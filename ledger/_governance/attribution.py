@@ -27,7 +27,10 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "Hunk",
@@ -143,7 +146,7 @@ def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:
 
 _GIT_DIFF: list[bool | None] = [None]
 """Whether :func:`diff_hunks` asks git (``None``: when git is on PATH, looked up once)."""
-_HUNK_HEADER: Final = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+_HUNK_HEADER: Final = lazy_compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
 def use_git_diff(enabled: bool | None) -> None:
@@ -220,7 +223,7 @@ def _reverse_structured_patch(new: str, patch: list[Any]) -> str | None:
     return "".join(f"{line}\n" for line in lines)
 
 
-_SEARCH_REPLACE: Final = re.compile(
+_SEARCH_REPLACE: Final = lazy_compile(
     r"-{3,} SEARCH\n(.*?)\n?={3,}\n(.*?)\n?\+{3,} REPLACE", re.DOTALL
 )
 

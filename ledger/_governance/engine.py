@@ -26,11 +26,12 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import LedgerError, PolicyError
 from ledger._governance.matchers import Matcher, compile_matcher
 from ledger._governance.vocabulary import HOOK_ERROR_CODES, Permission, hook_error, strictness
+from ledger._namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     import threading

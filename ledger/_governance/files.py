@@ -9,7 +9,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
 
 from ledger._governance.policy_base import (
     _BLOB_LIMIT,
@@ -18,6 +18,7 @@ from ledger._governance.policy_base import (
 from ledger._governance.snapshot import (
     keep_blob,
 )
+from ledger._namedtuple import NamedTuple
 
 
 def _open_regular(path: str) -> int | None:

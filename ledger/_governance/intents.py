@@ -35,12 +35,13 @@ import hashlib
 import hmac
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import ConfigError
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
@@ -94,7 +95,7 @@ _REFUSALS: Final = {
     "abandoned": "was abandoned: add a new intent if the work is wanted after all",
 }
 
-_ID_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_ID_RE: Final = lazy_compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _REQUIRED_KEYS: Final = ("id", "name", "status", "owned_scope")
 _OPTIONAL_KEYS: Final = ("constraints", "acceptance_criteria", "description")
 _ALLOWED_KEYS: Final = frozenset(_REQUIRED_KEYS + _OPTIONAL_KEYS)

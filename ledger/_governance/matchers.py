@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 
 from ledger._errors import PolicyError
 from ledger._governance.vocabulary import SHELL_TOOLS
+from ledger._patterns import lazy_compile
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.paths import ScopeSpec
@@ -85,11 +86,11 @@ FILE_TOOLS = frozenset(
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 # Exact-name matchers: only these characters [CC §Matcher patterns].
-_NAME_LIST = re.compile(r"[A-Za-z0-9_\- ,|]+")
+_NAME_LIST = lazy_compile(r"[A-Za-z0-9_\- ,|]+")
 # "<tool part>(<specifier>)". The tool part ends like a tool name (or is "*"), and the
 # specifier does not start with "?" (a regex group such as "(?:...)"); whether the tool part
 # names a shell or file tool is checked in Matcher.__init__.
-_RULE = re.compile(r"(?P<tool>\*|[^()]*[A-Za-z0-9_])\((?P<arg>(?!\?).*)\)", re.DOTALL)
+_RULE = lazy_compile(r"(?P<tool>\*|[^()]*[A-Za-z0-9_])\((?P<arg>(?!\?).*)\)", re.DOTALL)
 _ARG_TOOLS = tuple(sorted(SHELL_TOOLS | FILE_TOOLS))
 
 

@@ -19,7 +19,9 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "AGENT_ENV_MARKERS",

@@ -6,13 +6,14 @@ it adds).
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger._governance.engine import HookOutcome, Invocation
 from ledger._governance.snapshot import (
     BLOB_LIMIT,
 )
 from ledger._governance.vocabulary import hook_error
+from ledger._namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.intent_command import IntentCommand

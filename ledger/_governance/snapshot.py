@@ -24,9 +24,10 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from ledger._evidence.secrets import find_secrets, looks_secret_path
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "BLOB_LIMIT",

@@ -11,7 +11,9 @@ Neutral names are Claude Code's (events ``PreToolUse``, ``SessionStart`` ...; to
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, NamedTuple, assert_never
+from typing import Any, Final, Literal, assert_never
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "HOOK_ERROR_CODES",

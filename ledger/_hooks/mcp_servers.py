@@ -22,8 +22,9 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
 
+from ledger._namedtuple import NamedTuple
 from ledger._version import __version__
 from ledger._workspace import state_home
 

@@ -24,7 +24,6 @@ from ledger._evidence.disclosure import Content
 from ledger._evidence.ledger import MAX_RECORD_BYTES
 from ledger._governance.engine import Invocation
 from ledger._governance.policies import edit_payload
-from ledger._projections.blame import attempted_line_hashes
 
 __all__ = ["hook_body"]
 
@@ -94,6 +93,10 @@ def _commit_content(full: dict[str, Any], root: str | None, cwd: str | None) -> 
     tool_input = full.get("tool_input")
     if isinstance(tool_input, dict):
         if any(key in tool_input for key in _WRITTEN_KEYS):
+            # Only a write's record needs blame's line hashes: a prompt, a command or a post
+            # record does not import blame's line model.
+            from ledger._projections.blame import attempted_line_hashes  # noqa: PLC0415
+
             full["attempted_lines"] = attempted_line_hashes(tool_input)
         full["tool_input"] = {
             key: relative_path(value, root, cwd)

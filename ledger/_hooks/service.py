@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from ledger._clients import (
     MAX_PAYLOAD_BYTES,
@@ -77,6 +77,7 @@ from ledger._hooks.tripwire import (
     rerooted,
     restore,
 )
+from ledger._namedtuple import NamedTuple
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._version import __version__
 from ledger._workspace import Workspace, cache_secret_path, find_root

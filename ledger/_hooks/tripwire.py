@@ -46,7 +46,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, NamedTuple, cast
+from typing import Any, Final, Literal, cast
 
 from ledger._evidence.keys import private_key_dir, trust_pins_dir
 from ledger._git import GIT_EXEC_KEYS
@@ -56,6 +56,8 @@ from ledger._governance.analysis.runs_later import (
     hook_install_files,
     login_shell_files,
 )
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 from ledger._version import __version__
 from ledger._workspace import atomic_write, cache_secret, checkpoint_dir, seal, state_home, unseal
 
@@ -134,7 +136,7 @@ _CLIENT_OWN_KEYS: Final = (
     ("tui",),
 )
 #: Variables in a settings file's ``env`` that make what the client starts load or run code.
-_CODE_VARIABLES: Final = re.compile(
+_CODE_VARIABLES: Final = lazy_compile(
     r"(PYTHON|LD_|DYLD_|NODE_|BASH_ENV$|ENV$|GIT_|PERL|RUBY|JAVA_TOOL|_JAVA_OPTIONS|PATH$|SHELL$"
     r"|PROMPT_COMMAND|ZDOTDIR|EDITOR|VISUAL|PAGER|LESS|MANPAGER|HOME$|XDG_|LEDGER_)"
 )
@@ -327,8 +329,8 @@ def _names_digest(folder: str) -> str | None:
     return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-_SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
-_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_SECTION = lazy_compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
+_PLAIN_KEY = lazy_compile(r"[A-Za-z][A-Za-z0-9-]*")
 
 
 def git_exec_settings(text: str) -> list[str]:

@@ -33,7 +33,9 @@ still referenced: references no line uses any more are dropped when they outnumb
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
 
 __all__ = [
     "BASE",

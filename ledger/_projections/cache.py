@@ -30,13 +30,13 @@ import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from ledger._errors import StorageError
 from ledger._evidence.lightjson import dumps_sorted, loads
 from ledger._evidence.read import line_ending_at, parse_stored, read_records
+from ledger._namedtuple import NamedTuple
 from ledger._projections.interface import Projection, StateT
-from ledger._projections.slices import line_digest, read_index, slices_dir, write_slices
 from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
 __all__ = [
@@ -227,6 +227,14 @@ class ProjectionCache:
         ``folded``. ``line`` is the last folded line (``None``: read it from the ledger)."""
         if self._secret is None:
             return
+        # Only a sliced projection (blame) needs the slices: never the hook's governance state.
+        from ledger._projections.slices import (  # noqa: PLC0415
+            line_digest,
+            read_index,
+            slices_dir,
+            write_slices,
+        )
+
         name, version = projection.name, projection.version
         directory = slices_dir(self.cache_dir.parent, name)
         index = read_index(
@@ -255,6 +263,8 @@ class ProjectionCache:
         )
 
     def _tail(self, position: Position) -> str | None:
+        from ledger._projections.slices import line_digest  # noqa: PLC0415 -- as in _sync_slices
+
         line = line_ending_at(self.ledger_path, position.end) if position != _START else None
         return None if line is None else line_digest(line)
 

@@ -27,11 +27,12 @@ import os
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from ledger._errors import InputError, NotInitializedError
 from ledger._evidence.disclosure import Revealer
 from ledger._governance.attribution import line_hash, split_lines
+from ledger._namedtuple import NamedTuple
 from ledger._projections.blame import BASE, BLAME, BlameState, FileView
 from ledger._projections.slices import read_slice
 from ledger._workspace import Workspace, find_root

@@ -5,10 +5,11 @@ expand an intent, recognised by :func:`parse_intent_command` for the intent poli
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from ledger._errors import InputError
 from ledger._governance.analysis.shell_scan import _tokenize, _Word
+from ledger._namedtuple import NamedTuple
 
 __all__ = ["IntentCommand", "parse_intent_command"]
 

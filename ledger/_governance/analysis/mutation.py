@@ -39,7 +39,10 @@ first line only, and a file without declarations (Markdown, JSON, YAML) always c
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 __all__ = ["MutationClass", "MutationKind", "classify_mutation"]
 
@@ -121,13 +124,13 @@ def _compare(
 # JS/TS (export, function, class, interface, type, enum, declare, module.exports), Python/Ruby
 # (def, class, module), Rust (pub, fn, struct, trait, impl, enum, type), Go (func, type,
 # package), Kotlin/Swift (fun, func), Java/C#/PHP (public, protected), C++ (namespace).
-_DECLARATION = re.compile(
+_DECLARATION = lazy_compile(
     r"(?:export|(?:async\s+)?function|(?:abstract\s+|final\s+|sealed\s+|open\s+|data\s+)*class"
     r"|interface|type|enum|struct|trait|impl|def|async\s+def|fn|pub(?:\([^)]*\))?|func|fun"
     r"|public|protected|module|namespace|package|declare|module\.exports|exports\.)"
     r"(?![\w$])"
 )
-_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+_NAME = lazy_compile(r"[A-Za-z_$][\w$]*")
 _DECLARATION_WORDS = frozenset(
     {
         "export", "default", "async", "function", "abstract", "final", "sealed", "open", "data",

@@ -44,8 +44,9 @@ silent pass; add it with its role.
 
 from __future__ import annotations
 
-import re
 from typing import Final
+
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "CHDIR_OPTIONS",
@@ -788,7 +789,7 @@ RUNNERS: Final = frozenset({
     "pandoc", "latexmk", "pdflatex", "xelatex", "lualatex", "typst", "openssl", "gpg",
 })  # fmt: skip
 # python3.12, pip3.11, node18, gcc-13, clang++-17, ruby3.2, php8.2 ...
-VERSIONED_RUNNER: Final = re.compile(
+VERSIONED_RUNNER: Final = lazy_compile(
     r"(python|pip|pypy|ruby|php|node|gcc|g\+\+|clang|clang\+\+|perl|lua|java|go)[0-9][0-9.\-]*"
 )
 

@@ -47,6 +47,7 @@ from ledger._governance.analysis.runs_later import (
     hook_install_dirs,
     relative_areas,
 )
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "CACHE_AREA",
@@ -267,11 +268,20 @@ def _components_hit(parts: list[str], patterns: tuple[str, ...], *, below: bool)
     """Whether path components ``parts`` (below a base) are, contain or lie in an area."""
     if len(parts) < len(patterns):
         # A parent of the area: ".claude" contains ".claude/settings.json".
-        return all(fnmatchcase(p, q) for p, q in zip(parts, patterns, strict=False))
+        return all(_component_hit(p, q) for p, q in zip(parts, patterns, strict=False))
     head = parts[: len(patterns)]
-    if not all(fnmatchcase(p, q) for p, q in zip(head, patterns, strict=True)):
+    if not all(_component_hit(p, q) for p, q in zip(head, patterns, strict=True)):
         return False
     return below or len(parts) == len(patterns)
+
+
+def _component_hit(part: str, pattern: str) -> bool:
+    """``fnmatchcase(part, pattern)``; a pattern without glob characters is compared as it is
+    (fnmatch compiles a regular expression for each pattern, once per process: a hook
+    process's first check compiled ~30 of them for plain names such as ``.bashrc``)."""
+    if "*" in pattern or "?" in pattern or "[" in pattern:
+        return fnmatchcase(part, pattern)
+    return part == pattern
 
 
 def _word_pattern(word: str) -> str:
@@ -323,9 +333,9 @@ def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str |
 
 
 # What separates a path from the code or text around it.
-_PIECE_BREAK: Final = re.compile(r"[\s'\"`(),;:=<>|&\[\]{}]+")
+_PIECE_BREAK: Final = lazy_compile(r"[\s'\"`(),;:=<>|&\[\]{}]+")
 # Files the hook's interpreter runs at start-up wherever they lie on its path [site(7)].
-_CODE_AT_START: Final = re.compile(r"(^|/)(sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
+_CODE_AT_START: Final = lazy_compile(r"(^|/)(sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
 
 
 def _loads_code(text: str, areas: ProtectedAreas, base: str | None) -> str | None:

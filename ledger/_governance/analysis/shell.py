@@ -145,6 +145,7 @@ from ledger._governance.analysis.shell_writers import (
     _tee,
     _yq,
 )
+from ledger._patterns import lazy_compile
 
 __all__ = [
     "MAX_COMMAND_CHARS",
@@ -677,7 +678,7 @@ def _unseen_operands(argv: list[_Word], why: str, state: _State, acc: _Acc) -> b
 
 # Replacement strings of GNU parallel ({}, {.}, {/}, {//}, {/.}, {#}, {%}, {2}, {+/} ...) and
 # rush ({:}, {^suffix}, {@regexp}, {key} of -v key=value): each stands for an operand.
-_REPLACEMENT: Final = re.compile(r"\{[^{}\s,=]*\}")
+_REPLACEMENT: Final = lazy_compile(r"\{[^{}\s,=]*\}")
 _ARG_SEPARATORS: Final = {":::": "words", ":::+": "words", "::::": "files", "::::+": "files"}
 _UNSEEN: Final = "__ledger_unseen_operand__"
 _MAX_OPERANDS: Final = 64  # operands shown on the line, each analysed in its command

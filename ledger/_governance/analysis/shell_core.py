@@ -9,7 +9,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from ledger._governance.analysis.programs import (
     DESTROYS,
@@ -18,6 +18,8 @@ from ledger._governance.analysis.programs import (
     walk,
 )
 from ledger._governance.analysis.shell_scan import _State, _Word
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 Risk = Literal["SAFE", "DESTRUCTIVE"]
 
@@ -227,7 +229,7 @@ class _Acc:
 
 # git's files for the evidence refs: loose refs under refs/ledger*, and packed-refs, which can
 # hold them too [gitrepository-layout(5)].
-_EVIDENCE_REF_FILE = re.compile(r"(^|/)\.git/(.*/)?(refs/ledger[^/]*(/|$)|packed-refs$)")
+_EVIDENCE_REF_FILE = lazy_compile(r"(^|/)\.git/(.*/)?(refs/ledger[^/]*(/|$)|packed-refs$)")
 _EVIDENCE_REF_SAMPLES = (
     (".git", "refs", "ledger"),
     (".git", "refs", "ledger-incoming"),
@@ -415,7 +417,7 @@ def _table(name: str, spec: str, args: list[_Word], state: _State, acc: _Acc) ->
 
 # curl's ``-w`` writes to the file ``%output{FILE}`` names (``%output{>>FILE}`` appends)
 # [curl(1) --write-out]; ``@FILE`` reads the format from a file.
-_OUTPUT_FORMAT = re.compile(r"%output\{(>>)?([^}]*)\}")
+_OUTPUT_FORMAT = lazy_compile(r"%output\{(>>)?([^}]*)\}")
 
 
 def _format_writes(name: str, option: str, word: _Word, state: _State, acc: _Acc) -> Kind | None:

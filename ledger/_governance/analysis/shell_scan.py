@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from ledger._errors import InputError
+from ledger._patterns import lazy_compile
 
 # Control and redirection operators, longest first so greedy matching is right [bash(1)
 # DEFINITIONS "control operator", REDIRECTION].
@@ -24,18 +25,18 @@ _SEPARATORS = frozenset({"\n", ";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&
 _PIPES = frozenset({"|", "|&"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _WORD_PAREN = frozenset("=!@*+?")  # a=( array ), !( extglob ): "(" continues the word
-_NAME_CHARS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_CHARS = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Characters with no meaning to the scanner, read as one run; "#" inside a word is literal.
-_PLAIN_RUN = re.compile(r"[^ \t\r\n\\'\"$`|&;<>()]+")
-_GLOB_OR_BRACE = re.compile(r"[*?\[{]")
+_PLAIN_RUN = lazy_compile(r"[^ \t\r\n\\'\"$`|&;<>()]+")
+_GLOB_OR_BRACE = lazy_compile(r"[*?\[{]")
 # Arithmetic that reads a variable ($x, a bare name, a[i]); digits-with-base (16#ff, 0x1f) do not.
-_ARITH_READS = re.compile(r"[$`\[]|(?<![0-9#A-Za-z_])[A-Za-z_]")
-_PARAM_TRANSFORM = re.compile(r"[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*])(?:\[[^\]]*\])?@[A-Za-z]")
-_PARAM_NAMES = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[@*]\])")  # ${!prefix*}, ${!a[@]}
+_ARITH_READS = lazy_compile(r"[$`\[]|(?<![0-9#A-Za-z_])[A-Za-z_]")
+_PARAM_TRANSFORM = lazy_compile(r"[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*])(?:\[[^\]]*\])?@[A-Za-z]")
+_PARAM_NAMES = lazy_compile(r"![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[@*]\])")  # ${!prefix*}, ${!a[@]}
 # ${a[i]} with a non-literal subscript, ${x:off:len} with a non-numeric offset: arithmetic.
-_PARAM_SUBSCRIPT = re.compile(r"#?[A-Za-z_][A-Za-z0-9_]*\[(?![0-9]+\]|[@*]\])")
-_PARAM_OFFSET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`]")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+_PARAM_SUBSCRIPT = lazy_compile(r"#?[A-Za-z_][A-Za-z0-9_]*\[(?![0-9]+\]|[@*]\])")
+_PARAM_OFFSET = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])[^}]*[A-Za-z_$`]")
+_ASSIGNMENT = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 
 
 # Regexes used only by rarer commands are kept as strings and compiled on first use through

@@ -34,7 +34,10 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
+
+from ledger._namedtuple import NamedTuple
+from ledger._patterns import lazy_compile
 
 __all__ = ["READ_WORDS", "WRITE_WORDS", "ToolReach", "is_read_only", "tool_reach"]
 
@@ -172,7 +175,7 @@ WRITE_WORDS: Final = frozenset(
         "sync",
     }
 )
-_WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD: Final = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 class ToolReach(NamedTuple):
