@@ -103,8 +103,9 @@ def _made_while_importing_the_hook_path(counting: str) -> str:
 
 def test_the_hook_path_compiles_no_namedtuple_class() -> None:
     # typing.NamedTuple compiles source for every class (its __new__, each string annotation):
-    # ~0.2-1 ms a class, paid again by every hook process. ledger._namedtuple builds the same
-    # classes without compiling; a module on the hook path that goes back to typing's shows here.
+    # ~0.2-1 ms a class, paid again by every hook process. ledger._startup.namedtuple builds the
+    # same classes without compiling; a module on the hook path that goes back to typing's shows
+    # here.
     counting = (
         "import typing; new = typing.NamedTupleMeta.__new__\n"
         "def counted(*args, **kwargs):\n"
@@ -116,7 +117,7 @@ def test_the_hook_path_compiles_no_namedtuple_class() -> None:
 
 def test_importing_the_hook_path_compiles_no_regular_expression() -> None:
     # A pattern compiled at import is paid by every hook process, used or not (a prompt uses
-    # almost none): ledger's module-level patterns are ledger._patterns.lazy_compile.
+    # almost none): ledger's module-level patterns are ledger._startup.patterns.lazy_compile.
     counting = (
         "import re; compile_ = re._compile\n"
         "def counted(pattern, flags):\n"

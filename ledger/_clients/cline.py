@@ -37,7 +37,7 @@ from ledger._clients.common import (
 )
 from ledger._clients.registry import CLIENTS, ClientSpec
 from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "CONTEXT_LIMIT_BYTES",

@@ -48,7 +48,7 @@ from ledger._clients.settings import (
     site_free_runner,
 )
 from ledger._errors import ConfigError, InputError, StorageError
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "Action",

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast
 
 from ledger._errors import InputError
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._governance.vocabulary import HookDecision, HookEvent, HookResponse, Phase

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 from ledger._clients.registry import ClientSpec
 from ledger._errors import ConfigError, StorageError
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "Action",

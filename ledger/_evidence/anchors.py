@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from ledger._errors import StorageError
 from ledger._evidence.keys import trust_pins_dir
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 from ledger._workspace import checkpoint_dir, state_home
 
 __all__ = [

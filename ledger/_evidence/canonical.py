@@ -32,7 +32,7 @@ from typing import Any, Final, cast
 
 from ledger._errors import CanonicalizationError
 from ledger._evidence.lightjson import dumps_sorted
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "CHECKPOINT_DOMAIN",

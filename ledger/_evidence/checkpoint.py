@@ -39,7 +39,7 @@ from ledger._errors import CheckpointError, StorageError
 from ledger._evidence.canonical import CHECKPOINT_DOMAIN, domain_bytes
 from ledger._evidence.keys import Keyring, SigningKey, note_key_id
 from ledger._evidence.verify import CheckpointTarget
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "MAX_CHECKPOINT_BYTES",

@@ -39,8 +39,8 @@ from typing import Any, BinaryIO, Final, Literal
 from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
 from ledger._evidence.lightjson import dumps_sorted
 from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "COMMITMENT_KEY",

@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from ledger._errors import ConfigError, KeyNotFoundError, StorageError
 from ledger._evidence.canonical import KEY_ID_DOMAIN, domain_digest
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 from ledger._workspace import ledger_home
 
 __all__ = [

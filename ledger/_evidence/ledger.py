@@ -43,7 +43,7 @@ from ledger._evidence.record import (
     normalize_actor,
 )
 from ledger._evidence.store import LedgerFile, Tail, Transaction, fsync_dir
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 from ledger._version import __version__
 from ledger._workspace import Workspace, find_root, scaffold, utc_now
 

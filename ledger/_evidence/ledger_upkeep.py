@@ -50,7 +50,7 @@ from ledger._evidence.record import (
     rotation_statement,
 )
 from ledger._evidence.store import Transaction, fsync_dir
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._evidence.checkpoint import Checkpoint

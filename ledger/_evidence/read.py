@@ -24,7 +24,7 @@ from ledger._evidence import lightjson
 from ledger._evidence.format import FORMAT_VERSION
 from ledger._evidence.store import READ_CHUNK, LedgerFile
 from ledger._evidence.upcast import upcast
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "StoredRecord",

@@ -43,8 +43,8 @@ from ledger._evidence.canonical import (
 )
 from ledger._evidence.format import FORMAT_VERSION, SUPPORTED_FORMATS
 from ledger._evidence.keys import SigningKey
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "ACTOR_FIELDS",

@@ -62,7 +62,7 @@ from ledger._evidence.ledger import Ledger, open_reader
 from ledger._evidence.store import LedgerFile
 from ledger._evidence.verify import CheckpointTarget, Problem, VerifyReport
 from ledger._git import git_command, git_environment, repository_dirs
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "CHECKPOINT_FILE",

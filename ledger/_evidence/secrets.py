@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from typing import Any, Final
 
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "SCAN_LIMIT",

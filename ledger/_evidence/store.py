@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import LockTimeoutError, NotInitializedError, StorageError, TornTailError
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "LIBRARY_LOCK_DEADLINE",

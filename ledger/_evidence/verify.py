@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._evidence.disclosure import DisclosureReport

@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "Hunk",

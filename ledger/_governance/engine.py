@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ledger._errors import LedgerError, PolicyError
 from ledger._governance.matchers import Matcher, compile_matcher
 from ledger._governance.vocabulary import HOOK_ERROR_CODES, Permission, hook_error, strictness
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     import threading

@@ -18,7 +18,7 @@ from ledger._governance.policy_base import (
 from ledger._governance.snapshot import (
     keep_blob,
 )
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 
 def _open_regular(path: str) -> int | None:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 
 from ledger._errors import PolicyError
 from ledger._governance.vocabulary import SHELL_TOOLS
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.paths import ScopeSpec

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Final, Literal
 
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "AGENT_ENV_MARKERS",

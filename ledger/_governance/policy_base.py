@@ -13,7 +13,7 @@ from ledger._governance.snapshot import (
     BLOB_LIMIT,
 )
 from ledger._governance.vocabulary import hook_error
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from ledger._governance.analysis.intent_command import IntentCommand

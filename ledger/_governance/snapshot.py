@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._evidence.secrets import find_secrets, looks_secret_path
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "BLOB_LIMIT",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, assert_never
 
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "HOOK_ERROR_CODES",

@@ -69,8 +69,8 @@ from typing import Any, Final
 from ledger._errors import InputError, StorageError
 from ledger._hooks.service import CallAbandonedError, run_hook
 from ledger._hooks.tripwire import seal_sync_after_answer, sync_seals
-from ledger._namedtuple import NamedTuple
 from ledger._projections.cache import saves_after_answer, write_saved
+from ledger._startup.namedtuple import NamedTuple
 from ledger._version import __version__
 from ledger._workspace import cache_secret, decider_dirs, ledger_home
 

@@ -77,8 +77,8 @@ from ledger._hooks.tripwire import (
     rerooted,
     restore,
 )
-from ledger._namedtuple import NamedTuple
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
+from ledger._startup.namedtuple import NamedTuple
 from ledger._version import __version__
 from ledger._workspace import Workspace, cache_secret_path, find_root
 

@@ -56,8 +56,8 @@ from ledger._governance.analysis.runs_later import (
     hook_install_files,
     login_shell_files,
 )
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 from ledger._version import __version__
 from ledger._workspace import atomic_write, cache_secret, checkpoint_dir, seal, state_home, unseal
 

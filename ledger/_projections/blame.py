@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = [
     "BASE",

@@ -35,8 +35,8 @@ from typing import Any, Final, Protocol, runtime_checkable
 from ledger._errors import StorageError
 from ledger._evidence.lightjson import dumps_sorted, loads
 from ledger._evidence.read import line_ending_at, parse_stored, read_records
-from ledger._namedtuple import NamedTuple
 from ledger._projections.interface import Projection, StateT
+from ledger._startup.namedtuple import NamedTuple
 from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
 __all__ = [

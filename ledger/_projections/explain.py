@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Final
 from ledger._errors import InputError, NotInitializedError
 from ledger._evidence.disclosure import Revealer
 from ledger._governance.attribution import line_hash, split_lines
-from ledger._namedtuple import NamedTuple
 from ledger._projections.blame import BASE, BLAME, BlameState, FileView
 from ledger._projections.slices import read_slice
+from ledger._startup.namedtuple import NamedTuple
 from ledger._workspace import Workspace, find_root
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ledger._namedtuple import NamedTuple
 from ledger._projections.blame import BASE, BLAME, FileView
+from ledger._startup.namedtuple import NamedTuple
 from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 FIELD = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
     lambda name: not keyword.iskeyword(name)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 PATTERNS = [
     r"[0-9a-f]{64}",

@@ -9,7 +9,7 @@ from typing import Literal
 
 from ledger._errors import InputError
 from ledger._governance.analysis.shell_scan import _tokenize, _Word
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 __all__ = ["IntentCommand", "parse_intent_command"]
 

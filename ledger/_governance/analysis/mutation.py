@@ -41,8 +41,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 
 __all__ = ["MutationClass", "MutationKind", "classify_mutation"]
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from ledger._errors import ConfigError, InputError, PolicyError
-from ledger._namedtuple import NamedTuple
+from ledger._startup.namedtuple import NamedTuple
 
 # This module uses os.path, not pathlib (hence the PTH noqa comments): it runs inside every hook
 # process, and importing pathlib costs ~3.7 ms on top of ``re`` (python -X importtime, CPython

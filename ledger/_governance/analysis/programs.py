@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "CHDIR_OPTIONS",

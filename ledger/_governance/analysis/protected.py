@@ -47,7 +47,7 @@ from ledger._governance.analysis.runs_later import (
     hook_install_dirs,
     relative_areas,
 )
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "CACHE_AREA",

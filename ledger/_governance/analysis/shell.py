@@ -145,7 +145,7 @@ from ledger._governance.analysis.shell_writers import (
     _tee,
     _yq,
 )
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 __all__ = [
     "MAX_COMMAND_CHARS",

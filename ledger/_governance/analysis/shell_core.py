@@ -18,8 +18,8 @@ from ledger._governance.analysis.programs import (
     walk,
 )
 from ledger._governance.analysis.shell_scan import _State, _Word
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 
 Risk = Literal["SAFE", "DESTRUCTIVE"]
 

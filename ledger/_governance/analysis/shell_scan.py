@@ -11,7 +11,7 @@ import re
 from typing import Final
 
 from ledger._errors import InputError
-from ledger._patterns import lazy_compile
+from ledger._startup.patterns import lazy_compile
 
 # Control and redirection operators, longest first so greedy matching is right [bash(1)
 # DEFINITIONS "control operator", REDIRECTION].

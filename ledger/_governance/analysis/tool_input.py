@@ -36,8 +36,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ledger._namedtuple import NamedTuple
-from ledger._patterns import lazy_compile
+from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.patterns import lazy_compile
 
 __all__ = ["READ_WORDS", "WRITE_WORDS", "ToolReach", "is_read_only", "tool_reach"]
 
