@@ -366,7 +366,7 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     for path, entry in now.items():
         old = sealed.get(path)
         if old is None:
-            if entry.rule not in ("append-only", "checkpoint"):
+            if entry.rule not in ("append-only", "checkpoint") and not _holds_nothing(entry):
                 changes.append(Change(path, "added", entry.rule))
         elif old.digest != entry.digest or (entry.digest is None and not old.same_stat(entry)):
             changes.append(Change(path, "changed", old.rule))
@@ -375,9 +375,21 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     changes.extend(
         Change(path, "removed", old.rule)
         for path, old in sealed.items()
-        if path not in now and (old.rule != "checkpoint" or Path(path).name > newest)
+        if path not in now
+        and (old.rule != "checkpoint" or Path(path).name > newest)
+        and not _holds_nothing(old)
     )
     return sorted(changes)
+
+
+#: The digest of a client's settings or MCP file whose held-fixed part is empty: the client (or
+#: the person) creates one the first time it keeps something of its own (a model, a "don't ask
+#: again" rule, a counter), and such a file appearing or going runs nothing.
+_NOTHING_HELD: Final = hashlib.sha256(b"{}").hexdigest()
+
+
+def _holds_nothing(entry: Entry) -> bool:
+    return entry.rule in ("client-config", "mcp-config") and entry.digest == _NOTHING_HELD
 
 
 def tampering(
@@ -636,7 +648,8 @@ def _collect_servers(node: Any, where: str, found: dict[str, Any]) -> None:  # n
     for key, value in node.items():
         path = f"{where}/{key}"
         if key in _SERVER_KEYS and isinstance(value, dict):
-            found[path] = value
+            if value:  # an empty list of servers ("mcpServers": {}) runs nothing
+                found[path] = value
         else:
             _collect_servers(value, path, found)
 
