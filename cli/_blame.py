@@ -61,9 +61,12 @@ def _epoch(ts: str | None) -> float | None:
 def _human(report: BlameReport, *, colour: bool) -> str:
     width = len(str(report.lines[-1].line)) if report.lines else 1
     # A teammate's agent line (blame in any clone) shows whose ledger: agent@<short id>.
+    # A line a fetched ledger that does not verify here claims says so: never agent, not git.
     labels = [
         f"agent@{str(row.facts['ledger_id'])[:4]}"
         if row.status == "agent" and row.facts.get("ledger_id") not in (None, report.ledger_id)
+        else "unverified"
+        if row.facts.get("unverified")
         else row.status
         for row in report.lines
     ]
@@ -93,14 +96,21 @@ def _human(report: BlameReport, *, colour: bool) -> str:
         mark = "!" if facts.get("denied") else " "
         out.append(f"{row.line:>{width}} {ident:<8} {status} {who} {age:>8}{mark}| {row.text}")
     summary = report.summary()
+    unverified = summary["unverified"]["lines"]
     out.append(
         f"-- {report.file}: "
         + ", ".join(
             f"{summary[s]['lines']} {s} ({summary[s]['percent']}%)"
             for s in ("agent", "git", "unknown")
         )
+        + (f", {unverified} of them unverified" if unverified else "")
         + ("" if report.at is None else f" (as of seq {report.at})")
     )
+    # Each broken ledger's reason once: what does not verify, and the command that fixes it.
+    reasons = dict.fromkeys(
+        str(r.facts["reason"]) for r in report.lines if r.facts.get("unverified")
+    )
+    out.extend(f"-- unverified: {reason}" for reason in reasons)
     return "\n".join(out)
 
 

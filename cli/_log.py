@@ -526,6 +526,8 @@ class LogOptions(NamedTuple):
     follow: bool = False
     root: str | None = None
     as_json: bool = False
+    ledger: str | None = None
+    """A teammate's fetched ledger (``origin/<ledger id>``) in place of this clone's own."""
 
     @property
     def filtered(self) -> bool:
@@ -604,6 +606,7 @@ def log_parser() -> CommandParser:
         action="store_true",
         help="Keep printing new records as they are appended (Ctrl-C stops).",
     )
+    _ledger_option(parser)
     _common_options(parser)
     return parser
 
@@ -611,17 +614,43 @@ def log_parser() -> CommandParser:
 def show_parser() -> CommandParser:
     """The options of ``ledger show``."""
     parser = CommandParser(
-        prog="ledger show", description="Print one record in full (default: the last one)."
+        prog="ledger show",
+        description="Print one record in full (default: the last one).",
+        epilog="Examples: ledger show 42; ledger show origin/3f1c:42 (a teammate's record, "
+        "after ledger fetch).",
     )
     parser.add_argument(
         "seq",
         nargs="?",
-        type=_non_negative,
+        type=_show_target,
         metavar="SEQ",
-        help="The record's seq, as `ledger log` shows it.",
+        help="The record's seq, as `ledger log` shows it; REMOTE/LEDGER_ID:SEQ for a "
+        "teammate's fetched record.",
     )
+    _ledger_option(parser)
     _common_options(parser)
     return parser
+
+
+def _ledger_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ledger",
+        metavar="REMOTE/LEDGER_ID",
+        help="Read a teammate's ledger that `ledger fetch` kept (e.g. origin/3f1c; a unique "
+        "prefix of the id is enough), verified here, with the disclosures fetched with it.",
+    )
+
+
+def _show_target(text: str) -> tuple[str | None, int | None]:
+    """``SEQ``, ``REMOTE/LEDGER_ID:SEQ``, or ``REMOTE/LEDGER_ID`` (its last record)."""
+    name, colon, seq = text.rpartition(":")
+    if not colon:
+        return (text, None) if "/" in text else (None, _non_negative(text))
+    if "/" not in name:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a seq or REMOTE/LEDGER_ID:SEQ (e.g. 42, origin/3f1c:42)"
+        )
+    return name, _non_negative(seq)
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:
@@ -743,15 +772,45 @@ def _remember(targets: dict[str, str], data: Mapping[str, Any], row: Summary) ->
 def run_log(options: LogOptions, out: IO[str] | Output | None = None) -> int:
     """``ledger log``: print the matching records, then follow the file if asked."""
     output = out if isinstance(out, Output) else this_process(out)
-    stream = output.stream
     _check_kinds(options.kinds)
+    if options.ledger is None:
+        path = ledger_path(options.root, output)
+        return _print_log(path, _Reveal(lambda: _revealer(path)), options, output)
+    if options.follow:
+        raise UsageError(
+            "--follow reads this clone's own ledger; a fetched one changes only with "
+            "`ledger fetch`\nhint: ledger fetch, then ledger log --ledger NAME"
+        )
+    from ledger import open_fetched_ledger  # noqa: PLC0415
+
+    with open_fetched_ledger(
+        _start(options.root, output), options.ledger, environ=output.environ
+    ) as reading:
+        reveal = _Reveal(reading.revealer, batch=True)
+        return _print_log(reading.segment, reveal, options, output)
+
+
+def _start(root: str | None, output: Output) -> str | None:
+    """Where the workspace is looked for: ``--root``, else the caller's directory."""
+    if root is not None or output.cwd is None:
+        return root
+    from ledger import find_root  # noqa: PLC0415
+
+    return str(find_root(None, start=Path(output.cwd), environ=output.environ))
+
+
+def _print_log(path: Path, reveal: _Reveal, options: LogOptions, output: Output) -> int:
+    stream = output.stream
     since = _since_bound(options.since) if options.since else None
-    path = ledger_path(options.root, output)
     targets: dict[str, str] = {}
     seen: set[str] = set()
     picked: deque[tuple[Line, Summary]] = deque(maxlen=options.limit)
-    records = read_lines(path) if options.filtered else iter(tail_lines(path, options.limit))
-    reveal = _Reveal(path)
+    if options.filtered:
+        records: Iterator[Line] = read_lines(path)
+    else:
+        tail = tail_lines(path, options.limit)
+        reveal.prepare(tail)
+        records = iter(tail)
     for record in records:
         data = reveal(record.raw, record.data)
         seen.add(str(data.get("kind")))
@@ -795,15 +854,26 @@ class _Reveal:
     secret rules, ~26 ms of imports) only at the first stored line that holds a commitment: a
     log of records without content never pays for it."""
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
+    def __init__(self, make: Callable[[], Revealer], *, batch: bool = False) -> None:
+        self._make = make
+        self._batch = batch
         self._revealer: Revealer | None = None
+
+    def prepare(self, lines: list[Line]) -> None:
+        """With ``batch`` (a teammate's records, whose fields are mostly withheld, so their
+        own lines in the store seldom settle them): look up the commitments of the records
+        about to be shown in one scan of the store."""
+        held = [line.data.get("body") for line in lines if b'"commitment":' in line.raw]
+        if self._batch and held:
+            if self._revealer is None:
+                self._revealer = self._make()
+            self._revealer.prepare(held)
 
     def __call__(self, raw: bytes, data: Mapping[str, Any]) -> Mapping[str, Any]:
         if b'"commitment":' not in raw:
             return data
         if self._revealer is None:
-            self._revealer = _revealer(self._path)
+            self._revealer = self._make()
         return self._revealer.record(data)
 
 
@@ -897,12 +967,44 @@ def render_record(data: Mapping[str, Any], width: int = 100) -> str:
 
 
 def run_show(
-    seq: int | None, root: str | None, as_json: bool, out: IO[str] | Output | None = None
+    seq: int | None,
+    root: str | None,
+    as_json: bool,
+    out: IO[str] | Output | None = None,
+    *,
+    ledger: str | None = None,
 ) -> int:
-    """``ledger show [SEQ]``: one record in full (``--json``: the stored line itself)."""
+    """``ledger show [SEQ]``: one record in full (``--json``: the stored line itself);
+    ``ledger``: of a teammate's fetched ledger (``origin/<ledger id>``)."""
     output = out if isinstance(out, Output) else this_process(out)
+    if ledger is None:
+        path = ledger_path(root, output)
+        return _print_record(path, seq, lambda: _revealer(path), as_json, output)
+    from ledger import open_fetched_ledger  # noqa: PLC0415
+
+    with open_fetched_ledger(_start(root, output), ledger, environ=output.environ) as reading:
+        return _print_record(
+            reading.segment,
+            seq,
+            reading.revealer,
+            as_json,
+            output,
+            lister=f"ledger log --ledger {reading.name}",
+        )
+
+
+def _print_record(
+    path: Path,
+    seq: int | None,
+    revealer: Callable[[], Revealer],
+    as_json: bool,
+    output: Output,
+    *,
+    lister: str = "ledger log",
+) -> int:
+    """Print one record of the ledger at ``path``; ``lister``: the command that lists that
+    ledger's records (the hint when there is no such seq)."""
     stream = output.stream
-    path = ledger_path(root, output)
     if seq is None:
         found = tail_lines(path, 1)
         record = found[0] if found else None
@@ -911,11 +1013,11 @@ def run_show(
     if record is None or (seq is not None and record.data.get("seq") != seq):
         last = tail_lines(path, 1)
         end = f"the last is seq {last[0].data.get('seq')}" if last else "the ledger is empty"
-        raise UsageError(f"no record with seq {seq} ({end})\nhint: ledger log")
+        raise UsageError(f"no record with seq {seq} ({end})\nhint: {lister}")
     if as_json:
         print(record.raw.decode(), file=stream)
     else:
-        print(render_record(_revealer(path).record(record.data), output.width or 100), file=stream)
+        print(render_record(revealer().record(record.data), output.width or 100), file=stream)
     return OK
 
 
@@ -925,6 +1027,8 @@ def _log(args: list[str], output: Output, *, for_caller: bool = False) -> int:
     ns = parser.parse_args(args)
     if ns.follow and for_caller:
         raise NotServedError("ledger log --follow")  # it never ends: the caller's own process
+    if ns.ledger is not None and for_caller:
+        raise NotServedError("ledger log --ledger")  # runs git and verifies: its own process
     return run_log(
         LogOptions(
             ns.count,
@@ -938,6 +1042,7 @@ def _log(args: list[str], output: Output, *, for_caller: bool = False) -> int:
             ns.follow,
             ns.root,
             ns.as_json,
+            ns.ledger,
         ),
         output,
     )
@@ -947,7 +1052,13 @@ def _show(args: list[str], output: Output, *, for_caller: bool = False) -> int:
     parser = show_parser()
     parser.for_caller = for_caller
     ns = parser.parse_args(args)
-    return run_show(ns.seq, ns.root, ns.as_json, output)
+    name, seq = ns.seq if ns.seq is not None else (None, None)
+    if name is not None and ns.ledger is not None and name != ns.ledger:
+        raise UsageError(f"{name} and --ledger {ns.ledger} name two ledgers; give one")
+    ledger = name or ns.ledger
+    if ledger is not None and for_caller:
+        raise NotServedError("ledger show of a fetched ledger")  # runs git: its own process
+    return run_show(seq, ns.root, ns.as_json, output, ledger=ledger)
 
 
 def log_main(args: list[str]) -> int:

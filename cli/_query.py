@@ -6,6 +6,7 @@ public API.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -28,9 +29,12 @@ from ledger import (
     QuerySession,
     StorageError,
     Verification,
+    Workspace,
     build_report,
     discover_sources,
     export_ledger,
+    fetched_sources,
+    find_root,
     render_report_html,
     verify_export,
     view_schema_json,
@@ -48,6 +52,35 @@ def _sources(root: str | None, ledgers: str | None) -> list[LedgerSource]:
     if ledgers is not None and root is not None:
         raise InputError("pass either --root or --ledgers, not both")
     return discover_sources(ledgers) if ledgers is not None else [LedgerSource.workspace(root)]
+
+
+def _with_fetched(
+    stack: contextlib.ExitStack, root: str | None, ledgers: str | None
+) -> tuple[list[LedgerSource], list[str]]:
+    """``--fetched``: this workspace's own ledger (when it has one) and the teammates' ledgers
+    ``ledger fetch`` kept, each verified here; one that does not verify is left out, with a
+    warning naming the command that fetches it again (printed, and returned)."""
+    if ledgers is not None:
+        raise InputError("pass --fetched with the workspace (--root), not --ledgers")
+    workspace = Workspace(find_root(root))
+    own = [LedgerSource.workspace(workspace.root)] if workspace.ledger_path.exists() else []
+    fetched, warnings = stack.enter_context(fetched_sources(workspace.root))
+    for warning in warnings:
+        _warn(warning)
+    if not fetched:
+        _warn("no teammate's ledger is fetched here (run `ledger fetch` first)")
+    if not own + fetched:
+        raise InputError(
+            "no ledger to read here: no ledger of this clone's own (`ledger init`) and no "
+            "teammate's that verifies (`ledger fetch`)"
+        )
+    return own + fetched, warnings
+
+
+_FETCHED_HELP = (
+    "the teammates' ledgers `ledger fetch` kept, each verified here, with their fetched "
+    "disclosures (rows carry ledger_id; one that does not verify is left out, with a warning)."
+)
 
 
 def _check_sources(sources: list[LedgerSource], verify: bool) -> None:
@@ -91,6 +124,13 @@ def query(
             "(rows carry ledger_id).",
         ),
     ] = None,
+    fetched: Annotated[
+        bool,
+        typer.Option(
+            "--fetched",
+            help=f"Also query {_FETCHED_HELP}",
+        ),
+    ] = False,
     verify: Annotated[
         bool, typer.Option("--verify/--no-verify", help="Verify each ledger first (default).")
     ] = True,
@@ -127,12 +167,13 @@ def query(
             raise InputError("no SQL given; see `ledger query --help` for the views")
         if fmt not in QUERY_FORMATS:
             raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(QUERY_FORMATS)}")
-        sources = _sources(root, ledgers)
-        _check_sources(sources, verify)
-        with QuerySession(sources, sql, timeout=timeout, memory_limit=memory_limit) as session:
-            for warning in session.warnings:
-                _warn(warning)
-            session.output(fmt, out, force=force)  # type: ignore[arg-type]
+        with contextlib.ExitStack() as stack:
+            sources = _with_fetched(stack, root, ledgers)[0] if fetched else _sources(root, ledgers)
+            _check_sources(sources, verify)
+            with QuerySession(sources, sql, timeout=timeout, memory_limit=memory_limit) as session:
+                for warning in session.warnings:
+                    _warn(warning)
+                session.output(fmt, out, force=force)  # type: ignore[arg-type]
         return OK
 
     _run(action)
@@ -170,8 +211,10 @@ def export_cmd(
         str,
         typer.Option(
             "--disclose",
-            help="none: digests only, no prompt, command or file content (default); all: also "
-            "the selected records' disclosures (disclosures.jsonl; secrets are never in them).",
+            help="none: digests only, no prompt, command or file content (default); policy: "
+            "also the disclosures of the fields hooks.yaml's disclose: names, as `ledger push` "
+            "publishes them; all: every disclosure of the selected records (disclosures.jsonl; "
+            "secrets are never in them).",
         ),
     ] = "none",
     publish_verbatim_content: Annotated[
@@ -188,7 +231,7 @@ def export_cmd(
 ) -> None:
     """Export records with the raw ledger segment they came from, the public keys and a
     signed manifest, for auditors (check it with `ledger verify-export DIR`). The export
-    carries no prompt, command line or file content unless --disclose all."""
+    carries no prompt, command line or file content unless --disclose policy or all."""
 
     def action() -> int:
         options = ExportOptions(
@@ -201,7 +244,7 @@ def export_cmd(
             force,
             verify,
             retention_months,
-            disclose,
+            disclose,  # type: ignore[arg-type]  # export_ledger names the modes when it is not one
             publish_verbatim_content,
         )
         ledger = Ledger.open(root)
@@ -223,12 +266,15 @@ def export_cmd(
                 f"verification: {manifest['verification']['state']}"
             )
             carried = [f for f in manifest["files"] if f["role"] == "disclosures"]
+            fields = manifest.get("disclosed_fields")
+            named = "every field" if fields is None else ", ".join(fields) or "no field"
             print(
                 "  content: "
                 + (
-                    f"{carried[0]['rows']} disclosure line(s) in {carried[0]['path']}"
+                    f"{carried[0]['rows']} disclosure line(s) in {carried[0]['path']} "
+                    f"(--disclose {manifest['disclose']}: {named})"
                     if carried
-                    else "none (digests only; --disclose all includes the disclosures)"
+                    else "none (digests only; --disclose policy|all includes the disclosures)"
                 )
             )
             print(
@@ -297,6 +343,9 @@ def report(
             "--ledgers", help="Glob of workspaces or export directories to report on together."
         ),
     ] = None,
+    fetched: Annotated[
+        bool, typer.Option("--fetched", help=f"Also report on {_FETCHED_HELP}")
+    ] = False,
     verify: Annotated[
         bool, typer.Option("--verify/--no-verify", help="Verify each ledger (default).")
     ] = True,
@@ -324,14 +373,21 @@ def report(
             return review_report(
                 range_spec, by=by, out=out, force=force, as_json=as_json, root=root
             )
-        sources = _sources(root, ledgers)
-        if out is not None:
-            check_report_dir(out, force=force)
-        verifications, checkpoints = _report_checks(sources, root, checkpoint, verify)
-        with progress_bars() as progress:
-            data = build_report(
-                sources, verifications=verifications, checkpoints=checkpoints, progress=progress
+        with contextlib.ExitStack() as stack:
+            sources, left_out = (
+                _with_fetched(stack, root, ledgers) if fetched else (_sources(root, ledgers), [])
             )
+            if out is not None:
+                check_report_dir(out, force=force)
+            verifications, checkpoints = _report_checks(sources, root, checkpoint, verify)
+            with progress_bars() as progress:
+                data = build_report(
+                    sources,
+                    verifications=verifications,
+                    checkpoints=checkpoints,
+                    progress=progress,
+                    left_out=left_out,
+                )
         if out is not None:
             write_report_dir(out, render_report_html(data))
         if as_json:
@@ -427,6 +483,7 @@ def report_text(data: dict[str, object]) -> list[str]:
         f"  checkpoint {cp['name']}: {'ok' if cp['ok'] else 'FAILED'}: {cp['message']}"
         for cp in data["checkpoints"]  # type: ignore[attr-defined]
     ]
+    lines += [f"  left out: {why}" for why in data.get("left_out") or []]  # type: ignore[attr-defined]
     sections = [
         ("Decisions by code", "decisions_by_code", ["decision", "code", "n"]),
         ("Per intent", "per_intent", ["intent", "calls", "denials", "asks", "codes"]),

@@ -148,6 +148,12 @@ if TYPE_CHECKING:
     from ledger._mcp import MCP_SERVER_NAME, MCP_TOOL_NAMES, McpTools, serve_mcp
     from ledger._projections import GOVERNANCE_STATE, PROJECTIONS, Projection, ProjectionCache
     from ledger._projections.explain import BlameLine, BlameReport, blame_file, current_lines
+    from ledger._projections.fetched import (
+        FetchedReading,
+        fetched_ledger_names,
+        open_fetched_ledger,
+        open_fetched_ledgers,
+    )
     from ledger._projections.intent_state import (
         intent_map_markdown,
         intent_summaries,
@@ -161,6 +167,7 @@ if TYPE_CHECKING:
         QuerySession,
         Verification,
         build_report,
+        fetched_sources,
         format_table,
         register_view,
         registered_views,
@@ -229,6 +236,7 @@ __all__ = [
     "ExportResult",
     "FailOn",
     "FetchedLedger",
+    "FetchedReading",
     "ForgetSelector",
     "GovernedWorkspace",
     "HookDecision",
@@ -299,6 +307,8 @@ __all__ = [
     "export_ledger",
     "fetch_evidence",
     "fetch_evidence_reading",
+    "fetched_ledger_names",
+    "fetched_sources",
     "find_root",
     "format_table",
     "handle_event",
@@ -314,6 +324,8 @@ __all__ = [
     "loads_ledger_json",
     "missing_intents_message",
     "no_agent_line",
+    "open_fetched_ledger",
+    "open_fetched_ledgers",
     "parse_checkpoint",
     "parse_fail_on",
     "parse_payload",
@@ -413,6 +425,7 @@ _LAZY = {
     "DEFAULT_QUERY_TIMEOUT": "ledger._query",
     "QUERY_FORMATS": "ledger._query",
     "LedgerSource": "ledger._query",
+    "fetched_sources": "ledger._query",
     "QuerySession": "ledger._query",
     "discover_sources": "ledger._export",
     "register_view": "ledger._query",
@@ -492,6 +505,10 @@ _LAZY = {
     "push_evidence": "ledger._evidence.remote",
     "verify_against_remote": "ledger._evidence.remote",
     "verify_fetched_evidence": "ledger._evidence.remote",
+    "FetchedReading": "ledger._projections.fetched",
+    "fetched_ledger_names": "ledger._projections.fetched",
+    "open_fetched_ledger": "ledger._projections.fetched",
+    "open_fetched_ledgers": "ledger._projections.fetched",
     "Workspace": "ledger._workspace",
     "find_root": "ledger._workspace",
 }

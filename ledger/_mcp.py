@@ -366,9 +366,12 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
     from ledger._governance.analysis import shell as _shell  # noqa: F401, PLC0415
     from ledger._hooks import service as _service  # noqa: F401, PLC0415
     from ledger._hooks.mcp_servers import announced  # noqa: PLC0415
+    from ledger._hooks.tripwire import seal_sync_after_answer  # noqa: PLC0415
+    from ledger._projections.cache import saves_after_answer  # noqa: PLC0415
     from ledger._workspace import find_root  # noqa: PLC0415
 
     tools = McpTools(root, environ)
+    after_answer = _AfterAnswer()
 
     class LedgerServer(MCPServer[Any]):
         """The SDK's server, plus the unlisted hook tool (registered tools are all listed)."""
@@ -381,13 +384,17 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
         ) -> Any:  # noqa: ANN401 -- the SDK's result types
             if name != HOOK_TOOL:
                 return await super().call_tool(name, arguments, context)
-            try:
-                text = tools.hook(arguments)
-            except LedgerError as exc:
-                return CallToolResult(
-                    content=[TextContent(type="text", text=_one_line(exc))], is_error=True
-                )
-            return CallToolResult(content=[TextContent(type="text", text=text)])
+            # As the resident decider answers: the records fsync-ed before the answer, the
+            # seal's fsync and the projection caches' writes after it (_AfterAnswer).
+            with seal_sync_after_answer() as seals, saves_after_answer() as caches:
+                try:
+                    text = tools.hook(arguments)
+                except LedgerError as exc:
+                    text, failed = _one_line(exc), True
+                else:
+                    failed = False
+            after_answer.submit(seals, caches)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
 
     server = LedgerServer(
         MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
@@ -438,5 +445,44 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
             description=descriptions[function.__name__],
             structured_output=False,
         )
-    with announced(served_root, environ):
-        server.run("stdio")
+    try:
+        with announced(served_root, environ):
+            server.run("stdio")
+    finally:
+        after_answer.close()
+
+
+class _AfterAnswer:
+    """What the hook tool's calls leave for after their answers (the seal's ``fsync``, the
+    projection caches' writes: :func:`~ledger._hooks.tripwire.seal_sync_after_answer`), done
+    in order on one thread of its own while the server sends the answer. A crash in between
+    costs what it costs the resident decider: a seal the disk lost reads as a tampering on the
+    next call (fail-safe), a cache not written only a few more records folded."""
+
+    def __init__(self) -> None:
+        import queue  # noqa: PLC0415
+        import threading  # noqa: PLC0415
+
+        self._queue: queue.SimpleQueue[tuple[list[Path], list[tuple[Path, bytes]]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._thread = threading.Thread(target=self._run, name="ledger-after-answer", daemon=True)
+        self._thread.start()
+
+    def submit(self, seals: list[Path], caches: list[tuple[Path, bytes]]) -> None:
+        if seals or caches:
+            self._queue.put((seals, caches))
+
+    def close(self) -> None:
+        """Finish what is queued (the server is closing)."""
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        from ledger._hooks.tripwire import sync_seals  # noqa: PLC0415
+        from ledger._projections.cache import write_saved  # noqa: PLC0415
+
+        while (item := self._queue.get()) is not None:
+            seals, caches = item
+            write_saved(caches)
+            sync_seals(seals)

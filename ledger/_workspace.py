@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from _thread import get_ident
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -265,7 +266,9 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = 
             removed; ``path`` is unchanged).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # The thread too: two threads of a warm process writing one cache must not share a
+    # temporary file (one's truncation under the other's write left a mix of both).
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
         with os.fdopen(fd, "wb") as handle:

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, BinaryIO, Final, NamedTuple
+from typing import Any, BinaryIO, Final, Literal, NamedTuple
 
 from ledger._evidence.canonical import COMMITMENT_DOMAIN, canonical_bytes, domain_bytes
 from ledger._evidence.lightjson import dumps_sorted
@@ -44,12 +44,14 @@ from ledger._evidence.secrets import SCAN_LIMIT, find_secrets, redact
 __all__ = [
     "COMMITMENT_KEY",
     "DEFAULT_DISCLOSE",
+    "DISCLOSE_MODES",
     "DISCLOSURES_FILE",
     "FETCHED_DISCLOSURES_DIR",
     "FORGOTTEN",
     "FORGOTTEN_KIND",
     "WITHHELD",
     "Content",
+    "DiscloseMode",
     "Disclosure",
     "DisclosureIndex",
     "DisclosureReport",
@@ -63,6 +65,8 @@ __all__ = [
     "check_disclosures",
     "commitment_digest",
     "commitments_in",
+    "disclosed_field",
+    "disclosed_fields",
     "disclosure_line",
     "disclosure_lines",
     "fetched_stores",
@@ -523,9 +527,13 @@ class Revealer:
     the teammates' disclosures, as before. After ``_LOOKUPS`` records (``ledger log`` of a long
     span) reading the store once is cheaper."""
 
-    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_store")
+    __slots__ = ("_fetched", "_index", "_loaded", "_lookups", "_scans", "_settled", "_store")
 
     _LOOKUPS: Final = 64
+    _SCANS: Final = 2
+    """Commitments the record's lines do not settle (a field withheld, as a teammate's often
+    are) are looked up by scanning the store's bytes for them, at most this many times; then
+    the store is read once, whole."""
 
     def __init__(
         self, store: DisclosureStore, fetched: Callable[[], Iterable[DisclosureStore]] | None = None
@@ -535,6 +543,8 @@ class Revealer:
         self._loaded: tuple[dict[str, dict[str, Any]], set[str]] | None = None
         self._index: DisclosureIndex | None = None
         self._lookups = 0
+        self._scans = 0
+        self._settled: tuple[dict[str, dict[str, Any]], set[str], set[str]] | None = None
 
     @classmethod
     def beside(cls, ledger_path: Path) -> Revealer:
@@ -565,21 +575,45 @@ class Revealer:
     ) -> tuple[Mapping[str, Mapping[str, Any]], AbstractSet[str]]:
         """The disclosures and forgotten commitments that settle every commitment of
         ``value`` (found at ``path`` of record ``seq``): the record's own lines when they do,
-        else the whole store."""
-        if self._loaded is None and isinstance(seq, int) and self._lookups < self._LOOKUPS:
+        else the store's lines of these commitments (the teammates' stores too, when this one
+        does not disclose them all), else the whole store."""
+        if self._settled is not None and self._loaded is None:
+            disclosed, forgotten, digests = self._settled
+            wanted = list(commitments_in(value, path))
+            if all(d in digests for _, d in wanted) and (
+                self._fetched is None or all(d in disclosed for _, d in wanted)
+            ):
+                return disclosed, forgotten
+        if self._loaded is None and self._lookups < self._LOOKUPS:
             self._lookups += 1
-            if self._index is None:
-                self._index = DisclosureIndex(self._store)
-            found = self._index.lines_of(seq)
-            if found is not None:
-                disclosed, forgotten = _fold(found)
-                if all(
-                    digest in forgotten
-                    or (digest in disclosed and opened(disclosed[digest], field, digest))
-                    for field, digest in commitments_in(value, path)
-                ):
+            wanted = list(commitments_in(value, path))
+            if isinstance(seq, int):
+                if self._index is None:
+                    self._index = DisclosureIndex(self._store)
+                found = self._index.lines_of(seq)
+                if found is not None:
+                    disclosed, forgotten = _fold(found)
+                    if all(
+                        digest in forgotten
+                        or (digest in disclosed and opened(disclosed[digest], field, digest))
+                        for field, digest in wanted
+                    ):
+                        return disclosed, forgotten
+            if self._scans < self._SCANS:
+                self._scans += 1
+                disclosed, forgotten = _fold(self._store.lines_of({d for _, d in wanted}))
+                if self._fetched is None or all(d in disclosed for _, d in wanted):
                     return disclosed, forgotten
         return self._tables(value)
+
+    def prepare(self, bodies: Iterable[Any]) -> None:
+        """Look up the commitments of ``bodies`` (the records about to be shown) in one scan
+        of the store's bytes, so showing them reads it no more: for records whose own lines
+        seldom settle them (a teammate's, most fields withheld)."""
+        digests = {d for body in bodies for _, d in commitments_in(body)}
+        if digests and self._loaded is None:
+            disclosed, forgotten = _fold(self._store.lines_of(digests))
+            self._settled = (disclosed, forgotten, digests)
 
     def body(self, body: Any, seq: int | None = None) -> Any:  # noqa: ANN401 -- any JSON value
         """``body`` (of record ``seq``, if known) with its commitments revealed (a body
@@ -825,6 +859,23 @@ class DisclosureStore:
             if line is not None:
                 yield line
 
+    def lines_of(self, digests: AbstractSet[str]) -> Iterator[dict[str, Any]]:
+        """The lines :meth:`lines` gives of these commitments (and any it cannot tell apart
+        without parsing), in file order: a line as ledger writes it names its one commitment
+        in its first bytes, and is parsed only when that is one of ``digests``."""
+        wanted = {d.encode() for d in digests}
+        for raw in self.raw_lines():
+            if (
+                raw.startswith(_LINE_PREFIX)
+                and raw[15:79] not in wanted
+                and raw.count(b'"commitment"') == 1
+                and b"\\u" not in raw  # an escaped key could name another commitment
+            ):
+                continue
+            line = _parse_line(raw)
+            if line is not None:
+                yield line
+
     def load(self) -> tuple[dict[str, dict[str, Any]], set[str]]:
         """``(disclosures by commitment, forgotten commitments)``."""
         return _fold(self.lines())
@@ -891,6 +942,14 @@ MAX_SHARED_LINE: Final = 16 * 1024 * 1024
 _INDEX: Final = re.compile(r"\[\d+\]")
 
 
+def disclosed_field(raw: bytes) -> str | None:
+    """The field a store line discloses (``None``: a tombstone, or not a disclosure)."""
+    entry = _parse_line(raw)
+    if entry is None or "forgotten" in entry:
+        return None
+    return str(entry.get("field"))
+
+
 def field_disclosed(field: str, patterns: Iterable[str]) -> bool:
     """``field`` (``hooks[2].reason``) is one ``patterns`` names: a pattern names a field and
     everything below it, ``[]`` standing for any index (``hooks[].reason``, ``tool_input``)."""
@@ -898,18 +957,48 @@ def field_disclosed(field: str, patterns: Iterable[str]) -> bool:
     return any(shape == p or shape.startswith((f"{p}.", f"{p}[")) for p in patterns)
 
 
+DiscloseMode = Literal["none", "policy", "all"]
+DISCLOSE_MODES: Final[tuple[DiscloseMode, ...]] = ("none", "policy", "all")
+
+
+def disclosed_fields(mode: DiscloseMode, policy: Iterable[str]) -> tuple[str, ...] | None:
+    """The fields ``--disclose mode`` lets evidence that leaves the machine carry (``ledger
+    push`` and ``ledger export`` alike): ``None`` every field (``all``), ``()`` none (``none``),
+    else the fields ``policy`` (``hooks.yaml``'s ``disclose:``) names."""
+    if mode == "all":
+        return None
+    if mode == "policy":
+        return tuple(policy)
+    return ()
+
+
 def published_disclosures(
-    store: DisclosureStore, fields: Iterable[str] | None, out: BinaryIO
+    store: DisclosureStore,
+    fields: Iterable[str] | None,
+    out: BinaryIO,
+    *,
+    only: AbstractSet[str] | None = None,
+    tombstones: bool = False,
 ) -> int:
-    """Write to ``out`` the store's lines ``ledger push`` publishes: each disclosure that opens
-    its commitment, of a field ``fields`` names (``None``: every field), as stored. Tombstones,
-    erased values and lines that do not open are never published. Returns how many."""
+    """Write to ``out`` the store's lines that leave the machine: each disclosure that opens
+    its commitment, of a field ``fields`` names (``None``: every field; see
+    :func:`disclosed_fields`), as stored; with ``only``, just those of these commitments.
+    Erased values and lines that do not open are never written; a tombstone only with
+    ``tombstones`` (an export carries them so a reader says ``[forgotten]``; it reveals no more
+    than the chain's signed ``ledger.forgotten`` record). Returns how many lines."""
     patterns = None if fields is None else tuple(fields)
+    if patterns == ():
+        return 0
     _, forgotten = store.load() if store.exists() else ({}, set())
     count = 0
     for line in store.lines():
         digest = line[COMMITMENT_KEY]
+        if only is not None and digest not in only:
+            continue
         if "forgotten" in line or digest in forgotten:
+            if tombstones and "forgotten" in line:
+                out.write(line["_raw"].rstrip(b"\r\n") + b"\n")
+                count += 1
             continue
         field = str(line.get("field"))
         if patterns is not None and not field_disclosed(field, patterns):

@@ -31,7 +31,7 @@ from ledger._evidence.keys import (
     store_private_key,
 )
 from ledger._evidence.ledger_upkeep import AutoCheckpoint, Forgotten, RepairResult, forget
-from ledger._evidence.read import read_records, record_at, tail_records
+from ledger._evidence.read import ledger_id_at, read_records, tail_records
 from ledger._evidence.record import (
     APPEND_RESERVED_PREFIXES,
     FORMAT_VERSION,
@@ -402,11 +402,8 @@ class Ledger:
 
     @property
     def ledger_id(self) -> str:
-        """The ledger id fixed at init."""
-        first = record_at(self.file.path, 0)
-        if first is None:
-            raise NotInitializedError(f"{self.file.path} is empty")
-        return str(first.data["ledger"])
+        """The ledger id fixed at init (its genesis line read again on every call)."""
+        return ledger_id_at(self.file.path)
 
     # --- upkeep: verification, checkpoints, repair and key lifecycle (ledger_upkeep.py) ------
 

@@ -47,10 +47,13 @@ from ledger._errors import (
 from ledger._evidence.checkpoint import MAX_CHECKPOINT_BYTES, parse_checkpoint
 from ledger._evidence.disclosure import (
     DEFAULT_DISCLOSE,
+    DISCLOSE_MODES,
     FETCHED_DISCLOSURES_DIR,
+    DiscloseMode,
     DisclosureStore,
     bounded_lines,
     chain_commitments,
+    disclosed_fields,
     published_disclosures,
     sift_fetched,
     verbatim_records,
@@ -74,6 +77,7 @@ __all__ = [
     "fetch_evidence",
     "fetched_ledgers",
     "push_evidence",
+    "refetch_command",
     "segment_of",
     "verified_segment",
     "verify_against_remote",
@@ -94,8 +98,6 @@ CHECKPOINT_FILE: Final = "checkpoint.note"
 #: the next push. Outside ``refs/ledger/``, whose refs only ever fast-forward.
 DISCLOSURE_REFS: Final = "refs/ledger-disclosures/"
 DISCLOSURES_BLOB: Final = "disclosures.jsonl"
-DiscloseMode = Literal["none", "policy", "all"]
-DISCLOSE_MODES: Final[tuple[DiscloseMode, ...]] = ("none", "policy", "all")
 #: A disclosures commit's dates: the same content makes the same commit, so a push that
 #: changes nothing moves no ref.
 _FIXED_DATES: Final = {
@@ -397,7 +399,7 @@ def push_evidence(
         )
     if commit != local:
         git.set_ref(ref, commit, local)
-    fields = None if disclose == "all" else tuple(policy) if disclose == "policy" else ()
+    fields = disclosed_fields(disclose, policy)
     if published == commit:
         disclosed = _publish_disclosures(
             ledger, git, url=url, remote=remote, ledger_id=checkpoint.ledger_id, fields=fields
@@ -903,6 +905,13 @@ def fetched_ledgers(
         if remote and _LEDGER_ID.fullmatch(ledger_id):
             out.append((ledger_id, remote, commit))
     return out
+
+
+def refetch_command(remote: str, ledger_id: str) -> str:
+    """The way out for a fetched ledger that does not verify here: the copy kept here is
+    dropped and fetched again from the remote, which verifies it (and says so when the
+    remote's own copy is bad, or signed by a key not pinned here)."""
+    return f"git update-ref -d {FETCHED_REFS}{remote}/{ledger_id} && ledger fetch {remote}"
 
 
 def segment_of(

@@ -10,8 +10,9 @@ end, so a failure leaves nothing half-written. Layout (docs/auditors.md)::
     DIR/keys/<kid>.json    trusted public keys with validity windows (+ <kid>.pem for openssl)
     DIR/data/...           parquet: ledger_id=…/date=…/part-0.parquet; csv: events.csv;
                            jsonl: records.jsonl; agent-trace: agent-trace.jsonl
-    DIR/disclosures.jsonl  only with ``disclose="all"``: the disclosures of the selected
-                           records' commitments (the store's lines as they are)
+    DIR/disclosures.jsonl  only with ``disclose="policy"`` or ``"all"``: the disclosures of the
+                           selected records' commitments that the mode lets out (the store's
+                           lines as they are); the manifest names the fields
 
 By default an export carries no prompt, command line or file content: format v3 records hold
 salted digests of them, and their disclosures stay in the workspace. Records written before
@@ -39,8 +40,10 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from ledger._errors import InputError, IntegrityError, NotInitializedError, StorageError
 from ledger._evidence.disclosure import (
     COMMITMENT_BYTES,
-    COMMITMENT_KEY,
-    opened,
+    DISCLOSE_MODES,
+    DiscloseMode,
+    disclosed_fields,
+    published_disclosures,
     verbatim_records,
 )
 from ledger._evidence.keys import KeyEntry
@@ -86,8 +89,6 @@ RETENTION_BASIS: Final = (
     "12 months (3 immediately available)"
 )
 _CHUNK: Final = 8 * 1024 * 1024
-#: What an export may carry of the content its records commit to (``--disclose``).
-DISCLOSE_POLICIES: Final = ("none", "all")
 
 
 class ExportOptions(NamedTuple):
@@ -102,10 +103,14 @@ class ExportOptions(NamedTuple):
     force: bool = False
     verify: bool = True
     retention_months: int = DEFAULT_RETENTION_MONTHS
-    disclose: str = "none"
-    """``none``: digests only; ``all``: also the selected records' disclosures."""
+    disclose: DiscloseMode = "none"
+    """``none``: digests only; ``policy``: also the selected records' disclosures of the fields
+    ``policy`` names, as ``ledger push`` publishes; ``all``: every one of their disclosures."""
     verbatim: bool = False
     """Export records from before format v3, whose content is in the chain verbatim."""
+    policy: tuple[str, ...] | None = None
+    """The fields ``disclose="policy"`` carries; ``None``: ``hooks.yaml``'s ``disclose:`` of
+    the ledger's workspace (what ``ledger push`` follows)."""
 
 
 class ExportResult(NamedTuple):
@@ -158,10 +163,17 @@ def export_ledger(
         )
     if not 1 <= options.retention_months <= 1200:
         raise InputError("--retention-months must be between 1 and 1200")
-    if options.disclose not in DISCLOSE_POLICIES:
-        raise InputError(
-            f"--disclose {options.disclose!r}: use one of {', '.join(DISCLOSE_POLICIES)}"
-        )
+    if options.disclose not in DISCLOSE_MODES:
+        raise InputError(f"--disclose {options.disclose!r}: use one of {', '.join(DISCLOSE_MODES)}")
+    policy = options.policy
+    if options.disclose == "policy" and policy is None:
+        from ledger._governance.config import WorkspaceConfig  # noqa: PLC0415
+
+        workspace = ledger.workspace
+        policy = WorkspaceConfig(
+            workspace.orchestration, workspace.cache_dir, environ=ledger._environ
+        ).disclose_policy()
+    fields = disclosed_fields(options.disclose, policy or ())
     filters = ExportFilters.parse(options.since, options.until, options.intent, options.session)
     out = options.out.absolute()
     check_export_target(out, force=options.force)
@@ -179,6 +191,7 @@ def export_ledger(
             filters=filters,
             report=report,
             options=options,
+            fields=fields,
             signing_kid=key.kid,
             progress=progress,
         )
@@ -218,6 +231,7 @@ def _build(
     filters: ExportFilters,
     report: VerifyReport | None,
     options: ExportOptions,
+    fields: tuple[str, ...] | None,
     signing_kid: str,
     progress: Progress | None,
 ) -> dict[str, Any]:
@@ -255,8 +269,8 @@ def _build(
         _entry(tmp, SEGMENT, "segment", facts["records"]),
         *(_entry(tmp, path, "key", None) for path in keys["paths"]),
     ]
-    if options.disclose == "all":
-        lines = _write_disclosures(ledger, segment, chosen, tmp / DISCLOSURES)
+    if options.disclose != "none":
+        lines = _write_disclosures(ledger, segment, chosen, fields, tmp / DISCLOSURES)
         entries.append(_entry(tmp, DISCLOSURES, "disclosures", lines))
     exported_at = utc_now()
     retain_until = _add_months(datetime.now(UTC).date(), options.retention_months)
@@ -285,6 +299,7 @@ def _build(
         },
         "complete": not gaps and verification["state"] == "verified",
         "disclose": options.disclose,
+        "disclosed_fields": None if fields is None else list(fields),
     }
 
 
@@ -303,27 +318,27 @@ def _refuse_verbatim(segment: Path, *, allowed: bool) -> None:
         )
 
 
-def _write_disclosures(ledger: Ledger, segment: Path, seqs: set[int], target: Path) -> int:
+def _write_disclosures(
+    ledger: Ledger,
+    segment: Path,
+    seqs: set[int],
+    fields: tuple[str, ...] | None,
+    target: Path,
+) -> int:
     """Copy the store's lines for the commitments of the records ``seqs`` selects: each
-    disclosure that opens its commitment, and the tombstone of each forgotten one (so a reader
-    says ``[forgotten]``). The lines keep their bytes; the count is returned."""
+    disclosure of a field ``fields`` names that opens its commitment (as ``ledger push``
+    chooses them), and the tombstone of each forgotten one (so a reader says ``[forgotten]``).
+    The lines keep their bytes; the count is returned."""
     from ledger._export.segment import segment_records  # noqa: PLC0415
 
     wanted: set[str] = set()
     for record in segment_records(segment):
         if record.seq in seqs:
             wanted.update(d.decode() for d in COMMITMENT_BYTES.findall(record.line))
-    count = 0
     with target.open("wb") as handle:
-        for line in ledger.disclosures.lines():
-            digest = str(line[COMMITMENT_KEY])
-            if digest not in wanted:
-                continue
-            if "forgotten" not in line and not opened(line, str(line.get("field")), digest):
-                continue  # a doctored disclosure: `ledger verify` names it; it opens nothing
-            handle.write(bytes(line["_raw"]).rstrip(b"\r\n") + b"\n")
-            count += 1
-    return count
+        return published_disclosures(
+            ledger.disclosures, fields, handle, only=wanted, tombstones=True
+        )
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:  # noqa: ANN401 -- one value

@@ -154,11 +154,19 @@ class ExportManifest(_Strict):
     gaps: GapReport
     retention: Retention
     complete: StrictBool = Field(description="No gap and the ledger verified.")
-    disclose: Literal["none", "all"] = Field(
+    disclose: Literal["none", "policy", "all"] = Field(
         default="none",
         description="What the export carries of the content its records commit to: none "
-        "(digests only, the default) or all (disclosures.jsonl: the disclosures of the selected "
-        "records that open their commitments, and the tombstones of forgotten ones).",
+        "(digests only, the default), policy (disclosures.jsonl with the disclosures of the "
+        "fields disclosed_fields names, as `ledger push` publishes them) or all "
+        "(disclosures.jsonl: every disclosure of the selected records that opens its "
+        "commitment); with either, the tombstones of forgotten ones.",
+    )
+    disclosed_fields: list[StrictStr] | None = Field(
+        default=None,
+        description="The fields whose disclosures the export may carry (a name covers what is "
+        "below it, [] any index): hooks.yaml's disclose: under policy, [] under none; null: "
+        "every field (all). verify-export fails a carried disclosure of any other field.",
     )
 
 

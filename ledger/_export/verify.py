@@ -23,7 +23,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ledger._errors import LedgerError, UnverifiableError
-from ledger._evidence.disclosure import DisclosureReport, check_disclosures
+from ledger._evidence.disclosure import (
+    DisclosureReport,
+    check_disclosures,
+    disclosed_field,
+    field_disclosed,
+)
 from ledger._evidence.keys import Keyring
 from ledger._export.agent_trace import trace_lines
 from ledger._export.data import CSV_TYPES, ExportFilters, file_query, trace_rows
@@ -293,6 +298,7 @@ class _Checker:
             report = check_disclosures(handle, carried)
         self.disclosures = report
         where = ", ".join(names) or "disclosures"
+        self._disclosed_fields(manifest, carried, where)
         first = manifest.segment.first_seq
         for index, field, message in report.bad:
             self.problem("bad-disclosure", where, f"seq {first + index} {field}: {message}")
@@ -301,6 +307,30 @@ class _Checker:
                 "orphan-disclosure",
                 where,
                 f"{report.orphans} disclosure(s) open no commitment of the segment",
+            )
+
+    def _disclosed_fields(self, manifest: ExportManifest, carried: list[bytes], where: str) -> None:
+        """Each disclosure carried is of a field the signed manifest says the export discloses
+        (``--disclose none``: none; ``policy``: ``disclosed_fields``; ``all``: any)."""
+        allowed: tuple[str, ...] | None = ()
+        if manifest.disclose == "all":
+            allowed = None
+        elif manifest.disclose == "policy":
+            allowed = tuple(manifest.disclosed_fields or ())
+        if allowed is None:
+            return
+        outside = [
+            field
+            for field in (disclosed_field(raw) for raw in carried)
+            if field is not None and not field_disclosed(field, allowed)
+        ]
+        if outside:
+            named = ", ".join(allowed) if allowed else "none"
+            self.problem(
+                "undisclosed-field",
+                where,
+                f"{len(outside)} disclosure(s) of a field the manifest does not disclose "
+                f"(first: {outside[0]}; --disclose {manifest.disclose} names: {named})",
             )
 
     def _rows(self, manifest: ExportManifest) -> None:

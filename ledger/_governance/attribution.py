@@ -274,6 +274,62 @@ def _hunk_json(hunk: Hunk, new_lines: list[str], *, exact: bool) -> dict[str, An
     }
 
 
+#: A whole-file write too large to keep its text (over the blob limit) still records one short
+#: hash per line up to this many lines (about 1.5 MB of the record, whose bound is 4 MiB); past
+#: it, the hunk's ``line_hashes`` is empty and blame attributes the lines by the file's SHA-256
+#: (a later change to the file makes them a gap, never someone else's).
+WHOLE_WRITE_HASHED_LINES: Final = 100_000
+
+
+def line_count(text: str) -> int:
+    """``len(split_lines(text))`` without making the list."""
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+
+def whole_write_change(
+    relative: str,
+    text: str,
+    sha256: str,
+    *,
+    old_known: bool,
+    old: str | None,
+    old_sha256: str | None,
+    mutation_class: str | None = None,
+) -> dict[str, Any]:
+    """A ``FileChange`` for a whole-file write (a ``Write``'s ``content``) whose ``text`` is the
+    file on disk (``sha256``), too large to diff or keep: every line is the call's, in one hunk
+    replacing the whole old side (exact when the old side is known: its line count, no diff),
+    with each line's short hash while they fit :data:`WHOLE_WRITE_HASHED_LINES`. Nothing of
+    the text itself is recorded."""
+    count = line_count(text)
+    hashes: list[str] = []
+    if count <= WHOLE_WRITE_HASHED_LINES:
+        hashes = [line_hash(line) for line in split_lines(text)]
+    old_lines = (0 if old is None else line_count(old)) if old_known else None
+    hunk = {
+        "content_hash": None,
+        "line_hashes": hashes,
+        "new_lines": count,
+        "new_start": 1,
+        "old_lines": old_lines,
+        "old_start": (1 if old_lines else 0) if old_known else None,
+    }
+    out: dict[str, Any] = {
+        "change": "created" if old_known and old is None else "modified",
+        "exact": old_known,
+        "hunks": [hunk] if count else [],
+        "lines": count,
+        "mutation_class": mutation_class,
+        "old_sha256": old_sha256 if old_known else None,
+        "path": relative,
+        "previous_path": None,
+        "sha256": sha256,
+    }
+    if not old_known:
+        out["unknown_reason"] = "the file it replaced was too large to keep"
+    return out
+
+
 def file_change(
     relative: str,
     *,

@@ -291,6 +291,15 @@ class WorkspaceConfig:
             self.hooks_path, self.cache_dir, environ=self.environ, secret=self.secret
         )
 
+    def disclose_policy(self) -> tuple[str, ...]:
+        """The fields ``hooks.yaml``'s ``disclose:`` lets ``ledger push`` and ``ledger
+        export`` carry under ``--disclose policy`` (:func:`disclose_policy`).
+
+        Raises:
+            ConfigError: the file is unreadable, or ``disclose:`` is not a list of field names.
+        """
+        return disclose_policy(self.hooks(), self.hooks_path)
+
     def compile_scope(self, globs: tuple[str, ...]) -> ScopeSpec:
         """``globs`` compiled to a :class:`ScopeSpec`; pathspec loads only on a cache miss."""
         key = hashlib.sha256(json.dumps(globs).encode()).hexdigest()[:24]

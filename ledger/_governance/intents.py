@@ -607,14 +607,39 @@ def load_intents_cached(
     data, stat = _read(file)
     digest = hashlib.sha256(data).hexdigest()
     cache = _cache_file(file, Path(cache_dir))
+    known = _PARSED.get((str(file), digest))
+    if known is not None and known[0] == _stamp(cache):
+        return known[1]  # these very bytes were parsed here, and their cache is as left then
     key = secret if secret is not None else cache_secret(environ)
     if key is not None:
         cached = _read_cache(cache, stat.st_size, stat.st_mtime_ns, digest, key)
         if cached is not None:
-            return cached
+            return _remember(file, digest, cache, cached)
     parsed = parse_intents(_decode(data, str(path)), str(path))
     if key is not None:  # without the secret there is no cache, only the YAML
         _write_cache(cache, stat.st_size, stat.st_mtime_ns, parsed, key)
+    return _remember(file, digest, cache, parsed)
+
+
+#: Intents files parsed in this process, by path and the SHA-256 of their bytes, with the stat
+#: their cache file had then: a warm process (the resident decider, ``ledger mcp``) reads the
+#: file on every call and parses it again only when its bytes changed (what they parse to
+#: depends on nothing else), or its cache file did (to rewrite a damaged one, as any call does).
+_PARSED: dict[tuple[str, str], tuple[tuple[int, ...] | None, IntentsFile]] = {}
+
+
+def _stamp(cache: Path) -> tuple[int, ...] | None:
+    try:
+        info = cache.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _remember(file: Path, digest: str, cache: Path, parsed: IntentsFile) -> IntentsFile:
+    if len(_PARSED) >= 64:
+        _PARSED.clear()
+    _PARSED[(str(file), digest)] = (_stamp(cache), parsed)
     return parsed
 
 

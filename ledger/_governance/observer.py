@@ -22,6 +22,7 @@ from ledger._governance.policy_base import (
     _lines_of,
     _patch_moves,
     _simulate,
+    _whole_write_text,
     edit_payload,
 )
 from ledger._governance.snapshot import (
@@ -130,7 +131,11 @@ class Observer:
     def _attribute_edit(self, inv: Invocation, analysis: Analysis) -> None:
         """The exact diff of each file a file tool wrote (old side: the client's
         ``originalFile``, else the pre hook's copy, else reversed from the edit)."""
-        from ledger._governance.attribution import file_change, reconstruct_old  # noqa: PLC0415
+        from ledger._governance.attribution import (  # noqa: PLC0415
+            file_change,
+            reconstruct_old,
+            whole_write_change,
+        )
 
         edit = edit_payload(inv) or {}
         if isinstance(inv.tool_input.get("diff"), str):
@@ -173,6 +178,22 @@ class Observer:
                 if old is not None:
                     known = True
                     old_digest = hashlib.sha256(old.encode("utf-8")).hexdigest()
+            whole = _whole_write_text(edit, digest) if content is None and not moves else None
+            if whole is not None and digest is not None:
+                # Over the blob limit the file's text is not kept, but a whole-file write's
+                # text is in the payload: its lines are attributed without a diff.
+                files.append(
+                    whole_write_change(
+                        relative,
+                        whole,
+                        digest,
+                        old_known=known,
+                        old=old,
+                        old_sha256=old_digest,
+                        mutation_class=mutation,
+                    )
+                )
+                continue
             credited, credited_digest = content, digest
             reported = _simulate(old, inv.tool_input) if known and not moves else None
             if (

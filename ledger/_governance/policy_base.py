@@ -5,6 +5,7 @@ it adds).
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from ledger._governance.engine import HookOutcome, Invocation
@@ -225,6 +226,20 @@ def _certain_ranges(edit: dict[str, Any], content: str | None) -> list[tuple[int
         ):
             return []
     return [(a, b) for a, b in _added_ranges(edit, content)]
+
+
+def _whole_write_text(edit: dict[str, Any], sha256: str | None) -> str | None:
+    """A whole-file write's text (a ``Write``'s ``content``) when it is the file on disk: its
+    UTF-8 bytes hash to ``sha256``, the file's as read after the call. Else ``None`` (an edit,
+    or the disk holds something else: a formatter on save, a write racing this hook)."""
+    text = edit.get("content")
+    if sha256 is None or not isinstance(text, str) or "old_string" in edit or "edits" in edit:
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text if hashlib.sha256(data).hexdigest() == sha256 else None
 
 
 def _patch_moves(patch: str) -> dict[str, str]:

@@ -126,7 +126,7 @@ def push_workspace_evidence(
         environ=environ,
         publish_verbatim_content=publish_verbatim_content,
         disclose=disclose,
-        policy=disclose_policy(config.hooks(), config.hooks_path),
+        policy=config.disclose_policy(),
     )
 
 

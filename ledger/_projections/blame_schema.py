@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 __all__ = ["SCHEMA_FILE", "BlameOutput", "blame_schema", "main"]
 
@@ -67,8 +67,8 @@ class BlameLineModel(_Strict):
     )
     commit: StrictStr | None = Field(
         default=None,
-        description="git: the commit (40 hex); also on a teammate's agent line, which is "
-        "committed.",
+        description="git: the commit (40 hex); also on a teammate's agent line, and on an "
+        "unverified one, which are committed.",
     )
     author: StrictStr | None = None
     author_time: StrictInt | None = Field(default=None, description="git: Unix seconds.")
@@ -77,6 +77,12 @@ class BlameLineModel(_Strict):
     )
     orig_file: StrictStr | None = None
     reason: StrictStr | None = Field(default=None, description="unknown: why (always set).")
+    unverified: StrictBool | None = Field(
+        default=None,
+        description="unknown: true when a fetched ledger that does not verify here claims the "
+        "line (its ledger_id and record fields name the claim, never trusted); reason ends "
+        "with the command that fetches that ledger again.",
+    )
     denied: list[DeniedAttempt] | None = None
 
 
@@ -90,6 +96,11 @@ class Summary(_Strict):
     agent: StatusCount
     git: StatusCount
     unknown: StatusCount
+    unverified: StatusCount | None = Field(
+        default=None,
+        description="Of the unknown lines, those a fetched ledger that does not verify "
+        "here claims.",
+    )
 
 
 class BlameOutput(_Strict):

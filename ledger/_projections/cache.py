@@ -27,7 +27,8 @@ that needs one key (one file) loads that slice and not the whole state
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+import contextvars
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
@@ -38,9 +39,49 @@ from ledger._projections.interface import Projection, StateT
 from ledger._projections.slices import line_digest, read_index, slices_dir, write_slices
 from ledger._workspace import atomic_write, cache_secret, seal, unseal
 
-__all__ = ["CACHE_FORMAT", "Position", "ProjectionCache", "SlicedProjection"]
+__all__ = [
+    "CACHE_FORMAT",
+    "Position",
+    "ProjectionCache",
+    "SlicedProjection",
+    "saves_after_answer",
+    "write_saved",
+]
 
 CACHE_FORMAT: Final = 2
+
+
+#: Caches made while a caller waits for its answer, written once it has it
+#: (:func:`saves_after_answer`); None: written as they are made.
+_SAVES_AFTER_ANSWER: contextvars.ContextVar[list[tuple[Path, bytes]] | None] = (
+    contextvars.ContextVar("ledger_projection_saves_after_answer", default=None)
+)
+
+
+@contextlib.contextmanager
+def saves_after_answer() -> Iterator[list[tuple[Path, bytes]]]:
+    """Inside: the projection caches a call brings up to date are made (their bytes, from
+    the state as folded) but not written; what this yields lists them for
+    :func:`write_saved` once the caller has its answer (a resident process: the decider).
+    A cache is never what a decision rests on alone: one written late, or never, only makes
+    the next call fold a few more records (the module docstring)."""
+    pending: list[tuple[Path, bytes]] = []
+    token = _SAVES_AFTER_ANSWER.set(pending)
+    try:
+        yield pending
+    finally:
+        _SAVES_AFTER_ANSWER.reset(token)
+
+
+def write_saved(pending: list[tuple[Path, bytes]]) -> None:
+    """Write the caches listed under :func:`saves_after_answer` (the last made of each)."""
+    for path, sealed in dict(pending).items():
+        _write_cache(path, sealed)
+
+
+def _write_cache(path: Path, sealed: bytes) -> None:
+    with contextlib.suppress(OSError):  # a cache we cannot write only costs time
+        atomic_write(path, sealed)
 
 
 class Position(NamedTuple):
@@ -164,9 +205,13 @@ class ProjectionCache:
             }
         )
         sealed = seal(payload, secret=self._secret)
-        if sealed is not None:
-            with contextlib.suppress(OSError):  # a cache we cannot write only costs time
-                atomic_write(self._path(projection), sealed)
+        if sealed is None:
+            return
+        pending = _SAVES_AFTER_ANSWER.get()
+        if pending is not None:  # the bytes are made now: the state may change after this
+            pending.append((self._path(projection), sealed))
+        else:
+            _write_cache(self._path(projection), sealed)
 
     def _sync_slices(
         self,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -38,13 +38,12 @@ from ledger._workspace import Workspace, find_root
 
 if TYPE_CHECKING:
     from ledger._evidence.ledger import Ledger
-    from ledger._projections.foreign import ForeignModel
+    from ledger._projections.foreign import FetchedTeammates, ForeignModel
 
 __all__ = [
     "STATUSES",
     "BlameLine",
     "BlameReport",
-    "Teammates",
     "ask_teammates",
     "blame_file",
     "blame_state",
@@ -52,10 +51,12 @@ __all__ = [
     "explain_lines",
     "file_view",
     "git_authors",
+    "unverified_line",
 ]
 
 STATUSES: Final = ("agent", "git", "unknown")
 _NOT_COMMITTED: Final = "0" * 40
+_GIT_FACTS: Final = ("commit", "author", "author_time", "orig_line", "orig_file")
 AGENT_FIELDS: Final = (
     "seq",
     "record_hash",
@@ -93,8 +94,9 @@ class BlameReport(NamedTuple):
     """This clone's ledger: an agent line whose ``ledger_id`` differs is a teammate's."""
 
     def summary(self) -> dict[str, Any]:
-        """Counts and percentages per status."""
+        """Counts and percentages per status, and of the ``unknown`` lines ``unverified``."""
         counts = Counter(line.status for line in self.lines)
+        counts["unverified"] = sum(1 for line in self.lines if line.facts.get("unverified"))
         total = len(self.lines)
         return {
             "total": total,
@@ -103,7 +105,7 @@ class BlameReport(NamedTuple):
                     "lines": counts.get(s, 0),
                     "percent": round(100 * counts.get(s, 0) / total, 2) if total else 0.0,
                 }
-                for s in STATUSES
+                for s in (*STATUSES, "unverified")
             },
         }
 
@@ -304,10 +306,6 @@ def blame_file(
     return BlameReport(relative, rows, fast, None, own_id)
 
 
-Teammates = Callable[[list[str]], "list[ForeignModel]"]
-"""Paths -> every verified fetched ledger's models of them (:func:`foreign_models`)."""
-
-
 def explain_lines(
     workspace: Workspace,
     relative: str,
@@ -318,7 +316,7 @@ def explain_lines(
     rev: str | None = None,
     view: FileView | None = None,
     own_id: str | None = None,
-    teammates: Teammates | None = None,
+    teammates: FetchedTeammates | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[list[BlameLine], bool]:
     """The blame of lines ``numbers`` (1-based, ascending, within the file) of ``content``, the
@@ -441,7 +439,7 @@ def ask_teammates(
     rows: list[BlameLine],
     *,
     own_id: str | None,
-    teammates: Teammates | None = None,
+    teammates: FetchedTeammates | None = None,
     environ: Mapping[str, str] | None,
 ) -> None:
     """Blame in any clone (decision 0018): a committed line no local record explains is a
@@ -449,27 +447,54 @@ def ask_teammates(
     the path git says the line was committed under) keeps it unchanged in a diff against the
     file on disk, exactly as local blame aligns the disk with its own model. Content is the key,
     never a commit id, so this survives rebase, squash merge, cherry-pick, amend and
-    force-push. Two ledgers claiming one line is a gap, never a guess (in place)."""
-    from ledger._projections.foreign import foreign_models  # noqa: PLC0415 -- teammates only
+    force-push. Two ledgers claiming one line is a gap, never a guess (in place).
 
+    A committed line that a fetched ledger which does *not* verify here claims, by the same
+    rule, is never agent and not silently git either: it is ``unknown`` and ``unverified``,
+    naming the claim and the command that fetches that ledger again (:func:`unverified_line`),
+    since the evidence offered for it is broken, which a reader must see."""
     committed = [row for row in rows if row.status == "git"]
     if not committed:
         return
+    if teammates is None:
+        from ledger._projections.foreign import FetchedTeammates  # noqa: PLC0415 -- teammates only
+
+        teammates = FetchedTeammates(workspace.root, workspace.cache_dir, own_id, environ)
     paths = [relative]
     for row in committed:
         origin = row.facts.get("orig_file")
         if isinstance(origin, str) and origin not in paths:
             paths.append(origin)
-    if teammates is not None:
-        models = teammates(paths)
-    else:
-        models = foreign_models(
-            workspace.root, workspace.cache_dir, paths, own_ledger_id=own_id, environ=environ
-        )
-    if not any(m.views for m in models):
+    disk: list[str] = []  # the lines' hashes, once a ledger has a model to align them with
+    position = {row.line: i for i, row in enumerate(rows)}
+    for line, facts in _claims(teammates(paths), committed, texts, disk).items():
+        row = rows[position[line]]
+        rows[position[line]] = row._replace(status="agent", facts={**facts, **_git_kept(row)})
+    failing = teammates.failing()
+    if not failing:
         return
-    disk = [line_hash(text) for text in texts]
+    from ledger._projections.foreign import unverified_fix  # noqa: PLC0415 -- a broken ref only
+
+    remotes = {ledger_id: remote for ledger_id, remote, _ in failing}
+    still = [row for row in rows if row.status == "git"]
+    for line, facts in _claims(teammates.unverified(paths), still, texts, disk).items():
+        ledger_id = str(facts["ledger_id"])
+        reason = (
+            f"evidence not verified: the ledger {ledger_id} fetched from {remotes[ledger_id]} "
+            f"does not verify here; fix: {unverified_fix(ledger_id, remotes[ledger_id])}"
+        )
+        rows[position[line]] = unverified_line(rows[position[line]], facts, reason)
+
+
+def _claims(
+    models: list[ForeignModel], committed: list[BlameLine], texts: list[str], disk: list[str]
+) -> dict[int, dict[str, Any]]:
+    """Line -> the agent facts of the one teammate's record that wrote it, among the rows
+    ``committed`` (a line two ledgers, or two calls, claim is left out: a gap, never a guess).
+    ``disk``: the lines' hashes, filled in from ``texts`` at the first model."""
     claims: dict[int, dict[tuple[str, Any], dict[str, Any]]] = {}
+    if committed and not disk and any(m.views for m in models):
+        disk.extend(line_hash(text) for text in texts)
     for foreign in models:
         for file in foreign.views.values():
             # Newest version first; the newest version that holds this very line (the diff
@@ -495,19 +520,25 @@ def ask_teammates(
                             attribution, foreign.ledger_id
                         )
                 open_rows = still
-    position = {row.line: i for i, row in enumerate(rows)}
-    for line, found in claims.items():
-        if len(found) != 1:
-            continue  # two ledgers (or two calls) claim this line: a gap, never a guess
-        row = rows[position[line]]
-        (facts,) = found.values()
-        git_facts: dict[str, Any] = {
-            k: row.facts[k]
-            for k in ("commit", "author", "author_time", "orig_line", "orig_file")
-            if k in row.facts
-        }
-        kept = {"denied": row.facts["denied"]} if "denied" in row.facts else {}
-        rows[position[line]] = row._replace(status="agent", facts={**facts, **git_facts, **kept})
+    return {line: next(iter(found.values())) for line, found in claims.items() if len(found) == 1}
+
+
+def _git_kept(row: BlameLine) -> dict[str, Any]:
+    """What a committed line keeps of git's answer (and of refused writes) when a ledger's
+    claim is added to it."""
+    return {k: row.facts[k] for k in (*_GIT_FACTS, "denied") if k in row.facts}
+
+
+def unverified_line(row: BlameLine, claim: dict[str, Any], reason: str) -> BlameLine:
+    """``row`` as an ``unknown``, ``unverified`` line: ``claim`` (the agent facts a ledger that
+    does not verify would give it) is named, never trusted; ``reason`` says what to run."""
+    facts = {
+        **{k: claim.get(k) for k in ("ledger_id", *AGENT_FIELDS)},
+        **_git_kept(row),
+        "reason": reason,
+        "unverified": True,
+    }
+    return row._replace(status="unknown", facts=facts)
 
 
 def _agent_facts(attribution: dict[str, Any], ledger_id: str | None) -> dict[str, Any]:

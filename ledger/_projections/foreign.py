@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -38,12 +39,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VERSIONS",
+    "FetchedTeammates",
     "ForeignFile",
     "ForeignModel",
     "foreign_models",
     "mark_verified",
     "prepare_foreign",
+    "unverified_fix",
     "unverified_slices",
+    "verified_here",
 ]
 
 VERSIONS: Final = 8
@@ -265,6 +269,14 @@ def unverified_slices(
             return None  # records no fold can read: no line is named for them
 
 
+def verified_here(
+    cache_dir: Path, ledger_id: str, commit: str, environ: Mapping[str, str] | None = None
+) -> bool:
+    """This user verified the evidence ``commit`` of ``ledger_id`` before (an index sealed
+    with this user's secret names it: ``ledger fetch``, or a reader that verified it)."""
+    return _read_index(cache_dir, ledger_id, commit, cache_secret(environ)) is not None
+
+
 def mark_verified(
     ledger: Ledger, ledger_id: str, commit: str, *, environ: Mapping[str, str] | None = None
 ) -> None:
@@ -321,11 +333,7 @@ def foreign_models(
 ) -> list[ForeignModel]:
     """Every verified fetched ledger but this clone's own, with its models of ``paths`` (one
     ref per ledger id: the first remote's)."""
-    refs = _read_fetched_refs(root)
-    if refs is None:
-        from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
-
-        refs = fetched_ledgers(root, environ)
+    refs = _fetched_refs(root, environ)
     if not refs:
         return []
     secret = cache_secret(environ)
@@ -359,6 +367,114 @@ def foreign_models(
                 views[path] = ForeignFile.from_slice(json.loads(slices[path]), -1)
         out.append(ForeignModel(ledger_id, commit, views))
     return out
+
+
+class FetchedTeammates:
+    """The teammates' fetched ledgers as blame asks them, for one blame or one review: every
+    verified one's models of the paths asked (each ledger folded once, each path asked once:
+    blames run side by side), and the ones that do not verify here, whose claims are read only
+    to name the lines they claim as unverified, never to attribute them
+    (:func:`ledger._projections.explain.ask_teammates`)."""
+
+    def __init__(
+        self,
+        root: Path,
+        cache_dir: Path,
+        own_id: str | None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.root = root
+        self.cache_dir = cache_dir
+        self.own_id = own_id
+        self.environ = environ
+        self.verified: dict[str, str] = {}  # ledger id -> the commit folded
+        self.views: dict[str, dict[str, ForeignFile]] = {}
+        self.asked: set[str] = set()
+        self.lock = threading.Lock()
+        self._refs: list[tuple[str, str, str]] | None = None
+        self._unverified: dict[tuple[str, str, str], dict[str, bytes] | None] | None = None
+
+    @property
+    def refs(self) -> list[tuple[str, str, str]]:
+        """``(ledger id, remote, commit)`` of every fetched ref but this clone's own ledger's."""
+        if self._refs is None:
+            self._refs = [r for r in _fetched_refs(self.root, self.environ) if r[0] != self.own_id]
+        return self._refs
+
+    def __call__(self, paths: list[str]) -> list[ForeignModel]:
+        """Every verified fetched ledger, with its models of ``paths``."""
+        with self.lock:
+            missing = [p for p in paths if p not in self.asked]
+            if missing and self.refs:
+                for model in foreign_models(
+                    self.root,
+                    self.cache_dir,
+                    missing,
+                    own_ledger_id=self.own_id,
+                    environ=self.environ,
+                ):
+                    self.verified[model.ledger_id] = model.commit
+                    self.views.setdefault(model.ledger_id, {}).update(model.views)
+            self.asked.update(missing)
+            return [
+                ForeignModel(
+                    i, c, {p: self.views[i][p] for p in paths if p in self.views.get(i, {})}
+                )
+                for i, c in self.verified.items()
+            ]
+
+    def failing(self) -> list[tuple[str, str, str]]:
+        """``(ledger id, remote, commit)`` of the fetched ledgers that do not verify here (one
+        per ledger id, as blame keeps one); known once the verified ones were asked."""
+        seen = set(self.verified)
+        out = []
+        for ref in self.refs:
+            if ref[0] not in seen:
+                seen.add(ref[0])
+                out.append(ref)
+        return out
+
+    def unverified(self, paths: list[str]) -> list[ForeignModel]:
+        """The models of ``paths`` in the fetched ledgers that do not verify here (each one
+        folded once, at the first call; never cached, never used to attribute a line)."""
+        with self.lock:
+            if self._unverified is None:
+                self._unverified = {
+                    ref: unverified_slices(self.root, ref[0], ref[2], self.environ)
+                    for ref in self.failing()
+                }
+            return [
+                ForeignModel(
+                    ledger_id,
+                    commit,
+                    {
+                        p: ForeignFile.from_slice(json.loads(slices[p]), -1)
+                        for p in paths
+                        if slices and p in slices
+                    },
+                )
+                for (ledger_id, _, commit), slices in self._unverified.items()
+            ]
+
+
+def unverified_fix(ledger_id: str, remote: str) -> str:
+    """The one-line way out for a fetched ledger that does not verify here."""
+    from ledger._evidence.remote import refetch_command  # noqa: PLC0415 -- the cold path's
+
+    return (
+        f"{refetch_command(remote, ledger_id)}"
+        " (a key not pinned: commit the teammate's .orchestration/keys/<kid>.json)"
+    )
+
+
+def _fetched_refs(root: Path, environ: Mapping[str, str] | None) -> list[tuple[str, str, str]]:
+    """``(ledger id, remote, commit)`` of the fetched evidence refs (the ref files, else git)."""
+    refs = _read_fetched_refs(root)
+    if refs is None:
+        from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
+
+        refs = fetched_ledgers(root, environ)
+    return refs
 
 
 def _cached_views(

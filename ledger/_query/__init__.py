@@ -7,7 +7,7 @@ from ledger._query.output import FORMATS as QUERY_FORMATS
 from ledger._query.output import format_table, write_result
 from ledger._query.report import build_report
 from ledger._query.report_html import render_report_html
-from ledger._query.sources import LedgerSource, Verification
+from ledger._query.sources import LedgerSource, Verification, fetched_sources
 from ledger._query.views import (
     Column,
     FoldView,
@@ -31,6 +31,7 @@ __all__ = [
     "Verification",
     "ViewDefinition",
     "build_report",
+    "fetched_sources",
     "format_table",
     "register_view",
     "registered_views",

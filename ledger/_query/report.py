@@ -56,6 +56,7 @@ def build_report(
     verifications: Sequence[Verification] | None = None,
     checkpoints: Sequence[dict[str, Any]] = (),
     progress: Progress | None = None,
+    left_out: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The report data (JSON-ready).
 
@@ -64,6 +65,9 @@ def build_report(
         verifications: one per source (None: not verified).
         checkpoints: ``{"name", "ok", "message"}`` per stored checkpoint compared.
         progress: ``(phase, done, total)`` callback.
+        left_out: why each ledger offered but not read was left out (a teammate's fetched
+            ledger that does not verify here, with the command that fetches it again): the
+            report says so, and does not call its evidence verified.
     """
     steps = 7
 
@@ -161,6 +165,7 @@ def build_report(
             for s, v in zip(sources, checked, strict=True)
         ],
         "checkpoints": list(checkpoints),
+        "left_out": list(left_out),
         "overview": _clean([overview])[0],
         "decisions_by_code": by_code,
         "per_intent": per_intent,

@@ -173,12 +173,16 @@ def render_report_html(report: dict[str, Any]) -> str:
         (r["directory"], {k: r[k] for k in ("agent", "git", "unknown")})
         for r in report["lines_by_directory"]
     ]
-    verified = all(item["verification"] == "verified" for item in report["ledgers"])
+    left_out = report.get("left_out") or []
+    verified = not left_out and all(
+        item["verification"] == "verified" for item in report["ledgers"]
+    )
     status = "".join(
         f'<li class="{"ok" if item["verification"] == "verified" else "bad"}">'
         f"{escape(item['label'])}: {escape(item['summary'])}</li>"
         for item in report["ledgers"]
     )
+    status += "".join(f'<li class="bad">left out: {escape(why)}</li>' for why in left_out)
     status += "".join(
         f'<li class="{"ok" if c["ok"] else "bad"}">checkpoint {escape(c["name"])}: '
         f"{escape(c['message'])}</li>"

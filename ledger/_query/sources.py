@@ -8,7 +8,8 @@ Export directories are sources too; the export layer builds those (``ledger/_exp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -17,8 +18,9 @@ from ledger._evidence.ledger import Ledger
 
 if TYPE_CHECKING:
     from ledger._evidence.record import Record
+    from ledger._projections.fetched import FetchedReading
 
-__all__ = ["LedgerSource", "Verification"]
+__all__ = ["LedgerSource", "Verification", "fetched_sources"]
 
 
 class Verification(NamedTuple):
@@ -79,6 +81,29 @@ class LedgerSource:
             disclosures=ledger.disclosures.path,
         )
 
+    @classmethod
+    def fetched(cls, reading: FetchedReading) -> LedgerSource:
+        """A teammate's ledger ``ledger fetch`` kept, as :func:`fetched_sources` opened and
+        verified it, with the disclosures fetched with it."""
+        from ledger._evidence.read import read_records  # noqa: PLC0415
+        from ledger._evidence.record import Record  # noqa: PLC0415
+
+        def records() -> Iterator[Record]:
+            for stored in read_records(reading.segment):
+                yield Record(stored.line, stored.data)
+
+        verified = Verification(
+            "verified",
+            f"{reading.name}: verified here (evidence commit {reading.commit[:12]})",
+        )
+        return cls(
+            reading.name,
+            reading.segment,
+            records=records,
+            verify=lambda: verified,
+            disclosures=reading.disclosures.path,
+        )
+
     @property
     def ledger_id(self) -> str:
         """The ledger id of the first record."""
@@ -99,3 +124,21 @@ class LedgerSource:
             return self._verify()
         except LedgerError as exc:
             return Verification("unverified", f"could not verify: {exc}")
+
+
+@contextlib.contextmanager
+def fetched_sources(
+    root: str | Path | None, *, environ: Mapping[str, str] | None = None
+) -> Iterator[tuple[list[LedgerSource], list[str]]]:
+    """The teammates' ledgers ``ledger fetch`` kept in the repository of the workspace at
+    ``root``, each verified here, as query sources for the length of the ``with``:
+    ``(sources, warnings)``; one that does not verify is left out (never queried as
+    evidence), and a warning names it with the command that fetches it again.
+
+    Raises:
+        WorkspaceNotFoundError: no ``.orchestration/`` was found.
+    """
+    from ledger._projections.fetched import open_fetched_ledgers  # noqa: PLC0415
+
+    with open_fetched_ledgers(root, environ=environ) as (readings, warnings):
+        yield [LedgerSource.fetched(r) for r in readings], warnings

@@ -19,11 +19,9 @@ its seq and ledger id.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import tempfile
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,13 +37,13 @@ from ledger._projections.blame import FileView
 from ledger._projections.explain import (
     STATUSES,
     BlameLine,
-    ask_teammates,
     blame_state,
     explain_lines,
     file_view,
     git_authors,
+    unverified_line,
 )
-from ledger._projections.foreign import ForeignFile, ForeignModel, foreign_models
+from ledger._projections.foreign import FetchedTeammates, unverified_fix
 from ledger._review.gitrange import ChangedFile, GitRange, Repository
 from ledger._workspace import Workspace, find_root, utc_now
 
@@ -143,7 +141,7 @@ def _review(
     ledger = Ledger.open(workspace.root, environ=environ)
     own_id = ledger.ledger_id
     local = ledger.verify(jobs=None)
-    teammates = _Teammates(workspace, own_id, environ)
+    teammates = FetchedTeammates(workspace.root, workspace.cache_dir, own_id, environ)
     files, inside, rows_by_file, notes = _files(
         repo,
         workspace,
@@ -218,80 +216,6 @@ def _review(
 # --- lines ------------------------------------------------------------------------------------
 
 
-class _Teammates:
-    """Every verified fetched ledger's models, asked once per path (blame asks per file); and
-    the fetched ledgers that do not verify here, whose lines are named unverified."""
-
-    def __init__(
-        self, workspace: Workspace, own_id: str, environ: Mapping[str, str] | None
-    ) -> None:
-        from ledger._evidence.remote import fetched_ledgers  # noqa: PLC0415
-
-        self.workspace = workspace
-        self.own_id = own_id
-        self.environ = environ
-        self.refs = [r for r in fetched_ledgers(workspace.root, environ) if r[0] != own_id]
-        self.verified: dict[str, str] = {}  # ledger id -> the commit folded
-        self.views: dict[str, dict[str, ForeignFile]] = {}
-        self.asked: set[str] = set()
-        self.lock = threading.Lock()
-        self._unverified: dict[tuple[str, str, str], dict[str, bytes] | None] | None = None
-
-    def __call__(self, paths: list[str]) -> list[ForeignModel]:
-        with self.lock:  # blames run side by side; each folds a ledger once
-            return self._models(paths)
-
-    def _models(self, paths: list[str]) -> list[ForeignModel]:
-        missing = [p for p in paths if p not in self.asked]
-        if missing and self.refs:
-            for model in foreign_models(
-                self.workspace.root,
-                self.workspace.cache_dir,
-                missing,
-                own_ledger_id=self.own_id,
-                environ=self.environ,
-            ):
-                self.verified[model.ledger_id] = model.commit
-                self.views.setdefault(model.ledger_id, {}).update(model.views)
-        self.asked.update(missing)
-        return [
-            ForeignModel(i, c, {p: self.views[i][p] for p in paths if p in self.views.get(i, {})})
-            for i, c in self.verified.items()
-        ]
-
-    def failing(self) -> list[tuple[str, str, str]]:
-        """``(ledger id, remote, commit)`` of the fetched ledgers that do not verify here (one
-        per ledger id, as blame keeps one); known once the verified ones were asked."""
-        seen = set(self.verified)
-        out = []
-        for ref in self.refs:
-            if ref[0] not in seen:
-                seen.add(ref[0])
-                out.append(ref)
-        return out
-
-    def unverified(self, paths: list[str]) -> list[ForeignModel]:
-        """The models of ``paths`` in the fetched ledgers that do not verify here (each one
-        folded once, at the first call; never cached, never used to attribute a line)."""
-        from ledger._projections.foreign import unverified_slices  # noqa: PLC0415
-
-        with self.lock:
-            if self._unverified is None:
-                self._unverified = {
-                    ref: unverified_slices(self.workspace.root, ref[0], ref[2], self.environ)
-                    for ref in self.failing()
-                }
-            out = []
-            for (ledger_id, _, commit), slices in self._unverified.items():
-                views = {
-                    p: ForeignFile.from_slice(json.loads(slices[p]), -1)
-                    for p in paths
-                    if slices and p in slices
-                }
-                out.append(ForeignModel(ledger_id, commit, views))
-            return out
-
-
 def _files(
     repo: Repository,
     workspace: Workspace,
@@ -301,7 +225,7 @@ def _files(
     prefix: str,
     own_id: str,
     local_ok: bool,
-    teammates: _Teammates,
+    teammates: FetchedTeammates,
     git_facts: bool,
     environ: Mapping[str, str] | None,
 ) -> tuple[list[dict[str, Any]], list[ChangedFile], dict[str, list[BlameLine]], list[str]]:
@@ -352,11 +276,7 @@ def _files(
             teammates=teammates,
             environ=environ,
         )
-        if not local_ok:
-            rows = [_unverified_if_own(row, own_id) for row in rows]
-        return _unverified_teammates(
-            workspace, file.path, texts, rows, own_id=own_id, teammates=teammates
-        )
+        return [_unverified_if_own(row, own_id) for row in rows] if not local_ok else rows
 
     # The files git is asked about go to the pool; the others cost less than a task there.
     quick = {f.path for f in counted if not git_facts and _nobodys(f, views[f.path], teammates)}
@@ -396,7 +316,7 @@ def _views(
     return {path: state.view(path) for path in paths}
 
 
-def _nobodys(file: ChangedFile, view: FileView, teammates: _Teammates) -> bool:
+def _nobodys(file: ChangedFile, view: FileView, teammates: FetchedTeammates) -> bool:
     """A file the range adds (no rename or copy source) that no ledger describes: no local
     model, no refused write, no teammate's model under its path, and no fetched ledger that
     does not verify here (whose claims are not read unless needed)."""
@@ -426,68 +346,8 @@ def _unverified_if_own(row: BlameLine, own_id: str) -> BlameLine:
     """An agent line only this clone's ledger explains, when that ledger does not verify."""
     if row.status != "agent" or row.facts.get("ledger_id") != own_id:
         return row
-    return _unverified(
-        row, row, f"evidence not verified: ledger {own_id} fails `ledger verify` (run it)"
-    )
-
-
-def _unverified(row: BlameLine, claim: BlameLine, reason: str) -> BlameLine:
-    """``row`` as an unknown, unverified line, naming what ``claim`` (the agent line a ledger
-    that does not verify would make of it) says."""
-    facts = {
-        "reason": reason,
-        "unverified": True,
-        **{k: claim.facts.get(k) for k in _AGENT_RUN_FIELDS},
-    }
-    return row._replace(status="unknown", facts=facts)
-
-
-def _unverified_teammates(
-    workspace: Workspace,
-    path: str,
-    texts: list[str],
-    rows: list[BlameLine],
-    *,
-    own_id: str,
-    teammates: _Teammates,
-) -> list[BlameLine]:
-    """The committed lines a fetched ledger that does not verify here claims (by blame's own
-    rule, as if it verified), made unknown and unverified: never agent, and not git either,
-    since the evidence offered for them is broken, which a reviewer must see."""
-    if not teammates.failing() or not any(row.status == "git" for row in rows):
-        return rows
-    remotes = {ledger_id: remote for ledger_id, remote, _ in teammates.failing()}
-    claimed = list(rows)
-    ask_teammates(
-        workspace,
-        path,
-        texts,
-        claimed,
-        own_id=own_id,
-        teammates=teammates.unverified,
-        environ=teammates.environ,
-    )
-    out = []
-    for before, after in zip(rows, claimed, strict=True):
-        ledger_id = after.facts.get("ledger_id")
-        if before.status != "git" or after.status != "agent" or ledger_id not in remotes:
-            out.append(before)
-            continue
-        reason = (
-            f"evidence not verified: the ledger {ledger_id} fetched from {remotes[ledger_id]} "
-            f"does not verify here; fix: {_teammate_fix(ledger_id, remotes[ledger_id])}"
-        )
-        out.append(_unverified(before, after, reason))
-    return out
-
-
-def _teammate_fix(ledger_id: str, remote: str) -> str:
-    """The way out for a fetched ledger that does not verify here: the copy kept here is
-    dropped and fetched again from the remote, which verifies it (and says so when the remote's
-    own copy is bad, or signed by a key not pinned here)."""
-    return (
-        f"git update-ref -d refs/ledger-remotes/{remote}/{ledger_id} && ledger fetch {remote}"
-        " (a key not pinned: commit the teammate's .orchestration/keys/<kid>.json)"
+    return unverified_line(
+        row, row.facts, f"evidence not verified: ledger {own_id} fails `ledger verify` (run it)"
     )
 
 
@@ -624,7 +484,7 @@ def _top_seq(line: bytes) -> int | None:
 def _histories(
     workspace: Workspace,
     ledger: Ledger,
-    teammates: _Teammates,
+    teammates: FetchedTeammates,
     wanted: dict[str, set[int]],
     environ: Mapping[str, str] | None,
 ) -> dict[str, _History]:
@@ -1032,7 +892,7 @@ def _evidence(
     ledger: Ledger,
     local: VerifyReport,
     *,
-    teammates: _Teammates,
+    teammates: FetchedTeammates,
     histories: dict[str, _History],
     agent_rows: list[tuple[str, BlameLine]],
     unverified: Counter[str],
@@ -1090,7 +950,7 @@ def _evidence(
                 "remote": remote,
                 "lines": lines.get(ledger_id, 0),
                 "unverified_lines": unverified.get(ledger_id, 0),
-                "fix": None if verified else _teammate_fix(ledger_id, remote),
+                "fix": None if verified else unverified_fix(ledger_id, remote),
             }
         )
     return entries

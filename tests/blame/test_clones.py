@@ -129,7 +129,7 @@ def test_one_ledger_fetched_from_two_remotes_is_one_claim(tmp_path: Path) -> Non
     assert row.status == "agent"
 
 
-def test_a_fetched_ref_moved_by_hand_to_unverified_evidence_is_never_used(
+def test_a_fetched_ref_moved_by_hand_to_unverified_evidence_never_attributes(
     tmp_path: Path,
 ) -> None:
     clones = _shared(tmp_path, "app.py", "one\ntwo\n")
@@ -147,7 +147,12 @@ def test_a_fetched_ref_moved_by_hand_to_unverified_evidence_is_never_used(
     commit = git(clones.b_root, "commit-tree", tree, "-m", "x").strip()
     git(clones.b_root, "update-ref", ref, commit)
     report = clones.blame_b("app.py")
-    assert [row.status for row in report.lines] == ["git", "git"]
+    # Never agent, and not silently git: its claim is named unverified (tests/blame/
+    # test_blame_unverified.py runs the fix it prints).
+    assert [(row.status, row.facts.get("unverified")) for row in report.lines] == [
+        ("unknown", True),
+        ("unknown", True),
+    ]
 
 
 def test_json_names_the_ledger_of_every_agent_line(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +48,9 @@ class Exchange:
     path: str
     body: dict[str, Any]
     step: int | None
+    #: when the request arrived (``time.monotonic``): a step's request less the one before it
+    #: is the client's wall time for that tool call (bench/bench_claude_hooks.py)
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass

@@ -171,3 +171,83 @@ def test_a_map_pointing_past_the_store_reads_nothing_huge(ws: Workspace) -> None
     for seq in (1, 2):
         data = next(r for r in ledger.records() if r.seq == seq).data
         assert Revealer(ledger.disclosures).record(data)["body"] == _from_whole_store(ledger, data)
+
+
+def _crafted(line: bytes, how: str) -> bytes:
+    """A store line rewritten by hand so its first bytes name another commitment than the one
+    a JSON reader takes (the last key wins; an escaped key is the same key)."""
+    digest = line[15:79]
+    other = b"0" * 64
+    if how == "duplicate-key":
+        return b'{"commitment":"' + other + b'",' + line[1:]
+    if how == "escaped-key":
+        return b'{"commitment":"' + other + b'","\\u0063ommitment":"' + digest + line[79:]
+    return line
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    withheld=st.sets(st.integers(0, 11)),
+    crafted=st.dictionaries(st.integers(0, 11), st.sampled_from(["duplicate-key", "escaped-key"])),
+    forgotten=st.sets(st.integers(0, 5), max_size=2),
+    drop_map=st.booleans(),
+    prepared=st.booleans(),
+)
+def test_withheld_fields_are_looked_up_exactly_as_the_whole_store_shows_them(
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    withheld: set[int],
+    crafted: dict[int, str],
+    forgotten: set[int],
+    drop_map: bool,
+    prepared: bool,
+) -> None:
+    """A record's fields not in its own lines (withheld, as a teammate's often are, or moved
+    by hand) are found by scanning the store for their commitments: what is shown is exactly
+    what the whole store shows, whatever lines a person crafted."""
+    ws = make_workspace(tmp_path_factory.mktemp("scan"))
+    ledger = _ledger(ws)
+    _append(ledger, *(f"value {i}" for i in range(6)))
+    for n in forgotten:
+        forget(ledger, ForgetSelector(match=f"value {n}"))
+    store = ledger.disclosures
+    lines = store.path.read_bytes().splitlines()
+    kept = [_crafted(line, crafted.get(i, "")) for i, line in enumerate(lines) if i not in withheld]
+    store.path.write_bytes(b"".join(line + b"\n" for line in kept))
+    if drop_map:
+        _index_path(ledger).unlink(missing_ok=True)
+    revealer = Revealer(store)
+    records = list(ledger.records())
+    if prepared:  # as ledger log --ledger does: the records shown looked up in one scan
+        revealer.prepare(r.data["body"] for r in records[len(records) // 2 :])
+    for record in records:
+        assert revealer.record(record.data)["body"] == _from_whole_store(ledger, record.data)
+
+
+def test_a_withheld_field_is_found_without_reading_the_whole_store(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = _ledger(ws)
+    _append(ledger, *(f"prompt number {i}" for i in range(50)))
+    store = ledger.disclosures
+    lines = store.path.read_bytes().splitlines()
+    store.path.write_bytes(
+        b"".join(line + b"\n" for line in lines if b'"field":"note"' not in line)
+    )
+
+    def whole_store(_: DisclosureStore) -> None:
+        raise AssertionError("the whole store was read")
+
+    monkeypatch.setattr(DisclosureStore, "load", whole_store)
+    target = next(r for r in ledger.records() if r.seq == 20)
+    body = Revealer(store).record(target.data)["body"]
+    assert body["prompt"] == "prompt number 19"
+    assert body["note"] == "[withheld]"
+    # Twenty records shown at once (ledger log --ledger): one scan, never the whole store.
+    revealer = Revealer(store)
+    tail = [r for r in ledger.records() if r.seq > 30]
+    revealer.prepare(r.data["body"] for r in tail)
+    for record in tail:
+        assert revealer.record(record.data)["body"]["note"] == "[withheld]"

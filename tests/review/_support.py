@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger._evidence.ledger import Ledger
+from tests.blame._clones import Clones
 from tests.blame._world import World, git
 from tests.cli.inprocess import run_in_process
 
@@ -52,3 +53,63 @@ def shallow_review(source: Path, tmp_path: Path, spec: str, *clone_args: str) ->
     assert done.returncode == 2
     [line] = done.stderr.decode().splitlines()
     return line
+
+
+def _git_in(root: Path, data: bytes, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), *args], input=data, capture_output=True, check=True
+    )
+    return done.stdout.decode().strip()
+
+
+def shared_clones(tmp_path: Path) -> Clones:
+    """A's agent writes two lines of ``src/app.py`` and a person one of ``README``; B fetched
+    code and evidence."""
+    clones = Clones(tmp_path)
+    (clones.a.root / "README").write_text("hello\n", encoding="utf-8")
+    commit(clones.a, "base")
+    clones.a.write("s1", "src/app.py", "alpha = 1\nbeta = 2\n")
+    (clones.a.root / "README").write_text("hello\nby a person\n", encoding="utf-8")
+    commit(clones.a)
+    assert clones.push()
+    clones.pull()
+    return clones
+
+
+def doctor_teammate_ref(clones: Clones, how: str) -> str:
+    """Move B's kept ref of A's ledger to a commit whose segment was changed by hand: ``a
+    record edited``, or else an unreadable line inserted in the middle of the chain."""
+    ref = f"refs/ledger-remotes/origin/{clones.a_ledger.ledger_id}"
+    good = git(clones.b_root, "rev-parse", ref).strip()
+    segment = subprocess.run(
+        ["git", "-C", str(clones.b_root), "cat-file", "blob", f"{good}:agent_trace.jsonl"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    if how == "a record edited":
+        forged = segment.replace(b'"session":"s1"', b'"session":"s9"')
+    else:  # a line no parser reads, in the middle of the chain
+        first_end = segment.index(b"\n") + 1
+        forged = segment[:first_end] + b'{"kind":"hook.post", not json\n' + segment[first_end:]
+    assert forged != segment
+    blob = _git_in(clones.b_root, forged, "hash-object", "-w", "--stdin")
+    note = git(clones.b_root, "rev-parse", f"{good}:checkpoint.note").strip()
+    entries = f"100644 blob {blob}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
+    tree = _git_in(clones.b_root, entries.encode(), "mktree")
+    planted = git(clones.b_root, "commit-tree", tree, "-m", "x").strip()
+    git(clones.b_root, "update-ref", ref, planted)
+    return ref
+
+
+def run_fix(clones: Clones, fix: str) -> None:
+    """Run in B the fix a reader printed, as written (``git … && ledger …``; a parenthesised
+    note after it is advice, not a command)."""
+    for step in fix.split(" (", maxsplit=1)[0].split(" && "):
+        if step.startswith("git "):
+            git(clones.b_root, *step.split()[1:])
+        else:
+            assert step.startswith("ledger "), step
+            done = run_in_process(
+                step.split()[1:], stdin=b"", cwd=clones.b_root, env={**os.environ, **clones.b_env}
+            )
+            assert done.returncode == 0, done.stderr

@@ -4,8 +4,6 @@ whose kept ref was moved to doctored evidence is named, line by line, as unverif
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -13,65 +11,18 @@ import pytest
 
 from ledger._review import build_review, render_review_markdown, render_review_sarif
 from ledger._review.schema import review_schema
-from tests.blame._clones import Clones
-from tests.blame._world import git
-from tests.cli.inprocess import run_in_process
-from tests.review._support import cli, commit
-
-
-def _git_in(root: Path, data: bytes, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), *args], input=data, capture_output=True, check=True
-    )
-    return done.stdout.decode().strip()
-
-
-def _shared(tmp_path: Path) -> Clones:
-    """A's agent writes two lines and a person one; B fetched code and evidence."""
-    clones = Clones(tmp_path)
-    (clones.a.root / "README").write_text("hello\n", encoding="utf-8")
-    commit(clones.a, "base")
-    clones.a.write("s1", "src/app.py", "alpha = 1\nbeta = 2\n")
-    (clones.a.root / "README").write_text("hello\nby a person\n", encoding="utf-8")
-    commit(clones.a)
-    assert clones.push()
-    clones.pull()
-    return clones
-
-
-def _doctor(clones: Clones, how: str) -> str:
-    """Move B's kept ref of A's ledger to a commit whose segment was changed by hand."""
-    ref = f"refs/ledger-remotes/origin/{clones.a_ledger.ledger_id}"
-    good = git(clones.b_root, "rev-parse", ref).strip()
-    segment = subprocess.run(
-        ["git", "-C", str(clones.b_root), "cat-file", "blob", f"{good}:agent_trace.jsonl"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    if how == "a record edited":
-        forged = segment.replace(b'"session":"s1"', b'"session":"s9"')
-    else:  # a line no parser reads, in the middle of the chain
-        first_end = segment.index(b"\n") + 1
-        forged = segment[:first_end] + b'{"kind":"hook.post", not json\n' + segment[first_end:]
-    assert forged != segment
-    blob = _git_in(clones.b_root, forged, "hash-object", "-w", "--stdin")
-    note = git(clones.b_root, "rev-parse", f"{good}:checkpoint.note").strip()
-    entries = f"100644 blob {blob}\tagent_trace.jsonl\n100644 blob {note}\tcheckpoint.note\n"
-    tree = _git_in(clones.b_root, entries.encode(), "mktree")
-    planted = git(clones.b_root, "commit-tree", tree, "-m", "x").strip()
-    git(clones.b_root, "update-ref", ref, planted)
-    return ref
+from tests.review._support import cli, doctor_teammate_ref, run_fix, shared_clones
 
 
 @pytest.mark.parametrize("how", ["a record edited", "an unreadable line inserted"])
 def test_a_doctored_fetched_segment_makes_its_lines_unverified_never_agent(
     tmp_path: Path, how: str
 ) -> None:
-    clones = _shared(tmp_path)
+    clones = shared_clones(tmp_path)
     a_id = clones.a_ledger.ledger_id
     before = build_review("HEAD~1..HEAD", root=clones.b_root, environ=clones.b_env)
     assert (before["totals"]["agent"], before["totals"]["unverified"]) == (2, 0)
-    ref = _doctor(clones, how)
+    ref = doctor_teammate_ref(clones, how)
 
     review = build_review("HEAD~1..HEAD", root=clones.b_root, environ=clones.b_env)
     jsonschema.validate(review, review_schema())
@@ -108,14 +59,6 @@ def test_a_doctored_fetched_segment_makes_its_lines_unverified_never_agent(
     assert f"unverified (2 lines; ledger {a_id[:8]} does not verify)" in line
 
     # the fix it names works as written
-    for step in teammate["fix"].split(" (")[0].split(" && "):
-        if step.startswith("git "):
-            git(clones.b_root, *step.split()[1:])
-        else:
-            assert step.startswith("ledger ")
-            fetched = run_in_process(
-                step.split()[1:], stdin=b"", cwd=clones.b_root, env={**os.environ, **clones.b_env}
-            )
-            assert fetched.returncode == 0, fetched.stderr
+    run_fix(clones, teammate["fix"])
     fixed = json.loads(cli(clones.b_root, clones.b_env, "HEAD~1..HEAD", "--json").stdout)
     assert (fixed["totals"]["agent"], fixed["totals"]["unverified"]) == (2, 0)

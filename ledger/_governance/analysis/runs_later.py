@@ -169,18 +169,23 @@ def hook_install_dirs() -> list[str]:
     """The folders the hook's interpreter loads code from (real paths): its prefixes, every
     folder on its path (the standard library, site-packages, ledger's own source), the user
     site folder. A file written there runs in the next hook call."""
+    folders = tuple(p for p in sys.path if p and os.path.isdir(p))  # noqa: PTH112
+    return list(_install_dirs(folders))
+
+
+@functools.lru_cache(maxsize=4)
+def _install_dirs(folders: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`hook_install_dirs` for the folders on the path that exist now, resolved once per
+    such set, as :func:`_install_layout` is (a warm process asks on every call; a folder that
+    appears on the path later is another set)."""
     import site  # noqa: PLC0415 -- already imported by the interpreter's start-up
 
     found = [sys.prefix, sys.exec_prefix, str(Path(__file__).resolve().parents[3])]
-    found += [p for p in sys.path if p and os.path.isdir(p)]  # noqa: PTH112
+    found += folders
     user_site = getattr(site, "USER_SITE", None)
     if isinstance(user_site, str):
         found.append(user_site)
-    unique: list[str] = []
-    for path in (os.path.realpath(p) for p in found):
-        if path not in unique:
-            unique.append(path)
-    return unique
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in found))
 
 
 def hook_install_files(root: Path | None = None) -> list[str]:
