@@ -235,6 +235,13 @@ def state_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "ledger"
 
 
+def tripwire_dir(ledger_id: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the tripwire keeps the seal of ``ledger_id`` and its copies (under
+    :func:`state_home`)."""
+    safe = "".join(c for c in ledger_id if c.isalnum() or c in "-_") or "ledger"
+    return state_home(environ) / "tripwire" / safe
+
+
 def checkpoint_dir(ledger_id: str, environ: Mapping[str, str] | None = None) -> Path:
     """Where the stored checkpoints of ``ledger_id`` live (under :func:`state_home`)."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ledger_id)

@@ -44,7 +44,9 @@ from ledger._clients.settings import (
     _remove_empty_dirs,
     _rewrite,
     default_ledger_command,
+    isolated_command,
     ledger_script,
+    script_interpreter,
     site_free_runner,
 )
 from ledger._errors import ConfigError, InputError, StorageError
@@ -680,24 +682,47 @@ def _pre_push_path(root: Path) -> Path:
     return dirs[0] / "hooks" / "pre-push"
 
 
-def install_pre_push(root: Path, *, ledger_cmd: str | None = None) -> Change:
-    """Write ``.git/hooks/pre-push``: every ``git push`` also runs ``ledger push <remote>``.
+def pre_push_command(ledger_cmd: str) -> str:
+    """How the pre-push hook runs ledger: a ``ledger`` script (alone or ``<python> -I
+    <script>``) through the interpreter its ``#!`` line names, isolated (``-I``: no
+    ``PYTHON*`` variable, no user site folder), as every client's hook runs it. The
+    site-free thin client does not apply: ``ledger push`` is the full command line, which
+    needs ``site``. Any other command (a path given by hand) runs as written."""
+    script = ledger_script(ledger_cmd)
+    interpreter = script_interpreter(Path(script)) if script else None
+    if script is None or interpreter is None:
+        return ledger_cmd
+    return isolated_command(str(interpreter), script)
 
-    A failed evidence push is said on stderr and never blocks the code's push. Another tool's
-    pre-push hook is left alone (one line says so); ours is rewritten when the command moved.
+
+def install_pre_push(root: Path, *, ledger_cmd: str | None = None) -> Change:
+    """Write ``.git/hooks/pre-push``: every ``git push`` first runs ``ledger push <remote>``.
+
+    Fail-closed, like the clients' hooks: when the evidence could not be pushed (or ledger
+    could not run at all: a moved installation, a broken interpreter), the code's push is
+    stopped, with one line naming both ways on (``ledger push <remote>`` once fixed, or
+    ``git push --no-verify`` to push the code alone, a person's choice git offers anyway).
+    Code pushed without its evidence is what an agent that tampered with its ledger would
+    want. Another tool's pre-push hook is left alone (one line says so); ours is rewritten
+    when the command moved.
 
     Raises:
         InputError: ``root`` is not in a git repository.
         StorageError: the hook cannot be written.
     """
     path = _pre_push_path(root)
-    cmd = shlex.quote(ledger_cmd or default_ledger_command())
+    cmd = pre_push_command(ledger_cmd or default_ledger_command())
     text = (
         "#!/bin/sh\n"
         f"{PRE_PUSH_MARK} (ledger install --pre-push; ledger uninstall removes it)\n"
-        f'{cmd} push "$1" >&2 ||\n'
-        '  echo "ledger: the evidence was not pushed; run: ledger push $1" >&2\n'
-        "exit 0\n"
+        "# git pushes the code only if this exits 0: the evidence goes first.\n"
+        f'{cmd} push "$1" </dev/null >&2 || {{\n'
+        "  s=$?\n"
+        '  echo "ledger: the evidence was not pushed (exit $s), so this push is stopped;'
+        " run: ledger push $1, then push again (or push the code alone: git push"
+        ' --no-verify)" >&2\n'
+        "  exit 1\n"
+        "}\n"
     )
     try:
         current = path.read_text(encoding="utf-8") if path.exists() else None

@@ -201,6 +201,32 @@ def _ledger_in(root: str) -> str | None:
     return genesis_ledger_id(Path(root) / ".orchestration" / "agent_trace.jsonl")
 
 
+def _sealed_workspace(ledger_id: str, environ: Mapping[str, str] | None) -> str | None:
+    """The workspace the tripwire last sealed ``ledger_id`` in, read from its seal (whose MAC,
+    under the per-user secret, only this user's ledger can write): its ``root``, or in a seal
+    older than that, the folder holding its sealed ``.orchestration/active_intents.yaml``."""
+    from ledger._workspace import tripwire_dir, unseal  # noqa: PLC0415
+
+    try:
+        raw = (tripwire_dir(ledger_id, environ) / "seal").read_bytes()
+    except OSError:
+        return None
+    payload = unseal(raw, environ)
+    try:
+        data = json.loads(payload) if payload is not None else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    root = data.get("root")
+    if isinstance(root, str):
+        return root
+    marker = "/.orchestration/active_intents.yaml"
+    files = data.get("files")
+    found = [p for p in files if p.endswith(marker)] if isinstance(files, dict) else []
+    return found[0][: -len(marker)] if len(found) == 1 else None
+
+
 def _same_directory(first: str, second: str) -> bool:
     try:
         return Path(first).samefile(second)
@@ -230,6 +256,20 @@ def copy_of(
     home = ledger_home(ledger_id, environ)
     if home == real:
         return None
+    if home is None:
+        # No home bound yet (a ledger from before homes were kept): the workspace the
+        # tripwire's seal was made in is the original, when it still holds this ledger. Without
+        # this, a copy whose hook ran first took the home and told the original it was a copy.
+        sealed = _sealed_workspace(ledger_id, environ)
+        if (
+            sealed is not None
+            and sealed != real
+            and not _same_directory(sealed, real)
+            and _ledger_in(sealed) == ledger_id
+        ):
+            if bind:
+                bind_home(sealed, ledger_id, environ)
+            return sealed
     if home is not None:
         if _same_directory(home, real):
             return None  # the home, reached by another path (a bind mount, a symlink)

@@ -457,7 +457,10 @@ class GovernedWorkspace:
         call until a person resolves it, ledger/_governance/pre_policies.py)."""
         found: list[Entry] = []
         if verdict.arm:
-            found.append(Entry(ARMED_KIND, {"files": len(verdict.files)}, {"client": "ledger"}))
+            # Not the .pyc watched: they follow what this process imported, which differs
+            # between a one-shot hook and the resident decider.
+            watched = sum(1 for entry in verdict.files.values() if entry.rule != "bytecode")
+            found.append(Entry(ARMED_KIND, {"files": watched}, {"client": "ledger"}))
         if verdict.problems and not self._tamper_recorded:
             found.append(Entry(TAMPER_KIND, tamper_body(verdict, inv), self._actor(inv)))
         return found

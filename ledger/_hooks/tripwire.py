@@ -23,6 +23,11 @@ The protected set, each path with the rule for a change (:data:`Rule`):
   ``git push -u`` and ``git config user.name`` change the file, not what it runs.
 * ``runtime``: the hook executable, its interpreter and the ``.pth`` files beside ledger's code;
   ``strict``, except that an upgrade of ledger itself (a new version runs) is accepted.
+* ``bytecode``: the ``.pyc`` of every module the hook imported from source (ledger's, the
+  standard library's, site-packages'): the next interpreter runs a ``.pyc`` whose header
+  matches its source instead of the source. One that appears or changes is read, and is no
+  change when it is its source compiled (Python writes one at a first import) or one no
+  interpreter would load; otherwise it is tampering. ``revert`` removes it (Python recompiles).
 * ``append-only``: the trust pins and the private-key folder's listing (names and stat only: keys
   are never read). ledger only adds to these; a file changed or removed is tampering.
 * ``checkpoint``: the stored checkpoints. The hook adds one and prunes the oldest
@@ -44,6 +49,7 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, cast
@@ -53,13 +59,21 @@ from ledger._git import GIT_EXEC_KEYS
 from ledger._governance.analysis.protected import watched_client_files
 from ledger._governance.analysis.runs_later import (
     git_files,
+    hook_bytecode_files,
     hook_install_files,
     login_shell_files,
 )
 from ledger._startup.namedtuple import NamedTuple
 from ledger._startup.patterns import lazy_compile
 from ledger._version import __version__
-from ledger._workspace import atomic_write, cache_secret, checkpoint_dir, seal, state_home, unseal
+from ledger._workspace import (
+    atomic_write,
+    cache_secret,
+    checkpoint_dir,
+    seal,
+    tripwire_dir,
+    unseal,
+)
 
 __all__ = [
     "ARMED_KIND",
@@ -74,6 +88,7 @@ __all__ = [
     "Seal",
     "TripwireStore",
     "Verdict",
+    "bytecode_digest",
     "compare",
     "fingerprint",
     "git_exec_settings",
@@ -95,6 +110,7 @@ Rule = Literal[
     "runtime",
     "append-only",
     "checkpoint",
+    "bytecode",
 ]
 #: The kinds only the hook service and a person's commands append, each sealing the new head:
 #: one in the ledger's tail the seal does not explain was appended around them. ``key.`` and
@@ -243,6 +259,8 @@ def protected_set(
         found[str(shell_file)] = "strict"
     for install_file in hook_install_files(root):
         found[install_file] = "runtime"
+    for cached in hook_bytecode_files(root):
+        found[cached] = "bytecode"
     for outside in (trust_pins_dir(env), private_key_dir(env)):
         for path in _files_in(outside, "*", recursive=False):
             found[path] = "append-only"
@@ -287,6 +305,8 @@ def fingerprint(paths: Mapping[str, Rule], previous: Fingerprint | None = None) 
     left out: absence is compared by :func:`compare`)."""
     previous = previous or {}
     found: Fingerprint = {}
+    racy = time.time_ns() - _RACY_NS
+    judge_until = time.monotonic_ns() + _BYTECODE_BUDGET_NS
     stat_of = os.stat
     for path, rule in paths.items():
         try:
@@ -298,14 +318,44 @@ def fingerprint(paths: Mapping[str, Rule], previous: Fingerprint | None = None) 
         if old is not None and (old.ctime_ns, old.size, old.inode) == (ctime, size, inode):
             # Unchanged: the sealed entry itself (no new tuple) when the rule is the same.
             found[path] = old if old.rule == rule else Entry(rule, ctime, size, inode, old.digest)
+            continue
+        digest: str | None
+        if (
+            rule == "bytecode"
+            and (old is None or old.digest == _PENDING)  # a .pyc judged before: always
+            and time.monotonic_ns() > judge_until
+        ):
+            digest = _PENDING  # judged at a later call: see _BYTECODE_BUDGET_NS
+            ctime = _RACY_CTIME
         else:
-            found[path] = Entry(rule, ctime, size, inode, _digest(path, info, rule))
+            digest = _digest(path, info, rule)
+        if digest is not None and ctime >= racy:
+            ctime = _RACY_CTIME  # read again next time: see _RACY_NS
+        found[path] = Entry(rule, ctime, size, inode, digest)
     return found
+
+
+#: A file changed this recently when it was read may change again within the same tick of the
+#: coarse clock that stamps ``ctime`` (a few ms), with the same size: its stat would then look
+#: unchanged, and the content read would be taken for what is there for good. Code the agent
+#: left running can wait for the read (inotify) and rewrite at once. Such a file is sealed with
+#: ``ctime`` :data:`_RACY_CTIME` and read again at the next call (git's "racy clean" problem).
+_RACY_NS: Final = 100_000_000
+_RACY_CTIME: Final = -1
+#: The time one call spends judging ``.pyc`` files that appeared (each compiles its source):
+#: a process's first seal, or the first after an upgrade, finds a hundred or more at once, and
+#: judging them all would hold the ledger's lock past concurrent callers' deadline. The rest
+#: are sealed :data:`_PENDING` (no change yet) and judged over the next calls. A ``.pyc`` that
+#: was judged before and changed since is judged at once, whatever the budget.
+_BYTECODE_BUDGET_NS: Final = 20_000_000
+_PENDING: Final = "not-judged-yet"
 
 
 def _digest(path: str, info: os.stat_result, rule: Rule) -> str | None:
     if rule == "runtime" and stat.S_ISDIR(info.st_mode):
         return _names_digest(path)
+    if rule == "bytecode":
+        return bytecode_digest(path)
     if not stat.S_ISREG(info.st_mode) or (rule == "append-only" and _is_key(path)):
         return None
     try:
@@ -327,6 +377,78 @@ def _names_digest(folder: str) -> str | None:
     except OSError:
         return None
     return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+#: The digest of a ``.pyc`` no interpreter would run instead of its source: the compilation of
+#: that source, or one its header does not match (Python recompiles then).
+_FAITHFUL: Final = "compiled-from-its-source"
+#: A ``.pyc`` read at most (ledger's largest is ~100 KB).
+_BYTECODE_READ_LIMIT: Final = 16 * 1024 * 1024
+
+
+def bytecode_digest(cached: str) -> str:
+    """:data:`_FAITHFUL` for a ``.pyc`` that runs nothing but its source: the one Python itself
+    writes at the first import (or pip at install), a stale one, or one with no source beside
+    it (only a ``.pyc`` outside ``__pycache__`` is imported without its source); otherwise
+    ``foreign:<sha256>``: a ``.pyc`` whose header the current source passes (so the next
+    interpreter runs it) and whose code is not the source's compiled [PEP 3147, PEP 552].
+    Read only when its stat moved: once per ``.pyc`` Python writes."""
+    import importlib.util  # noqa: PLC0415 -- only when a .pyc appeared or changed
+
+    try:
+        with open(cached, "rb") as handle:
+            data = handle.read(_BYTECODE_READ_LIMIT + 1)
+        source_path = importlib.util.source_from_cache(cached)
+        with open(source_path, "rb") as handle:
+            source = handle.read()
+        info = os.stat(source_path)  # noqa: PTH116
+    except (OSError, ValueError, NotImplementedError):
+        return _FAITHFUL  # nothing to compare with: the interpreter imports no such .pyc
+    foreign = "foreign:" + hashlib.sha256(data).hexdigest()
+    if len(data) > _BYTECODE_READ_LIMIT:
+        return foreign
+    key = (foreign, hashlib.sha256(source).hexdigest(), int(info.st_mtime), info.st_size)
+    known = _BYTECODE_VERDICTS.get(key)
+    if known is None:
+        known = _bytecode_verdict(data, source, source_path, info, foreign)
+        if len(_BYTECODE_VERDICTS) >= _BYTECODE_VERDICTS_LIMIT:
+            _BYTECODE_VERDICTS.clear()
+        _BYTECODE_VERDICTS[key] = known
+    return known
+
+
+#: Verdicts this process reached, by the exact bytes of the ``.pyc`` and of its source (and the
+#: source's mtime and size, which the header is checked against): the resident decider arms
+#: each workspace it serves, and compiling ~200 modules again for each would cost a second.
+_BYTECODE_VERDICTS: dict[tuple[str, str, int, int], str] = {}
+_BYTECODE_VERDICTS_LIMIT: Final = 8192
+
+
+def _bytecode_verdict(
+    data: bytes, source: bytes, source_path: str, info: os.stat_result, foreign: str
+) -> str:
+    import importlib.util  # noqa: PLC0415 -- loaded by bytecode_digest already
+    import marshal  # noqa: PLC0415
+
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return _FAITHFUL  # rejected at import, and rewritten from the source
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & ~0b11:
+        return _FAITHFUL  # invalid flags: rejected at import
+    if flags & 0b1 and flags & 0b10:  # a checked hash-based .pyc
+        if data[8:16] != importlib.util.source_hash(source):
+            return _FAITHFUL
+    elif not flags & 0b1:  # timestamp-based: the source's mtime and size in the header
+        stamp = (int(info.st_mtime) & 0xFFFFFFFF, info.st_size & 0xFFFFFFFF)
+        if (int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")) != stamp:
+            return _FAITHFUL
+    # Loaded as it is (an unchecked hash-based .pyc is loaded whatever the source says).
+    try:
+        code = marshal.loads(data[16:])  # noqa: S302 -- built to compare, never run
+        expected = compile(source, source_path, "exec", dont_inherit=True, optimize=0)
+    except (ValueError, EOFError, TypeError, SyntaxError):
+        return foreign
+    return _FAITHFUL if code == expected else foreign
 
 
 _SECTION = lazy_compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)')
@@ -369,8 +491,10 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     changes: list[Change] = []
     for path, entry in now.items():
         old = sealed.get(path)
+        if entry.rule == "bytecode" and entry.digest in (_FAITHFUL, _PENDING):
+            continue  # Python wrote it, as it does at a first import: it runs the source
         if old is None:
-            if entry.rule not in ("append-only", "checkpoint"):
+            if entry.rule not in ("append-only", "checkpoint") and not _holds_nothing(entry):
                 changes.append(Change(path, "added", entry.rule))
         elif old.digest != entry.digest or (entry.digest is None and not old.same_stat(entry)):
             changes.append(Change(path, "changed", old.rule))
@@ -379,9 +503,22 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     changes.extend(
         Change(path, "removed", old.rule)
         for path, old in sealed.items()
-        if path not in now and (old.rule != "checkpoint" or Path(path).name > newest)
+        if path not in now
+        and old.rule != "bytecode"  # a cache cleared, or a module this process did not import
+        and (old.rule != "checkpoint" or Path(path).name > newest)
+        and not _holds_nothing(old)
     )
     return sorted(changes)
+
+
+#: The digest of a client's settings or MCP file whose held-fixed part is empty: the client (or
+#: the person) creates one the first time it keeps something of its own (a model, a "don't ask
+#: again" rule, a counter), and such a file appearing or going runs nothing.
+_NOTHING_HELD: Final = hashlib.sha256(b"{}").hexdigest()
+
+
+def _holds_nothing(entry: Entry) -> bool:
+    return entry.rule in ("client-config", "mcp-config") and entry.digest == _NOTHING_HELD
 
 
 def tampering(
@@ -480,8 +617,7 @@ class TripwireStore:
     """The seal of one ledger and the copies ``revert`` needs, outside the workspace."""
 
     def __init__(self, ledger_id: str, environ: Mapping[str, str] | None = None) -> None:
-        safe = "".join(c for c in ledger_id if c.isalnum() or c in "-_") or "ledger"
-        self.directory = state_home(environ) / "tripwire" / safe
+        self.directory = tripwire_dir(ledger_id, environ)
         self.path = self.directory / "seal"
         self._environ = environ
         self._secret: bytes | None = None
@@ -556,7 +692,11 @@ class TripwireStore:
             old = kept.get(path)
             if old is not None and old.digest == entry.digest:
                 continue
-            if entry.size <= COPY_LIMIT and entry.rule not in ("append-only", "checkpoint"):
+            if entry.size <= COPY_LIMIT and entry.rule not in (
+                "append-only",
+                "checkpoint",
+                "bytecode",
+            ):
                 self._keep(path, entry)
         deferred = _DEFERRED_SYNC.get()
         atomic_write(self.path, wrapped, durable=deferred is None)
@@ -660,7 +800,8 @@ def _collect_servers(node: Any, where: str, found: dict[str, Any]) -> None:  # n
     for key, value in node.items():
         path = f"{where}/{key}"
         if key in _SERVER_KEYS and isinstance(value, dict):
-            found[path] = value
+            if value:  # an empty list of servers ("mcpServers": {}) runs nothing
+                found[path] = value
         else:
             _collect_servers(value, path, found)
 
@@ -699,7 +840,7 @@ def restore(store: TripwireStore, change: Change, sealed: Seal) -> bool:
     file added where only ledger adds. False when it cannot be undone here (no copy kept, an
     ``append-only`` file: a key is never rewritten from a copy)."""
     path = Path(change.path)
-    if change.what == "added":
+    if change.what == "added" or change.rule == "bytecode":  # Python rewrites a .pyc removed
         try:
             path.unlink()
         except FileNotFoundError:

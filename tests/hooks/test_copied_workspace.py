@@ -298,3 +298,34 @@ def test_a_seal_moved_renames_only_the_workspaces_files_and_moves_back(
         assert {p for p in moved.files if p.startswith(base)} == {base + p for p in outside}
     assert rerooted(moved, old).files == files
     assert rerooted(sealed, old) == sealed  # not moved: unchanged
+
+
+@pytest.mark.parametrize("seal_form", ["with its root", "older, without one"])
+def test_a_copy_of_a_ledger_from_before_homes_whose_hook_runs_first_is_still_the_copy(
+    original: Workspace, seal_form: str
+) -> None:
+    """Before homes were kept, the first workspace to ask became the home: a copy whose hook
+    ran first took it, and the original was told it was the copy. The tripwire's seal (written
+    under the per-user secret, in the original) names the original."""
+    use(original, 3)
+    ledger_id = Ledger.open(original.root, environ=original.env).ledger_id
+    homes = original.home / "state" / "homes"
+    for bound in homes.glob("*.json"):
+        bound.unlink()  # as a ledger made before homes were kept
+    if seal_form != "with its root":
+        from ledger._hooks.tripwire import TripwireStore  # noqa: PLC0415
+
+        store = TripwireStore(ledger_id, original.env)
+        sealed = store.load()
+        assert not isinstance(sealed, str)
+        assert sealed is not None
+        assert store.save(sealed._replace(root=None))
+    copy = copy_of(original, "cp -a")
+    answer = hook(copy)
+    assert answer["permissionDecision"] == "deny"
+    assert f"is a copy of {os.path.realpath(original.root)}" in str(
+        answer["permissionDecisionReason"]
+    )
+    use(original, 3)
+    assert not [r for r in original.records() if r.kind == "governance.tamper"]
+    assert Ledger.open(original.root, environ=original.env).verify(jobs=1).ok

@@ -55,8 +55,8 @@ HOOKS = {
 SERVERS = {"mcpServers": {"ledger": {"command": "/x/ledger", "args": ["mcp"]}}}
 CLAUDE_STATE = {"numStartups": 3, "projects": {"/w": {"mcpServers": {}}}, **SERVERS}
 
-# (file under the workspace or ~, its content before, the edit)
-CORPUS: list[tuple[str, dict[str, Any], Edit]] = [
+# (file under the workspace or ~, its content before (None: not there yet), the edit)
+CORPUS: list[tuple[str, dict[str, Any] | None, Edit]] = [
     # Claude Code's project and local settings
     (".claude/settings.json", HOOKS, _append("permissions", "allow", value="Bash(npm test)")),
     (".claude/settings.local.json", HOOKS, _append("permissions", "allow", value="Read(**)")),
@@ -114,6 +114,13 @@ CORPUS: list[tuple[str, dict[str, Any], Edit]] = [
         SERVERS,
         _set("mcpServers", "ledger", "disabledTools", value=["x"]),
     ),
+    # files the client or the person creates the first time they keep something of their own
+    (".claude/settings.local.json", None, _append("permissions", "allow", value="Bash(ls)")),
+    ("~/.claude/settings.json", None, _set("model", value="opus")),
+    ("~/.claude.json", None, _set("numStartups", value=1)),
+    (".gemini/settings.json", None, _set("ui", "theme", value="GitHub")),
+    ("~/.gemini/settings.json", None, _set("security", "auth", "selectedType", value="oauth")),
+    (".mcp.json", None, _set("mcpServers", value={})),
 ]
 
 
@@ -135,12 +142,13 @@ def test_the_corpus_is_at_least_thirty_edits() -> None:
 
 @pytest.mark.parametrize(("where", "before", "edit"), CORPUS, ids=range(len(CORPUS)))
 def test_an_ordinary_settings_edit_never_halts_the_workspace(
-    ws: HomeWorkspace, where: str, before: dict[str, Any], edit: Edit
+    ws: HomeWorkspace, where: str, before: dict[str, Any] | None, edit: Edit
 ) -> None:
     path = ws.home / where[2:] if where.startswith("~/") else ws.root / where
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = json.loads(json.dumps(before))
-    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    document = json.loads(json.dumps(before or {}))
+    if before is not None:
+        path.write_text(json.dumps(document, indent=2), encoding="utf-8")
     session = Session(ws, "agent")
     assert session.select().code is None  # armed, sealed with the file as it was
     edit(document)

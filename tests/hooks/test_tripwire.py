@@ -246,7 +246,8 @@ def test_accept_keeps_the_disk_and_resumes(ws: Workspace, armed: Session, person
 
 
 def test_an_agent_cannot_accept_its_own_tampering(ws: Workspace, armed: Session) -> None:
-    ws.write(".claude/settings.json", "{}\n")
+    planted = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}}
+    ws.write(".claude/settings.json", json.dumps(planted))
     assert write_in_scope(armed) == "TAMPER"
     inside = {**ws.env, "CLAUDECODE": "1"}
     with pytest.raises(NotAPersonError, match="only a person"):

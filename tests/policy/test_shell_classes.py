@@ -12,6 +12,7 @@ The decisions are the shell-relevant pre policies', as in ``test_shell_failsafe.
 
 from __future__ import annotations
 
+import os
 import re
 import sysconfig
 from pathlib import Path
@@ -410,35 +411,75 @@ def test_class_8_evidence_refs_written_around_ledger(tree, command: str) -> None
 # --- 9. the decider reachable from the shell --------------------------------------------------
 
 
-def _sockets(tree: tuple[Path, Path]) -> list[str]:
+def _socket_spellings(tree: tuple[Path, Path]) -> list[str]:
+    """The decider's socket (or its folder) as a shell could name it: each folder it can be in,
+    written out, through the variables and commands that spell it, and as globs."""
     env = {"HOME": str(tree[1]), "LEDGER_HOME": str(tree[1] / ".config/ledger")}
-    return [str(folder / "decider-0a1b2c3d.sock") for folder in decider_dirs(env)]
+    folders = [str(folder) for folder in decider_dirs(env)]
+    folders += [
+        f"/run/user/{os.getuid()}/ledger",
+        "~/.config/ledger/run",
+        "$HOME/.config/ledger/run",
+        "${HOME}/.config/ledger/run",
+        "$XDG_CONFIG_HOME/ledger/run",
+        "$XDG_RUNTIME_DIR/ledger",
+        "${XDG_RUNTIME_DIR}/ledger",
+        "/run/user/$(id -u)/ledger",
+        "/run/user/$UID/ledger",
+        "/tmp/ledger-$UID",
+        "/tmp/ledger-$(id -u)",
+        "/tmp/ledger-*",
+    ]
+    names = ["decider-0a1b2c3d4e5f6a7b.sock", "decider-*.sock", "*.sock", "*"]
+    return [f"{folder}/{name}" for folder in folders for name in names] + folders
 
 
 _CONNECTORS = [
     "curl --unix-socket {s} http://localhost/",
     "curl -s --unix-socket={s} http://x/stop",
     "nc -U {s}",
+    "nc -NU {s}",
     "ncat -U {s}",
+    "ncat --unixsock {s}",
     "socat - UNIX-CONNECT:{s}",
+    "socat UNIX-CONNECT:{s} -",
+    "socat - UNIX-CLIENT:{s}",
+    "socat STDIO UNIX:{s}",
+    "socat -u FILE:/tmp/req UNIX-SENDTO:{s}",
+    "printf '{{}}\\n' | socat - UNIX-CONNECT:{s}",
     "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{s}\")'",
+    "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => \"{s}\")'",
+    'node -e \'require("net").connect("{s}")\'',
+    "ruby -rsocket -e 'UNIXSocket.new(\"{s}\")'",
+    "exec 3<>{s}",
+    "echo x > {s}",
     "cat {s}",
     "rm -f {s}",
     "ls -la {s}",
+    "ln -s {s} /tmp/l",
+    "find {s} -type s",
 ]
 
 
 @_SETTINGS
 @given(data=st.data())
-def test_class_9_connecting_to_the_decider_from_the_shell(tree, data: st.DataObject) -> None:
-    socket = data.draw(st.sampled_from(_sockets(tree)))
+def test_class_9_connecting_to_the_decider_from_the_shell_is_refused(
+    tree, data: st.DataObject
+) -> None:
+    socket = data.draw(st.sampled_from(_socket_spellings(tree)))
     command = data.draw(
         _spelled(st.sampled_from(_CONNECTORS).map(lambda form: form.format(s=socket)))
     )
-    verdict = _verdict(tree, command)
-    assert verdict in ("ask", "deny"), command
-    if "socat" not in command and " -U " not in command.replace("\\\n", ""):
-        assert verdict == "deny", command  # the socket is named as a path: a private one
+    assert _verdict(tree, command) == "deny", command
+
+
+@pytest.mark.parametrize("connector", _CONNECTORS)
+def test_every_connector_to_the_decider_socket_is_refused_not_asked(
+    tree: tuple[Path, Path], connector: str
+) -> None:
+    for socket in _socket_spellings(tree):
+        command = connector.format(s=socket)
+        assert _verdict(tree, command) == "deny", command
 
 
 # --- 10. the person's own denyRead walked around ----------------------------------------------

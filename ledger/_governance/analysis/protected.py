@@ -97,6 +97,19 @@ _EXPANSION: Final = (
     r"|\$[0-9@*#?$!-]|[<>]\(.*?\)"
 )
 _KEY_VARIABLES: Final = ("ledger_home", "ledger_signing_key")
+#: The decider's socket named in a word however its folder is spelled: the socket's own name
+#: (``decider-<install>.sock``), the runtime folder's ``ledger`` (``$XDG_RUNTIME_DIR/ledger``,
+#: ``/run/user/<any uid>/ledger``, or code that joins the two names), the ``/tmp`` fallback
+#: (``/tmp/ledger-$UID``). The hook's own environment may name another runtime folder than the
+#: agent's shell has (a client started elsewhere), so these are matched as text, not only as
+#: this environment's paths (:func:`ledger._workspace.decider_dirs`).
+_DECIDER_NAMED: Final = lazy_compile(
+    r"decider-[^/\s'\"]*\.sock"
+    r"|(?:\$\{?xdg_runtime_dir\}?|/run/user/.{1,64}?)/+ledger(?![\w.-])"
+    r"|xdg_runtime_dir.*[\'\"/]ledger(?![\w.-])"
+    r"|(?:^|[\s'\"=:/])(?:/tmp|\$\{?tmpdir\}?)/+ledger-"
+    r"(?:\d+|\$\([^)]*\)|\$[^/\s'\"]*|[*?[][^/\s'\"]*)(?=/|$|[\s'\"),;])"
+)
 
 
 def has_glob(text: str) -> bool:
@@ -169,7 +182,10 @@ class ProtectedAreas:
             TRUST_AREA: str(trust_pins_dir(env)),
             STATE_AREA: str(state_home(env)),
         }
-        sockets = [str(p) for p in decider_dirs(env)]
+        # The usual runtime folder too, whatever this environment says: the agent's shell
+        # may have another XDG_RUNTIME_DIR than the hook (a client started elsewhere).
+        usual = f"/run/user/{os.getuid()}/ledger"
+        sockets = list(dict.fromkeys([*map(str, decider_dirs(env)), usual]))
         return cls(root, str(private_key_dir(env)), home, trust_state, sockets)
 
     def area_of(self, absolute: str) -> str | None:
@@ -317,6 +333,8 @@ def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str |
     folded = word.casefold()
     if any(v in folded for v in _KEY_VARIABLES):
         return KEY_AREA
+    if _DECIDER_NAMED.search(folded):
+        return DECIDER_AREA
     for text in _braces(folded):
         found = _named(text, areas, base)
         if found is not None:

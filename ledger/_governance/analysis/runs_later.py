@@ -44,6 +44,7 @@ __all__ = [
     "LOGIN_SHELL_FILES",
     "SHELL_AREA",
     "git_files",
+    "hook_bytecode_files",
     "hook_install_dirs",
     "hook_install_files",
     "login_shell_files",
@@ -218,6 +219,11 @@ def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str],
     if script and Path(script).name == "ledger" and Path(script).is_file():
         found.append(os.path.realpath(script))
     found.append(os.path.realpath(sys.executable))
+    # A venv's pyvenv.cfg names the interpreter and standard library it runs (``home``) and
+    # whether the system's site-packages join it; the interpreter looks for one beside its
+    # executable and one folder up (PEP 405): one planted there changes what the hook imports.
+    here = os.path.dirname(os.path.abspath(sys.executable))  # noqa: PTH100, PTH120
+    found += [os.path.join(d, "pyvenv.cfg") for d in (here, os.path.dirname(here))]  # noqa: PTH118, PTH120
     folders = [p for p in path if p and os.path.isdir(p)]  # noqa: PTH112
     user_site = getattr(site, "USER_SITE", None)
     if isinstance(user_site, str):
@@ -241,3 +247,56 @@ def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str],
     code += [str(package.parent / "cli" / name) for name in _HOOK_CLI_FILES]
     found += [p for p in code if inside is None or not p.startswith(inside)]
     return found, sites
+
+
+#: Byte-code files watched at most (a process that imported more is not a hook).
+_BYTECODE_LIMIT: Final = 4096
+_BYTECODE: dict[tuple[int, str | None], list[str]] = {}
+
+
+def hook_bytecode_files(root: Path | None = None) -> list[str]:
+    """The cached byte-code (``__pycache__/*.pyc``) of every module this hook process imported
+    from source, outside the workspace ``root``: ledger's own, the standard library's, the
+    site-packages' (yaml, cryptography ...). The next interpreter that imports such a module
+    runs its ``.pyc`` instead of its source whenever the header matches the source, so a
+    ``.pyc`` planted there runs in the next hook process as surely as a changed ``.py``.
+
+    The set follows what was imported (``sys.modules``), so it may differ between processes:
+    the tripwire takes a ``.pyc`` that appears or goes as no change unless it is *foreign*
+    (:func:`ledger._hooks.tripwire.bytecode_digest`). Listed again only when a module was
+    imported since: one attribute read per module, and nothing read from disk. A cache this
+    user cannot write (a system Python's standard library, run by anyone but root) is left
+    out: nothing this user runs can plant there."""
+    modules = list(sys.modules.values())
+    inside = None if root is None else os.path.realpath(root) + os.sep
+    key = (len(modules), inside)
+    found = _BYTECODE.get(key)
+    if found is None:
+        found = []
+        for module in modules:
+            cached = getattr(module, "__cached__", None)
+            source = getattr(module, "__file__", None)
+            if (
+                isinstance(cached, str)
+                and isinstance(source, str)
+                and source.endswith(".py")
+                and (inside is None or not os.path.realpath(cached).startswith(inside))
+                and _writable(os.path.dirname(cached))  # noqa: PTH120
+            ):
+                found.append(cached)
+        found = sorted(set(found))[:_BYTECODE_LIMIT]
+        _BYTECODE.clear()
+        _BYTECODE[key] = found
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _writable(folder: str) -> bool:
+    """Whether this user can create or replace a file in ``folder`` (or, when it does not exist
+    yet, create it in its parent, as Python does for ``__pycache__``)."""
+    while folder and not os.path.isdir(folder):  # noqa: PTH112
+        parent = os.path.dirname(folder)  # noqa: PTH120
+        if parent == folder:
+            return False
+        folder = parent
+    return os.access(folder, os.W_OK)
