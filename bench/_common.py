@@ -56,6 +56,17 @@ def isolate_this_process(home: Path) -> None:
     os.environ["LEDGER_HOME"] = str(home)
 
 
+def two_bare_starts() -> float:
+    """Seconds for two bare starts of this interpreter (``-I -S -c pass``): the unit the hook
+    targets are stated in. This interpreter itself, never ``python3`` from PATH: a pyenv shim
+    there is a shell script costing several times a bare start, which would flatter every
+    ratio against it."""
+    started = time.perf_counter()
+    for _ in range(2):
+        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
 def say(message: str) -> None:
     """Progress goes to stderr, so ``--json`` keeps stdout machine-readable."""
     print(message, file=sys.stderr, flush=True)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +51,7 @@ from _common import (
     percentile,
     report,
     say,
+    two_bare_starts,
     verdict,
 )
 
@@ -111,15 +111,6 @@ def _session(binary: Path, ws: Workspace, calls: int) -> tuple[float, list[float
     return took, per_call
 
 
-def _two_starts() -> float:
-    # This interpreter itself, never `python3` from PATH: a pyenv shim there is a shell script that
-    # costs several times a bare start, which would flatter every ratio against it.
-    started = time.perf_counter()
-    for _ in range(2):
-        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
-    return time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=22)
@@ -149,7 +140,7 @@ def main() -> None:
                     long, calls[name] = _session(binary, ws, ns.calls)
                     short, _ = _session(binary, ws, SHORT)
                     slope[name] = (long - short) / (ns.calls - SHORT)
-                    baseline.extend(_two_starts() for _ in range(10))
+                    baseline.extend(two_bare_starts() for _ in range(10))
                 bare_call = median(calls["bare"])
                 for name, found in added.items():
                     found.append(slope[name] - slope["bare"])

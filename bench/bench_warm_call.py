@@ -27,7 +27,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from _common import (
@@ -42,6 +41,7 @@ from _common import (
     percentile,
     report,
     say,
+    two_bare_starts,
 )
 
 HERE = Path(__file__).resolve().parent.parent
@@ -176,13 +176,6 @@ def _ask(process: subprocess.Popen[str], calls: int) -> list[list[float]]:
     return [list(map(float, row)) for row in json.loads(line)]
 
 
-def _two_starts() -> float:
-    started = time.perf_counter()
-    for _ in range(2):
-        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
-    return time.perf_counter() - started
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", maxsplit=1)[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -212,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                         if round_no >= args.warmup:
                             rows[name].extend(timings)
                     if round_no >= args.warmup:
-                        bare.append(_two_starts())
+                        bare.append(two_bare_starts())
         finally:
             for process in processes.values():
                 if process.stdin is not None:
