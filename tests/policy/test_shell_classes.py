@@ -429,6 +429,11 @@ def _socket_spellings(tree: tuple[Path, Path]) -> list[str]:
         "/tmp/ledger-$UID",
         "/tmp/ledger-$(id -u)",
         "/tmp/ledger-*",
+        f"/tmp/ledger-{str(os.getuid())[0]}*",
+        "/tmp/ledger-[0-9]*",
+        "/tmp/ledger-{0..99999}",
+        f"/tmp/ledger-{{{os.getuid()},x}}",
+        "/tmp/ledger-$UID.d/..",
     ]
     names = ["decider-0a1b2c3d4e5f6a7b.sock", "decider-*.sock", "*.sock", "*"]
     return [f"{folder}/{name}" for folder in folders for name in names] + folders
@@ -480,6 +485,29 @@ def test_every_connector_to_the_decider_socket_is_refused_not_asked(
     for socket in _socket_spellings(tree):
         command = connector.format(s=socket)
         assert _verdict(tree, command) == "deny", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat /tmp/ledger-2024.log",
+        f"cat /tmp/ledger-{os.getuid()}.log",
+        f"tail -f /tmp/ledger-{os.getuid()}-x",
+        "ls /tmp/ledger-0-x/",
+        "cat /tmp/ledger-*.log",
+        "rm -f /tmp/ledger-*-old",
+        "cat /tmp/ledger-x.log",
+        "cat '/tmp/ledger-2024.log'",
+        "python3 -c 'print(open(\"/tmp/ledger-2024.log\").read())'",
+    ],
+)
+def test_a_tmp_file_named_like_the_decider_folder_but_longer_is_not_refused(
+    tree: tuple[Path, Path], command: str
+) -> None:
+    # /tmp/ledger-<uid> is the folder; a name that goes on with other characters is another
+    # file (only digits, globs that could match digits, or an expansion can reach the folder).
+    # `rm` of a glob is still asked for as any such removal is; never refused for the socket.
+    assert _verdict(tree, command) != "deny", command
 
 
 # --- 10. the person's own denyRead walked around ----------------------------------------------

@@ -99,17 +99,58 @@ _EXPANSION: Final = (
 _KEY_VARIABLES: Final = ("ledger_home", "ledger_signing_key")
 #: The decider's socket named in a word however its folder is spelled: the socket's own name
 #: (``decider-<install>.sock``), the runtime folder's ``ledger`` (``$XDG_RUNTIME_DIR/ledger``,
-#: ``/run/user/<any uid>/ledger``, or code that joins the two names), the ``/tmp`` fallback
-#: (``/tmp/ledger-$UID``). The hook's own environment may name another runtime folder than the
-#: agent's shell has (a client started elsewhere), so these are matched as text, not only as
-#: this environment's paths (:func:`ledger._workspace.decider_dirs`).
+#: ``/run/user/<any uid>/ledger``, or code that joins the two names); the ``/tmp`` fallback
+#: (``/tmp/ledger-$UID``) is :data:`_TMP_DECIDER`. The hook's own environment may name another
+#: runtime folder than the agent's shell has (a client started elsewhere), so these are matched
+#: as text, not only as this environment's paths (:func:`ledger._workspace.decider_dirs`).
 _DECIDER_NAMED: Final = lazy_compile(
     r"decider-[^/\s'\"]*\.sock"
     r"|(?:\$\{?xdg_runtime_dir\}?|/run/user/.{1,64}?)/+ledger(?![\w.-])"
     r"|xdg_runtime_dir.*[\'\"/]ledger(?![\w.-])"
-    r"|(?:^|[\s'\"=:/])(?:/tmp|\$\{?tmpdir\}?)/+ledger-"
-    r"(?:\d+|\$\([^)]*\)|\$[^/\s'\"]*|[*?[][^/\s'\"]*)(?=/|$|[\s'\"),;])"
 )
+#: The ``/tmp`` fallback folder, ``/tmp/ledger-<uid>`` (any uid: matched as text), by what follows
+#: ``ledger-`` up to the end of that component (brace groups whole): judged by
+#: :func:`_tmp_decider_named`, since ``/tmp/ledger-2024.log`` or ``/tmp/ledger-*.log`` is not the
+#: folder while ``/tmp/ledger-100*`` can be.
+_TMP_DECIDER: Final = lazy_compile(
+    r"(?:^|[\s'\"=:/])(?:/tmp|\$\{?tmpdir\}?)/+ledger-"
+    r"((?:\{[^{}/\s'\"]*\}|[^/\s'\"),;{])*)(?=/|$|[\s'\"),;])"
+)
+#: A bash sequence expression (``{0..2000}``): it expands to numbers.
+_NUMBER_SEQUENCE: Final = lazy_compile(r"\{-?\d+\.\.-?\d+(?:\.\.-?\d+)?\}")
+#: What a glob matches besides its literal characters: bracket expressions, ``*``, ``?`` (and the
+#: backslash that only quotes the next character).
+_GLOB_PARTS: Final = lazy_compile(r"\[[^\]]*\]?|[*?\\]")
+
+
+def _decider_named(folded: str) -> bool:
+    """Whether a (case-folded) word or piece of code names the resident decider's socket or a
+    folder it can be in (:data:`_DECIDER_NAMED`, :data:`_TMP_DECIDER`)."""
+    return _DECIDER_NAMED.search(folded) is not None or _tmp_decider_named(folded)
+
+
+def _tmp_decider_named(folded: str) -> bool:
+    """``/tmp/ledger-<uid>`` in any spelling that can reach it: the digits written out, a glob
+    that could match digits alone (``*``, ``100*``, ``[0-9]*``, ``{0..2000}``), and any variable
+    or command substitution, whatever follows it (``$UID``, ``$(id -u)``: unquoted, a value
+    also splits into several words, one of which can be the folder). A name that continues with
+    anything else (``/tmp/ledger-2024.log``, ``/tmp/ledger-0-x``, ``/tmp/ledger-*.log``) is
+    another file. Nothing after ``ledger-`` but a quote or the end of the text is code that
+    joins the uid on (``"/tmp/ledger-" + uid``)."""
+    for match in _TMP_DECIDER.finditer(folded):
+        name = match.group(1)
+        if not name:
+            if folded[match.end() : match.end() + 1] in ("", "'", '"'):
+                return True
+            continue
+        if "$" in name or "`" in name:
+            return True
+        name = _NUMBER_SEQUENCE.sub("0", name)
+        if any(
+            each and re.fullmatch(r"[0-9]*", _GLOB_PARTS.sub("", each)) for each in _braces(name)
+        ):
+            return True
+    return False
 
 
 def has_glob(text: str) -> bool:
@@ -333,7 +374,7 @@ def named_in(word: str, areas: ProtectedAreas, base: str | None = None) -> str |
     folded = word.casefold()
     if any(v in folded for v in _KEY_VARIABLES):
         return KEY_AREA
-    if _DECIDER_NAMED.search(folded):
+    if _decider_named(folded):
         return DECIDER_AREA
     for text in _braces(folded):
         found = _named(text, areas, base)
