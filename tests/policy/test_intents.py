@@ -426,6 +426,13 @@ def test_file_errors(tmp_path: Path):
 # --- the cache -------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _own_ledger_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    # The cache is sealed with the per-user secret, created on first use in the ledger home:
+    # this test's own, never the real ~/.config/ledger (the subprocesses inherit it too).
+    monkeypatch.setenv("LEDGER_HOME", str(tmp_path_factory.mktemp("ledger-home")))
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> tuple[Path, Path]:
     path = tmp_path / ".orchestration" / NAME
