@@ -76,6 +76,7 @@ from ledger._hooks.tripwire import (
     protected_set,
     rerooted,
     restore,
+    settings_tightened,
 )
 from ledger._projections import GOVERNANCE_STATE, ProjectionCache
 from ledger._startup.namedtuple import NamedTuple
@@ -432,6 +433,14 @@ class GovernedWorkspace:
             during_call=during_call,
             reserved=SEALED_KINDS,
             loosens=functools.cache(lambda change: self._loosens(store, sealed, change)),
+            tightens=functools.cache(
+                lambda change: settings_tightened(
+                    store,
+                    change,
+                    sealed.files.get(change.path) if isinstance(sealed, Seal) else None,
+                    now.get(change.path),
+                )
+            ),
         )
         if store.secret() is None:
             self._verdict.problems.append(
@@ -539,7 +548,7 @@ class GovernedWorkspace:
         if name not in (*HOOK_CONFIG_NAMES, INTENTS_NAME) or not isinstance(sealed, Seal):
             return []
         entry = sealed.files.get(change.path)
-        old = store.copy_of(entry) if entry is not None else None
+        old = store.copy_of(entry, change.path) if entry is not None else None
         if entry is not None and old is None:
             return [f"its sealed version is not kept, so what {name} loosens cannot be told"]
         try:

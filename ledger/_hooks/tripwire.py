@@ -14,9 +14,13 @@ The protected set, each path with the rule for a change (:data:`Rule`):
   that appears *during* an agent's call (found by its PostToolUse) is tampering.
 * ``strict``: every file in ``.git/hooks``. Any change (content, a new file, a removed one)
   that no ledger command made is tampering.
-* ``client-config``: every client's settings and hook files, ``strict`` but for what the
-  client itself writes there as the person uses it and which runs nothing
-  (:data:`_CLIENT_OWN_KEYS`: Claude Code's "don't ask again" ``permissions.allow`` rules ...).
+* ``client-config``: every client's settings and hook files, ``strict`` for what runs code or
+  loosens governance (hooks, a status line command, credential helpers, MCP servers, the
+  permission mode, unknown keys), not for what the client and the person write there as they
+  use it and which runs nothing (the model, the theme, "don't ask again" rules): a table per
+  client (:mod:`ledger._hooks.settings_keys`). Entries added to a list that only tightens
+  (a ``permissions.deny`` or ``ask`` rule ...) are accepted, judged against the sealed copy
+  (:func:`settings_tightened`); one removed trips.
 * ``git-config``: ``.git/config`` and ``config.worktree``, ``strict`` for the settings git
   *executes* (aliases, ``core.fsmonitor``, filters, hooks paths, includes ...: the same table
   the command model refuses, ledger/_governance/analysis/shell_git.py). ``git remote add``,
@@ -98,6 +102,7 @@ __all__ = [
     "protected_set",
     "rerooted",
     "restore",
+    "settings_tightened",
     "tampering",
 ]
 
@@ -124,44 +129,6 @@ COPY_LIMIT: Final = 1024 * 1024
 _SEAL_VERSION: Final = 1
 #: Files read in one directory of the protected set (a planted flood is itself a change).
 _DIR_LIMIT: Final = 512
-#: What a client or a person writes into a client's settings as they use it, and which runs
-#: nothing: left out of the settings' digest (everything else, unknown keys included, is held
-#: fixed). Claude Code adds ``permissions.allow`` rules ("Yes, and don't ask again") and keeps
-#: the model, theme and MCP approvals there; Gemini CLI keeps the chosen auth and UI state;
-#: Codex records the projects a person trusted. ``env`` is dropped but for the variables that
-#: make a program load or run code (:data:`_CODE_VARIABLES`).
-_CLIENT_OWN_KEYS: Final = (
-    ("permissions", "allow"),
-    ("permissions", "ask"),
-    ("permissions", "additionalDirectories"),
-    ("model",),
-    ("theme",),
-    ("outputStyle",),
-    ("spinnerTipsEnabled",),
-    ("includeCoAuthoredBy",),
-    ("cleanupPeriodDays",),
-    ("enabledMcpjsonServers",),
-    ("disabledMcpjsonServers",),
-    ("enableAllProjectMcpServers",),
-    ("security", "auth"),
-    ("ui",),
-    ("ide", "hasSeenNudge"),
-    ("general",),
-    ("projects",),
-    ("model_reasoning_effort",),
-    ("tui",),
-)
-#: Variables in a settings file's ``env`` that make what the client starts load or run code.
-_CODE_VARIABLES: Final = lazy_compile(
-    r"(PYTHON|LD_|DYLD_|NODE_|BASH_ENV$|ENV$|GIT_|PERL|RUBY|JAVA_TOOL|_JAVA_OPTIONS|PATH$|SHELL$"
-    r"|PROMPT_COMMAND|ZDOTDIR|EDITOR|VISUAL|PAGER|LESS|MANPAGER|HOME$|XDG_|LEDGER_)"
-)
-#: An MCP server's fields a client or a person toggles without changing what runs.
-_SERVER_TOGGLES: Final = frozenset(
-    {"disabled", "enabled", "autoApprove", "alwaysAllow", "disabledTools", "timeout", "trust"}
-)
-#: Keys that hold MCP servers, at any depth (``projects.<path>.mcpServers`` in ~/.claude.json).
-_SERVER_KEYS: Final = frozenset({"mcpServers", "servers", "mcp_servers"})
 
 
 class Entry(NamedTuple):
@@ -361,7 +328,7 @@ def _digest(path: str, info: os.stat_result, rule: Rule) -> str | None:
     try:
         with open(path, "rb") as handle:
             if rule in ("git-config", "client-config", "mcp-config"):
-                return _content_digest(handle.read(COPY_LIMIT * 4), rule)
+                return _content_digest(handle.read(COPY_LIMIT * 4), rule, path)
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return None
@@ -527,18 +494,52 @@ def tampering(
     during_call: bool,
     upgraded: bool,
     loosens: Callable[[Change], list[str]] | None = None,
+    tightens: Callable[[Change], bool] | None = None,
 ) -> list[Change]:
-    """The changes no legitimate actor explains (pure but for ``loosens``): a person's edit of
-    the intents or ``hooks.yaml`` between calls is accepted (and recorded as
+    """The changes no legitimate actor explains (pure but for ``loosens`` and ``tightens``): a
+    person's edit of the intents or ``hooks.yaml`` between calls is accepted (and recorded as
     ``governance.config_changed``) unless it loosens governance (``loosens`` says why: code the
     agent left running can edit between calls too, so a loosening waits for a person's
-    ``ledger tamper accept``); the runtime's files change with an upgrade of ledger itself."""
+    ``ledger tamper accept``); the runtime's files change with an upgrade of ledger itself; a
+    client's settings whose held part only gained entries that tighten (``tightens``: a deny
+    rule added) restrict the agent further, whoever wrote them and whenever."""
     return [
         c
         for c in changes
         if not (c.rule == "config" and not during_call and not (loosens and loosens(c)))
         and not (c.rule == "runtime" and upgraded)
+        and not (c.rule == "client-config" and tightens is not None and tightens(c))
     ]
+
+
+def settings_tightened(
+    store: TripwireStore, change: Change, sealed: Entry | None, now: Entry | None
+) -> bool:
+    """Whether a client's settings file changed only by entries added to lists that tighten
+    (:func:`ledger._hooks.settings_keys.tightened_only`), from the copy kept under the seal and
+    the file (the I/O edge of :func:`tampering`'s ``tightens``). Judged on the content this
+    call's fingerprint hashed: the file read again must still have that digest (one that moved
+    again since is judged at the next call). No copy kept (a file over :data:`COPY_LIMIT`, a copy
+    gone): it cannot be told, and the change trips as any other."""
+    if change.rule != "client-config" or change.what == "removed":
+        return False
+    if now is None or now.digest is None:
+        return False
+    before: bytes | None = None
+    if change.what == "changed":
+        before = store.copy_of(sealed, change.path) if sealed is not None else None
+        if before is None:
+            return False
+    try:
+        with open(change.path, "rb") as handle:
+            after = handle.read(COPY_LIMIT * 4)
+    except OSError:
+        return False
+    if _content_digest(after, "client-config", change.path) != now.digest:
+        return False
+    from ledger._hooks.settings_keys import tightened_only  # noqa: PLC0415 -- only on a change
+
+    return tightened_only(change.path, before, after)
 
 
 # --- the seal ---------------------------------------------------------------------------------
@@ -697,7 +698,7 @@ class TripwireStore:
                 "checkpoint",
                 "bytecode",
             ):
-                self._keep(path, entry)
+                self.keep(path, entry)
         deferred = _DEFERRED_SYNC.get()
         atomic_write(self.path, wrapped, durable=deferred is None)
         if deferred is not None:
@@ -705,7 +706,9 @@ class TripwireStore:
         _remember_seal(self.path, wrapped, secret, sealed)
         return True
 
-    def _keep(self, path: str, entry: Entry) -> None:
+    def keep(self, path: str, entry: Entry) -> None:
+        """Keep a copy of the file sealed as ``entry`` (when it still has that content): for
+        ``ledger tamper revert``, and to tell what a change of a client's settings did."""
         if entry.digest is None:
             return
         target = self.directory / "objects" / entry.digest
@@ -715,124 +718,45 @@ class TripwireStore:
             data = Path(path).read_bytes()
         except OSError:
             return
-        if _content_digest(data, entry.rule) == entry.digest:
-            target.parent.mkdir(mode=0o700, exist_ok=True)
+        if _content_digest(data, entry.rule, path) == entry.digest:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             atomic_write(target, data, durable=False)
 
-    def copy_of(self, entry: Entry) -> bytes | None:
-        """The kept content of a sealed file, if it still matches its digest."""
+    def copy_of(self, entry: Entry, path: str) -> bytes | None:
+        """The kept content of the file at ``path`` as sealed, if it still matches its digest
+        (for a client's settings, the digest a seal written before the per-client key tables
+        holds is of :func:`~ledger._hooks.settings_keys.legacy_client_settings`)."""
         if entry.digest is None:
             return None
         try:
             data = (self.directory / "objects" / entry.digest).read_bytes()
         except OSError:
             return None
-        return data if _content_digest(data, entry.rule) == entry.digest else None
+        if _content_digest(data, entry.rule, path) == entry.digest:
+            return data
+        if entry.rule == "client-config":
+            from ledger._hooks.settings_keys import legacy_client_settings  # noqa: PLC0415
+
+            if hashlib.sha256(legacy_client_settings(data)).hexdigest() == entry.digest:
+                return data
+        return None
 
 
-def _content_digest(data: bytes, rule: Rule) -> str:
+def _content_digest(data: bytes, rule: Rule, path: str) -> str:
     if rule == "git-config":
         settings = git_exec_settings(data.decode("utf-8", "replace"))
         return hashlib.sha256("\n".join(settings).encode()).hexdigest()
-    if rule == "client-config":
-        return hashlib.sha256(client_settings(data)).hexdigest()
-    if rule == "mcp-config":
-        return hashlib.sha256(mcp_servers(data)).hexdigest()
+    if rule in ("client-config", "mcp-config"):
+        # Imported here: only a settings file whose stat moved is read (not on the common call).
+        from ledger._hooks import settings_keys  # noqa: PLC0415
+
+        held = (
+            settings_keys.client_settings(data, path)
+            if rule == "client-config"
+            else settings_keys.mcp_servers(data)
+        )
+        return hashlib.sha256(held).hexdigest()
     return hashlib.sha256(data).hexdigest()
-
-
-def _document(data: bytes) -> Any:  # noqa: ANN401 -- a parsed JSON or TOML document
-    """The settings as a document; ``None`` when it parses as neither JSON nor TOML."""
-    import tomllib  # noqa: PLC0415 -- only when a client's settings changed
-
-    try:
-        return json.loads(data)
-    except ValueError:
-        try:
-            return tomllib.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return None
-
-
-def _canonical(document: Any) -> bytes:  # noqa: ANN401
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), default=str).encode()
-
-
-def client_settings(data: bytes) -> bytes:
-    """The part of a client's settings file the tripwire holds fixed: the whole document but
-    :data:`_CLIENT_OWN_KEYS` (a block they leave empty goes too: the first "don't ask again"
-    rule creates ``permissions``), the MCP servers' toggles, canonically re-encoded. A file
-    that parses as neither JSON nor TOML is held fixed byte for byte."""
-    document = _document(data)
-    if document is None:
-        return data
-    if isinstance(document, dict):
-        for key_path in _CLIENT_OWN_KEYS:
-            _drop(document, key_path)
-        env = document.get("env")
-        if isinstance(env, dict):
-            kept = {k: v for k, v in env.items() if _CODE_VARIABLES.match(str(k).upper())}
-            if kept:
-                document["env"] = kept
-            else:
-                document.pop("env")
-    _strip_toggles(document)
-    return _canonical(document)
-
-
-def mcp_servers(data: bytes) -> bytes:
-    """The part of an MCP configuration the tripwire holds fixed: each server's definition
-    (what it runs: command, arguments, environment, URL), found under ``mcpServers``,
-    ``servers`` or ``mcp_servers`` at any depth, without its toggles. The rest of such a file
-    is the client's own state (~/.claude.json keeps history and counters beside the servers)."""
-    document = _document(data)
-    if document is None:
-        return data
-    _strip_toggles(document)
-    found: dict[str, Any] = {}
-    _collect_servers(document, "", found)
-    return _canonical(found)
-
-
-def _collect_servers(node: Any, where: str, found: dict[str, Any]) -> None:  # noqa: ANN401
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        path = f"{where}/{key}"
-        if key in _SERVER_KEYS and isinstance(value, dict):
-            if value:  # an empty list of servers ("mcpServers": {}) runs nothing
-                found[path] = value
-        else:
-            _collect_servers(value, path, found)
-
-
-def _strip_toggles(node: Any) -> None:  # noqa: ANN401
-    """Drop the MCP servers' toggles wherever servers are listed."""
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key in _SERVER_KEYS and isinstance(value, dict):
-            for server in value.values():
-                if isinstance(server, dict):
-                    for toggle in _SERVER_TOGGLES.intersection(server):
-                        server.pop(toggle)
-        else:
-            _strip_toggles(value)
-
-
-def _drop(document: dict[str, Any], key_path: tuple[str, ...]) -> None:
-    node: Any = document
-    parents: list[tuple[dict[str, Any], str]] = []
-    for key in key_path[:-1]:
-        if not isinstance(node, dict):
-            return
-        parents.append((node, key))
-        node = node.get(key)
-    if isinstance(node, dict):
-        node.pop(key_path[-1], None)
-        for parent, key in reversed(parents):  # a block left empty was made for the key
-            if parent.get(key) == {}:
-                parent.pop(key)
 
 
 def restore(store: TripwireStore, change: Change, sealed: Seal) -> bool:
@@ -851,7 +775,7 @@ def restore(store: TripwireStore, change: Change, sealed: Seal) -> bool:
     entry = sealed.files.get(change.path)
     if entry is None or entry.rule in ("append-only", "checkpoint"):
         return False
-    data = store.copy_of(entry)
+    data = store.copy_of(entry, change.path)
     if data is None:
         return False
     try:
@@ -891,10 +815,13 @@ def inspect(
     during_call: bool,
     reserved: tuple[str, ...],
     loosens: Callable[[Change], list[str]] | None = None,
+    tightens: Callable[[Change], bool] | None = None,
 ) -> Verdict:
     """Compare the seal with the disk and the ledger's tail (pure but for ``records_after``,
-    which reads the records from a seq on, or ``None`` when there are too many to read, and
-    ``loosens``, which says why a change of the configuration loosens governance)."""
+    which reads the records from a seq on, or ``None`` when there are too many to read,
+    ``loosens``, which says why a change of the configuration loosens governance, and
+    ``tightens``, which says whether a change of a client's settings only tightens them:
+    :func:`settings_tightened`). What is accepted is sealed as it now is."""
     if sealed is None:
         if not armed:
             return Verdict([], [], now, arm=True)
@@ -903,7 +830,11 @@ def inspect(
         return Verdict(["the tripwire's seal does not verify"], [], now, arm=False)
     upgraded = sealed.version != __version__
     found = tampering(
-        compare(sealed.files, now), during_call=during_call, upgraded=upgraded, loosens=loosens
+        compare(sealed.files, now),
+        during_call=during_call,
+        upgraded=upgraded,
+        loosens=loosens,
+        tightens=tightens,
     )
     problems = [_problem(c, during_call, loosens) for c in found]
     seq = tail[0]

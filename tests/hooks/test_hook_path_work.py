@@ -144,5 +144,7 @@ def test_warm_hook_calls_load_neither_orjson_nor_heavy_modules(tmp_path: Path) -
         assert "ledger._hooks.service" in modules  # the hook path really ran
         loaded = {name for name in modules if name.split(".")[0] in NOT_ON_THE_HOOK_PATH}
         assert loaded == set(), (event, sorted(loaded))
+        # The client settings' key tables are read only when a settings file changed.
+        assert "ledger._hooks.settings_keys" not in modules, event
     assert [r.kind for r in ws.records()[before:]] == ["hook.pre", "hook.post"]
     assert Ledger.open(ws.root, environ=ws.env).verify().ok
