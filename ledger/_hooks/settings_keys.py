@@ -70,7 +70,10 @@ def _table(groups: Iterable[tuple[KeyClass, str]]) -> KeyTable:
     classes: dict[tuple[str, ...], KeyClass] = {}
     for key_class, paths in groups:
         for dotted in paths.split():
-            classes[tuple(dotted.split("."))] = key_class
+            path = tuple(dotted.split("."))
+            if path in classes:  # one key, one class: a second would silently win
+                raise ValueError(f"{dotted} is classified twice")
+            classes[path] = key_class
     parents = frozenset(path[:end] for path in classes for end in range(len(path)))
     return KeyTable(classes, parents)
 
