@@ -57,8 +57,14 @@ HOOKS = {
 }
 SERVERS = {"mcpServers": {"ledger": {"command": "/x/ledger", "args": ["mcp"]}}}
 CLAUDE_STATE = {"numStartups": 3, "projects": {"/w": {"mcpServers": {}}}, **SERVERS}
-DENIES = {**HOOKS, "permissions": {"deny": ["Bash(curl:*)"], "ask": ["Bash(git push *)"]}}
-STATUS = {**HOOKS, "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"}}
+DENIES: dict[str, Any] = {
+    **HOOKS,
+    "permissions": {"deny": ["Bash(curl:*)"], "ask": ["Bash(git push *)"]},
+}
+STATUS: dict[str, Any] = {
+    **HOOKS,
+    "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+}
 SCHEMA = "https://json.schemastore.org/claude-code-settings.json"
 
 # (file under the workspace or ~, its content before (None: not there yet), the edit)

@@ -578,7 +578,7 @@ def test_the_same_edits_with_a_change_to_what_runs_always_trip(
 
 
 #: Lists whose entries only tighten, per client: one removed loosens.
-_TIGHTENING = {
+_TIGHTENING: dict[str, list[tuple[str, ...]]] = {
     "claude": [
         ("permissions", "deny"),
         ("permissions", "ask"),
