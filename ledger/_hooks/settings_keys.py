@@ -243,7 +243,7 @@ _ENTRY_SHAPES: Final = {
     ),
     "tightens-paths": lazy_compile(r"[^()|;&<>`$\\\"'{}\x00-\x1f\x7f]{1,1024}"),
 }
-#: What the tripwire held of every client's file before the tables above (ledger 3.x): these
+#: What the tripwire held of every client's file before the tables above (one flat list): these
 #: keys left out of any client-config file, and ``env`` as today. Only to verify a copy that a
 #: seal from then kept (:func:`legacy_client_settings`).
 _LEGACY: Final = _table(

@@ -152,8 +152,8 @@ def test_a_settings_file_rewritten_after_it_was_hashed_is_judged_at_the_next_cal
 def test_a_seal_from_before_the_key_tables_still_verifies_its_copy(
     tmp_path: Path, store: TripwireStore
 ) -> None:
-    # Sealed by ledger 3.x, which left every ask rule and `ui` out of any client's file: its
-    # digest is of that part. The person then picks another model: no alarm.
+    # Sealed before the per-client tables, when every ask rule and `ui` were left out of any
+    # client's file: its digest is of that part. The person then picks another model: no alarm.
     document = {**HOOKS, "permissions": {"ask": ["Bash(git push *)"]}, "model": "opus"}
     path = _settings(tmp_path, document)
     content = path.read_bytes()
