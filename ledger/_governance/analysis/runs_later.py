@@ -36,6 +36,7 @@ from typing import Final
 
 from ledger._git import repository_dirs
 from ledger._governance.analysis.client_files import CLIENT_FILES
+from ledger._governance.analysis.hook_modules import HOOK_MODULES
 
 __all__ = [
     "CLIENT_FILES",
@@ -255,25 +256,32 @@ _BYTECODE: dict[tuple[int, str | None], list[str]] = {}
 
 
 def hook_bytecode_files(root: Path | None = None) -> list[str]:
-    """The cached byte-code (``__pycache__/*.pyc``) of every module this hook process imported
-    from source, outside the workspace ``root``: ledger's own, the standard library's, the
-    site-packages' (yaml, cryptography ...). The next interpreter that imports such a module
-    runs its ``.pyc`` instead of its source whenever the header matches the source, so a
-    ``.pyc`` planted there runs in the next hook process as surely as a changed ``.py``.
+    """The cached byte-code (``__pycache__/*.pyc``) of every module of the hook path this
+    process imported from source, outside the workspace ``root``: ledger's own, the standard
+    library's, the site-packages' (yaml, cryptography ...). The next interpreter that imports
+    such a module runs its ``.pyc`` instead of its source whenever the header matches the
+    source, so a ``.pyc`` planted there runs in the next hook process as surely as a changed
+    ``.py``.
 
-    The set follows what was imported (``sys.modules``), so it may differ between processes:
-    the tripwire takes a ``.pyc`` that appears or goes as no change unless it is *foreign*
-    (:func:`ledger._hooks.tripwire.bytecode_digest`). Listed again only when a module was
-    imported since: one attribute read per module, and nothing read from disk. A cache this
-    user cannot write (a system Python's standard library, run by anyone but root) is left
-    out: nothing this user runs can plant there."""
-    modules = list(sys.modules.values())
+    The hook path is :data:`~ledger._governance.analysis.hook_modules.HOOK_MODULES`, what a
+    one-shot hook process imports (generated from every payload fixture answered through the
+    installed command), so a resident process (the decider under the CLI, ``ledger mcp`` under
+    the MCP SDK) watches the same set as a one-shot hook, not the ~550 more modules it loaded
+    itself: stat-ing and sealing those on every call was most of its per-call cost, and a
+    one-shot hook never watched them. The ``.py`` and ``.pyc`` of the whole installation stay
+    refused to agent tools and read-only under ``--hardened`` (layers 1 and 2).
+
+    Listed again only when a module was imported since: one attribute read per module, and
+    nothing read from disk. A cache this user cannot write (a system Python's standard
+    library, run by anyone but root) is left out: nothing this user runs can plant there."""
     inside = None if root is None else os.path.realpath(root) + os.sep
-    key = (len(modules), inside)
+    key = (len(sys.modules), inside)
     found = _BYTECODE.get(key)
     if found is None:
         found = []
-        for module in modules:
+        for name, module in list(sys.modules.items()):
+            if name not in HOOK_MODULES:
+                continue
             cached = getattr(module, "__cached__", None)
             source = getattr(module, "__file__", None)
             if (
