@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import os
@@ -58,6 +59,7 @@ from ledger._evidence.keys import private_key_dir, trust_pins_dir
 from ledger._git import GIT_EXEC_KEYS
 from ledger._governance.analysis.protected import watched_client_files
 from ledger._governance.analysis.runs_later import (
+    folder_entries,
     git_files,
     hook_bytecode_files,
     hook_install_files,
@@ -243,13 +245,11 @@ def protected_set(
         found[path] = "config"  # teammates' keys arrive by git pull, between calls
     home = Path(env.get("HOME") or Path.home())
     for base in (str(root), str(home)):
-        for directory, pattern, recursive, rule in watched_client_files():
-            target = f"{base}/{directory}" if directory else base
-            if not recursive and not any(c in pattern for c in "*?["):
-                found[f"{target}/{pattern}"] = cast("Rule", rule)  # one file: no listing
-            else:
-                for path in _files_in(target, pattern, recursive=recursive):
-                    found[path] = cast("Rule", rule)
+        single, listed = _client_files_under(base)
+        found.update(single)
+        for target, pattern, recursive, rule in listed:
+            for path in _files_in(target, pattern, recursive=recursive):
+                found[path] = rule
     for git_file, is_hooks in git_files(root, home, env):
         if is_hooks:
             for hook in _files_in(git_file, "*", recursive=False):
@@ -270,16 +270,35 @@ def protected_set(
     return found
 
 
+@functools.lru_cache(maxsize=16)
+def _client_files_under(
+    base: str,
+) -> tuple[dict[str, Rule], tuple[tuple[str, str, bool, Rule], ...]]:
+    """Every client's files under ``base`` (the workspace or the home folder): the single
+    files by path, and the folders to list with their globs (a warm process asks on every
+    call, and the table is fixed)."""
+    single: dict[str, Rule] = {}
+    listed: list[tuple[str, str, bool, Rule]] = []
+    for directory, pattern, recursive, rule in watched_client_files():
+        target = f"{base}/{directory}" if directory else base
+        if not recursive and not any(c in pattern for c in "*?["):
+            single[f"{target}/{pattern}"] = cast("Rule", rule)  # one file: no listing
+        else:
+            listed.append((target, pattern, recursive, cast("Rule", rule)))
+    return single, tuple(listed)
+
+
 def _files_in(directory: Path | str, pattern: str, *, recursive: bool) -> Iterator[str]:
     """The files in ``directory`` whose names match ``pattern`` (``*.sample`` hooks aside).
     More than :data:`_DIR_LIMIT` of them (a planted flood) yields the directory itself, whose
-    stat changes with any entry added or removed."""
+    stat changes with any entry added or removed. Listed through
+    :func:`~ledger._governance.analysis.runs_later.folder_entries` (one stat while the folder
+    is unchanged)."""
     from fnmatch import fnmatchcase  # noqa: PLC0415 -- only when the directory exists
 
     folder = os.fspath(directory)
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
+    entries = folder_entries(folder)
+    if not entries:
         return
     suffix = (
         pattern[1:]
@@ -287,14 +306,13 @@ def _files_in(directory: Path | str, pattern: str, *, recursive: bool) -> Iterat
         else None
     )
     matched: list[str] = []
-    for entry in entries:
-        name = entry.name
-        if recursive and entry.is_dir(follow_symlinks=False):
-            matched.extend(_files_in(entry.path, pattern, recursive=False))
+    for name, is_dir in entries:
+        if recursive and is_dir:
+            matched.extend(_files_in(os.path.join(folder, name), pattern, recursive=False))  # noqa: PTH118
         elif (
             name.endswith(suffix) if suffix is not None else fnmatchcase(name, pattern)
         ) and not name.endswith(".sample"):
-            matched.append(entry.path)
+            matched.append(os.path.join(folder, name))  # noqa: PTH118 -- scandir's own path
     if len(matched) > _DIR_LIMIT:
         yield folder
         return
