@@ -111,7 +111,26 @@ class SigningKey:
         return f"SigningKey(kid={self.kid!r})"
 
 
+#: Keys decoded in this process, by the SHA-256 of the PEM bytes they were decoded from: a
+#: warm process (the decider, ``ledger mcp``) reads the key file on every append, and the
+#: same bytes are the same key (the file is still read each time: a rotated key is read as
+#: it is now). Not the bytes themselves: they are key material.
+_DECODED: dict[bytes, SigningKey] = {}
+_DECODED_LIMIT: Final = 8
+
+
 def _decode_pem(data: bytes) -> SigningKey:
+    digest = hashlib.sha256(data).digest()
+    found = _DECODED.get(digest)
+    if found is None:
+        found = _decode_pem_now(data)
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        _DECODED[digest] = found
+    return found
+
+
+def _decode_pem_now(data: bytes) -> SigningKey:
     stripped = data.strip()
     if stripped.startswith(_PEM_HEADER) and stripped.endswith(_PEM_FOOTER):
         body = stripped[len(_PEM_HEADER) : -len(_PEM_FOOTER)]

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import time
+from _thread import get_ident
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -114,7 +115,7 @@ def keep_blob(cache_dir: Path, data: bytes, *, path: str | None = None) -> str:
             for each in (cache_dir, folder):
                 if each.stat().st_mode & 0o077:
                     each.chmod(0o700)  # a folder an older release made 0755
-            tmp = blob.with_name(f".{blob.name}.{os.getpid()}")
+            tmp = blob.with_name(f".{blob.name}.{os.getpid()}.{get_ident()}")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -172,7 +173,7 @@ def save_before(cache_dir: Path, invocation_id: str, before: Before) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         _prune(path.parent)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         tmp.replace(path)
 
@@ -256,7 +257,7 @@ def remember_recorded(
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}")
         data = {"path": relative, "sha256": sha256, "stat": list(stat) if stat else None}
         tmp.write_text(json.dumps(data), encoding="utf-8")
         if stat is not None and stat[0] >= tmp.stat().st_mtime_ns:
@@ -266,8 +267,13 @@ def remember_recorded(
             tmp.write_text(json.dumps(data), encoding="utf-8")
         tmp.replace(path)
         content = _by_content_path(cache_dir, sha256)
+        try:  # noted already (an unchanged file written again): a rename over it costs
+            if content.read_text(encoding="utf-8") == relative:  # ~0.3 ms on ext4
+                return
+        except (OSError, ValueError):
+            pass
         content.parent.mkdir(parents=True, exist_ok=True)
-        tmp = content.with_name(f".{content.name}.{os.getpid()}")
+        tmp = content.with_name(f".{content.name}.{os.getpid()}.{get_ident()}")
         tmp.write_text(relative, encoding="utf-8")
         tmp.replace(content)
 

@@ -55,6 +55,7 @@ from ledger._governance.engine import HookEngine, Invocation
 from ledger._governance.intents import IntentsFile
 from ledger._governance.loosening import HOOK_CONFIG_NAMES, INTENTS_NAME, loosenings
 from ledger._governance.policies import Governance
+from ledger._hooks.bytecode import JudgedBytecode, judge_hook_bytecode
 from ledger._hooks.mapping import BLOCKABLE_EVENTS, decision_of, invocation_of
 from ledger._hooks.records import hook_body
 from ledger._hooks.tripwire import (
@@ -64,6 +65,7 @@ from ledger._hooks.tripwire import (
     TRIPWIRE_SCAN_LIMIT,
     Change,
     Fingerprint,
+    Rule,
     Seal,
     TripwireStore,
     Verdict,
@@ -416,7 +418,9 @@ class GovernedWorkspace:
             loaded = store.load()
             sealed = self._as_here(loaded)
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
-            now = fingerprint(paths, sealed.files if isinstance(sealed, Seal) else None)
+            now = _fingerprint(
+                paths, sealed.files if isinstance(sealed, Seal) else None, self.environ
+            )
         self._inspected = loaded if isinstance(loaded, Seal) else None
         # Armed once a seal was ever written here: a ledger cut back below its
         # governance.tripwire_armed record does not disarm it (the store is outside the workspace).
@@ -508,14 +512,15 @@ class GovernedWorkspace:
         restored: list[str] = []
         left: list[str] = []
         if how == "revert":
-            sealed = self._as_here(store.load())
+            with self.ledger.file.transaction():
+                sealed = self._as_here(store.load())
             if not isinstance(sealed, Seal):
                 raise InputError(
                     "there is no verifiable seal to revert to; check the protected files by "
                     "hand (`ledger doctor` lists them), then run `ledger tamper accept`"
                 )
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
-            found = compare(sealed.files, fingerprint(paths, sealed.files))
+            found = compare(sealed.files, _fingerprint(paths, sealed.files, self.environ))
             for change in found:
                 (restored if restore(store, change, sealed) else left).append(change.path)
         else:
@@ -530,7 +535,8 @@ class GovernedWorkspace:
         anchored = workspace_ledger_id(self.root, self.environ)
         if anchored not in (None, self.ledger.ledger_id):
             body["replaced_ledger"] = anchored  # the acknowledgement names what it replaced
-        files = fingerprint(protected_set(self.root, self.ledger.ledger_id, self.environ))
+        paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
+        files = _fingerprint(paths, None, self.environ)
 
         def seal_now(records: list[Record]) -> None:
             store.save(next_seal(files, (records[-1].seq, records[-1].hash), self.real_root))
@@ -563,20 +569,25 @@ class GovernedWorkspace:
         ``uninstall``): seal what the command changed, and only that. A file that already
         differed from the seal before the command stays a change for the next hook call (a
         person's install does not launder an agent's earlier edit)."""
+        judge_hook_bytecode(self.environ)  # so the hook calls that follow compile no source
         store = self._tripwire_store()
-        loaded = store.load()
+        with self.ledger.file.transaction():  # the seal is written in place, under this lock
+            loaded = store.load()
         if not isinstance(loaded, Seal):
             yield  # not armed yet, or already tampered with: nothing to carry forward
             return
         before = rerooted(loaded, self.real_root)
         paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
-        dirty = {c.path for c in compare(before.files, fingerprint(paths, before.files))}
+        dirty = {
+            c.path for c in compare(before.files, _fingerprint(paths, before.files, self.environ))
+        }
         yield
         with self.ledger.file.transaction():
             if store.load() != loaded:
                 return  # a hook call sealed in between: its check covers what changed
             paths = protected_set(self.root, self.ledger.ledger_id, self.environ)
-            now = fingerprint({p: r for p, r in paths.items() if p not in dirty}, before.files)
+            kept_paths = {p: r for p, r in paths.items() if p not in dirty}
+            now = _fingerprint(kept_paths, before.files, self.environ)
             kept = {p: e for p, e in before.files.items() if p in dirty}
             store.save(before._replace(files={**now, **kept}))
 
@@ -592,6 +603,14 @@ class GovernedWorkspace:
                 "terminal, outside the agent (an agent asks for scope through its hook: "
                 "the client asks you)"
             )
+
+
+def _fingerprint(
+    paths: Mapping[str, Rule], previous: Fingerprint | None, environ: Mapping[str, str] | None
+) -> Fingerprint:
+    """:func:`~ledger._hooks.tripwire.fingerprint`, with the ``.pyc`` verdicts this user's
+    ledger keeps (ledger/_hooks/bytecode.py)."""
+    return fingerprint(paths, previous, judged=JudgedBytecode.for_user(environ))
 
 
 class TamperResolution(NamedTuple):

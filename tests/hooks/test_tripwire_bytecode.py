@@ -23,6 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from ledger._governance.analysis import runs_later
 from ledger._governance.analysis.runs_later import hook_bytecode_files
 from ledger._hooks.tripwire import Rule, bytecode_digest, compare, fingerprint
 
@@ -56,6 +57,9 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pa
     source.write_text("VALUE = 1\n\ndef f():\n    return VALUE\n")
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    # On the hook path, as yaml's modules are (the watch covers the hook path's modules only).
+    probes = frozenset({"ledger_probe_dep", "ledger_probe_other"})
+    monkeypatch.setattr(runs_later, "HOOK_MODULES", runs_later.HOOK_MODULES | probes)
     importlib.invalidate_caches()
     imported = importlib.import_module("ledger_probe_dep")
     cached = Path(importlib.util.cache_from_source(str(source)))

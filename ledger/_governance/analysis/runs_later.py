@@ -30,12 +30,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
 from ledger._git import repository_dirs
 from ledger._governance.analysis.client_files import CLIENT_FILES
+from ledger._governance.analysis.hook_modules import HOOK_MODULES
 
 __all__ = [
     "CLIENT_FILES",
@@ -43,6 +45,7 @@ __all__ = [
     "INSTALL_AREA",
     "LOGIN_SHELL_FILES",
     "SHELL_AREA",
+    "folder_entries",
     "git_files",
     "hook_bytecode_files",
     "hook_install_dirs",
@@ -101,6 +104,42 @@ _CORE_FILES: Final = (
 )
 
 
+#: A listing is reused only while its folder's ``ctime`` is older than this when it was read:
+#: ``ctime`` is stamped by a coarse clock, and an entry added in the same tick as the listing
+#: would leave the folder's stat as it was (the tripwire's racy rule, ledger/_hooks/tripwire.py).
+_RACY_LISTING_NS: Final = 100_000_000
+_LISTINGS_LIMIT: Final = 512
+_LISTINGS: dict[str, tuple[tuple[int, int, int, int], tuple[tuple[str, bool], ...]]] = {}
+
+
+def folder_entries(folder: str) -> tuple[tuple[str, bool], ...]:
+    """``(name, is a folder, not followed)`` of each entry of ``folder``, sorted by name; empty
+    when it cannot be listed. A warm process asks for the same folders on every hook call:
+    the listing is kept while the folder's stat (``ctime``, ``mtime``, inode, device) is the
+    same, which every entry added, removed or renamed in it moves, so it is what a new
+    ``scandir`` would return; one stat instead of a listing."""
+    try:
+        info = os.stat(folder)  # noqa: PTH116
+    except OSError:
+        return ()
+    stamp = (info.st_ctime_ns, info.st_mtime_ns, info.st_ino, info.st_dev)
+    kept = _LISTINGS.get(folder)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    listed_at = time.time_ns()
+    try:
+        entries = tuple(
+            sorted((e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(folder))
+        )
+    except OSError:
+        return ()
+    if info.st_ctime_ns < listed_at - _RACY_LISTING_NS:
+        if len(_LISTINGS) >= _LISTINGS_LIMIT:
+            _LISTINGS.clear()
+        _LISTINGS[folder] = (stamp, entries)
+    return entries
+
+
 def relative_areas() -> tuple[tuple[tuple[str, ...], str, bool], ...]:
     """``(components, area name, everything below it)`` of the list's paths that are named
     relative to the workspace and the home folder: the clients' files, git's, the shells'."""
@@ -110,8 +149,9 @@ def relative_areas() -> tuple[tuple[tuple[str, ...], str, bool], ...]:
     return tuple(rows)
 
 
-def login_shell_files(home: Path) -> list[Path]:
-    return [home / name for name in LOGIN_SHELL_FILES]
+@functools.lru_cache(maxsize=16)
+def login_shell_files(home: Path) -> tuple[Path, ...]:
+    return tuple(home / name for name in LOGIN_SHELL_FILES)
 
 
 def git_files(
@@ -124,14 +164,10 @@ def git_files(
     env = os.environ if environ is None else environ
     for folder in repository_dirs(root):
         yield from _git_dir_files(folder, depth=0)
-        try:
-            worktrees = sorted(os.scandir(folder / "worktrees"), key=lambda e: e.name)
-        except OSError:
-            worktrees = []
-        for entry in worktrees:
-            if entry.is_dir(follow_symlinks=False):
-                yield Path(entry.path) / "config", False
-                yield Path(entry.path) / "config.worktree", False
+        for name, is_dir in folder_entries(str(folder / "worktrees")):
+            if is_dir:
+                yield folder / "worktrees" / name / "config", False
+                yield folder / "worktrees" / name / "config.worktree", False
     xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
     for path in (home / ".gitconfig", xdg / "git" / "config", Path("/etc/gitconfig")):
         yield path, False
@@ -151,14 +187,10 @@ def _git_dir_files(folder: Path, *, depth: int) -> Iterator[tuple[Path, bool]]:
 
 def _submodules(modules: Path, *, depth: int) -> Iterator[tuple[Path, bool]]:
     """Each submodule's git dir below ``modules`` (``a/b`` names nest as folders)."""
-    try:
-        entries = sorted(os.scandir(modules), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries[:256]:
-        if not entry.is_dir(follow_symlinks=False):
+    for name, is_dir in folder_entries(str(modules))[:256]:
+        if not is_dir:
             continue
-        path = Path(entry.path)
+        path = modules / name
         if (path / "HEAD").exists():
             yield from _git_dir_files(path, depth=depth + 1)
         else:
@@ -199,10 +231,7 @@ def hook_install_files(root: Path | None = None) -> list[str]:
     fixed = _install_layout(tuple(sys.path), None if root is None else os.path.realpath(root))
     found = list(fixed[0])
     for folder in fixed[1]:  # listed on every call: a .pth dropped there is the attack
-        try:
-            names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".pth"))
-        except OSError:
-            continue
+        names = [name for name, _ in folder_entries(folder) if name.endswith(".pth")]
         found += [os.path.join(folder, name) for name in names[:512]]  # noqa: PTH118
     return found
 
@@ -255,25 +284,32 @@ _BYTECODE: dict[tuple[int, str | None], list[str]] = {}
 
 
 def hook_bytecode_files(root: Path | None = None) -> list[str]:
-    """The cached byte-code (``__pycache__/*.pyc``) of every module this hook process imported
-    from source, outside the workspace ``root``: ledger's own, the standard library's, the
-    site-packages' (yaml, cryptography ...). The next interpreter that imports such a module
-    runs its ``.pyc`` instead of its source whenever the header matches the source, so a
-    ``.pyc`` planted there runs in the next hook process as surely as a changed ``.py``.
+    """The cached byte-code (``__pycache__/*.pyc``) of every module of the hook path this
+    process imported from source, outside the workspace ``root``: ledger's own, the standard
+    library's, the site-packages' (yaml, cryptography ...). The next interpreter that imports
+    such a module runs its ``.pyc`` instead of its source whenever the header matches the
+    source, so a ``.pyc`` planted there runs in the next hook process as surely as a changed
+    ``.py``.
 
-    The set follows what was imported (``sys.modules``), so it may differ between processes:
-    the tripwire takes a ``.pyc`` that appears or goes as no change unless it is *foreign*
-    (:func:`ledger._hooks.tripwire.bytecode_digest`). Listed again only when a module was
-    imported since: one attribute read per module, and nothing read from disk. A cache this
-    user cannot write (a system Python's standard library, run by anyone but root) is left
-    out: nothing this user runs can plant there."""
-    modules = list(sys.modules.values())
+    The hook path is :data:`~ledger._governance.analysis.hook_modules.HOOK_MODULES`, what a
+    one-shot hook process imports (generated from every payload fixture answered through the
+    installed command), so a resident process (the decider under the CLI, ``ledger mcp`` under
+    the MCP SDK) watches the same set as a one-shot hook, not the ~550 more modules it loaded
+    itself: stat-ing and sealing those on every call was most of its per-call cost, and a
+    one-shot hook never watched them. The ``.py`` and ``.pyc`` of the whole installation stay
+    refused to agent tools and read-only under ``--hardened`` (layers 1 and 2).
+
+    Listed again only when a module was imported since: one attribute read per module, and
+    nothing read from disk. A cache this user cannot write (a system Python's standard
+    library, run by anyone but root) is left out: nothing this user runs can plant there."""
     inside = None if root is None else os.path.realpath(root) + os.sep
-    key = (len(modules), inside)
+    key = (len(sys.modules), inside)
     found = _BYTECODE.get(key)
     if found is None:
         found = []
-        for module in modules:
+        for name, module in list(sys.modules.items()):
+            if name not in HOOK_MODULES:
+                continue
             cached = getattr(module, "__cached__", None)
             source = getattr(module, "__file__", None)
             if (

@@ -1,0 +1,194 @@
+"""``ledger mcp`` answers its hook tool's calls as it reads them, past the SDK's dispatch, with
+the bytes the SDK would send; every other message still goes to the SDK.
+
+Through the SDK each ``mcp_tool`` hook call paid its validation, dispatch and serialization
+(~10-20 ms on this project's machine, two calls per tool call). The fast path must be
+indistinguishable on the wire: the same reply bytes (against the SDK's own types, for any
+text), the same answer for the same call whichever path takes it, and anything unusual (a
+batch, an unknown key, a float id, ``NaN``) left to the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger._clients.mcp_hook import HOOK_TOOL
+from ledger._mcp import ReplyShape, _HookLines, _Wire, hook_call
+
+from ..hooks._support import make_workspace
+from .test_hook_tool import Server, arguments_for
+
+#: A reply line exactly as the SDK (mcp 2.3, protocol 2025-06-18) writes a hook call's answer.
+SDK_LINE = (
+    '{"jsonrpc":"2.0","id":7,"result":{"content":[{"text":"{}","type":"text"}],"isError":false}}\n'
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    request_id=st.one_of(st.integers(min_value=-(2**53), max_value=2**53), st.text(max_size=20)),
+    text=st.text(),
+    failed=st.booleans(),
+)
+def test_a_learned_shape_renders_any_answer_as_the_sdk_would(
+    request_id: int | str, text: str, failed: bool
+) -> None:
+    shape = ReplyShape.learned(SDK_LINE)
+    assert shape is not None
+    line = shape.render(request_id, text, failed)
+    assert line.endswith(b"\n")
+    assert line.count(b"\n") == 1  # one JSON-RPC line
+    expected = json.loads(SDK_LINE)
+    expected["id"], expected["result"]["isError"] = request_id, failed
+    expected["result"]["content"][0]["text"] = text
+    assert json.loads(line) == expected
+    assert list(json.loads(line)["result"]) == ["content", "isError"]  # the SDK's key order
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        SDK_LINE.replace('":', '": '),  # not the bytes the render gives back: never used
+        SDK_LINE.replace(
+            '[{"text":"{}","type":"text"}]',
+            '[{"text":"a","type":"text"},{"text":"b","type":"text"}]',
+        ),
+        SDK_LINE.replace('"isError":false', '"isError":"no"'),
+        SDK_LINE.replace('"type":"text"', '"type":"image"'),
+        '{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}\n',
+        "not json\n",
+    ],
+)
+def test_a_reply_the_render_cannot_reproduce_teaches_nothing(line: str) -> None:
+    assert ReplyShape.learned(line) is None
+
+
+def _call(params: Any, **top: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params, **top})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        _call({"name": HOOK_TOOL, "arguments": {}, "extra": 1}),  # a key the path does not know
+        _call({"name": HOOK_TOOL, "arguments": []}),
+        _call({"name": "select_active_intent", "arguments": {"intent_id": "x"}}),
+        _call({"name": HOOK_TOOL, "arguments": {}}, extra=True),
+        json.dumps([json.loads(_call({"name": HOOK_TOOL, "arguments": {}}))]),  # a batch
+        _call({"name": HOOK_TOOL, "arguments": {}}).replace('"id": 3', '"id": 3.0'),
+        _call({"name": HOOK_TOOL, "arguments": {}}).replace('"id": 3', '"id": true'),
+        _call({"name": HOOK_TOOL, "arguments": {"cwd": "x"}}).replace('"x"', "NaN"),
+        _call({"name": HOOK_TOOL, "arguments": {}}).replace('"2.0"', '"1.0"'),
+        _call({"name": HOOK_TOOL}).replace("tools/call", "tools/list"),
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "' + HOOK_TOOL,
+    ],
+)
+def test_anything_unusual_is_left_to_the_sdk(line: str) -> None:
+    assert hook_call(line) is None
+
+
+def test_a_plain_call_is_taken() -> None:
+    arguments = {"cwd": "/w", "hook_event_name": "PreToolUse"}
+    line = _call({"name": HOOK_TOOL, "arguments": arguments, "_meta": {"progressToken": 1}})
+    assert hook_call(line) == (3, arguments)
+    assert hook_call(_call({"name": HOOK_TOOL})) == (3, {})
+
+
+class _Pipes:
+    """A wire of two pipes: what the client writes, and what the server sent."""
+
+    def __init__(self) -> None:
+        self.client_r, self.client_w = os.pipe()
+        self.server_r, self.server_w = os.pipe()
+        self.wire = _Wire(self.client_r, self.server_w)
+
+    def say(self, *messages: dict[str, Any]) -> None:
+        for message in messages:
+            os.write(self.client_w, json.dumps(message).encode() + b"\n")
+
+    def sent(self) -> list[dict[str, Any]]:
+        os.close(self.server_w)
+        with os.fdopen(self.server_r, "rb") as handle:
+            return [json.loads(line) for line in handle.read().splitlines()]
+
+
+def _hook(n: int) -> dict[str, Any]:
+    params = {"name": HOOK_TOOL, "arguments": {"tool_use_id": f"t{n}"}}
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+
+
+def test_hook_calls_after_the_first_are_answered_without_the_sdk() -> None:
+    """Before ``initialized`` and until the SDK answered one hook call, every line goes to the
+    SDK; after that, hook calls are answered on the wire and never reach it."""
+    import anyio  # noqa: PLC0415
+
+    pipes = _Pipes()
+    answered: list[dict[str, Any]] = []
+    left: list[object] = []
+
+    def answer(arguments: dict[str, Any]) -> tuple[str, bool, Any]:
+        answered.append(arguments)
+        return f"answer {arguments['tool_use_id']}", False, ([], [])
+
+    lines = _HookLines(pipes.wire, answer, left.append)
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    listing = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+    pipes.say(_hook(1), initialize, initialized, _hook(2), _hook(3), listing, _hook(4))
+    os.close(pipes.client_w)
+
+    async def sdk() -> list[dict[str, Any]]:
+        seen = []
+        async for line in lines:
+            message = json.loads(line)
+            seen.append(message)
+            if message.get("id") == 2:  # the SDK answers the first hook call after initialized
+                await pipes.wire.write(SDK_LINE.replace('"id":7', '"id":2'))
+        return seen
+
+    seen = anyio.run(sdk)
+    assert [m.get("id", "-") for m in seen] == [1, 0, "-", 2, 9]  # 3 and 4: not the SDK's
+    assert [a["tool_use_id"] for a in answered] == ["t3", "t4"]
+    assert len(left) == 2
+    sent = pipes.sent()
+    assert [m["id"] for m in sent] == [2, 3, 4]
+    assert sent[1]["result"]["content"][0]["text"] == "answer t3"
+
+
+def test_either_path_answers_the_same_bytes_and_records_the_same(tmp_path: Path) -> None:
+    """The same hook calls, once as Claude Code sends them (the fast path) and once with a key
+    the fast path leaves to the SDK: the same reply lines, and one hook record for each."""
+    ws = make_workspace(tmp_path)
+    root = str(ws.root)
+    payloads = [
+        {"tool_name": "Read", "tool_input": {"file_path": f"{root}/src/auth/ä.ts"}},
+        {"tool_name": "Write", "tool_input": {"file_path": "/etc/\u0001x", "content": "é\n"}},
+        {"tool_name": "Bash", "tool_input": {"command": "rm -rf src"}},
+    ]
+    server = Server(ws.root, ws.proc_env)
+    replies: list[tuple[bytes, bytes]] = []
+    try:
+        for n, payload in enumerate(payloads):
+            full = {"session_id": "s-fast", "cwd": root, "hook_event_name": "PreToolUse"}
+            arguments = arguments_for("PreToolUse", json.dumps({**full, **payload}))
+            pair = []
+            for extra in ({}, {"ledger_probe": 1}):
+                params = {"name": HOOK_TOOL, "arguments": {**arguments, "tool_use_id": f"t{n}"}}
+                before = len(server.lines)
+                server.request("tools/call", {**params, **extra})
+                pair.append(server.lines[before].replace(b'"id":%d' % server._next, b'"id":0'))
+            replies.append((pair[0], pair[1]))
+    finally:
+        server.close()
+    for fast, sdk in replies:
+        assert fast == sdk
+    assert server.protocol_only() == []
+    pre = [r for r in ws.records() if r.kind == "hook.pre"]
+    assert len(pre) == 2 * len(payloads)
