@@ -436,7 +436,7 @@ class GovernedWorkspace:
             armed=armed,
             during_call=during_call,
             reserved=SEALED_KINDS,
-            loosens=functools.cache(lambda change: self._loosens(store, sealed, change)),
+            loosens=functools.cache(lambda change: _loosens(store, sealed, change)),
             tightens=functools.cache(
                 lambda change: settings_tightened(
                     store,
@@ -546,23 +546,6 @@ class GovernedWorkspace:
         record = self._append_person(kind, body, after=seal_now)
         return TamperResolution(record.seq, tuple(sorted(restored)), tuple(sorted(left)))
 
-    @staticmethod
-    def _loosens(store: TripwireStore, sealed: object, change: Change) -> list[str]:
-        """Why a change of the governance configuration between calls loosens it, from the
-        sealed copy and the disk."""
-        name = Path(change.path).name
-        if name not in (*HOOK_CONFIG_NAMES, INTENTS_NAME) or not isinstance(sealed, Seal):
-            return []
-        entry = sealed.files.get(change.path)
-        old = store.copy_of(entry, change.path) if entry is not None else None
-        if entry is not None and old is None:
-            return [f"its sealed version is not kept, so what {name} loosens cannot be told"]
-        try:
-            new = Path(change.path).read_bytes() if change.what != "removed" else None
-        except OSError:
-            new = None
-        return loosenings(name, old, new)
-
     @contextmanager
     def changing_protected_files(self) -> Iterator[None]:
         """Around a person's ledger command that writes protected files (``ledger install``,
@@ -603,6 +586,23 @@ class GovernedWorkspace:
                 "terminal, outside the agent (an agent asks for scope through its hook: "
                 "the client asks you)"
             )
+
+
+def _loosens(store: TripwireStore, sealed: object, change: Change) -> list[str]:
+    """Why a change of the governance configuration between calls loosens it, from the
+    sealed copy and the disk."""
+    name = Path(change.path).name
+    if name not in (*HOOK_CONFIG_NAMES, INTENTS_NAME) or not isinstance(sealed, Seal):
+        return []
+    entry = sealed.files.get(change.path)
+    old = store.copy_of(entry, change.path) if entry is not None else None
+    if entry is not None and old is None:
+        return [f"its sealed version is not kept, so what {name} loosens cannot be told"]
+    try:
+        new = Path(change.path).read_bytes() if change.what != "removed" else None
+    except OSError:
+        new = None
+    return loosenings(name, old, new)
 
 
 def _fingerprint(

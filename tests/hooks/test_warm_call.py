@@ -176,8 +176,8 @@ def test_the_mcp_servers_after_answer_work_is_done_in_order_and_finished_at_clos
     cache = tmp_path / "cache" / "governance.json"
     worker = _AfterAnswer()
     for n in range(5):
-        worker.submit([seal], [(cache, b"call %d" % n)])
-    worker.submit([], [])  # nothing to do: nothing queued
+        worker.submit(([seal], [(cache, b"call %d" % n)]))
+    worker.submit(([], []))  # nothing to do: nothing queued
     worker.close()
     assert cache.read_bytes() == b"call 4"
     assert synced.count(seal.stat().st_ino) == 5

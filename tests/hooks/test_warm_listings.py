@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ledger._errors import KeyNotFoundError
 from ledger._evidence import keys
 from ledger._evidence.keys import SigningKey, load_signing_key, store_private_key
 from ledger._governance.analysis import runs_later
@@ -65,7 +66,7 @@ def test_a_listing_read_in_the_folders_own_clock_tick_is_not_kept(
     """With a coarse ``ctime`` (kernels before multigrain timestamps), a file added in the same
     tick as the listing leaves the folder's stat as it was: such a listing is listed again."""
     real = os.stat
-    frozen: dict[str, object] = {}
+    frozen: dict[str, tuple[int, int, int, int]] = {}
 
     def coarse(path: object, *args: object, **kwargs: object) -> object:
         info = real(path, *args, **kwargs)  # type: ignore[arg-type]
@@ -74,7 +75,7 @@ def test_a_listing_read_in_the_folders_own_clock_tick_is_not_kept(
         stamp = frozen.setdefault(
             "stat", (info.st_ctime_ns, info.st_mtime_ns, info.st_ino, info.st_dev)
         )
-        ctime, mtime, ino, dev = stamp  # type: ignore[misc]
+        ctime, mtime, ino, dev = stamp
         return SimpleNamespace(st_ctime_ns=ctime, st_mtime_ns=mtime, st_ino=ino, st_dev=dev)
 
     monkeypatch.setattr(os, "stat", coarse)
@@ -119,5 +120,5 @@ def test_a_rotated_key_file_is_read_as_it_is_now(tmp_path: Path) -> None:
     path.write_bytes(other.to_pem())  # the file now holds another key
     assert load_signing_key(key.kid, env).kid == other.kid
     path.write_bytes(b"garbage")
-    with pytest.raises(keys.KeyNotFoundError):
+    with pytest.raises(KeyNotFoundError):
         load_signing_key(key.kid, env)

@@ -42,6 +42,7 @@ from ledger._governance.analysis.hook_modules import HOOK_MODULES
 __all__ = [
     "CLIENT_FILES",
     "GIT_AREA",
+    "HOOK_MODULES",
     "INSTALL_AREA",
     "LOGIN_SHELL_FILES",
     "SHELL_AREA",
