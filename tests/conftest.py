@@ -41,6 +41,7 @@ _WATCHED = [
     _REAL_HOME / ".local" / "state" / "ledger",
     *(_REAL_HOME / name for name in (".claude", ".claude.json", ".codex", ".gemini", ".cursor")),
     *(_REAL_HOME / name for name in (".copilot", ".cline", ".codeium", ".config/Code/User")),
+    _REAL_HOME / ".config" / "chromium",  # its crash reporter ignores --user-data-dir
 ]
 _BEFORE = pytest.StashKey[dict[str, tuple[int, int]]]()
 _FILES_LIMIT = 20_000  # a watched folder this large is walked no further (and not compared)
@@ -53,7 +54,11 @@ def _snapshot() -> dict[str, tuple[int, int]]:
             info = top.stat()
             seen[str(top)] = (info.st_mtime_ns, info.st_size)
             continue
-        for folder, _dirs, files in os.walk(top):
+        if top.is_dir():
+            seen[f"{top}/"] = (-1, -1)
+        for folder, dirs, files in os.walk(top):
+            # A folder made counts too (a decider's `run/`), not one whose entries changed.
+            seen.update({os.path.join(folder, name) + "/": (-1, -1) for name in dirs})  # noqa: PTH118
             for name in files:
                 path = os.path.join(folder, name)  # noqa: PTH118 -- os.walk's strings
                 try:

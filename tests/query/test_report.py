@@ -17,7 +17,9 @@ from ledger import LedgerSource, build_report, render_report_html
 from tests.query._governed import ALICE, BOB, Governed, governed_workspace
 
 LEDGER_BIN = Path(sys.executable).parent / "ledger"
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+#: Where the page's screenshot is kept for a person to look at, when ``LEDGER_TEST_ARTIFACTS``
+#: names a folder (a test writes nothing outside its temporary folder otherwise).
+ARTIFACTS_ENV = "LEDGER_TEST_ARTIFACTS"
 #: Debian's chromium, headless, offline (env/machines/python.md: without the background
 #: networking flags it keeps trying to reach Google's hosts).
 CHROMIUM_FLAGS = (
@@ -97,14 +99,18 @@ def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_pa
     page = tmp_path / "report.html"
     page.write_text(render_report_html(report), encoding="utf-8")
     profile = tmp_path / "profile"
-    ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "report.png"
+    kept = os.environ.get(ARTIFACTS_ENV)
+    shot = (Path(kept) if kept else tmp_path) / "report.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    # Chromium's crash reporter writes under $HOME/.config whatever --user-data-dir says.
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     dom = subprocess.run(
         [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
     for chart in ("chart-timeline", "chart-denials", "chart-lines"):
@@ -132,6 +138,7 @@ def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_pa
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
     assert rendered.returncode == 0, rendered.stderr[-2000:]
     assert shot.stat().st_size > 10_000  # a real page, not a blank one
