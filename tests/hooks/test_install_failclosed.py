@@ -237,8 +237,9 @@ def test_uninstall_keeps_what_others_put_in_the_same_files(tmp_path: Path) -> No
         "sandbox": {"enabled": True},
     }
     local.write_text(json.dumps(mine), encoding="utf-8")
-    install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True)
-    uninstall("claude", root=root, home=home)
+    env = {"LEDGER_HOME": str(home / ".config" / "ledger")}  # never the real one
+    install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
+    uninstall("claude", root=root, home=home, environ=env)
     assert json.loads(local.read_text(encoding="utf-8")) == {
         "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(./secrets/**)"]}
     }
