@@ -93,6 +93,12 @@ def _chromium() -> str:
     return found
 
 
+def chromium_env(tmp_path: Path) -> dict[str, str]:
+    """Chromium's environment: a home of the test's own, since its crash reporter writes
+    ``$HOME/.config/chromium/Crash Reports`` whatever ``--user-data-dir`` says."""
+    return {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
 @pytest.mark.slow
 def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_path: Path) -> None:
     chromium = _chromium()
@@ -102,8 +108,7 @@ def test_report_html_renders_in_headless_chromium(report: dict[str, Any], tmp_pa
     kept = os.environ.get(ARTIFACTS_ENV)
     shot = (Path(kept) if kept else tmp_path) / "report.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
-    # Chromium's crash reporter writes under $HOME/.config whatever --user-data-dir says.
-    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    env = chromium_env(tmp_path)
     dom = subprocess.run(
         [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
         capture_output=True,
@@ -236,6 +241,7 @@ def test_report_never_scrolls_the_page_sideways(
         text=True,
         timeout=120,
         check=False,
+        env=chromium_env(tmp_path),
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
     found = re.search(r'data-sw="(\d+)" data-text="([\d.]+)"', dom.stdout)

@@ -11,7 +11,7 @@ import pytest
 
 from ledger._review import build_review, render_review_html
 from tests.cli.inprocess import run_in_process
-from tests.query.test_report import CHROMIUM_FLAGS, _chromium
+from tests.query.test_report import CHROMIUM_FLAGS, _chromium, chromium_env
 from tests.review._support import based_world, commit
 
 
@@ -76,6 +76,7 @@ def test_the_review_page_renders_in_headless_chromium(
         text=True,
         timeout=120,
         check=False,
+        env=chromium_env(tmp_path),
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
     for chart in ("chart-files", "chart-history"):
