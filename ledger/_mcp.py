@@ -383,6 +383,8 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
                 text, failed = tools.hook(arguments), False
             except LedgerError as exc:
                 text, failed = _one_line(exc), True
+            except Exception as exc:  # noqa: BLE001 -- as the SDK answers a tool that raised
+                text, failed = f"{type(exc).__name__}: {exc}".splitlines()[0][:2000], True
         return text, failed, (seals, caches)
 
     class LedgerServer(MCPServer[Any]):

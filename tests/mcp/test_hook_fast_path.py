@@ -192,3 +192,26 @@ def test_either_path_answers_the_same_bytes_and_records_the_same(tmp_path: Path)
     assert server.protocol_only() == []
     pre = [r for r in ws.records() if r.kind == "hook.pre"]
     assert len(pre) == 2 * len(payloads)
+
+
+def test_a_hook_call_the_hook_path_cannot_rebuild_does_not_stop_the_server(
+    tmp_path: Path,
+) -> None:
+    """Arguments whose rebuilding raises (JSON nested past the parser's depth) get an error
+    answer, which Claude Code's ``onFailure: "block"`` turns into a block, and the server goes
+    on answering: it is never left dead for the rest of the session."""
+    ws = make_workspace(tmp_path)
+    root = str(ws.root)
+    base = {"session_id": "s-deep", "cwd": root, "hook_event_name": "PreToolUse"}
+    plain = arguments_for("PreToolUse", json.dumps({**base, "tool_name": "Read"}))
+    server = Server(ws.root, ws.proc_env)
+    try:
+        server.hook({**plain, "tool_use_id": "t-first"})  # the SDK's: the shape is learned
+        deep = {**plain, "tool_use_id": "t-deep", "tool_input": "[" * 200_000 + "]" * 200_000}
+        failed, answer = server.hook(deep)
+        assert failed or json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        failed, answer = server.hook({**plain, "tool_use_id": "t-after"})
+        assert not failed, answer
+    finally:
+        server.close()
+    assert server.protocol_only() == []
