@@ -118,9 +118,11 @@ class JudgedBytecode:
     (the agent can read neither): a file it cannot verify is started afresh, so this only
     ever saves a compile, never changes a verdict."""
 
-    def __init__(self, path: Path, secret: bytes | None) -> None:
+    def __init__(self, path: Path, environ: Mapping[str, str] | None) -> None:
         self.path = path
-        self._secret = secret
+        self._environ = environ
+        self._secret: bytes | None = None
+        self._secret_read = False
         self._entries: dict[str, list[int | str]] | None = None
         self._loaded_stat: Stamp | None = None
         self._dirty = False
@@ -130,12 +132,18 @@ class JudgedBytecode:
         """This user's verdicts (one instance per file in a process: a resident one keeps
         what it loaded and judged)."""
         path = state_home(environ) / "tripwire" / "bytecode"
-        secret = cache_secret(environ)
         found = _INSTANCES.get(path)
-        if found is None or found._secret != secret:
-            found = cls(path, secret)
+        if found is None:
+            found = cls(path, environ)
             _INSTANCES[path] = found
         return found
+
+    def _key(self) -> bytes | None:
+        """The per-user secret, read when a verdict is first looked up or kept: a hook call
+        whose ``.pyc`` did not move reads no secret for this."""
+        if not self._secret_read:
+            self._secret, self._secret_read = cache_secret(self._environ), True
+        return self._secret
 
     def _load(self) -> dict[str, list[int | str]]:
         try:
@@ -146,9 +154,10 @@ class JudgedBytecode:
         if self._entries is not None and (stamp == self._loaded_stat or self._dirty):
             return self._entries
         entries: dict[str, list[int | str]] = {}
-        if info is not None and self._secret is not None:
+        secret = self._key() if info is not None else None
+        if secret is not None:
             try:
-                payload = unseal(self.path.read_bytes(), secret=self._secret)
+                payload = unseal(self.path.read_bytes(), secret=secret)
                 data = json.loads(payload) if payload is not None else None
             except (OSError, ValueError):
                 data = None
@@ -183,10 +192,10 @@ class JudgedBytecode:
     def save(self) -> None:
         """Write what was judged since the last save (best effort: a lost write only costs a
         compile later)."""
-        if not self._dirty or self._secret is None or self._entries is None:
+        if not self._dirty or self._entries is None or self._key() is None:
             return
         body = json.dumps({"pyc": self._entries, "v": _FORMAT}, separators=(",", ":"))
-        wrapped = seal(body.encode(), secret=self._secret)
+        wrapped = seal(body.encode(), secret=self._key())
         if wrapped is None:
             return
         try:
