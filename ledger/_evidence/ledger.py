@@ -402,6 +402,13 @@ class Ledger:
         return [Record(s.line, s.data) for s in tail_records(self.file.path, count)]
 
     @property
+    def environ(self) -> Mapping[str, str] | None:
+        """The environment this ledger was opened with (``None``: this process's). What takes a
+        ledger and an optional environment uses this one when given none: where the caches'
+        secret, the checkpoints and the keys are."""
+        return self._environ
+
+    @property
     def ledger_id(self) -> str:
         """The ledger id fixed at init (its genesis line read again on every call)."""
         return ledger_id_at(self.file.path)

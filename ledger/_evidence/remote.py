@@ -365,6 +365,7 @@ def push_evidence(
         EvidenceRefusedError: the remote's evidence of this ledger is not a prefix of it (the
             ledger was rewritten after a push, or the remote's evidence was).
     """
+    environ = ledger.environ if environ is None else environ
     git = _Git(ledger.workspace.root, environ)
     url = git.remote_url(remote)
     data, checkpoint = ledger.segment()
@@ -522,6 +523,7 @@ def fetch_evidence(
         EvidenceRefusedError: a ref was rewritten, forked or badly signed (the first one; the
             others that verified are kept).
     """
+    environ = ledger.environ if environ is None else environ
     git = _Git(ledger.workspace.root, environ)
     incoming = f"{_INCOMING}{remote}/"
     _fetch_all(git, remote, incoming)
@@ -1049,6 +1051,7 @@ def verify_against_remote(
     Raises:
         RemoteError: no such remote, nothing of this ledger on it, or it cannot be read.
     """
+    environ = ledger.environ if environ is None else environ
     git = _Git(ledger.workspace.root, environ)
     url = git.remote_url(remote)
     ledger_id = ledger.ledger_id

@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from ledger._governance.analysis.runs_later import racy_since
 from ledger._workspace import atomic_write, cache_secret, seal, state_home, unseal
 
 __all__ = ["FAITHFUL", "JudgedBytecode", "bytecode_digest", "judge_hook_bytecode"]
@@ -97,9 +97,6 @@ def _bytecode_verdict(
 
 # --- the verdicts kept per user ---------------------------------------------------------------
 
-#: A file changed this recently may change again within the coarse ``ctime`` tick with the same
-#: size (the tripwire's ``_RACY_NS``): its verdict is not kept under that stat.
-_RACY_NS: Final = 100_000_000
 _KEPT_LIMIT: Final = 8192
 _FORMAT: Final = 1
 
@@ -181,7 +178,7 @@ class JudgedBytecode:
         if not judge:
             return None
         digest = bytecode_digest(cached)
-        racy = time.time_ns() - _RACY_NS
+        racy = racy_since()  # a verdict on a file changed since is not kept under its stat
         if source is not None and info.st_ctime_ns < racy and source[0] < racy:
             if len(entries) >= _KEPT_LIMIT:
                 entries.clear()

@@ -68,6 +68,7 @@ from ledger._governance.analysis.runs_later import (
     hook_bytecode_files,
     hook_install_files,
     login_shell_files,
+    racy_since,
 )
 from ledger._hooks.bytecode import FAITHFUL, JudgedBytecode, bytecode_digest
 from ledger._startup.namedtuple import NamedTuple
@@ -298,7 +299,7 @@ def fingerprint(
     compiled again; what this call judges is kept)."""
     previous = previous or {}
     found: Fingerprint = {}
-    racy = time.time_ns() - _RACY_NS
+    racy = racy_since()
     judge_until = time.monotonic_ns() + _BYTECODE_BUDGET_NS
     stat_of = os.stat
     for path, rule in paths.items():
@@ -325,19 +326,16 @@ def fingerprint(
         else:
             digest = _digest(path, info, rule)
         if digest is not None and ctime >= racy:
-            ctime = _RACY_CTIME  # read again next time: see _RACY_NS
+            ctime = _RACY_CTIME  # read again next time: see RACY_NS
         found[path] = Entry(rule, ctime, size, inode, digest)
     if judged is not None:
         judged.save()
     return found
 
 
-#: A file changed this recently when it was read may change again within the same tick of the
-#: coarse clock that stamps ``ctime`` (a few ms), with the same size: its stat would then look
-#: unchanged, and the content read would be taken for what is there for good. Code the agent
-#: left running can wait for the read (inotify) and rewrite at once. Such a file is sealed with
-#: ``ctime`` :data:`_RACY_CTIME` and read again at the next call (git's "racy clean" problem).
-_RACY_NS: Final = 100_000_000
+#: A file changed within ``RACY_NS`` of its reading (ledger/_governance/analysis/runs_later.py)
+#: is sealed with this ``ctime``, so the next call reads it again: its stat could look unchanged
+#: after a rewrite in the same tick of the coarse clock, with the same size.
 _RACY_CTIME: Final = -1
 #: The time one call spends judging ``.pyc`` files that appeared (each compiles its source):
 #: a process's first seal, or the first after an upgrade, finds a hundred or more at once, and

@@ -131,8 +131,9 @@ def blame_state(
     from ledger._projections.cache import ProjectionCache  # noqa: PLC0415
 
     if at is None:
+        env = ledger.environ if environ is None else environ
         cache = ProjectionCache(
-            ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=environ
+            ledger.file.path, ledger.workspace.cache_dir, ledger.ledger_id, environ=env
         )
         return cache.state(BLAME)
     state = BLAME.initial()

@@ -230,6 +230,8 @@ def prepare_foreign(
 
     from ledger._evidence.remote import verified_segment  # noqa: PLC0415 -- the cold path's
 
+    environ = ledger.environ if environ is None else environ
+
     with tempfile.TemporaryDirectory(prefix="ledger-foreign-") as name:
         folder = Path(name)
         if verified:
@@ -285,7 +287,7 @@ def mark_verified(
     ``ledger_id`` a moment ago: the first blame that needs it folds it without verifying it
     again. (Folding at fetch time cost ``ledger fetch`` 1.4 s a 100,000-record ledger, 1.5×
     ``ledger verify``: ``bench/bench_fetch.py``; a blame pays it once, when it needs it.)"""
-    secret = cache_secret(environ)
+    secret = cache_secret(ledger.environ if environ is None else environ)
     if secret is not None:
         _write(ledger.workspace.cache_dir, ledger_id, commit, seq=-1, slices=None, secret=secret)
 

@@ -306,3 +306,27 @@ def test_a_missing_cached_slice_is_folded_again(tmp_path: Path) -> None:
         path.unlink()  # two blames rewriting at once, a cleaner
     assert clones.blame_b("app.py").lines[0].status == "agent"
     assert {p.name for p in ledger_dir.iterdir()} == {"index.json", *(p.name for p in slices)}
+
+
+def test_a_ledger_opened_with_an_environment_keeps_the_caller_out_of_the_real_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What takes a ledger and an optional environment uses the ledger's own when given none:
+    a caller that opened the ledger with its ``LEDGER_HOME`` never reads or creates the
+    process's ``~/.config/ledger/cache.secret`` (the suite did, through blame_state)."""
+    from ledger._evidence.ledger import Ledger  # noqa: PLC0415
+    from ledger._evidence.remote import push_evidence  # noqa: PLC0415
+    from ledger._projections.explain import blame_state  # noqa: PLC0415
+
+    process_home = tmp_path / "process-home"
+    process_home.mkdir()
+    monkeypatch.setenv("HOME", str(process_home))
+    for name in ("LEDGER_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    clones = _shared(tmp_path, "app.py", "one\ntwo\n")
+    assert blame_state(clones.a_ledger).files  # the fold, through the verified cache
+    push_evidence(clones.a_ledger)
+    fetch_evidence(Ledger.open(clones.b_root, environ=clones.b_env))
+    assert [row.status for row in clones.blame_b("app.py").lines] == ["agent", "agent"]
+    assert list(process_home.iterdir()) == []
+    assert (clones.b_home / "cache.secret").is_file()

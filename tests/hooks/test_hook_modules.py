@@ -101,7 +101,7 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pa
     # Old enough that a verdict is kept under its stat (one changed within 100 ms is not).
     os.utime(source, (1_700_000_000, 1_700_000_000))
     py_compile.compile(str(source), cfile=str(cached), doraise=True)
-    monkeypatch.setattr(bytecode, "_RACY_NS", 0)
+    monkeypatch.setattr(runs_later, "RACY_NS", 0)
     try:
         yield source, cached
     finally:
@@ -194,7 +194,7 @@ def test_a_persons_install_judges_the_whole_hook_path(
     """After ``judge_hook_bytecode`` (run by ``ledger install``), a first seal finds every
     .pyc of the hook path judged: none is left pending, even with no time to judge."""
     env = {"LEDGER_HOME": str(tmp_path / "home")}
-    monkeypatch.setattr(bytecode, "_RACY_NS", 0)
+    monkeypatch.setattr(runs_later, "RACY_NS", 0)
     assert judge_hook_bytecode(env) > 50
     _fresh_process_state(monkeypatch)
     monkeypatch.setattr(tripwire, "_BYTECODE_BUDGET_NS", -1)

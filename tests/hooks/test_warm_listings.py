@@ -90,7 +90,7 @@ def test_an_old_unchanged_folder_is_not_listed_again(
 ) -> None:
     (tmp_path / "a").write_text("")
     _aged(tmp_path)
-    monkeypatch.setattr(runs_later, "_RACY_LISTING_NS", 0)
+    monkeypatch.setattr(runs_later, "RACY_NS", 0)
     folder_entries(str(tmp_path))
     listed: list[str] = []
     real = os.scandir

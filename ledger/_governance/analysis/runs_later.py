@@ -105,10 +105,22 @@ _CORE_FILES: Final = (
 )
 
 
-#: A listing is reused only while its folder's ``ctime`` is older than this when it was read:
-#: ``ctime`` is stamped by a coarse clock, and an entry added in the same tick as the listing
-#: would leave the folder's stat as it was (the tripwire's racy rule, ledger/_hooks/tripwire.py).
-_RACY_LISTING_NS: Final = 100_000_000
+#: The one "racy" rule of every stat-keyed reuse (git's "racy clean" problem): ``ctime`` is
+#: stamped by a coarse clock (a few ms), so a file or folder changed this recently when it was
+#: read may change again within the same tick and keep the same stat. What was read then is
+#: not vouched for by that stat: a listing is not kept (:func:`folder_entries`), a ``.pyc``
+#: verdict is not kept (ledger/_hooks/bytecode.py), a sealed file is read again at the next
+#: call (ledger/_hooks/tripwire.py). Code the agent left running can wait for the read
+#: (inotify) and rewrite at once.
+RACY_NS: Final = 100_000_000
+
+
+def racy_since() -> int:
+    """The ``ctime`` (ns) from which a stat is too recent to vouch for what was read: see
+    :data:`RACY_NS`."""
+    return time.time_ns() - RACY_NS
+
+
 _LISTINGS_LIMIT: Final = 512
 _LISTINGS: dict[str, tuple[tuple[int, int, int, int], tuple[tuple[str, bool], ...]]] = {}
 
@@ -127,14 +139,14 @@ def folder_entries(folder: str) -> tuple[tuple[str, bool], ...]:
     kept = _LISTINGS.get(folder)
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    listed_at = time.time_ns()
+    racy = racy_since()
     try:
         entries = tuple(
             sorted((e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(folder))
         )
     except OSError:
         return ()
-    if info.st_ctime_ns < listed_at - _RACY_LISTING_NS:
+    if info.st_ctime_ns < racy:
         if len(_LISTINGS) >= _LISTINGS_LIMIT:
             _LISTINGS.clear()
         _LISTINGS[folder] = (stamp, entries)
