@@ -28,7 +28,10 @@ Baseline, measured in the same run between the sessions: two bare ``python3 -I -
 starts (what the issue measures a tool call against). Targets: mcp_tool added per call ≤ 0.5×
 the baseline, and its p99 ≤ 1×.
 
-    python bench/bench_claude_hooks.py [--calls 22] [--runs 3] [--json]
+    python bench/bench_claude_hooks.py [--calls 22] [--runs 3] [--only floor] [--json]
+
+``--only``: the named transports alone, beside ``bare`` (``--only floor --runs 10``: the client's
+own floor, measured long enough to tell its median from its run-to-run swing).
 """
 
 from __future__ import annotations
@@ -64,6 +67,12 @@ from tests.conformance._harness import Workspace, make_workspace, stop_deciders 
 from tests.conformance._server import Call, Say  # noqa: E402
 
 SHORT = 2
+#: Each transport's targets (p50, p99 as multiples of the baseline); None: shown, not judged.
+TRANSPORTS: dict[str, tuple[float | None, float | None]] = {
+    "mcp_tool": (0.5, 1.0),
+    "command": (None, None),
+    "floor": (None, None),
+}
 
 
 def _bare(base: Path) -> Workspace:
@@ -116,21 +125,24 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=22)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--only", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS), metavar="TRANSPORT"
+    )
     ns = parser.parse_args()
     spec = CLIENTS["claude"]
     binary = ensure_client(spec)
     meter = LoadMeter()
-    added: dict[str, list[float]] = {"mcp_tool": [], "command": [], "floor": []}
-    per_call: dict[str, list[float]] = {"mcp_tool": [], "command": [], "floor": []}
+    added: dict[str, list[float]] = {name: [] for name in ns.only}
+    per_call: dict[str, list[float]] = {name: [] for name in ns.only}
     baseline: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bch-", dir="/tmp") as folder:
         base = Path(folder)
-        spaces = {
-            "bare": _bare(base / "bare"),
-            "mcp_tool": _governed(base / "mcp", binary),
-            "command": _governed(base / "cmd", None),
-            "floor": _floor(base / "floor", binary),
+        made = {
+            "mcp_tool": lambda: _governed(base / "mcp", binary),
+            "command": lambda: _governed(base / "cmd", None),
+            "floor": lambda: _floor(base / "floor", binary),
         }
+        spaces = {"bare": _bare(base / "bare"), **{name: made[name]() for name in ns.only}}
         with meter:
             for run in range(ns.runs):
                 say(f"run {run + 1}/{ns.runs}")
@@ -150,8 +162,9 @@ def main() -> None:
         stop_deciders()
     base_s = median(baseline)
     figures = []
-    transports = (("mcp_tool", 0.5, 1.0), ("command", None, None), ("floor", None, None))
-    for name, target, p99_target in transports:
+    for name, (target, p99_target) in TRANSPORTS.items():
+        if name not in added:
+            continue
         value = median(added[name])
         ratio = value / base_s
         figures.append(

@@ -410,13 +410,17 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
             (validation, dispatch, serialization), every other message goes to the SDK."""
             from mcp.server.stdio import stdio_server  # noqa: PLC0415
 
+            # The SDK's own server under MCPServer (no public accessor in mcp 2.3). An SDK that
+            # renamed it serves every call itself: slower, the same answers.
+            lowlevel = getattr(self, "_lowlevel_server", None)
+            if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):
+                await super().run_stdio_async()
+                return
             with _Wire.claimed() as wire:
                 lines = _HookLines(wire, answer_hook, after_answer.submit)
                 # The SDK's stdin and stdout are ledger's (duck-typed as its anyio files).
                 streams = stdio_server(stdin=cast("Any", lines), stdout=cast("Any", wire))
                 async with streams as (read_stream, write_stream):
-                    # The SDK's own server under MCPServer (no public accessor in mcp 2.3).
-                    lowlevel = self._lowlevel_server
                     options = lowlevel.create_initialization_options()
                     await lowlevel.run(read_stream, write_stream, options)
 

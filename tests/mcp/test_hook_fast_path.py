@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from ledger._clients.mcp_hook import HOOK_TOOL
 from ledger._mcp import ReplyShape, _HookLines, _Wire, hook_call
 
-from ..hooks._support import make_workspace
+from ..hooks._support import LEDGER, make_workspace
 from .test_hook_tool import Server, arguments_for
 
 #: A reply line exactly as the SDK (mcp 2.3, protocol 2025-06-18) writes a hook call's answer.
@@ -215,3 +215,57 @@ def test_a_hook_call_the_hook_path_cannot_rebuild_does_not_stop_the_server(
     finally:
         server.close()
     assert server.protocol_only() == []
+
+
+#: ``ledger mcp`` under an SDK whose MCPServer keeps its low-level server under another name
+#: (the fast path reads ``_lowlevel_server``, which mcp 2.3 offers no public accessor for).
+_RENAMED_SDK = """
+import sys
+from mcp.server.mcpserver.server import MCPServer
+init, run = MCPServer.__init__, MCPServer.run_stdio_async
+def renamed_init(self, *args, **kwargs):
+    init(self, *args, **kwargs)
+    self._renamed = self.__dict__.pop("_lowlevel_server")
+async def sdk_run(self):
+    self._lowlevel_server = self._renamed  # the SDK's own code knows its own name
+    await run(self)
+MCPServer.__init__, MCPServer.run_stdio_async = renamed_init, sdk_run
+from cli._entry import main
+sys.argv[0] = sys.argv[1]
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+def test_an_sdk_that_renamed_its_low_level_server_still_serves_every_hook_call(
+    tmp_path: Path,
+) -> None:
+    """Without the attribute the fast path needs, the server runs the SDK's own transport:
+    every hook call answered (by the SDK), the answers the same, nothing but protocol."""
+    import sys  # noqa: PLC0415
+
+    ws = make_workspace(tmp_path)
+    root = str(ws.root)
+    base = {"session_id": "s-renamed", "cwd": root, "hook_event_name": "PreToolUse"}
+    command = [sys.executable, "-c", _RENAMED_SDK, str(LEDGER)]
+    answers = []
+    for ledger in (None, command):
+        server = Server(ws.root, ws.proc_env, ledger)
+        try:
+            for n, payload in enumerate(
+                [
+                    {"tool_name": "Read", "tool_input": {"file_path": f"{root}/src/auth/a.ts"}},
+                    {"tool_name": "Bash", "tool_input": {"command": "rm -rf src"}},
+                    {"tool_name": "Read", "tool_input": {"file_path": f"{root}/src/auth/b.ts"}},
+                ]
+            ):
+                arguments = arguments_for("PreToolUse", json.dumps({**base, **payload}))
+                failed, answer = server.hook({**arguments, "tool_use_id": f"t{n}"})
+                answers.append((ledger is None, failed, json.loads(answer)))
+        finally:
+            server.close()
+        assert server.protocol_only() == []
+    fast = [(f, a) for own, f, a in answers if own]
+    renamed = [(f, a) for own, f, a in answers if not own]
+    assert renamed == fast
+    decisions = [a.get("hookSpecificOutput", {}).get("permissionDecision") for _, a in renamed]
+    assert decisions == [None, "deny", None]  # a quiet allow is {}
