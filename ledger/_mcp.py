@@ -355,6 +355,8 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
     hook tool's too: the client adapter, the policies, the shell reader) are imported once,
     before the server answers, so no ``tools/call`` pays an import.
     """
+    # Every call's JSON through orjson, as in the resident decider (lightjson.orjson says why).
+    import orjson as _orjson  # noqa: F401, PLC0415
     from mcp.server import MCPServer  # noqa: PLC0415
     from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
     from mcp_types import CallToolResult, TextContent  # noqa: PLC0415
