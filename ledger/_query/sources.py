@@ -40,6 +40,8 @@ class LedgerSource:
         root: the workspace root (its files are the live files); None for exports.
         disclosures: the disclosure store (a workspace's, or an export's disclosures.jsonl);
             None: every committed field is withheld.
+        environ: the environment the workspace's caches are read under (None: this
+            process's).
     """
 
     def __init__(
@@ -52,8 +54,10 @@ class LedgerSource:
         intents_path: Path | None = None,
         root: Path | None = None,
         disclosures: Path | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.label = label
+        self.environ = environ
         self.jsonl = jsonl
         self.intents_path = intents_path
         self.root = root
@@ -63,9 +67,13 @@ class LedgerSource:
         self._ledger_id: str | None = None
 
     @classmethod
-    def workspace(cls, root: str | Path | None) -> LedgerSource:
-        """The ledger of the workspace at ``root`` (found like git when None)."""
-        ledger = Ledger.open(root)
+    def workspace(
+        cls, root: str | Path | None, *, environ: Mapping[str, str] | None = None
+    ) -> LedgerSource:
+        """The ledger of the workspace at ``root`` (found like git when None). ``environ``:
+        where this user's ledger home is (its caches' secret, the checkpoints; default this
+        process's environment)."""
+        ledger = Ledger.open(root, environ=environ)
 
         def verify() -> Verification:
             report = ledger.verify()
@@ -79,6 +87,7 @@ class LedgerSource:
             intents_path=ledger.workspace.orchestration / "active_intents.yaml",
             root=ledger.workspace.root,
             disclosures=ledger.disclosures.path,
+            environ=environ,
         )
 
     @classmethod

@@ -616,7 +616,7 @@ def _line_rows(source: LedgerSource) -> Rows:
         return
     from ledger._projections.explain import AGENT_FIELDS, current_lines  # noqa: PLC0415
 
-    for row in current_lines(source.root):
+    for row in current_lines(source.root, environ=source.environ):
         yield (
             source.ledger_id,
             row["path"],

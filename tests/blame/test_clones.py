@@ -328,5 +328,10 @@ def test_a_ledger_opened_with_an_environment_keeps_the_caller_out_of_the_real_ho
     push_evidence(clones.a_ledger)
     fetch_evidence(Ledger.open(clones.b_root, environ=clones.b_env))
     assert [row.status for row in clones.blame_b("app.py").lines] == ["agent", "agent"]
+    from ledger import LedgerSource, QuerySession  # noqa: PLC0415
+
+    source = LedgerSource.workspace(clones.a.root, environ=clones.a.ws.env)
+    with QuerySession([source], "SELECT status FROM lines") as session:  # the blame fold
+        assert session.run().fetchall() == [("agent",), ("agent",)]
     assert list(process_home.iterdir()) == []
     assert (clones.b_home / "cache.secret").is_file()

@@ -11,7 +11,7 @@ from tests.blame._world import World
 
 def _lines(world: World) -> list[tuple[str, int, str, str | None]]:
     sql = "SELECT path, line, status, tool FROM lines ORDER BY path, line"
-    with QuerySession([LedgerSource.workspace(world.root)], sql) as session:
+    with QuerySession([LedgerSource.workspace(world.root, environ=world.ws.env)], sql) as session:
         return [tuple(row) for row in session.run().fetchall()]
 
 

@@ -26,7 +26,9 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Governed:
 
 
 def rows(governed: Governed, sql: str) -> list[tuple[object, ...]]:
-    with QuerySession([LedgerSource.workspace(governed.ws.root)], sql) as session:
+    with QuerySession(
+        [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)], sql
+    ) as session:
         return session.run().fetchall()
 
 
@@ -146,7 +148,7 @@ def test_events_body_is_json_with_late_keys_kept(tmp_path: Path) -> None:
     ledger.append_many([Entry("app.event", {"n": i}) for i in range(21_000)])
     ledger.append("app.event", {"late": "here"})
     with QuerySession(
-        [LedgerSource.workspace(ws.root)],
+        [LedgerSource.workspace(ws.root, environ=ws.env)],
         "SELECT body->>'$.late', typeof(body) FROM events WHERE kind = 'app.event' "
         "AND body->>'$.late' IS NOT NULL",
     ) as session:
@@ -202,7 +204,8 @@ def test_the_locked_connection_itself_refuses_files_settings_and_extensions(
     # Defence in depth: even a statement that slipped past the one-SELECT rule is refused.
     before = tree_state(governed.ws.root, tmp_path)
     with QuerySession(
-        [LedgerSource.workspace(governed.ws.root)], "SELECT count(*) FROM events"
+        [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)],
+        "SELECT count(*) FROM events",
     ) as session:
         assert session.con is not None
         for sql in _attacks(governed.ledger_path, tmp_path):
@@ -266,7 +269,8 @@ def test_torn_tail_queries_the_complete_records(governed: Governed, tmp_path: Pa
     count = len(path.read_bytes().splitlines())
     with path.open("ab") as handle:
         handle.write(b'{"actor":{"agent":null,"client":"cla')
-    with QuerySession([LedgerSource.workspace(copy)], "SELECT count(*) FROM events") as session:
+    source = LedgerSource.workspace(copy, environ=governed.ws.env)
+    with QuerySession([source], "SELECT count(*) FROM events") as session:
         assert session.run().fetchall() == [(count,)]
 
 

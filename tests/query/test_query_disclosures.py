@@ -31,8 +31,8 @@ def ws(tmp_path: Path) -> Workspace:
     return ws
 
 
-def _rows(root: Path, sql: str) -> list[tuple[object, ...]]:
-    with QuerySession([LedgerSource.workspace(root)], sql) as session:
+def _rows(ws: Workspace, sql: str) -> list[tuple[object, ...]]:
+    with QuerySession([LedgerSource.workspace(ws.root, environ=ws.env)], sql) as session:
         return session.run().fetchall()
 
 
@@ -44,7 +44,7 @@ _PROMPT = "SELECT value, disclosure, commitment FROM content WHERE field = 'prom
 
 
 def test_a_committed_reason_is_shown_disclosed_with_its_state_and_digest(ws: Workspace) -> None:
-    [(reason, state, digest)] = _rows(ws.root, _DENIED)
+    [(reason, state, digest)] = _rows(ws, _DENIED)
     assert isinstance(reason, str)
     assert reason.startswith("DESTRUCTIVE: rm removes files")
     assert state == "disclosed"
@@ -52,16 +52,16 @@ def test_a_committed_reason_is_shown_disclosed_with_its_state_and_digest(ws: Wor
     assert len(digest) == 64
     assert digest in (ws.orchestration / "agent_trace.jsonl").read_text()
     # A plain field (the decision of an intent selection) has no state and no digest.
-    plain = _rows(ws.root, "SELECT reason_disclosure FROM decisions WHERE decision = 'allow'")
+    plain = _rows(ws, "SELECT reason_disclosure FROM decisions WHERE decision = 'allow'")
     assert {row[0] for row in plain} <= {None, "disclosed"}
 
 
 def test_the_content_view_lists_every_committed_field(ws: Workspace) -> None:
-    [(value, state, digest)] = _rows(ws.root, _PROMPT)
+    [(value, state, digest)] = _rows(ws, _PROMPT)
     assert (value, state) == (PROMPT, "disclosed")
-    fields = {row[0] for row in _rows(ws.root, "SELECT DISTINCT field FROM content")}
+    fields = {row[0] for row in _rows(ws, "SELECT DISTINCT field FROM content")}
     assert {"prompt", "reason", "tool_input.command"} <= fields
-    states = _rows(ws.root, "SELECT DISTINCT disclosure FROM content")
+    states = _rows(ws, "SELECT DISTINCT disclosure FROM content")
     assert states == [("disclosed",)]
     assert isinstance(digest, str)
 
@@ -69,17 +69,17 @@ def test_the_content_view_lists_every_committed_field(ws: Workspace) -> None:
 def test_forgotten_and_withheld_fields_say_so(ws: Workspace) -> None:
     ledger = Ledger.open(ws.root, environ=ws.env)
     assert forget(ledger, ForgetSelector(match="Bluefin")).fields >= 1
-    assert _rows(ws.root, _PROMPT)[0][:2] == ("[forgotten]", "forgotten")
-    assert _rows(ws.root, _DENIED)[0][1] == "disclosed"  # only what was forgotten went
+    assert _rows(ws, _PROMPT)[0][:2] == ("[forgotten]", "forgotten")
+    assert _rows(ws, _DENIED)[0][1] == "disclosed"  # only what was forgotten went
     (ws.orchestration / "disclosures.jsonl").unlink()
-    assert _rows(ws.root, _DENIED)[0][:2] == ("[withheld]", "withheld")
-    assert _rows(ws.root, _PROMPT)[0][:2] == ("[withheld]", "withheld")
+    assert _rows(ws, _DENIED)[0][:2] == ("[withheld]", "withheld")
+    assert _rows(ws, _PROMPT)[0][:2] == ("[withheld]", "withheld")
 
 
 def test_a_doctored_disclosure_is_never_shown(ws: Workspace) -> None:
     store = ws.orchestration / "disclosures.jsonl"
     store.write_text(store.read_text().replace(PROMPT, "Ship nothing, ever"))
-    [(value, state, _)] = _rows(ws.root, _PROMPT)
+    [(value, state, _)] = _rows(ws, _PROMPT)
     assert (value, state) == ("[withheld]", "withheld")
 
 
@@ -114,12 +114,12 @@ def test_an_export_shows_what_it_carries(ws: Workspace, tmp_path: Path) -> None:
 
 
 def test_the_report_shows_the_reason_and_its_json_the_digest(ws: Workspace) -> None:
-    data = build_report([LedgerSource.workspace(ws.root)])
+    data = build_report([LedgerSource.workspace(ws.root, environ=ws.env)])
     [row] = data["destructive"]
     assert row["reason"].startswith("DESTRUCTIVE: rm removes files")
     assert row["reason_disclosure"] == "disclosed"
     assert len(row["reason_commitment"]) == 64
     (ws.orchestration / "disclosures.jsonl").unlink()
-    [row] = build_report([LedgerSource.workspace(ws.root)])["destructive"]
+    [row] = build_report([LedgerSource.workspace(ws.root, environ=ws.env)])["destructive"]
     assert row["reason"] == "[withheld]"
     assert row["reason_commitment"] in (ws.orchestration / "agent_trace.jsonl").read_text()

@@ -54,7 +54,7 @@ def test_a_recursive_cte_that_never_ends_stops_at_the_time_limit(governed: Gover
 def test_the_time_limit_holds_whenever_it_falls(governed: Governed, timeout: float) -> None:
     """Up while the ledger loads, between two statements or during the query: an interrupt
     that lands between statements is lost, so the timer keeps interrupting until the end."""
-    sources = [LedgerSource.workspace(governed.ws.root)]
+    sources = [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)]
     with (
         pytest.raises(InputError, match="ran longer than"),
         QuerySession(sources, NEVER_ENDS, timeout=timeout) as session,
@@ -71,7 +71,9 @@ def test_the_time_limit_comes_from_the_environment_too(governed: Governed) -> No
 
 
 def test_the_time_limit_is_on_by_default(governed: Governed) -> None:
-    with QuerySession([LedgerSource.workspace(governed.ws.root)], "SELECT 1") as session:
+    with QuerySession(
+        [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)], "SELECT 1"
+    ) as session:
         timeout = session._timeout  # the default is the point
         assert session._timer is not None
     assert timeout is not None
@@ -252,7 +254,7 @@ def test_a_query_that_fails_midway_through_its_rows_is_the_querys_error(
 def test_the_session_refuses_sql_that_is_not_text(governed: Governed) -> None:
     for sql in ("SELECT 1 -- \udcff", "SELECT 'a\x00b'"):
         with pytest.raises(InputError):
-            QuerySession([LedgerSource.workspace(governed.ws.root)], sql)
+            QuerySession([LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)], sql)
 
 
 # --- --out is a write -------------------------------------------------------------------------

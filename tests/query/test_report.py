@@ -44,7 +44,7 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Governed:
 
 @pytest.fixture(scope="module")
 def report(governed: Governed) -> dict[str, Any]:
-    source = LedgerSource.workspace(governed.ws.root)
+    source = LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)
     return build_report([source], verifications=[source.verify()])
 
 
