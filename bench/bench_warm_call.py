@@ -70,6 +70,13 @@ except ImportError:  # a tree from before the caches were written after the answ
         pass
 
 
+try:  # what the tree's resident processes load as they start (orjson, from 2026-12-02)
+    from ledger._hooks.service import warm_resident
+except ImportError:
+    pass
+else:
+    warm_resident()
+
 root = Path(sys.argv[1])
 
 

@@ -355,8 +355,6 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
     hook tool's too: the client adapter, the policies, the shell reader) are imported once,
     before the server answers, so no ``tools/call`` pays an import.
     """
-    # Every call's JSON through orjson, as in the resident decider (lightjson.orjson says why).
-    import orjson as _orjson  # noqa: F401, PLC0415
     from mcp.server import MCPServer  # noqa: PLC0415
     from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
     from mcp_types import CallToolResult, TextContent  # noqa: PLC0415
@@ -367,12 +365,13 @@ def serve_mcp(root: str | None = None, environ: Mapping[str, str] | None = None)
     from ledger._governance import intents as _intents  # noqa: F401, PLC0415
     from ledger._governance import policies as _policies  # noqa: F401, PLC0415
     from ledger._governance.analysis import shell as _shell  # noqa: F401, PLC0415
-    from ledger._hooks import service as _service  # noqa: F401, PLC0415
+    from ledger._hooks import service as _service  # noqa: PLC0415
     from ledger._hooks.mcp_servers import announced  # noqa: PLC0415
     from ledger._hooks.tripwire import seal_sync_after_answer  # noqa: PLC0415
     from ledger._projections.cache import saves_after_answer  # noqa: PLC0415
     from ledger._workspace import find_root  # noqa: PLC0415
 
+    _service.warm_resident()
     tools = McpTools(root, environ)
     after_answer = _AfterAnswer()
 

@@ -54,10 +54,8 @@ _LARGE_VALUE: Final = 8192  # JSON values (containers and scalars) to encode
 
 
 def orjson() -> Any:  # noqa: ANN401 -- the orjson module (it ships no stub for the module type)
-    """The orjson module, imported on first need (bulk readers call this up front). A
-    resident process (the decider, ``ledger mcp``) imports it as it starts: its 10-15 ms are
-    paid once, and every hook call's encoding and parsing then skips the standard library's
-    slower path and the check that it agrees (:func:`_plain`)."""
+    """The orjson module, imported on first need (bulk readers call this up front, and a
+    resident hook process as it starts: ledger/_hooks/service.py ``warm_resident``)."""
     import orjson as module  # noqa: PLC0415 -- the point of this module
 
     return module

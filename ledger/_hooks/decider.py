@@ -67,8 +67,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ledger._errors import InputError, StorageError
-from ledger._evidence import lightjson
-from ledger._hooks.service import CallAbandonedError, run_hook
+from ledger._hooks.service import CallAbandonedError, run_hook, warm_resident
 from ledger._hooks.tripwire import seal_sync_after_answer, sync_seals
 from ledger._projections.cache import saves_after_answer, write_saved
 from ledger._startup.namedtuple import NamedTuple
@@ -600,7 +599,7 @@ def serve_decider(
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a socket left by a decider that was killed
         _few_heap_arenas()
-        lightjson.orjson()  # every call's JSON through orjson (lightjson.orjson says why)
+        warm_resident()
         old_umask = os.umask(0o177)
         try:
             state = _State(install_dir(), idle_seconds, environ)

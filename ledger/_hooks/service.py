@@ -36,6 +36,7 @@ from ledger._errors import (
     NotAPersonError,
     WorkspaceCopiedError,
 )
+from ledger._evidence import lightjson
 from ledger._evidence.anchors import remember_workspace, workspace_ledger_id
 from ledger._evidence.disclosure import ForgetSelector
 from ledger._evidence.ledger import Entry, Forgotten, Ledger, append_reserved, forget
@@ -726,6 +727,14 @@ def tamper_body(verdict: Verdict, inv: Invocation) -> dict[str, Any]:
         "tool": inv.tool_name,
         "tool_use_id": inv.tool_use_id,
     }
+
+
+def warm_resident() -> None:
+    """What a resident hook process (the decider, ``ledger mcp``) loads once as it starts,
+    before its first call: orjson, so every call's JSON is encoded and parsed by it, not by
+    the standard library's slower path and the check that the two agree (its 10-15 ms of
+    import would cost a one-shot hook more than it saves: ledger/_evidence/lightjson.py)."""
+    lightjson.orjson()
 
 
 def run_hook(
