@@ -278,34 +278,46 @@ def test_torn_tail_queries_the_complete_records(governed: Governed, tmp_path: Pa
 
 
 def cli(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    governed: Governed, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``ledger ARGS`` in this process (tests/cli/inprocess.py): its output and exit code."""
+    """``ledger ARGS`` in this process (tests/cli/inprocess.py): its output and exit code, with
+    the governed workspace's ledger home (its pinned keys, its caches' secret: never the real
+    ``~/.config/ledger``)."""
     base = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
+    base["LEDGER_HOME"] = governed.ws.env["LEDGER_HOME"]
     return run_ledger(*args, env={**base, **(env or {}), "COLUMNS": "200"}, cwd=cwd)
 
 
 def test_cli_formats(governed: Governed, tmp_path: Path) -> None:
     root = str(governed.ws.root)
     sql = "SELECT code, count(*) AS n FROM decisions WHERE decision = 'deny' GROUP BY code"
-    table = cli("query", sql, "--root", root)
+    table = cli(governed, "query", sql, "--root", root)
     assert table.returncode == 0, table.stderr
     assert "STALE_FILE" in table.stdout
     assert "(4 rows)" in table.stdout
-    as_json = cli("query", sql, "--root", root, "--format", "json")
+    as_json = cli(governed, "query", sql, "--root", root, "--format", "json")
     assert sum(r["n"] for r in json.loads(as_json.stdout)) == 4
-    as_csv = cli("query", sql, "--root", root, "--format", "csv")
+    as_csv = cli(governed, "query", sql, "--root", root, "--format", "csv")
     assert as_csv.stdout.splitlines()[0] == "code,n"
     out = tmp_path / "r.parquet"
-    done = cli("query", sql, "--root", root, "--format", "parquet", "--out", str(out))
+    done = cli(governed, "query", sql, "--root", root, "--format", "parquet", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert duckdb.execute(f"SELECT sum(n) FROM '{out}'").fetchall() == [(4,)]
-    again = cli("query", sql, "--root", root, "--format", "parquet", "--out", str(out))
+    again = cli(governed, "query", sql, "--root", root, "--format", "parquet", "--out", str(out))
     assert again.returncode == 3
     assert "--force" in again.stderr
     assert (
         cli(
-            "query", sql, "--root", root, "--format", "parquet", "--out", str(out), "--force"
+            governed,
+            "query",
+            sql,
+            "--root",
+            root,
+            "--format",
+            "parquet",
+            "--out",
+            str(out),
+            "--force",
         ).returncode
         == 0
     )
@@ -321,11 +333,12 @@ def test_cli_bad_input_exit_codes(governed: Governed, tmp_path: Path) -> None:
         (("SELECT * FROM nope",), "unknown view"),
         (("COPY events TO 'x.csv'",), "read-only"),
     ]:
-        done = cli("query", *args, "--root", root)
+        done = cli(governed, "query", *args, "--root", root)
         assert done.returncode == 3, (args, done.stderr)
         assert needle in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
     done = cli(
+        governed,
         "query",
         "SELECT 1",
         "--root",
@@ -340,14 +353,14 @@ def test_cli_bad_input_exit_codes(governed: Governed, tmp_path: Path) -> None:
 
 
 def test_cli_schema_and_help_list_views_and_columns(governed: Governed) -> None:
-    schema = cli("query", "--schema")
+    schema = cli(governed, "query", "--schema")
     assert schema.returncode == 0
     for view in registered_views():
         assert f"{view.name}:" in schema.stdout
         assert all(c.name in schema.stdout for c in view.columns)
-    helptext = cli("query", "--help").stdout
+    helptext = cli(governed, "query", "--help").stdout
     assert "file_ranges: ledger_id, seq" in helptext
-    as_json = json.loads(cli("query", "--schema", "--json").stdout)
+    as_json = json.loads(cli(governed, "query", "--schema", "--json").stdout)
     assert [c["name"] for c in as_json["decisions"]["columns"]][:4] == [
         "ledger_id",
         "seq",
@@ -366,6 +379,7 @@ def test_cli_failing_ledger_still_queries_with_a_warning(
     path = copy / ".orchestration" / "agent_trace.jsonl"
     path.write_bytes(path.read_bytes().replace(b'"decision":"deny"', b'"decision":"allow"', 1))
     done = cli(
+        governed,
         "query",
         "SELECT count(*) AS n FROM decisions WHERE decision = 'deny'",
         "--root",
@@ -391,6 +405,7 @@ def test_cli_many_ledgers_union_with_ledger_id(governed: Governed, tmp_path: Pat
         tampered.read_bytes().replace(b'"decision":"deny"', b'"decision":"allow"', 1)
     )
     done = cli(
+        governed,
         "query",
         "SELECT ledger_id, count(*) AS n FROM decisions GROUP BY ALL",
         "--ledgers",
@@ -405,7 +420,7 @@ def test_cli_many_ledgers_union_with_ledger_id(governed: Governed, tmp_path: Pat
     assert str(tmp_path / "first" / "ws") in done.stderr
     assert "FAILED" in done.stderr
     assert str(other.ws.root) not in done.stderr
-    none = cli("query", "SELECT 1", "--ledgers", str(tmp_path / "nothing*"))
+    none = cli(governed, "query", "SELECT 1", "--ledgers", str(tmp_path / "nothing*"))
     assert none.returncode == 3
     assert "matches no workspace" in none.stderr
 

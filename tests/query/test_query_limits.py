@@ -42,7 +42,7 @@ def _one_line_or_ok(done: subprocess.CompletedProcess[str], sql: str) -> None:
 
 
 def test_a_recursive_cte_that_never_ends_stops_at_the_time_limit(governed: Governed) -> None:
-    done = cli("query", NEVER_ENDS, "--root", str(governed.ws.root), "--timeout", "0.5")
+    done = cli(governed, "query", NEVER_ENDS, "--root", str(governed.ws.root), "--timeout", "0.5")
     assert done.returncode == 3, done.stderr
     assert _errors(done.stderr) == [
         "ledger: error: the query ran longer than 0.5 s and was stopped; narrow it, or allow "
@@ -64,7 +64,12 @@ def test_the_time_limit_holds_whenever_it_falls(governed: Governed, timeout: flo
 
 def test_the_time_limit_comes_from_the_environment_too(governed: Governed) -> None:
     done = cli(
-        "query", NEVER_ENDS, "--root", str(governed.ws.root), env={"LEDGER_QUERY_TIMEOUT": "0.3"}
+        governed,
+        "query",
+        NEVER_ENDS,
+        "--root",
+        str(governed.ws.root),
+        env={"LEDGER_QUERY_TIMEOUT": "0.3"},
     )
     assert done.returncode == 3
     assert "longer than 0.3 s" in done.stderr
@@ -82,7 +87,7 @@ def test_the_time_limit_is_on_by_default(governed: Governed) -> None:
 
 def test_a_query_over_the_memory_limit_stops_with_one_line(governed: Governed) -> None:
     sql = "SELECT list(range) FROM range(20000000)"
-    done = cli("query", sql, "--root", str(governed.ws.root), "--memory-limit", "20MB")
+    done = cli(governed, "query", sql, "--root", str(governed.ws.root), "--memory-limit", "20MB")
     assert done.returncode == 3, done.stderr
     assert _errors(done.stderr) == [
         "ledger: error: the query needs more than 20MB of memory and was stopped; narrow it, "
@@ -99,7 +104,7 @@ def test_a_query_over_the_memory_limit_stops_with_one_line(governed: Governed) -
     ],
 )
 def test_bad_limits_are_one_line(governed: Governed, args: tuple[str, ...], words: str) -> None:
-    done = cli("query", "SELECT 1", "--root", str(governed.ws.root), *args)
+    done = cli(governed, "query", "SELECT 1", "--root", str(governed.ws.root), *args)
     assert done.returncode == 3
     assert len(_errors(done.stderr)) == 1
     assert words in done.stderr
@@ -164,7 +169,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("sql", TRACEBACKS + HOSTILE)
 def test_hostile_sql_is_an_answer_or_one_line(governed: Governed, sql: str) -> None:
-    _one_line_or_ok(cli("query", "--root", str(governed.ws.root), "--", sql), sql)
+    _one_line_or_ok(cli(governed, "query", "--root", str(governed.ws.root), "--", sql), sql)
 
 
 _WORDS = st.sampled_from(
@@ -231,7 +236,9 @@ _WORDS = st.sampled_from(
     )
 )
 def test_any_sql_is_an_answer_or_one_line(governed: Governed, sql: str) -> None:
-    _one_line_or_ok(cli("query", "--root", str(governed.ws.root), "--timeout", "5", "--", sql), sql)
+    _one_line_or_ok(
+        cli(governed, "query", "--root", str(governed.ws.root), "--timeout", "5", "--", sql), sql
+    )
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json", "parquet"])
@@ -242,7 +249,9 @@ def test_a_query_that_fails_midway_through_its_rows_is_the_querys_error(
     (exit 3), not a file that could not be written (exit 2), and no file left behind."""
     sql = "SELECT CASE WHEN range > 150000 THEN 'x'::INT ELSE 1 END FROM range(200000)"
     out = tmp_path / f"r.{fmt}"
-    done = cli("query", sql, "--root", str(governed.ws.root), "--format", fmt, "--out", str(out))
+    done = cli(
+        governed, "query", sql, "--root", str(governed.ws.root), "--format", fmt, "--out", str(out)
+    )
     assert done.returncode == 3, done.stderr
     errors = _errors(done.stderr)
     assert len(errors) == 1
@@ -276,6 +285,7 @@ def test_query_out_cannot_overwrite_the_ledger_even_with_force(governed: Governe
         home / ".claude" / "settings.json",
     ):
         done = cli(
+            governed,
             "query",
             "SELECT 1",
             "--root",
@@ -303,7 +313,16 @@ def test_query_out_cannot_plant_a_git_config_or_hook(governed: Governed) -> None
     for target in (root / ".git" / "config", root / ".git" / "hooks" / "pre-commit"):
         target.parent.mkdir(parents=True, exist_ok=True)
         done = cli(
-            "query", sql, "--root", str(root), "--format", "csv", "--out", str(target), "--force"
+            governed,
+            "query",
+            sql,
+            "--root",
+            str(root),
+            "--format",
+            "csv",
+            "--out",
+            str(target),
+            "--force",
         )
         assert done.returncode == 3, done.stderr
         assert "git's configuration" in done.stderr
@@ -316,7 +335,9 @@ def test_query_out_cannot_replace_a_hard_link_to_the_ledger(governed: Governed) 
     alias = root / "alias.jsonl"
     os.link(ledger, alias)
     try:
-        done = cli("query", "SELECT 1", "--root", str(root), "--out", str(alias), "--force")
+        done = cli(
+            governed, "query", "SELECT 1", "--root", str(root), "--out", str(alias), "--force"
+        )
         assert done.returncode == 3
         assert "hard link" in done.stderr
     finally:
@@ -327,6 +348,7 @@ def test_query_out_cannot_write_the_key_folder(governed: Governed, tmp_path: Pat
     home = tmp_path / "ledger-home"
     (home / "keys").mkdir(parents=True)
     done = cli(
+        governed,
         "query",
         "SELECT 1",
         "--root",
@@ -345,6 +367,7 @@ def test_query_out_writes_a_new_file_and_refuses_an_existing_one(
 ) -> None:
     out = tmp_path / "result.csv"
     first = cli(
+        governed,
         "query",
         "SELECT 1 AS n",
         "--root",
@@ -357,6 +380,7 @@ def test_query_out_writes_a_new_file_and_refuses_an_existing_one(
     assert first.returncode == 0, first.stderr
     assert out.read_text(encoding="utf-8") == "n\n1\n"
     again = cli(
+        governed,
         "query",
         "SELECT 2 AS n",
         "--root",

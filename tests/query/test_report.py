@@ -159,6 +159,7 @@ def test_report_page_is_self_contained(report: dict[str, Any]) -> None:
 
 def cli(governed: Governed, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
+    env["LEDGER_HOME"] = governed.ws.env["LEDGER_HOME"]  # never the real ~/.config/ledger
     return subprocess.run(
         [str(LEDGER_BIN), *args, "--root", str(governed.ws.root)],
         capture_output=True,
