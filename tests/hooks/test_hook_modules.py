@@ -63,7 +63,8 @@ def test_every_module_a_hook_process_imports_is_on_the_hook_path_list() -> None:
 
 def test_a_resident_process_watches_the_same_pyc_as_a_one_shot_hook() -> None:
     """After importing the MCP SDK and the CLI (what ``ledger mcp`` and the decider load), the
-    watched ``.pyc`` are still the hook path's: yaml's among them, the SDK's and Typer's not."""
+    watched ``.pyc`` are still the hook path's (yaml's among them, the SDK's and Typer's not)
+    and ledger's own."""
     probe_code = (
         "import json, sys\n"
         "import ledger._hooks.service, yaml\n"
@@ -78,8 +79,8 @@ def test_a_resident_process_watches_the_same_pyc_as_a_one_shot_hook() -> None:
     )
     watched, names, loaded = json.loads(done.stdout)
     assert {"mcp.server", "typer", "pydantic"} <= set(loaded)
-    assert set(names) <= HOOK_MODULES
-    assert len(names) == len(watched)
+    others = [n for n in names if n.partition(".")[0] not in ("ledger", "cli")]
+    assert set(others) <= HOOK_MODULES
     assert any("/yaml/__pycache__/" in path for path in watched)
     assert "yaml.constructor" in names
     assert not [p for p in watched if "/mcp/" in p or "/typer/" in p or "/pydantic/" in p]
@@ -204,3 +205,26 @@ def test_a_persons_install_judges_the_whole_hook_path(
     pending = [p for p, e in found.items() if e.digest == "not-judged-yet"]
     assert pending == []
     assert compiles.count == 0
+
+
+def test_the_code_of_the_resident_hook_servers_is_watched_though_no_hook_imports_it() -> None:
+    """``ledger serve`` and ``ledger mcp`` answer every call of a session with the code they
+    started from: each module of ledger and of the command line is watched, source and
+    ``.pyc``, whatever this process imported (a ``.pyc`` planted for ledger/_mcp.py would run
+    in the next session's server, where no one-shot hook ever imports it)."""
+    repo = Path(runs_later.__file__).resolve().parents[3]
+    sources = sorted(
+        str(p)
+        for top in ("ledger", "cli")
+        for p in (repo / top).rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    installed = set(runs_later.hook_install_files())
+    bytecode = set(runs_later.hook_bytecode_files())
+    assert [s for s in sources if s not in installed] == []
+    assert [s for s in sources if importlib.util.cache_from_source(s) not in bytecode] == []
+    for module in ("ledger._mcp", "ledger._hooks.decider", "cli._serve", "cli._mcp"):
+        assert module not in HOOK_MODULES  # what no one-shot hook imports
+        source = str(repo / (module.replace(".", "/") + ".py"))
+        assert source in installed
+        assert importlib.util.cache_from_source(source) in bytecode

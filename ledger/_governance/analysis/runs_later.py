@@ -89,9 +89,6 @@ _GIT_RELATIVE: Final = (
 )
 
 #: The standard library's files every hook call runs (relative to its folder).
-#: ``cli``'s modules every hook call runs (``cli/_thin.py`` and what it imports, and the
-#: ``ledger`` script's way in).
-_HOOK_CLI_FILES: Final = ("__init__.py", "_thin.py", "_hook.py", "_decider.py", "_entry.py")
 _CORE_FILES: Final = (
     "site.py",
     "os.py",
@@ -281,14 +278,29 @@ def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str],
     inside = root + os.sep if root is not None else None
     stdlib = os.path.dirname(os.path.realpath(os.__file__))  # noqa: PTH120
     code = [os.path.join(stdlib, name) for name in _CORE_FILES]  # noqa: PTH118
-    for directory, dirs, files in os.walk(package):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        code.append(directory)
-        code += [os.path.join(directory, n) for n in sorted(files) if n.endswith(".py")]  # noqa: PTH118
-    # The command line's own modules on the hook path (the site-free runner imports them).
-    code += [str(package.parent / "cli" / name) for name in _HOOK_CLI_FILES]
+    # ledger's code and the command line's, all of it: a hook imports part of it, and the
+    # resident hook servers (`ledger serve`, `ledger mcp`) the rest; one that starts from a
+    # changed file answers every later call with it.
+    for top in (package, package.parent / "cli"):
+        for directory, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            code.append(directory)
+            code += [os.path.join(directory, n) for n in sorted(files) if n.endswith(".py")]  # noqa: PTH118
     found += [p for p in code if inside is None or not p.startswith(inside)]
     return found, sites
+
+
+@functools.lru_cache(maxsize=4)
+def _own_bytecode(path: tuple[str, ...], root: str | None) -> tuple[str, ...]:
+    """The ``.pyc`` of each of ledger's and the command line's modules, from its source's path
+    (there or not: one that appears is judged), whatever this process imported: the next
+    process to import a module runs its ``.pyc`` whenever the header matches the source."""
+    from importlib.util import cache_from_source  # noqa: PLC0415 -- loaded at every start-up
+
+    sources = [p for p in _install_layout(path, root)[0] if p.endswith(".py")]
+    package = str(Path(__file__).resolve().parents[2])
+    own = (package + os.sep, os.path.join(os.path.dirname(package), "cli") + os.sep)  # noqa: PTH118, PTH120
+    return tuple(cache_from_source(p) for p in sources if p.startswith(own))
 
 
 #: Byte-code files watched at most (a process that imported more is not a hook).
@@ -297,12 +309,13 @@ _BYTECODE: dict[tuple[int, str | None], list[str]] = {}
 
 
 def hook_bytecode_files(root: Path | None = None) -> list[str]:
-    """The cached byte-code (``__pycache__/*.pyc``) of every module of the hook path this
-    process imported from source, outside the workspace ``root``: ledger's own, the standard
-    library's, the site-packages' (yaml, cryptography ...). The next interpreter that imports
-    such a module runs its ``.pyc`` instead of its source whenever the header matches the
-    source, so a ``.pyc`` planted there runs in the next hook process as surely as a changed
-    ``.py``.
+    """The cached byte-code (``__pycache__/*.pyc``) the tripwire watches, outside the
+    workspace ``root``: of every module of ledger and of the command line, imported here or
+    not (the resident hook servers run modules no one-shot hook imports), and of every other
+    module of the hook path this process imported from source: the standard library's, the
+    site-packages' (yaml, cryptography ...). The next interpreter that imports such a module
+    runs its ``.pyc`` instead of its source whenever the header matches the source, so a
+    ``.pyc`` planted there runs in the next hook process as surely as a changed ``.py``.
 
     The hook path is :data:`~ledger._governance.analysis.hook_modules.HOOK_MODULES`, what a
     one-shot hook process imports (generated from every payload fixture answered through the
@@ -319,11 +332,11 @@ def hook_bytecode_files(root: Path | None = None) -> list[str]:
     key = (len(sys.modules), inside)
     found = _BYTECODE.get(key)
     if found is None:
-        found = []
+        found = list(_own_bytecode(tuple(sys.path), None if inside is None else inside[:-1]))
         real: dict[str, str] = {}  # a folder's real path, once per folder (~20 for ~150 .pyc)
         for name, module in list(sys.modules.items()):
-            if name not in HOOK_MODULES:
-                continue
+            if name not in HOOK_MODULES or name.partition(".")[0] in ("ledger", "cli"):
+                continue  # not the hook path's, or ledger's own (all of it, above)
             cached = getattr(module, "__cached__", None)
             source = getattr(module, "__file__", None)
             if not (isinstance(cached, str) and isinstance(source, str)):
