@@ -45,23 +45,9 @@ def run_demo(directory: Path | None, *, keep: bool = False) -> int:
             f"A throwaway workspace in {base}, deleted at the end: `ledger demo --keep` keeps "
             "it, with its report.html to open in a browser."
         )
-    # This process too: what the demo's library calls read from the environment (the cache
-    # secret, the tripwire's verdicts) stays in its private home, never the user's.
-    names = ("LEDGER_HOME", "LEDGER_DECIDER", "LEDGER_SIGNING_KEY")
-    saved = {name: os.environ.get(name) for name in names}
-    for name in names:
-        if name in environ:
-            os.environ[name] = environ[name]
-        else:
-            os.environ.pop(name, None)
     try:
         _run(workspace, base, environ)
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
         if directory is None and not keep:
             shutil.rmtree(base, ignore_errors=True)
         else:

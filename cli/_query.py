@@ -517,13 +517,13 @@ def demo_finale(workspace: Path, base: Path, environ: dict[str, str]) -> None:
     print("\n== ledger query  (DuckDB over the ledger, locked: it can read nothing else)")
     sql = "SELECT decision, code, count(*) AS n FROM decisions GROUP BY ALL ORDER BY n DESC, code"
     print(f"  {sql}")
-    with QuerySession([LedgerSource.workspace(workspace)], sql) as session:
+    with QuerySession([LedgerSource.workspace(workspace, environ=environ)], sql) as session:
         from ledger import format_table  # noqa: PLC0415
 
         relation = session.run()
         for line in format_table(relation.columns, relation.fetchall()):
             print(f"  {line}")
-    source = LedgerSource.workspace(workspace)
+    source = LedgerSource.workspace(workspace, environ=environ)
     data = build_report([source], verifications=[source.verify()])
     write_report_dir(base / "report", render_report_html(data))
     print(f"\n== ledger report --out {base / 'report'}  (open report.html in a browser)")

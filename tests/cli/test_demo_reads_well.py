@@ -23,8 +23,9 @@ WIDTH = 64
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     base = tmp_path_factory.mktemp("demo")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "XDG_"))}
     env["COLUMNS"] = str(WIDTH)
+    env["HOME"] = str(tmp_path_factory.mktemp("user-home"))  # the demo must leave it empty
     done = subprocess.run(
         [str(LEDGER), "demo", "--dir", str(base)],
         capture_output=True,
@@ -34,6 +35,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    assert list(Path(env["HOME"]).iterdir()) == []  # its keys, caches and state: its own home
     return done.stdout, base / "workspace"
 
 
