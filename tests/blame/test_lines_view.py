@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger import LedgerSource, QuerySession
+from ledger import QuerySession
 from tests.blame._world import World
 
 
 def _lines(world: World) -> list[tuple[str, int, str, str | None]]:
     sql = "SELECT path, line, status, tool FROM lines ORDER BY path, line"
-    with QuerySession([LedgerSource.workspace(world.root, environ=world.ws.env)], sql) as session:
+    with QuerySession([world.ws.source], sql) as session:
         return [tuple(row) for row in session.run().fetchall()]
 
 

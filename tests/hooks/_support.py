@@ -9,12 +9,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ledger._clients import HookDecision, HookResponse, parse_payload, render_response
 from ledger._evidence.ledger import Ledger
 from ledger._evidence.record import Record
 from ledger._hooks.service import handle_event
+
+if TYPE_CHECKING:
+    from ledger import LedgerSource
 
 LEDGER = Path(sys.executable).parent / "ledger"
 
@@ -73,6 +76,13 @@ class Workspace(NamedTuple):
     def proc_env(self) -> dict[str, str]:
         """The environment for subprocesses."""
         return clean_env(self.home)
+
+    @property
+    def source(self) -> LedgerSource:
+        """This workspace's ledger as the query layer reads it, under its own ledger home."""
+        from ledger import LedgerSource  # noqa: PLC0415 -- the query layer's, not the hooks'
+
+        return LedgerSource.workspace(self.root, environ=self.env)
 
     @property
     def orchestration(self) -> Path:

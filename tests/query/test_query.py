@@ -26,9 +26,7 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Governed:
 
 
 def rows(governed: Governed, sql: str) -> list[tuple[object, ...]]:
-    with QuerySession(
-        [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)], sql
-    ) as session:
+    with QuerySession([governed.ws.source], sql) as session:
         return session.run().fetchall()
 
 
@@ -148,7 +146,7 @@ def test_events_body_is_json_with_late_keys_kept(tmp_path: Path) -> None:
     ledger.append_many([Entry("app.event", {"n": i}) for i in range(21_000)])
     ledger.append("app.event", {"late": "here"})
     with QuerySession(
-        [LedgerSource.workspace(ws.root, environ=ws.env)],
+        [ws.source],
         "SELECT body->>'$.late', typeof(body) FROM events WHERE kind = 'app.event' "
         "AND body->>'$.late' IS NOT NULL",
     ) as session:
@@ -204,7 +202,7 @@ def test_the_locked_connection_itself_refuses_files_settings_and_extensions(
     # Defence in depth: even a statement that slipped past the one-SELECT rule is refused.
     before = tree_state(governed.ws.root, tmp_path)
     with QuerySession(
-        [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)],
+        [governed.ws.source],
         "SELECT count(*) FROM events",
     ) as session:
         assert session.con is not None
@@ -280,52 +278,42 @@ def test_torn_tail_queries_the_complete_records(governed: Governed, tmp_path: Pa
 def cli(
     governed: Governed, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``ledger ARGS`` in this process (tests/cli/inprocess.py): its output and exit code, with
-    the governed workspace's ledger home (its pinned keys, its caches' secret: never the real
-    ``~/.config/ledger``)."""
-    base = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
-    base["LEDGER_HOME"] = governed.ws.env["LEDGER_HOME"]
+    """``ledger ARGS`` in this process (tests/cli/inprocess.py): its output and exit code, in
+    the governed workspace's subprocess environment (its ledger home: its pinned keys, its
+    caches' secret, never the real ``~/.config/ledger``)."""
+    base = governed.ws.proc_env
     return run_ledger(*args, env={**base, **(env or {}), "COLUMNS": "200"}, cwd=cwd)
 
 
+def query(
+    governed: Governed, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``ledger query --root <the governed workspace> ARGS`` (:func:`cli`)."""
+    return cli(governed, "query", "--root", str(governed.ws.root), *args, env=env)
+
+
 def test_cli_formats(governed: Governed, tmp_path: Path) -> None:
-    root = str(governed.ws.root)
     sql = "SELECT code, count(*) AS n FROM decisions WHERE decision = 'deny' GROUP BY code"
-    table = cli(governed, "query", sql, "--root", root)
+    table = query(governed, sql)
     assert table.returncode == 0, table.stderr
     assert "STALE_FILE" in table.stdout
     assert "(4 rows)" in table.stdout
-    as_json = cli(governed, "query", sql, "--root", root, "--format", "json")
+    as_json = query(governed, sql, "--format", "json")
     assert sum(r["n"] for r in json.loads(as_json.stdout)) == 4
-    as_csv = cli(governed, "query", sql, "--root", root, "--format", "csv")
+    as_csv = query(governed, sql, "--format", "csv")
     assert as_csv.stdout.splitlines()[0] == "code,n"
     out = tmp_path / "r.parquet"
-    done = cli(governed, "query", sql, "--root", root, "--format", "parquet", "--out", str(out))
+    done = query(governed, sql, "--format", "parquet", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert duckdb.execute(f"SELECT sum(n) FROM '{out}'").fetchall() == [(4,)]
-    again = cli(governed, "query", sql, "--root", root, "--format", "parquet", "--out", str(out))
+    again = query(governed, sql, "--format", "parquet", "--out", str(out))
     assert again.returncode == 3
     assert "--force" in again.stderr
-    assert (
-        cli(
-            governed,
-            "query",
-            sql,
-            "--root",
-            root,
-            "--format",
-            "parquet",
-            "--out",
-            str(out),
-            "--force",
-        ).returncode
-        == 0
-    )
+    assert query(governed, sql, "--format", "parquet", "--out", str(out), "--force").returncode == 0
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_cli_bad_input_exit_codes(governed: Governed, tmp_path: Path) -> None:
-    root = str(governed.ws.root)
     for args, needle in [
         (("SELECT 1", "--format", "xml"), "unknown format"),
         (("SELECT 1", "--format", "parquet"), "--out"),
@@ -333,20 +321,12 @@ def test_cli_bad_input_exit_codes(governed: Governed, tmp_path: Path) -> None:
         (("SELECT * FROM nope",), "unknown view"),
         (("COPY events TO 'x.csv'",), "read-only"),
     ]:
-        done = cli(governed, "query", *args, "--root", root)
+        done = query(governed, *args)
         assert done.returncode == 3, (args, done.stderr)
         assert needle in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
-    done = cli(
-        governed,
-        "query",
-        "SELECT 1",
-        "--root",
-        root,
-        "--format",
-        "csv",
-        "--out",
-        str(unwritable_dir(tmp_path) / "x.csv"),
+    done = query(
+        governed, "SELECT 1", "--format", "csv", "--out", str(unwritable_dir(tmp_path) / "x.csv")
     )
     assert done.returncode == 2, done.stderr
     assert "cannot write" in done.stderr

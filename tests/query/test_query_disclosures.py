@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import ExportOptions, ForgetSelector, Ledger, LedgerSource, QuerySession, export_ledger
+from ledger import ExportOptions, ForgetSelector, Ledger, QuerySession, export_ledger
 from ledger._evidence.ledger import forget
 from ledger._query.report import build_report
 from tests.cli.inprocess import run_ledger
@@ -32,7 +32,7 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 def _rows(ws: Workspace, sql: str) -> list[tuple[object, ...]]:
-    with QuerySession([LedgerSource.workspace(ws.root, environ=ws.env)], sql) as session:
+    with QuerySession([ws.source], sql) as session:
         return session.run().fetchall()
 
 
@@ -114,12 +114,12 @@ def test_an_export_shows_what_it_carries(ws: Workspace, tmp_path: Path) -> None:
 
 
 def test_the_report_shows_the_reason_and_its_json_the_digest(ws: Workspace) -> None:
-    data = build_report([LedgerSource.workspace(ws.root, environ=ws.env)])
+    data = build_report([ws.source])
     [row] = data["destructive"]
     assert row["reason"].startswith("DESTRUCTIVE: rm removes files")
     assert row["reason_disclosure"] == "disclosed"
     assert len(row["reason_commitment"]) == 64
     (ws.orchestration / "disclosures.jsonl").unlink()
-    [row] = build_report([LedgerSource.workspace(ws.root, environ=ws.env)])["destructive"]
+    [row] = build_report([ws.source])["destructive"]
     assert row["reason"] == "[withheld]"
     assert row["reason_commitment"] in (ws.orchestration / "agent_trace.jsonl").read_text()

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import InputError, LedgerSource, QuerySession
+from ledger import InputError, QuerySession
 from tests.query._governed import Governed, governed_workspace
-from tests.query.test_query import cli
+from tests.query.test_query import query
 
 NEVER_ENDS = (
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
@@ -42,7 +42,7 @@ def _one_line_or_ok(done: subprocess.CompletedProcess[str], sql: str) -> None:
 
 
 def test_a_recursive_cte_that_never_ends_stops_at_the_time_limit(governed: Governed) -> None:
-    done = cli(governed, "query", NEVER_ENDS, "--root", str(governed.ws.root), "--timeout", "0.5")
+    done = query(governed, NEVER_ENDS, "--timeout", "0.5")
     assert done.returncode == 3, done.stderr
     assert _errors(done.stderr) == [
         "ledger: error: the query ran longer than 0.5 s and was stopped; narrow it, or allow "
@@ -54,7 +54,7 @@ def test_a_recursive_cte_that_never_ends_stops_at_the_time_limit(governed: Gover
 def test_the_time_limit_holds_whenever_it_falls(governed: Governed, timeout: float) -> None:
     """Up while the ledger loads, between two statements or during the query: an interrupt
     that lands between statements is lost, so the timer keeps interrupting until the end."""
-    sources = [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)]
+    sources = [governed.ws.source]
     with (
         pytest.raises(InputError, match="ran longer than"),
         QuerySession(sources, NEVER_ENDS, timeout=timeout) as session,
@@ -63,22 +63,13 @@ def test_the_time_limit_holds_whenever_it_falls(governed: Governed, timeout: flo
 
 
 def test_the_time_limit_comes_from_the_environment_too(governed: Governed) -> None:
-    done = cli(
-        governed,
-        "query",
-        NEVER_ENDS,
-        "--root",
-        str(governed.ws.root),
-        env={"LEDGER_QUERY_TIMEOUT": "0.3"},
-    )
+    done = query(governed, NEVER_ENDS, env={"LEDGER_QUERY_TIMEOUT": "0.3"})
     assert done.returncode == 3
     assert "longer than 0.3 s" in done.stderr
 
 
 def test_the_time_limit_is_on_by_default(governed: Governed) -> None:
-    with QuerySession(
-        [LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)], "SELECT 1"
-    ) as session:
+    with QuerySession([governed.ws.source], "SELECT 1") as session:
         timeout = session._timeout  # the default is the point
         assert session._timer is not None
     assert timeout is not None
@@ -87,7 +78,7 @@ def test_the_time_limit_is_on_by_default(governed: Governed) -> None:
 
 def test_a_query_over_the_memory_limit_stops_with_one_line(governed: Governed) -> None:
     sql = "SELECT list(range) FROM range(20000000)"
-    done = cli(governed, "query", sql, "--root", str(governed.ws.root), "--memory-limit", "20MB")
+    done = query(governed, sql, "--memory-limit", "20MB")
     assert done.returncode == 3, done.stderr
     assert _errors(done.stderr) == [
         "ledger: error: the query needs more than 20MB of memory and was stopped; narrow it, "
@@ -104,7 +95,7 @@ def test_a_query_over_the_memory_limit_stops_with_one_line(governed: Governed) -
     ],
 )
 def test_bad_limits_are_one_line(governed: Governed, args: tuple[str, ...], words: str) -> None:
-    done = cli(governed, "query", "SELECT 1", "--root", str(governed.ws.root), *args)
+    done = query(governed, "SELECT 1", *args)
     assert done.returncode == 3
     assert len(_errors(done.stderr)) == 1
     assert words in done.stderr
@@ -169,7 +160,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("sql", TRACEBACKS + HOSTILE)
 def test_hostile_sql_is_an_answer_or_one_line(governed: Governed, sql: str) -> None:
-    _one_line_or_ok(cli(governed, "query", "--root", str(governed.ws.root), "--", sql), sql)
+    _one_line_or_ok(query(governed, "--", sql), sql)
 
 
 _WORDS = st.sampled_from(
@@ -236,9 +227,7 @@ _WORDS = st.sampled_from(
     )
 )
 def test_any_sql_is_an_answer_or_one_line(governed: Governed, sql: str) -> None:
-    _one_line_or_ok(
-        cli(governed, "query", "--root", str(governed.ws.root), "--timeout", "5", "--", sql), sql
-    )
+    _one_line_or_ok(query(governed, "--timeout", "5", "--", sql), sql)
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json", "parquet"])
@@ -249,9 +238,7 @@ def test_a_query_that_fails_midway_through_its_rows_is_the_querys_error(
     (exit 3), not a file that could not be written (exit 2), and no file left behind."""
     sql = "SELECT CASE WHEN range > 150000 THEN 'x'::INT ELSE 1 END FROM range(200000)"
     out = tmp_path / f"r.{fmt}"
-    done = cli(
-        governed, "query", sql, "--root", str(governed.ws.root), "--format", fmt, "--out", str(out)
-    )
+    done = query(governed, sql, "--format", fmt, "--out", str(out))
     assert done.returncode == 3, done.stderr
     errors = _errors(done.stderr)
     assert len(errors) == 1
@@ -263,7 +250,7 @@ def test_a_query_that_fails_midway_through_its_rows_is_the_querys_error(
 def test_the_session_refuses_sql_that_is_not_text(governed: Governed) -> None:
     for sql in ("SELECT 1 -- \udcff", "SELECT 'a\x00b'"):
         with pytest.raises(InputError):
-            QuerySession([LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)], sql)
+            QuerySession([governed.ws.source], sql)
 
 
 # --- --out is a write -------------------------------------------------------------------------
@@ -284,18 +271,7 @@ def test_query_out_cannot_overwrite_the_ledger_even_with_force(governed: Governe
         root / ".codex" / "config.toml",
         home / ".claude" / "settings.json",
     ):
-        done = cli(
-            governed,
-            "query",
-            "SELECT 1",
-            "--root",
-            str(root),
-            "--format",
-            "csv",
-            "--out",
-            str(target),
-            "--force",
-        )
+        done = query(governed, "SELECT 1", "--format", "csv", "--out", str(target), "--force")
         assert done.returncode == 3, (target, done.stderr)
         errors = _errors(done.stderr)
         assert len(errors) == 1
@@ -312,18 +288,7 @@ def test_query_out_cannot_plant_a_git_config_or_hook(governed: Governed) -> None
     sql = "SELECT 'touch /tmp/pwned' AS \"[core] fsmonitor\""
     for target in (root / ".git" / "config", root / ".git" / "hooks" / "pre-commit"):
         target.parent.mkdir(parents=True, exist_ok=True)
-        done = cli(
-            governed,
-            "query",
-            sql,
-            "--root",
-            str(root),
-            "--format",
-            "csv",
-            "--out",
-            str(target),
-            "--force",
-        )
+        done = query(governed, sql, "--format", "csv", "--out", str(target), "--force")
         assert done.returncode == 3, done.stderr
         assert "git's configuration" in done.stderr
         assert not target.exists()
@@ -335,9 +300,7 @@ def test_query_out_cannot_replace_a_hard_link_to_the_ledger(governed: Governed) 
     alias = root / "alias.jsonl"
     os.link(ledger, alias)
     try:
-        done = cli(
-            governed, "query", "SELECT 1", "--root", str(root), "--out", str(alias), "--force"
-        )
+        done = query(governed, "SELECT 1", "--out", str(alias), "--force")
         assert done.returncode == 3
         assert "hard link" in done.stderr
     finally:
@@ -347,15 +310,8 @@ def test_query_out_cannot_replace_a_hard_link_to_the_ledger(governed: Governed) 
 def test_query_out_cannot_write_the_key_folder(governed: Governed, tmp_path: Path) -> None:
     home = tmp_path / "ledger-home"
     (home / "keys").mkdir(parents=True)
-    done = cli(
-        governed,
-        "query",
-        "SELECT 1",
-        "--root",
-        str(governed.ws.root),
-        "--out",
-        str(home / "keys" / "k.pem"),
-        env={"LEDGER_HOME": str(home)},
+    done = query(
+        governed, "SELECT 1", "--out", str(home / "keys" / "k.pem"), env={"LEDGER_HOME": str(home)}
     )
     assert done.returncode == 3
     assert "signing keys" in done.stderr
@@ -366,30 +322,10 @@ def test_query_out_writes_a_new_file_and_refuses_an_existing_one(
     governed: Governed, tmp_path: Path
 ) -> None:
     out = tmp_path / "result.csv"
-    first = cli(
-        governed,
-        "query",
-        "SELECT 1 AS n",
-        "--root",
-        str(governed.ws.root),
-        "--format",
-        "csv",
-        "--out",
-        str(out),
-    )
+    first = query(governed, "SELECT 1 AS n", "--format", "csv", "--out", str(out))
     assert first.returncode == 0, first.stderr
     assert out.read_text(encoding="utf-8") == "n\n1\n"
-    again = cli(
-        governed,
-        "query",
-        "SELECT 2 AS n",
-        "--root",
-        str(governed.ws.root),
-        "--format",
-        "csv",
-        "--out",
-        str(out),
-    )
+    again = query(governed, "SELECT 2 AS n", "--format", "csv", "--out", str(out))
     assert again.returncode == 3
     assert "--force" in again.stderr
     assert out.read_text(encoding="utf-8") == "n\n1\n"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ledger import LedgerSource, build_report, render_report_html
+from ledger import build_report, render_report_html
 from tests.query._governed import ALICE, BOB, Governed, governed_workspace
 
 LEDGER_BIN = Path(sys.executable).parent / "ledger"
@@ -44,7 +44,7 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Governed:
 
 @pytest.fixture(scope="module")
 def report(governed: Governed) -> dict[str, Any]:
-    source = LedgerSource.workspace(governed.ws.root, environ=governed.ws.env)
+    source = governed.ws.source
     return build_report([source], verifications=[source.verify()])
 
 
@@ -158,14 +158,12 @@ def test_report_page_is_self_contained(report: dict[str, Any]) -> None:
 
 
 def cli(governed: Governed, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
-    env["LEDGER_HOME"] = governed.ws.env["LEDGER_HOME"]  # never the real ~/.config/ledger
     return subprocess.run(
         [str(LEDGER_BIN), *args, "--root", str(governed.ws.root)],
         capture_output=True,
         text=True,
         check=False,
-        env=env,
+        env=governed.ws.proc_env,  # its ledger home: never the real ~/.config/ledger
         timeout=120,
     )
 
@@ -189,12 +187,10 @@ def test_cli_report_writes_the_page_and_refuses_to_overwrite(
 
 
 def test_cli_report_compares_checkpoints(governed: Governed, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in {"LEDGER_ROOT", "LEDGER_SIGNING_KEY"}}
-    env["LEDGER_HOME"] = str(governed.ws.home)
     ckpt = tmp_path / "ledger.ckpt"
     made = subprocess.run(
         [str(LEDGER_BIN), "checkpoint", "--root", str(governed.ws.root), "--out", str(ckpt)],
-        env=env,
+        env=governed.ws.proc_env,
         capture_output=True,
         text=True,
         check=False,
