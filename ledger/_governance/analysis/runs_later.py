@@ -247,11 +247,17 @@ def hook_install_files(root: Path | None = None) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str], list[str]]:
-    """(the fixed part of :func:`hook_install_files`, the site folders to list for ``.pth``),
-    once per interpreter path and workspace: walking ledger's code on every hook call would
-    cost more than the rest of the tripwire."""
+def _install_layout(
+    path: tuple[str, ...], root: str | None
+) -> tuple[list[str], list[str], tuple[str, ...]]:
+    """(the fixed part of :func:`hook_install_files`, the site folders to list for ``.pth``,
+    the ``.pyc`` of ledger's and the command line's modules), once per interpreter path and
+    workspace: walking ledger's code on every hook call would cost more than the rest of the
+    tripwire. Each ``.pyc`` is named from its source's path, there or not (one that appears is
+    judged), whatever this process imported: the next process to import a module runs its
+    ``.pyc`` whenever the header matches the source."""
     import site  # noqa: PLC0415
+    from importlib.util import cache_from_source  # noqa: PLC0415 -- loaded at every start-up
 
     found: list[str] = []
     script = sys.argv[0] if sys.argv and sys.argv[0] else ""
@@ -281,26 +287,19 @@ def _install_layout(path: tuple[str, ...], root: str | None) -> tuple[list[str],
     # ledger's code and the command line's, all of it: a hook imports part of it, and the
     # resident hook servers (`ledger serve`, `ledger mcp`) the rest; one that starts from a
     # changed file answers every later call with it.
+    own: list[str] = []
     for top in (package, package.parent / "cli"):
         for directory, dirs, files in os.walk(top):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
-            code.append(directory)
-            code += [os.path.join(directory, n) for n in sorted(files) if n.endswith(".py")]  # noqa: PTH118
-    found += [p for p in code if inside is None or not p.startswith(inside)]
-    return found, sites
+            sources = [os.path.join(directory, n) for n in sorted(files) if n.endswith(".py")]  # noqa: PTH118
+            code += [directory, *sources]
+            own += sources
 
+    def outside(p: str) -> bool:
+        return inside is None or not p.startswith(inside)
 
-@functools.lru_cache(maxsize=4)
-def _own_bytecode(path: tuple[str, ...], root: str | None) -> tuple[str, ...]:
-    """The ``.pyc`` of each of ledger's and the command line's modules, from its source's path
-    (there or not: one that appears is judged), whatever this process imported: the next
-    process to import a module runs its ``.pyc`` whenever the header matches the source."""
-    from importlib.util import cache_from_source  # noqa: PLC0415 -- loaded at every start-up
-
-    sources = [p for p in _install_layout(path, root)[0] if p.endswith(".py")]
-    package = str(Path(__file__).resolve().parents[2])
-    own = (package + os.sep, os.path.join(os.path.dirname(package), "cli") + os.sep)  # noqa: PTH118, PTH120
-    return tuple(cache_from_source(p) for p in sources if p.startswith(own))
+    found += filter(outside, code)
+    return found, sites, tuple(cache_from_source(p) for p in own if outside(p))
 
 
 #: Byte-code files watched at most (a process that imported more is not a hook).
@@ -332,7 +331,7 @@ def hook_bytecode_files(root: Path | None = None) -> list[str]:
     key = (len(sys.modules), inside)
     found = _BYTECODE.get(key)
     if found is None:
-        found = list(_own_bytecode(tuple(sys.path), None if inside is None else inside[:-1]))
+        found = list(_install_layout(tuple(sys.path), None if inside is None else inside[:-1])[2])
         real: dict[str, str] = {}  # a folder's real path, once per folder (~20 for ~150 .pyc)
         for name, module in list(sys.modules.items()):
             if name not in HOOK_MODULES or name.partition(".")[0] in ("ledger", "cli"):
