@@ -5,6 +5,7 @@ keep their state under it (``anchors.state_home``)."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -13,8 +14,23 @@ import pytest
 from hypothesis import settings
 
 # One folder for the whole session: xdist's workers inherit the controller's.
-_STATE_MARKER = os.environ.get("LEDGER_TEST_STATE") or tempfile.mkdtemp(prefix="ledger-test-state-")
-os.environ["LEDGER_TEST_STATE"] = os.environ["XDG_STATE_HOME"] = _STATE_MARKER
+_MADE_HERE: list[str] = []  # the folders below this process made (and removes at the end)
+
+
+def _suite_folder(variable: str, prefix: str) -> str:
+    if not os.environ.get(variable):
+        os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+        _MADE_HERE.append(os.environ[variable])
+    return os.environ[variable]
+
+
+_STATE_MARKER = _suite_folder("LEDGER_TEST_STATE", "ledger-test-state-")
+os.environ["XDG_STATE_HOME"] = _STATE_MARKER
+# A short runtime folder of the suite's own (0700, from mkdtemp): a decider a test starts with an
+# environment copied from this one puts its socket there. Without it, a socket path under a
+# pytest tmp folder is too long for sun_path and goes to the per-user fallback, /tmp/ledger-<uid>,
+# which outlives the suite (watched below).
+os.environ["XDG_RUNTIME_DIR"] = _suite_folder("LEDGER_TEST_RUNTIME", "ledger-run-")
 # Every hook call of the suite decides in its own process, as it did before the resident
 # decider: otherwise each test's ledger home would start a decider of its own. The decider's
 # tests (tests/hooks/test_decider.py) switch it on, each with its own socket folder.
@@ -42,6 +58,7 @@ _WATCHED = [
     *(_REAL_HOME / name for name in (".claude", ".claude.json", ".codex", ".gemini", ".cursor")),
     *(_REAL_HOME / name for name in (".copilot", ".cline", ".codeium", ".config/Code/User")),
     _REAL_HOME / ".config" / "chromium",  # its crash reporter ignores --user-data-dir
+    Path("/tmp") / f"ledger-{os.getuid()}",  # the deciders' socket fallback
 ]
 _BEFORE = pytest.StashKey[dict[str, tuple[int, int]]]()
 _FILES_LIMIT = 20_000  # a watched folder this large is walked no further (and not compared)
@@ -104,6 +121,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         time.sleep(0.2)
         running = _ledger_processes_of(_STATE_MARKER)
     problems = [f"wrote into the real {path}" for path in written[:20]]
+    if not running:  # the suite's own temporary folders, once nothing runs from them
+        for folder in _MADE_HERE:
+            shutil.rmtree(folder, ignore_errors=True)
     problems += [f"left running: {line}" for line in running]
     if problems:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

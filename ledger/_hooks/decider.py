@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import hmac
 import os
@@ -662,16 +663,17 @@ def _give_back_memory() -> None:
             libc.malloc_trim(0)
 
 
+@functools.cache
 def _glibc() -> Any:  # noqa: ANN401 -- a ctypes library
-    """The C library on Linux (its heap tuning calls), else None."""
+    """The C library on Linux (its heap tuning calls), else None: the symbols the interpreter
+    itself was linked with (``dlopen(NULL)``), not a search by name (``ctypes.util.find_library``
+    runs ``ldconfig -p``, a process the decider would start after every burst of calls)."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes  # noqa: PLC0415 -- only in the decider
-    import ctypes.util  # noqa: PLC0415
 
-    name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name) if name else None
+        return ctypes.CDLL(None)
     except OSError:
         return None
 

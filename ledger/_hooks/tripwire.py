@@ -412,6 +412,8 @@ def compare(sealed: Fingerprint, now: Fingerprint) -> list[Change]:
     changes: list[Change] = []
     for path, entry in now.items():
         old = sealed.get(path)
+        if old is entry:
+            continue  # unchanged: :func:`fingerprint` hands back the sealed entry itself
         if entry.rule == "bytecode" and entry.digest in (FAITHFUL, _PENDING):
             continue  # Python wrote it, as it does at a first import: it runs the source
         if old is None:

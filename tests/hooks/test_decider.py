@@ -202,6 +202,31 @@ def test_client_and_server_agree_on_the_socket(env: dict[str, str]) -> None:
     assert client._install_dir() == install
 
 
+#: Audit events (PEP 578) of a process being started.
+PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.system")
+
+
+def test_the_deciders_heap_tuning_starts_no_process() -> None:
+    """Its C library is the interpreter's own: ``ctypes.util.find_library`` would run
+    ``ldconfig -p`` as the decider starts and after every burst of calls."""
+    started: list[str] = []
+    watching = True
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if watching and event in PROCESS_EVENTS:
+            started.append(f"{event} {args[:2]!r}")
+
+    sys.addaudithook(audit)  # cannot be removed: `watching` makes it inert after the test
+    server._glibc.cache_clear()
+    try:
+        server._few_heap_arenas()
+        server._give_back_memory()
+    finally:
+        watching = False
+    assert started == []
+    assert server._glibc() is not None  # and it tunes the heap (Linux, glibc)
+
+
 def test_client_reads_as_much_of_stdin_as_the_hook_path() -> None:
     assert client.MAX_PAYLOAD_BYTES == MAX_PAYLOAD_BYTES
 
