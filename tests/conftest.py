@@ -30,7 +30,7 @@ os.environ["XDG_STATE_HOME"] = _STATE_MARKER
 # environment copied from this one puts its socket there. Without it, a socket path under a
 # pytest tmp folder is too long for sun_path and goes to the per-user fallback, /tmp/ledger-<uid>,
 # which outlives the suite (watched below).
-os.environ["XDG_RUNTIME_DIR"] = _suite_folder("LEDGER_TEST_RUNTIME", "ledger-run-")
+_RUNTIME = os.environ["XDG_RUNTIME_DIR"] = _suite_folder("LEDGER_TEST_RUNTIME", "ledger-run-")
 # Every hook call of the suite decides in its own process, as it did before the resident
 # decider: otherwise each test's ledger home would start a decider of its own. The decider's
 # tests (tests/hooks/test_decider.py) switch it on, each with its own socket folder.
@@ -88,9 +88,9 @@ def _snapshot() -> dict[str, tuple[int, int]]:
     return seen
 
 
-def _ledger_processes_of(marker: str) -> list[str]:
-    """Processes still running whose environment names this session's temporary state folder
-    (a decider or `ledger serve` a test started), as ``pid: command line``."""
+def _ledger_processes_of(*markers: str) -> list[str]:
+    """Processes still running whose environment names one of this session's temporary
+    folders (a decider or `ledger serve` a test started), as ``pid: command line``."""
     found = []
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -100,7 +100,7 @@ def _ledger_processes_of(marker: str) -> list[str]:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if marker.encode() in environ and "serve" in command:
+        if any(m.encode() in environ for m in markers) and "serve" in command:
             found.append(f"{entry.name}: {command.strip()}")
     return found
 
@@ -116,10 +116,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     before, after = session.config.stash[_BEFORE], _snapshot()
     written = sorted(p for p, stamp in after.items() if before.get(p) != stamp)
     deadline = time.monotonic() + 5  # a decider told to stop may take a moment to exit
-    running = _ledger_processes_of(_STATE_MARKER)
+    running = _ledger_processes_of(_STATE_MARKER, _RUNTIME)
     while running and time.monotonic() < deadline:
         time.sleep(0.2)
-        running = _ledger_processes_of(_STATE_MARKER)
+        running = _ledger_processes_of(_STATE_MARKER, _RUNTIME)
     problems = [f"wrote into the real {path}" for path in written[:20]]
     if not running:  # the suite's own temporary folders, once nothing runs from them
         for folder in _MADE_HERE:

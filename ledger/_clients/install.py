@@ -483,7 +483,8 @@ def _transport(
                 spec.title,
                 f"{found.text} ({found.how}): {events} go through `ledger mcp` (mcp_tool "
                 "hooks, onFailure: block: no process per call, and a dead server blocks); "
-                "the other events run the command",
+                "the other events run the command, the prompt's among them (it guards the "
+                "server: docs/decisions/0021)",
             )
         ]
     why = (

@@ -47,9 +47,16 @@ _SERVER: Final = LEDGER_MCP_SERVER
 
 #: The events ledger installs whose action ``onFailure: "block"`` blocks (or whose record must
 #: not be skipped): they go through the tool. SessionStart, SessionEnd, Stop and SubagentStop
-#: keep the command hook (ignored by the transport, or run while the session closes).
+#: keep the command hook (ignored by the transport, or run while the session closes), and so
+#: does UserPromptSubmit, once a prompt, on purpose: it guards the transport itself. The server
+#: the tool hooks call is whatever ``.mcp.json`` names ``ledger`` when the session starts, and
+#: Claude Code asks no one again when that definition changes under an approved name: a
+#: session started after the agent swapped it (the change a tripwire records, but on a call the
+#: swapped server never forwards) would send every tool hook to the swap. The command hook
+#: reaches ledger whatever the server is, and blocks the prompt while a tampering is pending
+#: (decision 0021).
 MCP_TOOL_EVENTS: Final = frozenset(
-    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied", "UserPromptSubmit"}
+    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"}
 )
 
 #: The hook input fields the handler carries: every field the Claude adapter reads, and the

@@ -159,6 +159,10 @@ class Governance:
             engine.register_pre_hook("before", self.before)
         engine.register_post_hook("observe", self.observe)
         engine.register_hook("PermissionDenied", "hitl", self.permission_denied)
+        # A prompt too: the agent would only be told that each call it tries is denied, and a
+        # client whose tool hooks no longer reach ledger (a resident transport's server
+        # swapped: decision 0021) would not even deny them.
+        engine.register_hook("UserPromptSubmit", "tripwire", self.tripwire)
         for event in ("SessionStart", "UserPromptSubmit"):
             engine.register_hook(event, "intent-context", self.intent_context)
 
@@ -300,7 +304,8 @@ class Governance:
     # --- the policies (each its own room: pre_policies.py, observer.py) ----------------------
 
     def tripwire(self, inv: Invocation) -> HookOutcome | None:
-        """Deny every tool call while a tampering the tripwire found is unresolved"""
+        """Deny every tool call, and block every prompt, while a tampering the tripwire found
+        is unresolved"""
         return self._guards.tripwire(inv)
 
     def orchestration_guard(self, inv: Invocation) -> HookOutcome | None:

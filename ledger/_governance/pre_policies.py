@@ -70,9 +70,10 @@ class Guards:
         self.gov = gov
 
     def tripwire(self, inv: Invocation) -> HookOutcome | None:
-        """Deny every tool call while a tampering the tripwire found is unresolved
-        (decision 0011; ledger/_hooks/tripwire.py): what governs the agent changed around the
-        hooks, so nothing it decides can be trusted until a person looks."""
+        """Deny every tool call, and block every prompt, while a tampering the tripwire found
+        is unresolved (decisions 0011 and 0021; ledger/_hooks/tripwire.py): what governs the
+        agent changed around the hooks, so nothing it decides can be trusted until a person
+        looks."""
         pending = self.gov.state.tamper
         if pending is None:
             return None

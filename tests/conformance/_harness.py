@@ -9,6 +9,7 @@ run in parallel.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -134,9 +135,22 @@ class Workspace:
             "LANG": "C.UTF-8",
             "TERM": "dumb",
             "TMPDIR": str(self.base / "tmp"),
+            **self._runtime(),
         }
         env.update(extra)
         return env
+
+    def _runtime(self) -> dict[str, str]:
+        """``XDG_RUNTIME_DIR``: a short folder of this workspace's inside the suite's own
+        (tests/conftest.py), where the decider its hooks start puts its socket. The workspace's
+        own paths are too long for a socket, which would go to the per-user fallback,
+        ``/tmp/ledger-<uid>``, shared by every workspace and left behind by the suite."""
+        suite = os.environ.get("LEDGER_TEST_RUNTIME")
+        if not suite:
+            return {}
+        folder = Path(suite) / hashlib.sha256(str(self.base).encode()).hexdigest()[:12]
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return {"XDG_RUNTIME_DIR": str(folder)}
 
     def ledger(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run the venv's ``ledger`` in the workspace, as the user would."""

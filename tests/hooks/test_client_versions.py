@@ -231,8 +231,9 @@ def test_a_client_that_honours_on_failure_gets_mcp_tool_hooks_for_the_gating_eve
     installed_at(tmp_path, ws, "2.1.332")
     by_event = transports(ws)
     assert {e for e, t in by_event.items() if t == "mcp_tool"} == MCP_TOOL_EVENTS
-    # The events the transport ignores onFailure on keep the command and its guard.
-    for event in ("SessionStart", "Stop", "SubagentStop", "SessionEnd"):
+    # The events the transport ignores onFailure on keep the command and its guard, and so
+    # does the prompt: the one hook a swapped `ledger` server cannot take (decision 0021).
+    for event in ("SessionStart", "Stop", "SubagentStop", "SessionEnd", "UserPromptSubmit"):
         assert by_event[event] == "command"
     (pre,) = handlers(ws)["PreToolUse"]
     assert pre == hook_handler("PreToolUse")
