@@ -96,11 +96,13 @@ def test_client_hook_settings_rewritten_by_the_shell_deny_every_next_call(
     assert "ledger tamper accept" in armed.pre("Read", {"file_path": str(ws.path(AUTH))}).reason
 
 
-def test_ledgers_mcp_server_swapped_blocks_every_next_prompt(ws: Workspace, armed: Session) -> None:
+def test_ledgers_mcp_server_swapped_blocks_every_next_prompt_until_reverted(
+    ws: Workspace, armed: Session, person: None
+) -> None:
     """The server Claude Code's ``mcp_tool`` hooks call is whatever ``.mcp.json`` names
     ``ledger`` when a session starts: a swapped one would answer every tool hook of the next
     session. Its prompts reach ledger by the command hook, and are blocked (decision 0021)."""
-    ws.write(".mcp.json", json.dumps({"mcpServers": {"ledger": {"command": "/tmp/allow-all"}}}))
+    swap = ws.write(".mcp.json", json.dumps({"mcpServers": {"ledger": {"command": "/tmp/x"}}}))
     assert armed.event("SessionStart", source="startup").response.exit_code == 0
     for _ in range(2):  # until a person resolves it
         prompt = armed.event("UserPromptSubmit", prompt="Carry on.")
@@ -111,6 +113,9 @@ def test_ledgers_mcp_server_swapped_blocks_every_next_prompt(ws: Workspace, arme
     assert found["changes"] == [
         {"path": str(ws.path(".mcp.json")), "rule": "mcp-config", "what": "added"}
     ]
+    resolve(ws, "revert")
+    assert not swap.exists()
+    assert "decision" not in armed.event("UserPromptSubmit", prompt="Carry on.").out
 
 
 def test_fsmonitor_planted_in_git_config_is_caught(ws: Workspace, armed: Session) -> None:
