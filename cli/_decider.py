@@ -137,13 +137,19 @@ def _ledger_home(environ: dict[str, str]) -> str:
     )
 
 
-def _hmac_sha256(key: bytes, message: bytes) -> str:
-    """HMAC-SHA256 (RFC 2104) over the C ``_sha256``/``_sha2`` module: ``hmac`` and ``hashlib``
-    would load OpenSSL (~3 ms) on every hook call."""
+def _sha256() -> type:
+    """SHA-256 from the C ``_sha256``/``_sha2`` module: ``hmac`` and ``hashlib`` would load
+    OpenSSL (~3 ms) on every hook call."""
     if sys.version_info >= (3, 12):  # a failed import is a search of the whole path
         from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
     else:
         from _sha256 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415
+    return sha256  # type: ignore[no-any-return]
+
+
+def _hmac_sha256(key: bytes, message: bytes) -> str:
+    """HMAC-SHA256 (RFC 2104) over :func:`_sha256`."""
+    sha256 = _sha256()
     block = 64
     if len(key) > block:
         key = sha256(key).digest()
@@ -256,20 +262,16 @@ def _exchange(
         sock.settimeout(budget)
         nonce = posix.urandom(16)
         sock.sendall(MAGIC + b" hello " + nonce.hex().encode() + b" " + _fsencode(home) + b"\n")
-        proof = _read_line(sock, 240)
-        why = _unproven(proof, secret, nonce, _peer(sock, _socket))
-        if why is not None:
-            sys.stderr.write(
-                f"ledger: the process at {path} is not ledger's decider ({why}); deciding in "
-                "this process\n"
-            )
-            return None
-        sock.sendall(
-            _caller(proof, secret)
-            + _request(
-                [f"version={_version(install)}", f"install={install}", *fields], raw, environ
-            )
+        # While the decider proves itself: what this side needs next (the request, and the
+        # hash module the proofs take, whose load is a shared library's).
+        request = _request(
+            [f"version={_version(install)}", f"install={install}", *fields], raw, environ
         )
+        _sha256()
+        proof = _proof(sock, _socket, secret, nonce, path)
+        if proof is None:
+            return None
+        sock.sendall(_caller(proof, secret) + request)
         chunks = []
         while True:
             chunk = sock.recv(1 << 16)
@@ -281,6 +283,18 @@ def _exchange(
     finally:
         sock.close()
     return _parse(b"".join(chunks), environ, start=start)
+
+
+def _proof(sock: object, module: object, secret: bytes, nonce: bytes, path: str) -> bytes | None:
+    """The decider's answer to the hello, when it proves the decider (else None, said why)."""
+    proof = _read_line(sock, 240)
+    why = _unproven(proof, secret, nonce, _peer(sock, module))
+    if why is None:
+        return proof
+    sys.stderr.write(
+        f"ledger: the process at {path} is not ledger's decider ({why}); deciding in this process\n"
+    )
+    return None
 
 
 def _caller(proof: bytes, secret: bytes) -> bytes:
