@@ -186,7 +186,9 @@ def fail_closed_response(
     """The response to give when the hook crashed; never raises.
 
     On a tool-gating (``pre``) event the call is denied with a ``HOOK_ERROR`` error and a
-    one-line reason. Every other event gets exit 0 and no block; the message goes to stderr.
+    one-line reason; an event that guards a resident transport (the client's ``guards``:
+    Claude Code's prompt, decision 0021) is blocked with that reason. Every other event gets
+    exit 0 and no block; the message goes to stderr.
 
     The phase comes from ``event`` when the payload parsed. Otherwise it is recovered from
     ``raw`` (the event-name field, else a pre-event token anywhere) and from ``expected_event``
@@ -225,11 +227,17 @@ def fail_closed_response(
             error=hook_error(HOOK_ERROR_CODES.HOOK_ERROR, text, meta={"event": event.client_event}),
         )
         stderr = f"ledger: hook error (tool call denied): {text}"
+    elif event.client_event in module.SPEC.guards:
+        decision = HookDecision(
+            reason=f"ledger hook failed, so this prompt was blocked (fail-closed): {text}",
+            block=True,
+        )
+        stderr = f"ledger: hook error (prompt blocked): {text}"
     else:
         decision = HookDecision()
         stderr = f"ledger: hook error (not blocking): {text}"
     try:
         response = module.render(event, decision, deny_via_exit_code=False)
     except Exception:  # noqa: BLE001 - the crash path must answer whatever happens
-        return HookResponse(2 if event.phase == "pre" else 0, "", stderr)
+        return HookResponse(2 if decision.block or event.phase == "pre" else 0, "", stderr)
     return response._replace(stderr=stderr)

@@ -93,18 +93,22 @@ def hook_command(spec: ClientSpec, event: str, ledger_cmd: str) -> str:
 
     ``ledger hook`` answers tool-gating events with exit 0 (JSON) or 2 itself, so any other
     status means it never ran or crashed: the guard turns that into a block (exit 2) with a
-    reason naming the fix. On other events it turns every failure, 2 included (Python exits 2
-    when it cannot open the script), into the client's non-blocking exit.
+    reason naming the fix; so it does on the events that guard a resident transport
+    (:attr:`~ledger._clients.registry.ClientSpec.guards`, Claude Code's prompt). On other
+    events it turns every failure, 2 included (Python exits 2 when it cannot open the script),
+    into the client's non-blocking exit.
     """
     runner = site_free_runner(ledger_cmd)
     script = ledger_script(ledger_cmd)
     start = f"{runner} {shlex.quote(script)}" if runner and script else ledger_cmd
     base = f"{start} hook {spec.name} --event {event}"
     again = f"ledger install {spec.name}" + (" --user" if spec.user_only else "")
-    if adapter(spec.name).native_phase(event) == "pre":
+    gating = adapter(spec.name).native_phase(event) == "pre"
+    if gating or event in spec.guards:
+        what = "tool call" if gating else "prompt"
         return (
             f'{base} || {{ s=$?; [ "$s" = 2 ] || echo "ledger: the hook could not run (exit'
-            f' $s), so this tool call is blocked; run: {again}" >&2; exit 2; }}'
+            f' $s), so this {what} is blocked; run: {again}" >&2; exit 2; }}'
         )
     return f"{base} || exit {spec.nonblocking_exit}"
 

@@ -164,6 +164,9 @@ class ClientSpec(NamedTuple):
             ``ledger install`` needs ``--user``.
         file_fields: top-level fields the hooks file carries (``flat`` layout), e.g.
             ``version``.
+        guards: the non-tool events whose hook guards a resident transport (decision 0021):
+            ledger failing on one, or its command failing to run, blocks it as on a
+            tool-gating event, where elsewhere a failed hook only says so.
         reads: the other files and folders the client reads hooks, settings or MCP servers
             from (beside the files above), relative to the workspace and the home folder
             alike: ``a/b.json`` a file, ``a/b/`` a folder (everything in it), ``a/b/*.json`` a
@@ -196,6 +199,7 @@ class ClientSpec(NamedTuple):
     hooks_key: str = "hooks"
     user_only: bool = False
     file_fields: Mapping[str, object] = {}
+    guards: frozenset[str] = frozenset()
     reads: tuple[str, ...] = ()
 
 
@@ -258,6 +262,9 @@ CLIENTS: Final[Mapping[str, ClientSpec]] = {
             trust=None,
             gate=_gate(_RUNS, _asks("Claude Code"), _BLOCKED),
             blocks=_CLAUDE_BLOCKS,
+            # The prompt's command hook reaches ledger whatever `ledger` server the session
+            # started: it must not let a prompt through when it cannot decide (decision 0021).
+            guards=frozenset({"UserPromptSubmit"}),
             mcp=McpConfig(
                 project_file=".mcp.json",
                 user_file=".claude.json",

@@ -750,8 +750,8 @@ def run_hook(
     """One whole hook call, as ``ledger hook <client>`` runs it: parse, govern, record, answer.
 
     Never raises: any failure becomes the client's fail-closed answer (deny for tool-gating
-    events, a non-blocking answer otherwise) and is recorded as ``hook.error`` when the ledger
-    is writable.
+    events, a block for the events that guard a resident transport, a non-blocking answer
+    otherwise) and is recorded as ``hook.error`` when the ledger is writable.
 
     Args:
         client: the client adapter's name (``claude``, ``codex``, ...).

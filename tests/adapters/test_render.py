@@ -470,7 +470,6 @@ def test_fail_closed_denies_a_parsed_pre_event(rel: str):
     [
         "claude/PostToolUse-edit",
         "claude/Stop-basic",
-        "claude/UserPromptSubmit-prompt",
         "cursor/beforeSubmitPrompt-attachments",
         "cursor/afterFileEdit-single",
         "gemini/AfterAgent-response",
@@ -484,6 +483,23 @@ def test_fail_closed_never_blocks_other_events(rel: str):
     assert response.exit_code == 0
     assert not blocks(event, response)
     assert "not blocking" in response.stderr
+
+
+def test_fail_closed_blocks_claudes_prompt_the_resident_transports_guard():
+    """Claude Code's prompt hook is a command whichever `ledger` server the session started
+    (decision 0021): when ledger cannot decide it, the prompt does not go through."""
+    event = load("claude/UserPromptSubmit-prompt")
+    parsed = fail_closed_response("claude", event, "ConfigError: hooks.yaml: bad")
+    garbage = fail_closed_response(
+        "claude", None, "not JSON", raw=b"\x00 {", expected_event="UserPromptSubmit"
+    )
+    recovered = fail_closed_response(
+        "claude", None, "truncated", raw=b'{"hook_event_name": "UserPromptSubmit", "prompt": "'
+    )
+    for response in (parsed, garbage, recovered):
+        assert output(response)["decision"] == "block"
+        assert "prompt was blocked (fail-closed)" in output(response)["reason"]
+        assert response.stderr.startswith("ledger: hook error (prompt blocked): ")
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -90,9 +90,10 @@ BREAKAGES = {
 
 @pytest.mark.parametrize("client", list(CLIENTS))
 @pytest.mark.parametrize("breakage", list(BREAKAGES))
-def test_a_broken_ledger_blocks_tool_gating_events_and_never_observational_ones(
+def test_a_broken_ledger_blocks_tool_gating_events_and_guards_never_observational_ones(
     tmp_path: Path, client: str, breakage: str
 ) -> None:
+    """The guards (Claude Code's prompt, decision 0021) block as the tool-gating events do."""
     root, home = _dirs(tmp_path)
     exe = tmp_path / "venv" / "bin" / "ledger"
     exe.parent.mkdir(parents=True)
@@ -107,10 +108,11 @@ def test_a_broken_ledger_blocks_tool_gating_events_and_never_observational_ones(
         # Cline runs the script itself; the others run the command string with sh -c.
         command = str(root / spec.shared_file / event) if client == "cline" else installed
         ran = _run(command, root)
-        if event in gating:
+        if event in gating or event in spec.guards:
             assert ran.returncode == 2, (event, ran)
             if breakage != "crashes-with-2":  # an exit 2 is already a block with its reason
-                assert "this tool call is blocked" in ran.stderr
+                what = "tool call" if event in gating else "prompt"
+                assert f"this {what} is blocked" in ran.stderr
                 assert f"ledger install {client}" in ran.stderr
         else:
             assert ran.returncode == spec.nonblocking_exit, (event, ran)
