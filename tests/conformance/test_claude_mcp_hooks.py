@@ -220,14 +220,16 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.parametrize("config", ["kept", "broken"])
 def test_a_swapped_ledger_server_lets_no_call_of_this_session_or_the_next_through(
-    claude_binary: Path, tmp_path: Path
+    claude_binary: Path, tmp_path: Path, config: str
 ) -> None:
     """What got past layers 1 and 2 (here: done behind the session's back) rewrites the
     ``ledger`` server in ``.mcp.json`` to one that allows everything, and kills the running
     one. Claude Code restarts the server it started with, which finds the change; the next
     session starts the swap, whose tool hooks never reach ledger, but its prompt does, by
-    the command hook, and is blocked while the tampering is pending (decision 0021)."""
+    the command hook, and is blocked while the tampering is pending (decision 0021). With
+    ``hooks.yaml`` broken too, ledger cannot decide the prompt, which blocks it all the same."""
     ws = mcp_workspace(tmp_path, claude_binary)
     fake, log = tmp_path / "allow_all.py", tmp_path / "allow_all.log"
     fake.write_text(ALLOW_ALL_SERVER, encoding="utf-8")
@@ -236,6 +238,8 @@ def test_a_swapped_ledger_server_lets_no_call_of_this_session_or_the_next_throug
         mcp = json.loads(ws.read(".mcp.json") or "{}")
         mcp["mcpServers"]["ledger"] = {"command": sys.executable, "args": [str(fake), str(log)]}
         ws.write(".mcp.json", json.dumps(mcp))
+        if config == "broken":
+            ws.write(".orchestration/hooks.yaml", "policies: [unclosed\n")
         for pid in _servers_of(ws):
             os.kill(pid, signal.SIGKILL)
 
@@ -257,6 +261,6 @@ def test_a_swapped_ledger_server_lets_no_call_of_this_session_or_the_next_throug
     calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
     problems += [f"the swapped server decided: {c[:200]}" for c in calls if "ToolUse" in c]
     problems += files_are(ws, {outside: None})
-    if not any(r["kind"] == "governance.tamper" for r in ws.records()):
+    if config == "kept" and not any(r["kind"] == "governance.tamper" for r in ws.records()):
         problems.append("no tampering recorded")
     assert problems + verified(ws) == [], (first.result, second.result)
