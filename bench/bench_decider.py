@@ -10,6 +10,9 @@ same command every command client gets, ``<python> -I -S cli/_thin.py <ledger> h
 * **Decider up, the ``ledger`` script:** the same command without the site-free runner (what
   every hook paid before), in the same rounds.
 * **Decider down:** ``LEDGER_DECIDER=off``: the one-shot path (decides in its own process).
+* **Transport floor:** the same installed commands into ``bench/decider_floor_server.py``, which
+  speaks the decider's protocol with its proofs and answers ``{}`` at once (its own ledger home
+  and socket folder): what the command transport costs before any decision.
 * **Baseline**, measured in the same rounds: two bare Python starts (``python3 -I -S -c pass``).
 
 Targets (command clients, decider warm): PreToolUse + PostToolUse of one in-scope Write, p50 ≤
@@ -24,6 +27,7 @@ duplicated record and ``verify`` ok; the decider's RSS after serving 10 workspac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import subprocess
@@ -31,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from _common import (
@@ -196,6 +201,30 @@ def _client_floors(base: Path) -> dict[str, list[str]]:
     return floors
 
 
+@contextlib.contextmanager
+def _floor_decider(env: dict[str, str]) -> Iterator[Callable[[], int]]:
+    """``bench/decider_floor_server.py`` serving ``env``'s socket while the block runs; yields
+    what tells, once the block is done, how many hook calls it served."""
+    Path(env["XDG_RUNTIME_DIR"]).mkdir(mode=0o700, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("decider_floor_server.py"))],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    stdout = proc.stdout
+    if stdout is None or stdout.readline().strip() != "ready":
+        proc.kill()
+        raise SystemExit("the floor decider did not start")
+    counted: list[int] = []
+    try:
+        yield lambda: counted[0] if counted else -1
+    finally:
+        proc.terminate()
+        counted.append(int(stdout.read().strip() or -1))
+        proc.wait(timeout=30)
+
+
 def _status(ledger: str, env: dict[str, str]) -> dict[str, object]:
     done = subprocess.run(
         [ledger, "serve", "--status", "--json"], env=env, capture_output=True, check=True
@@ -218,7 +247,12 @@ def main(argv: list[str] | None = None) -> int:
         root, commands = _workspace(base / "one", ledger, env)
         up = {**env, "LEDGER_DECIDER": "on"}
         down = {**env, "LEDGER_DECIDER": "off"}
-        with running_decider(ledger, env):
+        floor_env = isolated_env(base / "floor-home")
+        floor_env.update(
+            {"XDG_RUNTIME_DIR": str(base / "floor-run"), "HOME": str(base / "userhome")}
+        )
+        floor_env["LEDGER_DECIDER"] = "on"
+        with running_decider(ledger, env), _floor_decider(floor_env) as floor_served:
             _call(commands["PreToolUse"], up, _select(root, "bench"), root)
             counter = iter(range(10**9))
 
@@ -229,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
             bare = [sys.executable, "-I", "-S", "-c", "pass"]
             candidates = _client_floors(base)
             times: dict[str, list[float]] = {
-                name: [] for name in ("up", "script", "down", "bare2", "floor", *candidates)
+                name: []
+                for name in ("up", "script", "transport", "down", "bare2", "floor", *candidates)
             }
             script_commands = _through_the_script(commands)
             key = next((base / "home" / "keys").glob("*.pem"))
@@ -244,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                         tool_call(up)
                     elif name == "script":
                         _tool_call(script_commands, up, root, "bench", next(counter))
+                    elif name == "transport":
+                        _tool_call(commands, floor_env, root, "floor", next(counter))
                     elif name == "down":
                         tool_call(down)
                     elif name == "bare2":
@@ -311,7 +348,12 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(2.5)  # a quiet moment: the decider gives back what the burst left
             status = _status(ledger, env)
 
+    served = floor_served()
+    rounds = args.warmup + args.runs
+    if served != 2 * rounds:  # each floor call must have been the stub's, not an in-process one
+        raise SystemExit(f"the floor decider served {served} of {2 * rounds} hook calls")
     up_p50, down_p50 = median(times["up"]), median(times["down"])
+    transport_p50 = median(times["transport"])
     bare_p50, floor_p50 = median(times["bare2"]), median(times["floor"])
     up_p99, script_p50 = percentile(times["up"], 99), median(times["script"])
     rss_mb = int(str(status.get("rss_kb") or 0)) / 1024
@@ -371,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.runs} timed rounds of each, rotating order, after {args.warmup} warm-up round(s)",
         f"decider down, Pre + Post p50: {ms(down_p50)} "
         f"({down_p50 / bare_p50:.1f}× two bare starts)",
+        f"the same commands into a decider answering at once (bench/decider_floor_server.py), "
+        f"Pre + Post p50: {ms(transport_p50)} ({transport_p50 / bare_p50:.2f}× two bare starts): "
+        f"the command transport's own cost; ledger's decisions add {ms(up_p50 - transport_p50)}",
         f"decider up, through the `ledger` script (with site), Pre + Post p50: {ms(script_p50)} "
         f"({script_p50 / bare_p50:.2f}× two bare starts)",
         f"decider up p90 {ms(percentile(times['up'], 90))}; "
