@@ -28,7 +28,7 @@ from ledger._clients import (
     parse_payload,
     render_response,
 )
-from ledger._clients.registry import actor_name
+from ledger._clients.registry import CLIENTS, actor_name
 from ledger._errors import (
     InputError,
     LedgerError,
@@ -52,7 +52,7 @@ from ledger._governance.config import (
     retention_policy,
 )
 from ledger._governance.config_evidence import CONFIG_CHANGED_KIND, config_change, config_digests
-from ledger._governance.engine import HookEngine, Invocation
+from ledger._governance.engine import HookEngine, HookOutcome, Invocation
 from ledger._governance.intents import IntentsFile
 from ledger._governance.loosening import HOOK_CONFIG_NAMES, INTENTS_NAME, loosenings
 from ledger._governance.policies import Governance
@@ -693,6 +693,8 @@ def handle_event(
     """
     workspace = GovernedWorkspace(locate_root(event, root, environ, cwd=cwd), environ=environ)
     engine, governance = workspace.build()
+    if event.client_event in CLIENTS[event.client].guards:
+        _guard_transport(engine, event, workspace.root, environ)
     inv = invocation_of(event)
     verdict = workspace.check_tripwire(during_call=event.phase == "post")
     if verdict.problems and workspace.state.tamper is None:
@@ -715,6 +717,20 @@ def handle_event(
     if session_end:
         workspace.apply_retention()
     return decision_of(event, merged)
+
+
+def _guard_transport(
+    engine: HookEngine, event: HookEvent, root: Path, environ: Mapping[str, str] | None
+) -> None:
+    """On an event that guards a resident transport (the client's ``guards``: Claude Code's
+    prompt), refuse it while the hooks as installed would not fail closed on the client now
+    on ``PATH`` (:func:`~ledger._clients.transport.transport_refusal`, decision 0021)."""
+    from ledger._clients.transport import transport_refusal  # noqa: PLC0415 -- once a prompt
+
+    refusal = transport_refusal(event.client, root, environ)
+    if refusal is not None:
+        outcome = HookOutcome(decision="deny", reason=f"TRANSPORT: {refusal}")
+        engine.register_hook(event.event, "transport", lambda _inv: outcome)
 
 
 def tamper_body(verdict: Verdict, inv: Invocation) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ledger import run_hook
 from ledger._clients.install import hook_status, install, uninstall
 from ledger._clients.mcp_hook import MCP_TOOL_EVENTS, hook_handler
 from ledger._clients.versions import (
@@ -23,7 +24,7 @@ from ledger._clients.versions import (
 )
 from ledger._doctor import run_checks
 
-from ._support import LEDGER, Session, Workspace, make_workspace
+from ._support import LEDGER, Session, Workspace, make_workspace, run_cli
 
 FLOW = CLAUDE_FEATURES["sandbox-permission-flow"]
 
@@ -71,6 +72,22 @@ def test_another_packages_manifest_names_no_version(tmp_path: Path) -> None:
     found = installed_version("claude", env_with(bin_dir))
     assert found.version is None
     assert found.executable == bin_dir / "claude"
+
+
+def test_a_client_planted_in_the_current_folder_is_never_found_nor_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty or relative PATH entry means the current folder, which for a hook is the
+    agent's workspace: a `claude` planted there would be asked its version, i.e. run."""
+    ran = tmp_path / "ran"
+    planted = tmp_path / "claude"
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\necho 2.1.332\n")
+    planted.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    for path in ("", ".", f"{os.pathsep}/usr/bin", f"./{os.pathsep}/nonexistent"):
+        found = installed_version("claude", {"PATH": path})
+        assert found.executable is None, path
+    assert not ran.exists()
 
 
 def test_native_install_is_read_from_its_versions_folder(tmp_path: Path) -> None:
@@ -276,3 +293,57 @@ def test_install_switches_on_upgrade_and_downgrade_and_doctor_notices(tmp_path: 
     assert not ws.path(".claude/settings.local.json").exists() or "hooks" not in json.loads(
         ws.path(".claude/settings.local.json").read_text()
     )
+
+
+def _prompt(ws: Workspace, environ: dict[str, str]) -> dict[str, object]:
+    """Claude Code's UserPromptSubmit in ``ws``, decided in this process with ``environ``."""
+    raw = json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": str(ws.root),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Carry on.",
+        }
+    ).encode()
+    answer = run_hook("claude", raw, expected_event="UserPromptSubmit", environ=environ)
+    assert answer.exit_code == 0, answer
+    found = json.loads(answer.stdout or "{}")
+    assert isinstance(found, dict)
+    return found
+
+
+def test_a_downgrade_below_on_failure_under_mcp_tool_hooks_blocks_every_prompt_until_install(
+    tmp_path: Path,
+) -> None:
+    """Downgraded after the install, Claude Code keeps the mcp_tool hooks and ignores their
+    onFailure: a killed server would let calls through. The prompt's command hook refuses
+    each prompt until a person runs `ledger install claude` (decision 0021)."""
+    ws = make_workspace(tmp_path)
+    home = str(tmp_path / "h")
+    new = {**installed_at(tmp_path, ws, "2.1.332"), "HOME": home}
+    old_bin = npm_claude(tmp_path / "old", "2.1.290")
+    old = env_with(old_bin, LEDGER_HOME=str(ws.home), HOME=home)
+    assert "decision" not in _prompt(ws, new)  # arms the tripwire with the mcp_tool hooks
+    for _ in range(2):
+        refused = _prompt(ws, old)
+        assert refused["decision"] == "block"
+        reason = str(refused["reason"])
+        assert "TRANSPORT" in reason
+        assert "2.1.290" in reason
+        assert "ledger install claude" in reason
+
+    def person_installs(environ: dict[str, str]) -> None:
+        done = run_cli(
+            ["install", "claude", "--root", str(ws.root)],
+            {**ws.proc_env, "PATH": environ["PATH"], "HOME": home},
+        )
+        assert done.returncode == 0, done.stderr
+
+    person_installs(old)  # command hooks for 2.1.290
+    assert set(transports(ws).values()) == {"command"}
+    assert "decision" not in _prompt(ws, old)
+    # A version no file names refuses nothing (doctor warns): the hooks may be right.
+    person_installs(new)
+    unknown = env_with(tmp_path / "none", LEDGER_HOME=str(ws.home), HOME=home)
+    assert "decision" not in _prompt(ws, unknown)
