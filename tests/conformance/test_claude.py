@@ -348,6 +348,23 @@ def test_client_settings_file_stays_protected_when_the_intent_owns_everything(
     assert recorded(ws, run.script.stray) == []
 
 
+def prompt_refused(ws: Workspace, run: ClaudeRun, files: dict[str, str | None]) -> list[str]:
+    """Ledger could not decide the prompt and blocked it (the prompt's hook fails closed,
+    decision 0021): the model was never asked, so no tool call was proposed, and the files are
+    as they were."""
+    prompts = [c for c in ws.hook_calls() if c.event == "UserPromptSubmit"]
+    problems = [
+        f"the prompt was answered {c.exit_code} {c.stdout[:200]!r}, not blocked"
+        for c in prompts
+        if c.answer.get("decision") != "block" or "fail-closed" not in str(c.answer.get("reason"))
+    ]
+    if not prompts:
+        problems.append("no UserPromptSubmit hook call")
+    if any(e.step is not None for e in run.script.exchanges):
+        problems.append("the model was asked")
+    return problems + files_are(ws, files)
+
+
 def test_torn_ledger_makes_the_hook_fail_closed(claude_binary: Path, tmp_path: Path) -> None:
     ws = make_workspace(tmp_path, "claude")
     with ws.trace.open("ab") as trace:
@@ -357,18 +374,7 @@ def test_torn_ledger_makes_the_hook_fail_closed(claude_binary: Path, tmp_path: P
     run = run_claude(
         claude_binary, ws, [SELECT, Call("Write", {"file_path": str(target), "content": "x\n"})]
     )
-    for step in (0, 1):
-        assert (
-            refused(
-                ws,
-                run.denied(),
-                tid(step),
-                decision="deny",
-                code="HOOK_ERROR",
-                files={"src/auth/new.ts": None},
-            )
-            == []
-        )
+    assert prompt_refused(ws, run, {"src/auth/new.ts": None}) == []
     assert ws.trace.read_bytes() == before  # nothing appended behind a torn tail
     assert (
         "torn-tail"
@@ -386,19 +392,8 @@ def test_broken_hook_configuration_makes_the_hook_fail_closed(
     run = run_claude(
         claude_binary, ws, [SELECT, Call("Write", {"file_path": str(target), "content": "x\n"})]
     )
-    for step in (0, 1):
-        assert (
-            refused(
-                ws,
-                run.denied(),
-                tid(step),
-                decision="deny",
-                code="HOOK_ERROR",
-                files={"src/auth/new.ts": None},
-            )
-            == []
-        )
+    assert prompt_refused(ws, run, {"src/auth/new.ts": None}) == []
     errors = [r for r in ws.records() if r["kind"] == "hook.error"]
-    pre_calls = [c for c in ws.hook_calls() if c.event == "PreToolUse"]
-    assert len(errors) >= len(pre_calls) == 2  # each failure is itself on the record
+    failed = [c for c in ws.hook_calls() if c.event in ("SessionStart", "UserPromptSubmit")]
+    assert len(errors) >= len(failed) >= 2  # each failure is itself on the record
     assert ws.ledger("verify", check=False).returncode == 0
