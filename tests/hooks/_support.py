@@ -54,6 +54,17 @@ intents:
 """
 
 
+def short_folder(prefix: str = "ld-") -> Path:
+    """A new 0700 folder with a short path, for a decider's socket (``sun_path`` is 108 bytes,
+    and pytest's tmp paths are longer): inside the suite's runtime folder, which the suite
+    removes at its end (tests/conftest.py), so one a test does not remove is not left behind."""
+    import tempfile  # noqa: PLC0415
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("LEDGER_TEST_RUNTIME")))
+    folder.chmod(0o700)
+    return folder
+
+
 def clean_env(home: Path) -> dict[str, str]:
     """The environment for a subprocess: no developer key/root/session, an isolated home."""
     env = {k: v for k, v in os.environ.items() if k not in LEAKY_ENV and not k.startswith("GIT_")}

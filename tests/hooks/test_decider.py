@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from ledger._hooks import decider as server
 
 from ..conformance._harness import INTENTS_YAML
 from ..conformance._payloads import REAL_FIXTURES
-from ._support import LEDGER, clean_env
+from ._support import LEDGER, clean_env, short_folder
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "payloads"
 ROOT_TOKEN = "/home/dev/app"  # noqa: S105 -- the fixtures' workspace path, not a secret
@@ -57,8 +56,7 @@ class Rig:
         self.root.mkdir(parents=True)
         # A short folder of its own: pytest's tmp paths would push the socket past sun_path's
         # 108 bytes, into the per-user fallback that every test would share.
-        runtime = Path(tempfile.mkdtemp(prefix="ld-", dir="/tmp"))
-        runtime.chmod(0o700)
+        runtime = short_folder()
         self.runtime = runtime
         self.env = clean_env(base / "home")
         self.env.update(

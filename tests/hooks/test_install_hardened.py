@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,8 @@ from ledger._clients.install import install, uninstall
 from ledger._errors import ConfigError
 from ledger._evidence.ledger import Ledger
 from ledger._hooks.decider import decider_socket
+
+from ._support import short_folder
 
 # Claude Code settings, the parts --hardened writes. Written from the settings and sandboxing
 # docs (https://code.claude.com/docs/en/settings, /en/sandboxing, /en/permissions) and the zod
@@ -376,8 +377,7 @@ def test_a_sandboxed_shell_cannot_reach_the_deciders_socket(tmp_path: Path) -> N
     have it sign forged hook records, or run git and hooks.yaml commands with a PATH of its
     choosing outside the sandbox."""
     root, home, env = _workspace(tmp_path)
-    runtime = Path(tempfile.mkdtemp(prefix="ld-", dir="/tmp"))  # short: sun_path is 108 bytes
-    runtime.chmod(0o700)
+    runtime = short_folder()  # short: sun_path is 108 bytes
     env = {**env, "XDG_RUNTIME_DIR": str(runtime)}
     install("claude", root=root, home=home, ledger_cmd="/x/ledger", hardened=True, environ=env)
     path = decider_socket(env)
