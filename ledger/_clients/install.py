@@ -44,6 +44,7 @@ from ledger._clients.settings import (
     _remove_empty_dirs,
     _rewrite,
     default_ledger_command,
+    hook_files,
     isolated_command,
     ledger_script,
     script_interpreter,
@@ -631,9 +632,7 @@ def hook_status(client: str, root: Path, *, home: Path | None = None) -> HookSta
 
     spec = client_spec(client)
     home = home or Path.home()
-    project = () if spec.user_only else (spec.local_file, spec.shared_file)
-    candidates = [root / f for f in project if f]
-    candidates.append(home / spec.user_file)
+    candidates = hook_files(spec, root, home)
     path, commands = candidates[0], {}
     for candidate in candidates:
         commands = _installed_commands(spec, candidate, with_mcp=True)

@@ -260,6 +260,14 @@ def _our_handler(spec: ClientSpec, handler: dict[str, Any]) -> bool:
     return _ours(handler.get(_command_key(spec)), spec.name) or is_our_hook_handler(handler)
 
 
+def hook_files(spec: ClientSpec, root: Path, home: Path) -> list[Path]:
+    """The files ``spec``'s hooks can be installed in, in the order they are looked in: the
+    workspace's machine-local and shared settings (none for a client that reads hooks only per
+    user), then the user-wide one."""
+    project = () if spec.user_only else (spec.local_file, spec.shared_file)
+    return [*(root / f for f in project if f), home / spec.user_file]
+
+
 #: How :func:`_installed_commands` shows an ``mcp_tool`` hook into ``ledger mcp`` (no command).
 MCP_HOOK_MARK: Final = "mcp_tool: ledger/hook"
 

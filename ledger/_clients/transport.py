@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ledger._clients.registry import CLIENTS
-from ledger._clients.settings import MCP_HOOK_MARK, _installed_commands
+from ledger._clients.settings import MCP_HOOK_MARK, _installed_commands, hook_files
 from ledger._clients.versions import CLAUDE_FEATURES, format_version, installed_version
-from ledger._errors import LedgerError
 
 __all__ = ["transport_refusal"]
 
@@ -33,15 +32,12 @@ def transport_refusal(
         return None
     spec = CLIENTS[client]
     home = Path(environ["HOME"]) if environ and environ.get("HOME") else Path.home()
-    files = [root / f for f in (spec.local_file, spec.shared_file) if f]
-    try:
-        through_mcp = any(
-            MCP_HOOK_MARK in _installed_commands(spec, path, with_mcp=True).values()
-            for path in [*files, home / spec.user_file]
-        )
-    except LedgerError:
-        return None  # a settings file ledger cannot read: the hooks' own checks say so
-    if not through_mcp:
+    # Any of them: the client runs the hooks of every settings file (one it cannot read holds
+    # none here; the hooks' own checks name it).
+    if not any(
+        MCP_HOOK_MARK in _installed_commands(spec, path, with_mcp=True).values()
+        for path in hook_files(spec, root, home)
+    ):
         return None
     on_failure = CLAUDE_FEATURES["hook-on-failure"]
     found = installed_version(client, environ, ask=False)

@@ -24,7 +24,7 @@ from ledger._clients.versions import (
 )
 from ledger._doctor import run_checks
 
-from ._support import LEDGER, Session, Workspace, make_workspace, run_cli
+from ._support import LEDGER, Session, Workspace, claude_payload, make_workspace, run_cli
 
 FLOW = CLAUDE_FEATURES["sandbox-permission-flow"]
 
@@ -297,15 +297,7 @@ def test_install_switches_on_upgrade_and_downgrade_and_doctor_notices(tmp_path: 
 
 def _prompt(ws: Workspace, environ: dict[str, str]) -> dict[str, object]:
     """Claude Code's UserPromptSubmit in ``ws``, decided in this process with ``environ``."""
-    raw = json.dumps(
-        {
-            "session_id": "s1",
-            "transcript_path": "/tmp/t.jsonl",
-            "cwd": str(ws.root),
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": "Carry on.",
-        }
-    ).encode()
+    raw = json.dumps(claude_payload("UserPromptSubmit", ws, "s1", prompt="Carry on.")).encode()
     answer = run_hook("claude", raw, expected_event="UserPromptSubmit", environ=environ)
     assert answer.exit_code == 0, answer
     found = json.loads(answer.stdout or "{}")
