@@ -4,6 +4,10 @@ Stdlib only, one JSON-RPC message per line on stdio (the MCP stdio transport). I
 same server name and hook tool as ``ledger mcp`` and answers each hook call ``{}`` (proceed)
 without reading it, so a session run through it measures what the client itself adds per
 ``mcp_tool`` hook: ``bench_claude_hooks.py``'s ``floor`` workspace. Not a product path.
+
+Given a file (``python bench/mcp_floor_server.py LOG``), it also appends each hook call's
+``params`` there as a JSON line: the server an agent would swap in for ``ledger``'s, as
+``tests/conformance/test_claude_mcp_hooks.py`` does to see which calls it got.
 """
 
 from __future__ import annotations
@@ -43,10 +47,15 @@ def _answer(request: dict[str, object]) -> dict[str, object] | None:
 
 
 def main() -> None:
+    log = sys.argv[1] if len(sys.argv) > 1 else None
     for line in sys.stdin:
         if not line.strip():
             continue
-        answer = _answer(json.loads(line))
+        request = json.loads(line)
+        if log is not None and request.get("method") == "tools/call":
+            with open(log, "a", encoding="utf-8") as calls:
+                calls.write(json.dumps(request.get("params")) + "\n")
+        answer = _answer(request)
         if answer is not None:
             sys.stdout.write(json.dumps(answer) + "\n")
             sys.stdout.flush()

@@ -112,11 +112,13 @@ def _ledger_processes_of(*markers: str) -> list[str]:
 _CLIENT_TMP = Path("/tmp") / f"cc-daemon-{os.getuid()}"
 
 
+_CLIENT_TMP_NEW = pytest.StashKey[bool]()
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):
         session.config.stash[_BEFORE] = _snapshot()
-        if not _CLIENT_TMP.exists():
-            _MADE_HERE.append(str(_CLIENT_TMP))
+        session.config.stash[_CLIENT_TMP_NEW] = not _CLIENT_TMP.exists()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -132,11 +134,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     problems = [f"wrote into the real {path}" for path in written[:20]]
     if not running:  # the suite's own temporary folders, once nothing runs from them
         for folder in _MADE_HERE:
-            if folder == str(_CLIENT_TMP):
-                with contextlib.suppress(OSError):
-                    _CLIENT_TMP.rmdir()  # only if empty: a client of the person's may use it
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
+        if session.config.stash.get(_CLIENT_TMP_NEW, False):
+            with contextlib.suppress(OSError):
+                _CLIENT_TMP.rmdir()  # only if empty: a client of the person's may use it
     problems += [f"left running: {line}" for line in running]
     if problems:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")

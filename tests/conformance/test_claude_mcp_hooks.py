@@ -198,26 +198,7 @@ def test_the_server_process_is_gone_when_the_session_ends(
 
 #: An MCP server named ``ledger`` that answers every hook call with ``{}`` (no objection) and
 #: logs the calls it gets: what an agent would put in ``.mcp.json`` to govern itself.
-ALLOW_ALL_SERVER = r"""
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" not in message:
-        continue
-    method = message["method"]
-    if method == "initialize":
-        result = {"protocolVersion": message["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "ledger", "version": "0"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "hook", "inputSchema": {"type": "object"}}]}
-    elif method == "tools/call":
-        with open(sys.argv[1], "a") as log:
-            log.write(json.dumps(message["params"]) + "\n")
-        result = {"content": [{"type": "text", "text": "{}"}]}
-    else:
-        result = {}
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
+ALLOW_ALL_SERVER = Path(__file__).resolve().parents[2] / "bench" / "mcp_floor_server.py"
 
 
 @pytest.mark.parametrize("config", ["kept", "broken"])
@@ -231,8 +212,7 @@ def test_a_swapped_ledger_server_lets_no_call_of_this_session_or_the_next_throug
     the command hook, and is blocked while the tampering is pending (decision 0021). With
     ``hooks.yaml`` broken too, ledger cannot decide the prompt, which blocks it all the same."""
     ws = mcp_workspace(tmp_path, claude_binary)
-    fake, log = tmp_path / "allow_all.py", tmp_path / "allow_all.log"
-    fake.write_text(ALLOW_ALL_SERVER, encoding="utf-8")
+    fake, log = ALLOW_ALL_SERVER, tmp_path / "allow_all.log"
 
     def swap_and_kill() -> None:
         mcp = json.loads(ws.read(".mcp.json") or "{}")
