@@ -11,10 +11,12 @@ The harness captures command hooks only, so what ledger decided is read from the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -149,11 +151,20 @@ def test_a_server_killed_mid_session_blocks_the_calls_it_cannot_decide(
 ) -> None:
     ws = mcp_workspace(tmp_path, claude_binary)
     killed: list[int] = []
+    stop = threading.Event()
+
+    def keep_killing() -> None:
+        # Until the model's next step: Claude Code starts a new server as soon as it sees the
+        # old one gone, which could otherwise answer the very call this test is about.
+        while not stop.is_set():
+            for pid in _servers_of(ws):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+            stop.wait(0.01)
 
     def kill_server() -> None:
-        for pid in _servers_of(ws):
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
+        threading.Thread(target=keep_killing, daemon=True).start()
 
     target = "src/auth/after.ts"
     run = run_claude(
@@ -166,11 +177,12 @@ def test_a_server_killed_mid_session_blocks_the_calls_it_cannot_decide(
                 {"file_path": str(ws.path(target)), "content": "x\n"},
                 before=kill_server,
             ),
-            Call("Bash", {"command": f"touch {target}", "description": "Create"}),
+            Call("Bash", {"command": f"touch {target}", "description": "Create"}, before=stop.set),
             Say("Done."),
         ],
         allowed_tools=f"{SELECT_ONLY},Bash,Write",
     )
+    stop.set()
     assert killed, "no ledger mcp server was running for this workspace"
     results: list[Any] = run.script.tool_results()
     # The call the dead server could not decide is blocked, and the person is told where to
