@@ -47,8 +47,10 @@ from typing import Any
 from _common import (
     Figure,
     LoadMeter,
+    file_creation_line,
     machine,
     median,
+    median_interval,
     ms,
     noise_line,
     percentile,
@@ -120,10 +122,28 @@ def _session(binary: Path, ws: Workspace, calls: int) -> tuple[float, list[float
     return took, per_call
 
 
+def _require_decided(ws: Workspace, name: str, reads: int) -> None:
+    """Every Read of the governed sessions was decided and recorded by ledger, Pre and Post: a
+    transport whose hooks never ran would cost nothing and pass."""
+    recorded = sum(
+        1
+        for record in ws.records()
+        if record.get("kind") in ("hook.pre", "hook.post")
+        and (record.get("body") or {}).get("tool") == "Read"
+    )
+    if recorded < 2 * reads:
+        raise SystemExit(f"{name}: {recorded} hook records of {2 * reads} Reads' Pre and Post")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=22)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--dir",
+        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces, as before
+        help="where the workspaces go (default /tmp: short enough for the sockets)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--only", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS), metavar="TRANSPORT"
@@ -135,7 +155,7 @@ def main() -> None:
     added: dict[str, list[float]] = {name: [] for name in ns.only}
     per_call: dict[str, list[float]] = {name: [] for name in ns.only}
     baseline: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="bch-", dir="/tmp") as folder:
+    with tempfile.TemporaryDirectory(prefix="bch-", dir=ns.dir) as folder:
         base = Path(folder)
         made = {
             "mcp_tool": lambda: _governed(base / "mcp", binary),
@@ -148,7 +168,11 @@ def main() -> None:
                 say(f"run {run + 1}/{ns.runs}")
                 slope: dict[str, float] = {}
                 calls: dict[str, list[float]] = {}
-                for name, ws in spaces.items():
+                # Each run starts with another workspace: a machine that slows down or speeds
+                # up during a run shifts every transport alike, not always the same one.
+                names = list(spaces)
+                for name in names[run % len(names) :] + names[: run % len(names)]:
+                    ws = spaces[name]
                     long, calls[name] = _session(binary, ws, ns.calls)
                     short, _ = _session(binary, ws, SHORT)
                     slope[name] = (long - short) / (ns.calls - SHORT)
@@ -157,6 +181,9 @@ def main() -> None:
                 for name, found in added.items():
                     found.append(slope[name] - slope["bare"])
                     per_call[name].extend(c - bare_call for c in calls[name])
+        for name, ws in spaces.items():
+            if name in ("mcp_tool", "command"):
+                _require_decided(ws, name, ns.runs * (ns.calls + SHORT))
         # The command hooks' last call can start a decider as the client exits: end the
         # deciders of these workspaces, as the conformance suite does (no process is left).
         stop_deciders()
@@ -206,10 +233,16 @@ def main() -> None:
         context=[
             "per run: "
             + ", ".join(f"{n} {', '.join(ms(v) for v in vs)}" for n, vs in added.items()),
+            "95% interval of each median above (order statistics over the runs): "
+            + ", ".join(
+                f"{n} {ms(lo)} to {ms(hi)} ({lo / base_s:.2f}× to {hi / base_s:.2f}×)"
+                for n, (lo, hi) in ((n, median_interval(vs)) for n, vs in added.items())
+            ),
             "per-call timestamps, p50: "
             + ", ".join(f"{n} {ms(median(vs))}" for n, vs in per_call.items() if vs),
             "baseline: two `python3 -I -S -c pass` starts, median of "
             f"{len(baseline)} measured between the sessions",
+            file_creation_line(Path(ns.dir)),
             noise_line(meter),
         ],
         raw={"added": added, "per_call": per_call, "baseline": baseline},

@@ -41,6 +41,7 @@ from pathlib import Path
 from _common import (
     Figure,
     LoadMeter,
+    file_creation_line,
     isolated_env,
     machine,
     median,
@@ -72,6 +73,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=500, help="tool calls per session")
     parser.add_argument("--quick", action="store_true", help="12 runs, 16 × 20 calls")
     parser.add_argument("--ledger-bin")
+    parser.add_argument(
+        "--dir",
+        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces, as before
+        help="where the workspaces go (default /tmp: short enough for the sockets)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
@@ -238,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     precompile()
     info = machine()
     meter = LoadMeter()
-    with tempfile.TemporaryDirectory(prefix="bd-", dir="/tmp") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bd-", dir=args.dir) as tmp:
         base = Path(tmp)
         runtime = base / "run"
         runtime.mkdir(mode=0o700)
@@ -429,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         f"the decider served {status.get('requests')} calls "
         f"from {status.get('workspaces')} workspaces",
         *([f"errors: {errors[:3]}"] if errors else []),
+        file_creation_line(Path(args.dir)),
         noise_line(meter),
     ]
     report(

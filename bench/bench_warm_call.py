@@ -33,6 +33,7 @@ from _common import (
     Figure,
     LoadMeter,
     baseline_tree,
+    file_creation_line,
     isolated_env,
     machine,
     median,
@@ -189,13 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=10, help="tool calls per round")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--baseline-rev", default=None)
+    parser.add_argument(
+        "--dir",
+        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces, as before
+        help="where the workspaces go (default /tmp: short enough for the sockets)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     info = machine()
     meter = LoadMeter()
     rows: dict[str, list[list[float]]] = {"now": [], "before": []}
     bare: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="bwc-", dir="/tmp") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bwc-", dir=args.dir) as tmp:
         base = Path(tmp)
         rev, old_tree = baseline_tree(args.baseline_rev, base / "baseline")
         processes = {
@@ -249,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         f"two bare `python3 -I -S` starts, p50: {ms(bare_p50)}; the answer path is "
         f"{median(now_wall) / bare_p50:.2f}× that (before "
         f"{median(column('before', 0)) / bare_p50:.2f}×)",
+        file_creation_line(Path(args.dir)),
         noise_line(meter),
     ]
     report(
