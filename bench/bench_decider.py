@@ -421,7 +421,9 @@ def main(argv: list[str] | None = None) -> int:
         f"({down_p50 / bare_p50:.1f}× two bare starts)",
         f"the same commands into a decider answering at once (bench/decider_floor_server.py), "
         f"Pre + Post p50: {ms(transport_p50)} ({transport_p50 / bare_p50:.2f}× two bare starts): "
-        f"the command transport's own cost; ledger's decisions add {ms(up_p50 - transport_p50)}",
+        f"the command transport's own cost; ledger's decisions add {ms(up_p50 - transport_p50)}; "
+        f"its p99 {ms(percentile(times['transport'], 99))} "
+        f"({percentile(times['transport'], 99) / bare_p50:.2f}× two bare starts' p50)",
         f"decider up, through the `ledger` script (with site), Pre + Post p50: {ms(script_p50)} "
         f"({script_p50 / bare_p50:.2f}× two bare starts)",
         f"decider up p90 {ms(percentile(times['up'], 90))}; "
