@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ from ledger._governance.intents import (
 )
 from ledger._hooks.service import GovernedWorkspace
 from ledger._setup import active_key_id
+from ledger._startup.search_path import program_on_path
 from ledger._workspace import ORCHESTRATION_DIR, find_root
 
 __all__ = ["Check", "run_checks"]
@@ -189,7 +189,7 @@ def _client_found(spec: ClientSpec, root: Path) -> str | None:
     if not spec.user_only and (root / folder).exists():  # a per-user client has no folder here
         return f"{folder}/ exists"
     for name in CLIENT_EXECUTABLES.get(spec.name, (spec.name,)):
-        if shutil.which(name):
+        if program_on_path(name):
             return f"`{name}` is on PATH"
     return None
 

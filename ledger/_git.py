@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ledger._startup.search_path import absolute_search_path
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -157,8 +159,13 @@ _DRIVER_COMMANDS: dict[str, dict[str, str]] = {
 
 
 def git_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``base`` (default ``os.environ``, the person's own) with git's executing knobs off."""
-    return {**(os.environ if base is None else base), **_SAFE_ENVIRONMENT}
+    """``base`` (default ``os.environ``, the person's own) with git's executing knobs off, and a
+    ``PATH`` of its absolute folders only: git is found there (``subprocess`` searches the
+    ``PATH`` it is given), and so is what git runs (``ssh``), never in the current folder
+    (:mod:`ledger._startup.search_path`)."""
+    env = {**(os.environ if base is None else base), **_SAFE_ENVIRONMENT}
+    env["PATH"] = absolute_search_path(env.get("PATH", os.defpath))
+    return env
 
 
 def run_bounded(
@@ -330,7 +337,7 @@ def git_diff_files(old: bytes, new: bytes, *, timeout: float = 10.0) -> bytes | 
             Path(folder, "a").write_bytes(old)
             Path(folder, "b").write_bytes(new)
             env = {
-                "PATH": os.environ.get("PATH", os.defpath),
+                "PATH": absolute_search_path(os.environ.get("PATH", os.defpath)),
                 **_SAFE_ENVIRONMENT,
                 "HOME": folder,
                 "XDG_CONFIG_HOME": folder,

@@ -52,6 +52,7 @@ from ledger._clients.settings import (
 )
 from ledger._errors import ConfigError, InputError, StorageError
 from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.search_path import program_on_path
 
 __all__ = [
     "Action",
@@ -599,11 +600,9 @@ def _executable_starts(command: str) -> str | None:
         if word.startswith("/") and not Path(word).is_file():
             return f"{word} does not exist"
     if "/" not in program:
-        import shutil  # noqa: PLC0415
-
-        found = shutil.which(program)
+        found = program_on_path(program)
         if found is None:
-            return f"`{program}` is not on PATH"
+            return f"`{program}` is not in PATH's absolute folders"
         program = found
     if not os.access(program, os.X_OK):
         return f"{program} does not exist or is not executable"

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -37,6 +36,7 @@ from ledger._clients.settings import script_interpreter
 from ledger._evidence.keys import SIGNING_KEY_ENV, private_key_dir
 from ledger._git import git_command, git_environment, repository_dirs
 from ledger._governance.analysis.runs_later import git_files
+from ledger._startup.search_path import program_on_path
 
 __all__ = [
     "client_files",
@@ -82,7 +82,7 @@ def _program(ledger_cmd: str) -> tuple[Path | None, Path | None]:
 def _found(word: str) -> Path | None:
     if "/" in word:
         return Path(word)
-    found = shutil.which(word)
+    found = program_on_path(word)
     return Path(found) if found else None
 
 

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 from ledger._clients.registry import ClientSpec
 from ledger._errors import ConfigError, StorageError
 from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.search_path import program_on_path
 
 __all__ = [
     "Action",
@@ -101,13 +102,12 @@ def default_ledger_command() -> str:
     script folder on the path), so a ``PYTHONPATH``, a ``PYTHONSTARTUP`` or a
     ``sitecustomize.py`` in the user site never runs inside the hook, which runs outside any
     sandbox. A ``ledger`` whose interpreter its ``#!`` line does not name runs as it is."""
-    import shutil  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
     candidate = Path(sys.argv[0])
     if candidate.name == "ledger" and candidate.exists():
         return isolated_command(sys.executable, str(candidate.resolve()))
-    found = shutil.which("ledger")
+    found = program_on_path("ledger")  # never one in the current folder: it runs every hook
     if not found:
         return "ledger"
     interpreter = script_interpreter(Path(found))
@@ -130,8 +130,6 @@ def _first_line(program: Path) -> bytes | None:
 
 def script_interpreter(program: Path) -> Path | None:
     """The interpreter a script's ``#!`` line names, if it has one."""
-    import shutil  # noqa: PLC0415
-
     first = _first_line(program)
     if first is None or not first.startswith(b"#!"):
         return None
@@ -139,7 +137,7 @@ def script_interpreter(program: Path) -> Path | None:
     if not words:
         return None
     if Path(words[0]).name == "env" and len(words) > 1:  # "#!/usr/bin/env python3"
-        found = shutil.which(words[-1])
+        found = program_on_path(words[-1])
         return Path(found) if found else None
     return Path(words[0])
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from ledger._startup.namedtuple import NamedTuple
+from ledger._startup.search_path import program_on_path
 
 __all__ = [
     "CLAUDE_FEATURES",
@@ -173,20 +174,6 @@ def _ask(executable: Path, environ: Mapping[str, str]) -> Version | None:
     return parse_version(done.stdout) if done.returncode == 0 else None
 
 
-def _which(name: str, path: str) -> str | None:
-    """The first executable file ``name`` in ``path``'s folders (``shutil.which``, but only
-    its absolute folders: an empty or relative entry is the current folder, which for a hook is
-    the agent's workspace, and the executable found there could be run by ``_ask``). Also the
-    prompt's hook path (:mod:`ledger._clients.transport`) needs no ``shutil``."""
-    for folder in path.split(os.pathsep):
-        if not folder.startswith("/"):
-            continue
-        candidate = os.path.join(folder, name)  # noqa: PTH118
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # noqa: PTH113
-            return candidate
-    return None
-
-
 def installed_version(
     client: str, environ: Mapping[str, str] | None = None, *, ask: bool = True
 ) -> InstalledClient:
@@ -200,7 +187,7 @@ def installed_version(
     env = os.environ if environ is None else environ
     path = env.get("PATH") or os.environ.get("PATH", os.defpath)
     for name in CLIENT_EXECUTABLES.get(client, (client,)):
-        found = _which(name, path)
+        found = program_on_path(name, path)
         if found is None:
             continue
         executable = Path(found)

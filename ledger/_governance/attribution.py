@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from ledger._startup.namedtuple import NamedTuple
 from ledger._startup.patterns import lazy_compile
+from ledger._startup.search_path import program_on_path
 
 __all__ = [
     "Hunk",
@@ -157,9 +158,7 @@ def use_git_diff(enabled: bool | None) -> None:
 
 def _git_diff_enabled() -> bool:
     if _GIT_DIFF[0] is None:
-        import shutil  # noqa: PLC0415 -- looked up once, when a diff first needs it
-
-        _GIT_DIFF[0] = shutil.which("git") is not None
+        _GIT_DIFF[0] = program_on_path("git") is not None  # looked up once, when first needed
     return bool(_GIT_DIFF[0])
 
 

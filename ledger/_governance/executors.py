@@ -28,6 +28,7 @@ from typing import Any, Final
 from ledger._errors import PolicyError
 from ledger._governance.engine import HookOutcome, Invocation
 from ledger._governance.vocabulary import HOOK_ERROR_CODES, Permission, hook_error
+from ledger._startup.search_path import absolute_search_path
 
 __all__ = ["CommandHook", "HttpHook", "PromptHook", "claude_payload", "parse_hook_output"]
 
@@ -153,6 +154,8 @@ class CommandHook:
         payload = json.dumps(claude_payload(inv)).encode()
         argv, shell = self._argv()
         env = {**(os.environ if self.base_env is None else self.base_env), **self.env}
+        if "PATH" not in self.env:  # the one inherited: never the workspace (search_path.py)
+            env["PATH"] = absolute_search_path(env.get("PATH"))
         if inv.cwd and "CLAUDE_PROJECT_DIR" not in env:
             env["CLAUDE_PROJECT_DIR"] = inv.cwd
         if self.mode == "async":

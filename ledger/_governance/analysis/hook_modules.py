@@ -176,6 +176,7 @@ HOOK_MODULES: Final = frozenset(
         "ledger._startup",
         "ledger._startup.namedtuple",
         "ledger._startup.patterns",
+        "ledger._startup.search_path",
         "ledger._version",
         "ledger._workspace",
         "marshal",
