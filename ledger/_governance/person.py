@@ -185,13 +185,22 @@ def _describe(pid: int) -> Ancestor:
     return Ancestor(pid, comm, argv)
 
 
+#: Where macOS and the BSDs keep ``ps`` (Linux reads ``/proc``).
+_SYSTEM_PS = ("/bin/ps", "/usr/bin/ps")
+
+
 def _ps_text(pid: int, field: str) -> str | None:
     """``ps -o FIELD -p PID`` where there is no ``/proc`` (macOS, the BSDs)."""
     if Path("/proc").is_dir():
         return None  # /proc was unreadable for this pid: it is gone, or hidden from us
+    # The system's own ps, never one found on PATH: the caller's PATH is the process under
+    # judgement's, and an agent's ps could describe it as a person's.
+    ps = next((p for p in _SYSTEM_PS if os.access(p, os.X_OK)), None)
+    if ps is None:
+        return None
     try:
         done = subprocess.run(  # noqa: S603 -- fixed argv, no shell
-            ["ps", "-o", field, "-p", str(pid)],  # noqa: S607 -- ps from PATH
+            [ps, "-o", field, "-p", str(pid)],
             capture_output=True,
             text=True,
             timeout=2,

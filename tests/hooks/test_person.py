@@ -8,11 +8,14 @@ is checked with hypothesis.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ledger import agent_marker, ancestor_chain
+from ledger._governance import person
 from ledger._governance.person import AGENT_ENV_MARKERS, AGENT_PROCESS_NAMES, Ancestor
 
 _BENIGN = ["bash", "zsh", "sh", "fish", "tmux: server", "sshd", "login", "code", "script", "make"]
@@ -77,3 +80,25 @@ def test_this_processs_chain_is_read_parent_first() -> None:
     assert chain, "the test runner has a parent"
     assert chain[0].pid == os.getppid()
     assert all(a.pid > 1 for a in chain)
+
+
+def test_an_agents_ps_on_path_never_describes_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where there is no ``/proc`` the ancestors come from ``ps``: one the agent put first on
+    its own ``PATH`` could describe it as a person's shell (and clear its own tripwire)."""
+    mark = tmp_path / "ran"
+    planted = tmp_path / "ps"
+    planted.write_text(f"#!/bin/sh\ntouch {mark}\necho zsh\n", encoding="utf-8")
+    planted.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+
+    class NoProc(type(Path())):  # type: ignore[misc]
+        def is_dir(self) -> bool:
+            return str(self) != "/proc" and super().is_dir()
+
+    monkeypatch.setattr(person, "Path", NoProc)
+    described = person._ps_text(os.getpid(), "command=")
+    assert not mark.exists()
+    assert described is not None  # the system's ps described this process
+    assert "python" in described
