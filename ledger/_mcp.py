@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from ledger._errors import InputError, LedgerError
 from ledger._governance.analysis.ledger_mcp import LEDGER_MCP_SERVER, LEDGER_MCP_TOOLS
+from ledger._startup.patterns import lazy_compile
 
 if TYPE_CHECKING:
     from ledger._governance.intents import Intent
@@ -601,6 +602,19 @@ class ReplyShape:
         same = shape.render(reply["id"], content[0]["text"], result["isError"])  # type: ignore[index]
         return shape if same == line.encode("utf-8") else None
 
+    @classmethod
+    def minimal(cls) -> ReplyShape:
+        """The spec's own ``CallToolResult`` of one text (MCP, "Tool Result"), for a hook call
+        the SDK cannot read before it taught a shape: a reply in the form every protocol
+        version reads is better than none, which the client would wait out and block."""
+        return cls(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {"content": [{"type": "text", "text": ""}], "isError": False},
+            }
+        )
+
     def render(self, request_id: int | str, text: str, failed: bool) -> bytes:
         """The reply line for one hook call (ending in a newline, as the SDK writes it)."""
         import json  # noqa: PLC0415
@@ -610,7 +624,7 @@ class ReplyShape:
         result["isError"] = failed
         reply = {**self._reply, "id": request_id, "result": result}
         line = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
-        return line.encode("utf-8", "replace")  # a lone surrogate: the SDK cannot send it
+        return line.encode("utf-8", "backslashreplace")  # a lone surrogate: its JSON escape
 
 
 class _Wire:
@@ -702,14 +716,19 @@ class _HookLines:
                 raise StopAsyncIteration
             line = raw.decode("utf-8", "replace")
             call = hook_call(line) if self._initialized else None
-            if call is None or self._shape is None:
+            shape = self._shape
+            if call is not None and shape is None and _unpaired_surrogate(call[1]):
+                # The SDK's JSON parser refuses a lone surrogate escape and drops the call
+                # unanswered (mcp 2.3): answered here, in the spec's own form.
+                shape = ReplyShape.minimal()
+            if call is None or shape is None:
                 self._initialized = self._initialized or _is_initialized(line)
                 if call is not None:
                     self._learning.add(call[0])
                 return line
             request_id, arguments = call
             text, failed, left = self._answer(arguments)
-            reply = self._shape.render(request_id, text, failed)
+            reply = shape.render(request_id, text, failed)
             await anyio.to_thread.run_sync(self._wire.send, reply)
             self._after(left)
 
@@ -725,6 +744,20 @@ class _HookLines:
         if isinstance(request_id, int | str) and request_id in self._learning:
             self._learning.discard(request_id)
             self._shape = ReplyShape.learned(line)
+
+
+_SURROGATE: Final = lazy_compile("[\ud800-\udfff]")
+
+
+def _unpaired_surrogate(value: object) -> bool:
+    """Whether a string anywhere in ``value`` (keys too) holds a lone surrogate."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_unpaired_surrogate(k) or _unpaired_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_unpaired_surrogate(item) for item in value)
+    return False
 
 
 def _is_initialized(line: str) -> bool:

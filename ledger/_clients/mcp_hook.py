@@ -138,5 +138,8 @@ def payload_from_arguments(arguments: Mapping[str, Any]) -> tuple[bytes, str | N
         for field in CARRIED_FIELDS
         if field in arguments and arguments[field] != ""
     }
-    raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+    # A lone surrogate (JavaScript strings hold them; the client's JSON escapes them) stays an
+    # escape, so the adapter reads what the command hook reads on stdin, and refuses it alike.
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    raw = text.encode("utf-8", "backslashreplace")
     return raw, event if isinstance(event, str) and event else None

@@ -11,8 +11,11 @@ probe server: a string field as itself, any other value as its compact JSON, a m
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,9 @@ from ..hooks._support import LEDGER, Session, make_workspace
 from ..hooks.test_decider import ROOT_TOKEN, Rig, _comparable, _fixture_calls, _normalize
 
 pytestmark = pytest.mark.slow
+
+#: Seconds a call of the server may take (Claude Code's hook timeout, as ledger installs it).
+ANSWER_DEADLINE = 60.0
 
 
 def interpolate(template: Any, payload: dict[str, Any]) -> Any:
@@ -57,6 +63,7 @@ class Server:
             env=env,
         )
         self.lines: list[bytes] = []
+        self._pending = b""  # read from the pipe, not yet a whole line
         self._next = 0
         self.request(
             "initialize",
@@ -76,15 +83,28 @@ class Server:
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next += 1
         self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        assert self.proc.stdout is not None
+        deadline = time.monotonic() + ANSWER_DEADLINE
         while True:
-            line = self.proc.stdout.readline()
-            assert line, "the server closed its stdout"
+            line = self._line(deadline)
             self.lines.append(line)
             message = json.loads(line)
             if message.get("id") == self._next:
                 assert "result" in message, message
                 return dict(message["result"])
+
+    def _line(self, deadline: float) -> bytes:
+        """The next line the server prints; a call it never answers fails the test (the
+        client would wait its hook timeout out, then block the call) instead of hanging it."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            assert ready, f"no answer within {ANSWER_DEADLINE:g} s"
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, "the server closed its stdout"
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line + b"\n"
 
     def hook(self, arguments: dict[str, Any]) -> tuple[bool, str]:
         """(is_error, text) of one call of the hook tool."""
@@ -101,7 +121,7 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         assert self.proc.stdout is not None
-        self.lines += self.proc.stdout.readlines()
+        self.lines += (self._pending + self.proc.stdout.read()).splitlines(keepends=True)
         self.proc.stdout.close()
 
     def protocol_only(self) -> list[bytes]:
@@ -147,6 +167,74 @@ def test_every_claude_payload_fixture_gets_the_command_hooks_answer_and_records(
     assert _comparable(direct.records(), direct.root) == _comparable(served.records(), served.root)
     for rig in (direct, served):
         assert Ledger.open(rig.root, environ={"LEDGER_HOME": rig.env["LEDGER_HOME"]}).verify().ok
+
+
+#: A session whose text no UTF-8 can carry: lone surrogates, which Claude Code (a JavaScript
+#: program) holds in strings and its JSON writes as ``\\udXXX`` escapes, on stdin and in the
+#: tool's arguments alike. What the command hook parses, the tool must parse.
+_UNPAIRED = [
+    (
+        "PreToolUse",
+        {
+            "tool_name": "Write",
+            "tool_input": {"file_path": "<root>/src/a\ud800.ts", "content": "x\udfff\n"},
+        },
+    ),
+    (
+        "PostToolUse",
+        {
+            "tool_name": "Write",
+            "tool_input": {"file_path": "<root>/src/a\ud800.ts", "content": "x\udfff\n"},
+            "tool_response": {
+                "type": "create",
+                "filePath": "<root>/src/a\ud800.ts",
+                "content": "x\udfff\n",
+                "structuredPatch": [],
+            },
+        },
+    ),
+    ("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "echo \udc80 > src/b.txt"}}),
+]
+
+
+def test_text_no_utf8_can_carry_gets_the_command_paths_answer_and_records(
+    tmp_path: Path,
+) -> None:
+    direct = Rig(tmp_path / "direct", decider="off")
+    served = Rig(tmp_path / "served", decider="off")
+    server = Server(served.root, served.env)
+    try:
+        for n, (event, fields) in enumerate(_UNPAIRED):
+            payload = {
+                "session_id": "s-unpaired",
+                "cwd": "<root>",
+                "hook_event_name": event,
+                "tool_use_id": f"toolu_unpaired_{n}",
+                **fields,
+            }
+            text = json.dumps(payload)  # ASCII, the lone surrogates as escapes
+            done = direct.hook("claude", event, text.replace("<root>", str(direct.root)).encode())
+            expected = _normalize(done.stdout.decode().rstrip("\n") or "{}", direct.root)
+            failed, answer = server.hook(
+                arguments_for(event, text.replace("<root>", str(served.root)))
+            )
+            assert not failed, (event, answer)
+            assert _normalize(answer, served.root) == expected, event
+    finally:
+        server.close()
+    assert server.protocol_only() == []
+    # A hook error names the bytes its transport received: the client's own on stdin, the
+    # payload rebuilt from the tool's arguments here. Everything else is the same.
+    received = {"payload_bytes", "payload_sha256"}
+
+    def comparable(rig: Rig) -> list[Any]:
+        return [
+            (kind, actor, {k: v for k, v in body.items() if k not in received})
+            for kind, actor, body in _comparable(rig.records(), rig.root)
+        ]
+
+    assert comparable(direct) == comparable(served)
+    assert [kind for kind, _, _ in comparable(served)] == ["hook.error"] * len(_UNPAIRED)
 
 
 @pytest.mark.parametrize(
