@@ -7,6 +7,7 @@ noisy machine slows both sides alike. Absolute numbers are printed beside every 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import math
@@ -284,6 +285,16 @@ def noise_line(meter: LoadMeter) -> str:
     return (
         f"machine noise: other processes kept {meter.other_cores:.2f} of "
         f"{os.cpu_count()} cores busy on average while this benchmark measured"
+    )
+
+
+def add_workspaces_dir(parser: argparse.ArgumentParser) -> None:
+    """``--dir``: the folder a hook benchmark puts its workspaces in (:func:`file_creation_line`
+    says why it matters); ``/tmp`` by default, short enough for the decider's sockets."""
+    parser.add_argument(
+        "--dir",
+        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces
+        help="where the workspaces go (default /tmp: short enough for the sockets)",
     )
 
 

@@ -47,6 +47,7 @@ from typing import Any
 from _common import (
     Figure,
     LoadMeter,
+    add_workspaces_dir,
     file_creation_line,
     machine,
     median,
@@ -139,11 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=22)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument(
-        "--dir",
-        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces, as before
-        help="where the workspaces go (default /tmp: short enough for the sockets)",
-    )
+    add_workspaces_dir(parser)
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--only", nargs="+", choices=TRANSPORTS, default=list(TRANSPORTS), metavar="TRANSPORT"

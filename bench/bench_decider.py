@@ -41,6 +41,7 @@ from pathlib import Path
 from _common import (
     Figure,
     LoadMeter,
+    add_workspaces_dir,
     file_creation_line,
     isolated_env,
     machine,
@@ -73,11 +74,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=500, help="tool calls per session")
     parser.add_argument("--quick", action="store_true", help="12 runs, 16 × 20 calls")
     parser.add_argument("--ledger-bin")
-    parser.add_argument(
-        "--dir",
-        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces, as before
-        help="where the workspaces go (default /tmp: short enough for the sockets)",
-    )
+    add_workspaces_dir(parser)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
@@ -359,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     if served != 2 * rounds:  # each floor call must have been the stub's, not an in-process one
         raise SystemExit(f"the floor decider served {served} of {2 * rounds} hook calls")
     up_p50, down_p50 = median(times["up"]), median(times["down"])
-    transport_p50 = median(times["transport"])
+    transport_p50, transport_p99 = median(times["transport"]), percentile(times["transport"], 99)
     bare_p50, floor_p50 = median(times["bare2"]), median(times["floor"])
     up_p99, script_p50 = percentile(times["up"], 99), median(times["script"])
     rss_mb = int(str(status.get("rss_kb") or 0)) / 1024
@@ -422,8 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         f"the same commands into a decider answering at once (bench/decider_floor_server.py), "
         f"Pre + Post p50: {ms(transport_p50)} ({transport_p50 / bare_p50:.2f}× two bare starts): "
         f"the command transport's own cost; ledger's decisions add {ms(up_p50 - transport_p50)}; "
-        f"its p99 {ms(percentile(times['transport'], 99))} "
-        f"({percentile(times['transport'], 99) / bare_p50:.2f}× two bare starts' p50)",
+        f"its p99 {ms(transport_p99)} ({transport_p99 / bare_p50:.2f}× two bare starts' p50)",
         f"decider up, through the `ledger` script (with site), Pre + Post p50: {ms(script_p50)} "
         f"({script_p50 / bare_p50:.2f}× two bare starts)",
         f"decider up p90 {ms(percentile(times['up'], 90))}; "

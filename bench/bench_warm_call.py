@@ -32,6 +32,7 @@ from pathlib import Path
 from _common import (
     Figure,
     LoadMeter,
+    add_workspaces_dir,
     baseline_tree,
     file_creation_line,
     isolated_env,
@@ -190,11 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=10, help="tool calls per round")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--baseline-rev", default=None)
-    parser.add_argument(
-        "--dir",
-        default="/tmp",  # noqa: S108 -- a folder for temporary workspaces, as before
-        help="where the workspaces go (default /tmp: short enough for the sockets)",
-    )
+    add_workspaces_dir(parser)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     info = machine()
