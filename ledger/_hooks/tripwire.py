@@ -297,19 +297,21 @@ def fingerprint(
     left out: absence is compared by :func:`compare`). ``judged``: the verdicts on ``.pyc``
     files kept for this user (a ``.pyc`` judged before, here or in another workspace, is not
     compiled again; what this call judges is kept)."""
-    previous = previous or {}
     found: Fingerprint = {}
     racy = racy_since()
     judge_until = time.monotonic_ns() + _BYTECODE_BUDGET_NS
-    stat_of = os.stat
+    # The hot path (~480 files a call, most unchanged): one syscall each, no Path, no tuple.
+    stat_of, exists, sealed_entry = os.stat, _exists, (previous or {}).get
     for path, rule in paths.items():
+        old = sealed_entry(path)
+        if old is None and not exists(path):
+            continue  # absent before and now: no OSError raised and caught (a fifth of them)
         try:
-            info = stat_of(path)  # the hot path (~230 files a call): one syscall, no Path
+            info = stat_of(path)
         except OSError:
             continue
         ctime, size, inode = info.st_ctime_ns, info.st_size, info.st_ino
-        old = previous.get(path)
-        if old is not None and (old.ctime_ns, old.size, old.inode) == (ctime, size, inode):
+        if old is not None and old.ctime_ns == ctime and old.size == size and old.inode == inode:
             # Unchanged: the sealed entry itself (no new tuple) when the rule is the same.
             found[path] = old if old.rule == rule else Entry(rule, ctime, size, inode, old.digest)
             continue
@@ -331,6 +333,15 @@ def fingerprint(
     if judged is not None:
         judged.save()
     return found
+
+
+def _exists(path: str) -> bool:
+    """Whether ``path`` resolves, as :func:`os.stat` would (``access(F_OK)`` with the effective
+    ids: a missing path costs no exception)."""
+    return os.access(path, os.F_OK, effective_ids=_EFFECTIVE_IDS)
+
+
+_EFFECTIVE_IDS: Final = os.access in os.supports_effective_ids
 
 
 #: A file changed within ``RACY_NS`` of its reading (ledger/_governance/analysis/runs_later.py)

@@ -601,3 +601,50 @@ def test_first_import_writing_pycache_into_ledgers_code_is_no_tamper(tmp_path: P
     assert compare(sealed, fingerprint(rules, sealed)) == []
     (package / "planted.py").write_text("import os\n")  # a module added is still a change
     assert [c.path for c in compare(sealed, fingerprint(rules, sealed))] == [str(package)]
+
+
+_STATES = st.sampled_from(["absent", "file", "dangling link", "under a file"])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    before=st.lists(_STATES, min_size=1, max_size=6),
+    after=st.lists(_STATES, min_size=6, max_size=6),
+)
+def test_a_path_that_appears_or_vanishes_between_seals_is_never_missed(
+    scratch: Path, before: list[str], after: list[str]
+) -> None:
+    """The seal's fast path (a path absent from the seal is only checked for existence) sees
+    exactly what a fingerprint without a seal sees, whatever came and went in between."""
+
+    def lay_out(folder: Path, states: list[str]) -> dict[str, Rule]:
+        paths: dict[str, Rule] = {}
+        for i, state in enumerate(states):
+            path = folder / f"p{i}"
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            elif path.is_dir():
+                shutil.rmtree(path)
+            if state == "file":
+                path.write_bytes(b"x" * i)
+            elif state == "dangling link":
+                path.symlink_to(folder / "nowhere")
+            elif state == "under a file":
+                path.write_bytes(b"")
+                path = path / "child"  # ENOTDIR, not ENOENT
+            paths[str(path)] = "strict"
+        return paths
+
+    with tempfile.TemporaryDirectory(dir=scratch) as name:
+        folder = Path(name)
+        sealed = fingerprint(lay_out(folder, before))
+        paths = lay_out(folder, after)
+        now = fingerprint(paths, sealed)
+        fresh = fingerprint(paths)
+        assert now.keys() == fresh.keys()
+        assert now.keys() == {
+            str(folder / f"p{i}") for i, state in enumerate(after) if state == "file"
+        }
+        assert all(now[p].digest == fresh[p].digest for p in now)
