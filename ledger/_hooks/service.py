@@ -749,8 +749,17 @@ def warm_resident() -> None:
     """What a resident hook process (the decider, ``ledger mcp``) loads once as it starts,
     before its first call: orjson, so every call's JSON is encoded and parsed by it, not by
     the standard library's slower path and the check that the two agree (its 10-15 ms of
-    import would cost a one-shot hook more than it saves: ledger/_evidence/lightjson.py)."""
+    import would cost a one-shot hook more than it saves: ledger/_evidence/lightjson.py).
+
+    Then everything loaded so far is frozen out of the garbage collector: it lives as long as
+    the process, and a full collection that walked it paused the call it fell in by ~10 ms
+    (about once in a thousand hook calls; at most 2.8 ms once frozen, bench notes in
+    docs/performance.md)."""
+    import gc  # noqa: PLC0415 -- resident processes only
+
     lightjson.orjson()
+    gc.collect()  # what start-up left as garbage is freed, not kept forever
+    gc.freeze()
 
 
 def run_hook(

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,3 +217,25 @@ def test_an_intents_file_is_parsed_again_only_when_its_bytes_or_its_cache_change
     cached_file.write_text("damaged")
     assert intents_module.load_intents_cached(path, cache, environ=environ) == changed
     assert cached_file.read_text() != "damaged"  # rewritten, as any call does
+
+
+def test_a_resident_process_keeps_its_start_up_out_of_the_collector_and_still_collects() -> None:
+    """warm_resident freezes what start-up loaded (a full collection no longer walks it in the
+    middle of a hook call), and cycles made afterwards are still collected."""
+    probe = (
+        "import gc, weakref\n"
+        "from ledger._hooks.service import warm_resident\n"
+        "warm_resident()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "class Node: pass\n"
+        "a, b = Node(), Node(); a.other, b.other = b, a\n"
+        "gone = weakref.ref(a); del a, b\n"
+        "gc.collect()\n"
+        "print(frozen, gone() is None, gc.isenabled())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    frozen, collected, enabled = result.stdout.split()
+    assert int(frozen) > 1000
+    assert (collected, enabled) == ("True", "True")
